@@ -1,0 +1,47 @@
+# addrclean — see README.md.
+GO        ?= go
+BIN       := bin/addrclean
+STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $(shell $(GO) env GOPATH)/bin/staticcheck)
+FUZZTIME  ?= 10s
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: all build test vet staticcheck race bench demo fuzz sample-data clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/addrclean
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(STATICCHECK) ./...
+
+race:
+	$(GO) test -race -count=1 ./...
+
+test: vet staticcheck race
+
+# Benchmarks: go test -bench over every package, then the summary table.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+demo: build
+	@mkdir -p out
+	./$(BIN) run -o out/customers.cleaned.csv --review out/customers.review.csv sample_data/customers.csv
+
+# Short runs of every fuzz target (FUZZTIME each).
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+sample-data:
+	$(GO) run ./sample_data/gen
+
+clean:
+	rm -rf bin out
+	$(GO) clean -testcache

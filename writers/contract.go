@@ -1,0 +1,36 @@
+package writers
+
+import (
+	"context"
+
+	"github.com/addrclean/addrclean/api"
+)
+
+// Result is one input row with its verdict, handed to the writers in input
+// order.
+type Result struct {
+	// Row is the 1-based data record number in the input.
+	Row int
+	// Cells are the input cells exactly as read.
+	Cells []string
+	// InputLabel is the row's own mapped address values joined with ", ".
+	InputLabel string
+	// Response is the verify answer; nil when the row could not be verified.
+	Response *api.VerifyResponse
+	// Err is the reason a row could not be verified (av_error); when it is
+	// non-empty the row's action is Error.
+	Err string
+	// Cached is true when the verdict came from a cache instead of a call.
+	Cached bool
+}
+
+// Writer writes results to one output.
+type Writer interface {
+	// Write appends one result. Results arrive in input order.
+	Write(ctx context.Context, r Result) error
+	// Close completes the output and moves it into place under its final name.
+	Close() error
+	// Abort discards the output, leaving nothing under the final name. It is
+	// safe to call after Close (it then does nothing).
+	Abort() error
+}
