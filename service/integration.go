@@ -1,0 +1,267 @@
+package service
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/addrclean/addrclean/gazetteer"
+)
+
+// DefaultTokenTTL is the token lifetime of an integration that sets none.
+const DefaultTokenTTL = 15 * time.Minute
+
+// FormSettings says which members of the matched address an integration
+// returns (the interface's "form settings"); label and highlights are always
+// returned.
+type FormSettings struct {
+	Lines    bool
+	City     bool
+	Region   bool
+	Postcode bool
+	Country  bool
+}
+
+// AllFields is the form setting that returns every address member.
+var AllFields = FormSettings{Lines: true, City: true, Region: true, Postcode: true, Country: true}
+
+// Integration is one API key and its settings.
+type Integration struct {
+	// Key is the API key, sent as the HTTP Basic user name to createtoken.
+	Key string
+	// Name labels the integration in logs (the key never appears there).
+	Name string
+	// AllowedCountries are ISO alpha-2 codes; empty allows every country.
+	// A match elsewhere is answered with Reject.
+	AllowedCountries []string
+	// POBoxes allows PO Box addresses; a PO Box match is a Reject otherwise.
+	POBoxes bool
+	// Location returns data.location when the match has a point.
+	Location bool
+	// Form selects the members of address that are returned.
+	Form FormSettings
+	// RequestsPerSecond limits createtoken and verify requests of this key;
+	// 0 means unlimited.
+	RequestsPerSecond float64
+	// Burst is the number of requests allowed at once; 0 means
+	// max(1, RequestsPerSecond rounded up).
+	Burst int
+	// TokenTTL is the lifetime of the tokens of this key; 0 means
+	// DefaultTokenTTL.
+	TokenTTL time.Duration
+}
+
+// NewIntegration returns an integration for key with the permissive
+// defaults: every country, PO Boxes allowed, location and every address
+// member returned, no rate limit, tokens valid for DefaultTokenTTL.
+func NewIntegration(key string) Integration {
+	return Integration{
+		Key:      key,
+		Name:     "default",
+		POBoxes:  true,
+		Location: true,
+		Form:     AllFields,
+		TokenTTL: DefaultTokenTTL,
+	}
+}
+
+// NewDevIntegration returns a development integration with a random key of
+// the form pub_ followed by a UUID-like string and the defaults of
+// NewIntegration.
+func NewDevIntegration() (Integration, error) {
+	id, err := newUUID()
+	if err != nil {
+		return Integration{}, fmt.Errorf("service: generating a development key: %w", err)
+	}
+	in := NewIntegration("pub_" + id)
+	in.Name = "development"
+	return in, nil
+}
+
+// keysFile is the JSON keys file. Members that can default are pointers so
+// that an absent member and false can be told apart.
+type keysFile struct {
+	Integrations []keyEntry `json:"integrations"`
+}
+
+type keyEntry struct {
+	Key               string    `json:"key"`
+	Name              string    `json:"name"`
+	AllowedCountries  []string  `json:"allowedCountries"`
+	POBoxes           *bool     `json:"poBoxes"`
+	Data              *dataJSON `json:"data"`
+	Form              *formJSON `json:"form"`
+	RequestsPerSecond float64   `json:"requestsPerSecond"`
+	Burst             int       `json:"burst"`
+	TokenTTL          string    `json:"tokenTTL"`
+}
+
+type dataJSON struct {
+	Location *bool `json:"location"`
+}
+
+type formJSON struct {
+	Lines    *bool `json:"lines"`
+	City     *bool `json:"city"`
+	Region   *bool `json:"region"`
+	Postcode *bool `json:"postcode"`
+	Country  *bool `json:"country"`
+}
+
+func orTrue(b *bool) bool { return b == nil || *b }
+
+// maxKeysFile bounds what LoadKeys reads: a keys file is small.
+const maxKeysFile = 16 << 20
+
+// LoadKeys reads a JSON keys file: an object whose "integrations" member is
+// a list of integrations (see README for the format). Unknown members are
+// errors, so a misspelt setting is not silently ignored; absent settings take
+// the defaults of NewIntegration. Errors name the file and the integration
+// but never a key.
+func LoadKeys(path string) ([]Integration, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("keys file: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxKeysFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("keys file %s: %w", path, err)
+	}
+	if len(data) > maxKeysFile {
+		return nil, fmt.Errorf("keys file %s: larger than %d bytes", path, maxKeysFile)
+	}
+	ins, err := parseKeys(data)
+	if err != nil {
+		return nil, fmt.Errorf("keys file %s: %w", path, err)
+	}
+	return ins, nil
+}
+
+func parseKeys(data []byte) ([]Integration, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var kf keysFile
+	if err := dec.Decode(&kf); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := lineCol(data, se.Offset)
+			return nil, fmt.Errorf("line %d column %d: %w", line, col, err)
+		}
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("unexpected data after the JSON object")
+	}
+	if len(kf.Integrations) == 0 {
+		return nil, errors.New(`no integrations: want {"integrations":[{"key":"pub_..."}]}`)
+	}
+	out := make([]Integration, 0, len(kf.Integrations))
+	seen := make(map[string]int, len(kf.Integrations))
+	for i, e := range kf.Integrations {
+		where := fmt.Sprintf("integration %d", i+1)
+		if e.Name != "" {
+			where += fmt.Sprintf(" (%q)", e.Name)
+		}
+		in, err := e.integration()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if j, dup := seen[in.Key]; dup {
+			return nil, fmt.Errorf("%s: same key as integration %d", where, j+1)
+		}
+		seen[in.Key] = i
+		out = append(out, in)
+	}
+	return out, nil
+}
+
+func (e keyEntry) integration() (Integration, error) {
+	in := NewIntegration(strings.TrimSpace(e.Key))
+	if err := checkKey(in.Key); err != nil {
+		return in, err
+	}
+	in.Name = e.Name
+	if in.Name == "" {
+		in.Name = "unnamed"
+	}
+	for _, c := range e.AllowedCountries {
+		iso, ok := gazetteer.CountryISO(c)
+		if !ok {
+			return in, fmt.Errorf("allowedCountries: %q is not a recognised country", c)
+		}
+		in.AllowedCountries = append(in.AllowedCountries, iso)
+	}
+	in.POBoxes = orTrue(e.POBoxes)
+	if e.Data != nil {
+		in.Location = orTrue(e.Data.Location)
+	}
+	if f := e.Form; f != nil {
+		in.Form = FormSettings{Lines: orTrue(f.Lines), City: orTrue(f.City), Region: orTrue(f.Region),
+			Postcode: orTrue(f.Postcode), Country: orTrue(f.Country)}
+	}
+	in.RequestsPerSecond = e.RequestsPerSecond
+	in.Burst = e.Burst
+	if e.TokenTTL != "" {
+		d, err := time.ParseDuration(e.TokenTTL)
+		if err != nil {
+			return in, fmt.Errorf("tokenTTL: %w", err)
+		}
+		in.TokenTTL = d
+	}
+	return in, in.check()
+}
+
+// checkKey reports whether a key can be sent as an HTTP Basic user name.
+func checkKey(k string) error {
+	if k == "" {
+		return errors.New("key is empty")
+	}
+	if len(k) > 256 {
+		return errors.New("key is longer than 256 bytes")
+	}
+	for i := 0; i < len(k); i++ {
+		// A colon would end the Basic user name; controls and spaces do
+		// not survive headers and shells.
+		if c := k[i]; c <= ' ' || c == ':' || c >= 0x7f {
+			return errors.New("key must be printable ASCII without spaces or colons")
+		}
+	}
+	return nil
+}
+
+// check validates the settings of an integration (not its key).
+func (in Integration) check() error {
+	switch {
+	case in.RequestsPerSecond < 0 || in.RequestsPerSecond != in.RequestsPerSecond:
+		return errors.New("requestsPerSecond must be 0 (unlimited) or more")
+	case in.Burst < 0:
+		return errors.New("burst must be 0 (default) or more")
+	case in.TokenTTL < 0:
+		return errors.New("tokenTTL must be positive")
+	case in.TokenTTL > 0 && in.TokenTTL < time.Second:
+		return errors.New("tokenTTL must be at least 1s")
+	}
+	for _, c := range in.AllowedCountries {
+		if gazetteer.CountryName(c) == "" {
+			return fmt.Errorf("allowedCountries: %q is not an ISO alpha-2 code", c)
+		}
+	}
+	return nil
+}
+
+// lineCol turns a byte offset into a 1-based line and column.
+func lineCol(data []byte, off int64) (int, int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(off) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}

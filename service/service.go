@@ -1,0 +1,346 @@
+package service
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/rs/zerolog"
+	"golang.org/x/time/rate"
+)
+
+// Matcher matches one address against reference data; *gazetteer.Index
+// implements it. Match must be safe for concurrent use.
+type Matcher interface {
+	Match(gazetteer.Query) gazetteer.Match
+}
+
+// DefaultMaxBodyBytes is the largest verify request body accepted by default.
+const DefaultMaxBodyBytes = 64 << 10
+
+// MinSecretLen is the shortest signing secret New accepts.
+const MinSecretLen = 16
+
+// Option configures a Service.
+type Option func(*config)
+
+type config struct {
+	secret  []byte
+	now     func() time.Time
+	log     zerolog.Logger
+	maxBody int64
+	baseURL string
+}
+
+// WithSigningSecret sets the secret that signs tokens (at least MinSecretLen
+// bytes). Replicas given the same secret and keys accept each other's
+// tokens; without it each Service draws a random secret.
+func WithSigningSecret(secret []byte) Option {
+	return func(c *config) { c.secret = bytes.Clone(secret) }
+}
+
+// WithClock sets the clock used for token expiry and rate limits.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) { c.now = now }
+}
+
+// WithLogger sets the logger. Requests are logged at debug level, without
+// query strings, bodies or headers; failures at error level.
+func WithLogger(log zerolog.Logger) Option {
+	return func(c *config) { c.log = log }
+}
+
+// WithMaxBodyBytes sets the largest request body accepted (413 beyond it).
+func WithMaxBodyBytes(n int64) Option {
+	return func(c *config) { c.maxBody = n }
+}
+
+// WithBaseURL sets the public base URL used in links (for example behind a
+// proxy); by default links are built from the request's Host.
+func WithBaseURL(u string) Option {
+	return func(c *config) { c.baseURL = u }
+}
+
+// Service is the address-verification service as an http.Handler.
+type Service struct {
+	m       Matcher
+	sign    signer
+	now     func() time.Time
+	log     zerolog.Logger
+	maxBody int64
+	baseURL string
+
+	byKey map[string]*integration
+	byKID map[[kidLen]byte]*integration
+}
+
+// integration is an Integration with what the service derives from it.
+type integration struct {
+	Integration
+	kid     [kidLen]byte
+	ttl     time.Duration
+	allowed map[string]bool // nil: every country
+	limiter *rate.Limiter   // nil: unlimited
+}
+
+// New returns a Service answering from m for the given integrations.
+func New(m Matcher, integrations []Integration, opts ...Option) (*Service, error) {
+	if m == nil {
+		return nil, errors.New("service: nil matcher")
+	}
+	if len(integrations) == 0 {
+		return nil, errors.New("service: no integrations")
+	}
+	c := config{now: time.Now, log: zerolog.Nop(), maxBody: DefaultMaxBodyBytes}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.secret == nil {
+		c.secret = make([]byte, 32)
+		if _, err := rand.Read(c.secret); err != nil {
+			return nil, fmt.Errorf("service: signing secret: %w", err)
+		}
+	}
+	if len(c.secret) < MinSecretLen {
+		return nil, fmt.Errorf("service: signing secret shorter than %d bytes", MinSecretLen)
+	}
+	if c.now == nil {
+		return nil, errors.New("service: nil clock")
+	}
+	if c.maxBody <= 0 {
+		return nil, errors.New("service: max body size must be positive")
+	}
+	s := &Service{
+		m: m, sign: signer{secret: c.secret}, now: c.now, log: c.log,
+		maxBody: c.maxBody, baseURL: trimSlash(c.baseURL),
+		byKey: make(map[string]*integration, len(integrations)),
+		byKID: make(map[[kidLen]byte]*integration, len(integrations)),
+	}
+	for i, in := range integrations {
+		if err := checkKey(in.Key); err != nil {
+			return nil, fmt.Errorf("service: integration %d (%q): %w", i+1, in.Name, err)
+		}
+		if err := in.check(); err != nil {
+			return nil, fmt.Errorf("service: integration %d (%q): %w", i+1, in.Name, err)
+		}
+		if _, dup := s.byKey[in.Key]; dup {
+			return nil, fmt.Errorf("service: integration %d (%q): duplicate key", i+1, in.Name)
+		}
+		it := &integration{Integration: in, kid: s.sign.keyID(in.Key), ttl: in.TokenTTL}
+		it.AllowedCountries = append([]string(nil), in.AllowedCountries...)
+		if it.ttl == 0 {
+			it.ttl = DefaultTokenTTL
+		}
+		if len(in.AllowedCountries) > 0 {
+			it.allowed = make(map[string]bool, len(in.AllowedCountries))
+			for _, c := range in.AllowedCountries {
+				it.allowed[c] = true
+			}
+		}
+		if in.RequestsPerSecond > 0 {
+			burst := in.Burst
+			if burst == 0 {
+				burst = max(1, int(math.Ceil(in.RequestsPerSecond)))
+			}
+			it.limiter = rate.NewLimiter(rate.Limit(in.RequestsPerSecond), burst)
+		}
+		if _, clash := s.byKID[it.kid]; clash {
+			// Two keys with the same 64-bit id: astronomically unlikely,
+			// but a silent mix-up of integrations would be worse than this.
+			return nil, fmt.Errorf("service: integration %d (%q): key id collision, change the key", i+1, in.Name)
+		}
+		s.byKey[in.Key] = it
+		s.byKID[it.kid] = it
+	}
+	return s, nil
+}
+
+func trimSlash(s string) string {
+	for len(s) > 0 && s[len(s)-1] == '/' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// ServeHTTP routes a request. A panic in a handler becomes a 500 answer.
+func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := s.now()
+	status := 0
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error().Str("path", r.URL.Path).Str("panic", fmt.Sprint(v)).
+				Bytes("stack", debug.Stack()).Msg("panic serving request")
+			status = s.writeError(w, errInternal)
+		}
+		if e := s.log.Debug(); e.Enabled() {
+			e.Str("method", r.Method).Str("path", r.URL.Path).Int("status", status).
+				Dur("took", s.now().Sub(start)).Msg("request")
+		}
+	}()
+	switch r.URL.Path {
+	case "/3.0/verify":
+		if r.Method != http.MethodGet && r.Method != http.MethodPost && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD, POST")
+			status = s.writeError(w, errMethodNotAllowed)
+			return
+		}
+		status = s.verify(w, r)
+	case "/3.0/createtoken":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			status = s.writeError(w, errMethodNotAllowed)
+			return
+		}
+		status = s.createToken(w, r)
+	case "/healthz":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			status = s.writeError(w, errMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		status = http.StatusOK
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte("ok\n"))
+	default:
+		status = s.writeError(w, errNotFound)
+	}
+}
+
+// createToken exchanges an API key (HTTP Basic user name) for a token.
+func (s *Service) createToken(w http.ResponseWriter, r *http.Request) int {
+	key, pass, ok := r.BasicAuth()
+	if !ok || key == "" {
+		w.Header().Set("WWW-Authenticate", `Basic realm="addrclean"`)
+		return s.writeError(w, errMissingAPIKey)
+	}
+	it := s.lookupKey(key)
+	if it == nil || pass != "" {
+		w.Header().Set("WWW-Authenticate", `Basic realm="addrclean"`)
+		return s.writeError(w, errUnknownAPIKey)
+	}
+	now := s.now()
+	if e := s.limit(w, it, now); e != nil {
+		return s.writeError(w, e)
+	}
+	tok, err := s.sign.issue(it.kid, now.Add(it.ttl))
+	if err != nil {
+		s.log.Error().Err(err).Msg("issuing a token")
+		return s.writeError(w, errInternal)
+	}
+	txn, err := newUUID()
+	if err != nil {
+		s.log.Error().Err(err).Msg("transaction id")
+		return s.writeError(w, errInternal)
+	}
+	return s.writeJSON(w, http.StatusOK, api.TokenResponse{Token: tok, Type: "Token Create", TransactionID: txn})
+}
+
+// lookupKey finds an integration by key in constant time per candidate, so
+// response timing does not reveal how much of a key was right.
+func (s *Service) lookupKey(key string) *integration {
+	if it, ok := s.byKey[key]; ok && subtle.ConstantTimeCompare([]byte(it.Key), []byte(key)) == 1 {
+		return it
+	}
+	return nil
+}
+
+// limit applies the integration's rate limit at now; a refused request gets
+// a Retry-After header and errRateLimited.
+func (s *Service) limit(w http.ResponseWriter, it *integration, now time.Time) *apiError {
+	if it.limiter == nil {
+		return nil
+	}
+	res := it.limiter.ReserveN(now, 1)
+	if !res.OK() {
+		w.Header().Set("Retry-After", "1")
+		return errRateLimited
+	}
+	d := res.DelayFrom(now)
+	if d <= 0 {
+		return nil
+	}
+	res.CancelAt(now)
+	secs := int64(math.Ceil(d.Seconds()))
+	if secs < 1 {
+		secs = 1
+	}
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	return errRateLimited
+}
+
+// bufPool holds encoding buffers, so a busy service does not allocate one
+// per answer.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// writeJSON writes v with status and returns the status.
+func (s *Service) writeJSON(w http.ResponseWriter, status int, v any) int {
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= 1<<20 {
+			bufPool.Put(buf)
+		}
+	}()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		s.log.Error().Err(err).Msg("encoding an answer")
+		status = http.StatusInternalServerError
+		buf.Reset()
+		_ = json.NewEncoder(buf).Encode(errorBody{Type: "error", Form: formOf(errInternal)})
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+	return status
+}
+
+func formOf(e *apiError) api.Form {
+	return api.Form{Language: "en", Message: api.Message{ID: e.id, Severity: api.SeverityError, Value: e.text}}
+}
+
+// writeError writes the error envelope for e and returns its status.
+func (s *Service) writeError(w http.ResponseWriter, e *apiError) int {
+	return s.writeJSON(w, e.status, errorBody{Type: "error", Form: formOf(e)})
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	const hexd = "0123456789abcdef"
+	var out [36]byte
+	j := 0
+	for i, c := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out[j] = '-'
+			j++
+		}
+		out[j], out[j+1] = hexd[c>>4], hexd[c&0xf]
+		j += 2
+	}
+	return string(out[:]), nil
+}

@@ -1,0 +1,88 @@
+package service
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"time"
+)
+
+// Token layout before base64url: version | key id | expiry (Unix seconds) |
+// nonce | truncated HMAC-SHA256 of everything before it. The key id is an
+// HMAC of the key, so the key is never in a token and cannot be recovered
+// from one; the nonce makes every token distinct and unguessable.
+const (
+	tokenVersion = 1
+	kidLen       = 8
+	nonceLen     = 12
+	macLen       = 16
+	payloadLen   = 1 + kidLen + 8 + nonceLen
+	tokenRawLen  = payloadLen + macLen
+)
+
+var tokenEncoding = base64.RawURLEncoding
+
+// tokenLen is the length of every token this service issues.
+var tokenLen = tokenEncoding.EncodedLen(tokenRawLen)
+
+// signer issues and checks tokens with one secret.
+type signer struct {
+	secret []byte
+}
+
+// keyID derives the id of an API key under the secret.
+func (s signer) keyID(key string) [kidLen]byte {
+	m := hmac.New(sha256.New, s.secret)
+	m.Write([]byte("addrclean key id\x00"))
+	m.Write([]byte(key))
+	var id [kidLen]byte
+	copy(id[:], m.Sum(nil))
+	return id
+}
+
+func (s signer) mac(payload []byte) []byte {
+	m := hmac.New(sha256.New, s.secret)
+	m.Write([]byte("addrclean token\x00"))
+	m.Write(payload)
+	return m.Sum(nil)[:macLen]
+}
+
+// issue returns a token for the key id valid until exp.
+func (s signer) issue(kid [kidLen]byte, exp time.Time) (string, error) {
+	var raw [tokenRawLen]byte
+	raw[0] = tokenVersion
+	copy(raw[1:], kid[:])
+	binary.BigEndian.PutUint64(raw[1+kidLen:], uint64(exp.Unix()))
+	if _, err := rand.Read(raw[1+kidLen+8 : payloadLen]); err != nil {
+		return "", fmt.Errorf("service: token nonce: %w", err)
+	}
+	copy(raw[payloadLen:], s.mac(raw[:payloadLen]))
+	return tokenEncoding.EncodeToString(raw[:]), nil
+}
+
+// check verifies a token's signature and expiry and returns its key id. A
+// token that was not signed with the secret is errInvalidToken; a genuine
+// one past its expiry is errExpiredToken.
+func (s signer) check(tok string, now time.Time) ([kidLen]byte, error) {
+	var kid [kidLen]byte
+	if len(tok) != tokenLen {
+		return kid, errInvalidToken
+	}
+	var raw [tokenRawLen]byte
+	n, err := tokenEncoding.Decode(raw[:], []byte(tok))
+	if err != nil || n != tokenRawLen || raw[0] != tokenVersion {
+		return kid, errInvalidToken
+	}
+	if !hmac.Equal(raw[payloadLen:], s.mac(raw[:payloadLen])) {
+		return kid, errInvalidToken
+	}
+	copy(kid[:], raw[1:])
+	exp := int64(binary.BigEndian.Uint64(raw[1+kidLen:]))
+	if now.Unix() >= exp {
+		return kid, errExpiredToken
+	}
+	return kid, nil
+}

@@ -1,0 +1,436 @@
+package service
+
+import (
+	"errors"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/gazetteer"
+)
+
+// Bounds of one verify request; beyond them it is a 400, not a slow answer.
+const (
+	maxLines    = 32
+	maxParamLen = 1024
+)
+
+// request is a parsed verify request.
+type request struct {
+	rawLines []string // addressLine values as sent
+	lines    []string // non-blank lines, trimmed
+	city     string
+	region   string
+	country  string
+	iso      string
+	language string
+	has      uint8 // which optional parameters were sent (hasCity ...)
+}
+
+const (
+	hasCity = 1 << iota
+	hasRegion
+	hasLanguage
+)
+
+// verify answers /3.0/verify.
+func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
+	if e := s.parseForm(w, r); e != nil {
+		return s.writeError(w, e)
+	}
+	form := r.Form
+	tok := form.Get("token")
+	if tok == "" {
+		return s.writeError(w, errMissingToken)
+	}
+	now := s.now()
+	kid, err := s.sign.check(tok, now)
+	if err != nil {
+		var e *apiError
+		if !errors.As(err, &e) {
+			e = errInvalidToken
+		}
+		return s.writeError(w, e)
+	}
+	it := s.byKID[kid]
+	if it == nil {
+		// Signed by us for a key that is no longer configured.
+		return s.writeError(w, errInvalidToken)
+	}
+	if e := s.limit(w, it, now); e != nil {
+		return s.writeError(w, e)
+	}
+	req, e := parseRequest(form)
+	if e != nil {
+		return s.writeError(w, e)
+	}
+	m := s.m.Match(gazetteer.Query{
+		Lines: req.lines, City: req.city, Region: req.region,
+		Country: req.iso, Language: req.language,
+	})
+	resp := s.answer(it, &req, &m)
+	resp.Links = []api.Link{{Rel: "self", Href: s.selfLink(r, &req), Title: "Verify"}}
+	return s.writeJSON(w, http.StatusOK, &resp)
+}
+
+// parseForm reads the query and, for POST, the form-encoded body within the
+// size limit.
+func (s *Service) parseForm(w http.ResponseWriter, r *http.Request) *apiError {
+	if r.Method == http.MethodPost {
+		if r.ContentLength > s.maxBody {
+			return errTooLarge
+		}
+		ct := r.Header.Get("Content-Type")
+		if ct == "" {
+			// Clients that forget the header still mean a form: the
+			// interface has no other body format.
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		} else if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/x-www-form-urlencoded" {
+			if r.ContentLength != 0 {
+				return errUnsupportedBody
+			}
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+	}
+	if err := r.ParseForm(); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errTooLarge
+		}
+		return invalidParam("The query or body is not validly form-encoded.")
+	}
+	return nil
+}
+
+// parseRequest validates the verify parameters.
+func parseRequest(form url.Values) (request, *apiError) {
+	var req request
+	req.rawLines = form["addressLine"]
+	if len(req.rawLines) > maxLines {
+		return req, invalidParam("Too many addressLine parameters (at most " + strconv.Itoa(maxLines) + ").")
+	}
+	req.lines = make([]string, 0, len(req.rawLines))
+	for _, l := range req.rawLines {
+		if e := checkParam("addressLine", l); e != nil {
+			return req, e
+		}
+		if t := strings.TrimSpace(l); t != "" {
+			req.lines = append(req.lines, t)
+		}
+	}
+	for _, p := range [...]struct {
+		name string
+		dst  *string
+		bit  uint8
+	}{{"city", &req.city, hasCity}, {"region", &req.region, hasRegion}, {"country", &req.country, 0}, {"language", &req.language, hasLanguage}} {
+		vs, ok := form[p.name]
+		if !ok || len(vs) == 0 {
+			continue
+		}
+		if e := checkParam(p.name, vs[0]); e != nil {
+			return req, e
+		}
+		*p.dst = vs[0]
+		req.has |= p.bit
+	}
+	if len(req.lines) == 0 {
+		return req, errMissingAddressLine
+	}
+	c := strings.TrimSpace(req.country)
+	if c == "" {
+		return req, errMissingCountry
+	}
+	iso, ok := gazetteer.CountryISO(c)
+	if !ok {
+		return req, errUnknownCountry
+	}
+	req.iso = iso
+	req.city = strings.TrimSpace(req.city)
+	req.region = strings.TrimSpace(req.region)
+	req.language = strings.TrimSpace(req.language)
+	return req, nil
+}
+
+func checkParam(name, v string) *apiError {
+	if len(v) > maxParamLen {
+		return invalidParam("The " + name + " parameter is longer than " + strconv.Itoa(maxParamLen) + " bytes.")
+	}
+	if !utf8.ValidString(v) {
+		return invalidParam("The " + name + " parameter is not valid UTF-8.")
+	}
+	return nil
+}
+
+// answer turns a match into the verify response under the integration's
+// settings.
+func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.VerifyResponse {
+	lang := req.language
+	if lang == "" {
+		lang = "en"
+	}
+	level := m.Level
+	switch level {
+	case gazetteer.LevelBuilding, gazetteer.LevelSubBuilding, gazetteer.LevelStreet,
+		gazetteer.LevelLocality, gazetteer.LevelRegion:
+	default:
+		level = gazetteer.LevelNone
+	}
+	building := m.Record != nil && (level == gazetteer.LevelBuilding || level == gazetteer.LevelSubBuilding)
+	verdict := m.Verdict
+	if (verdict == gazetteer.VerdictAccept || verdict == gazetteer.VerdictSuggest) && !building {
+		// Accept and Suggest promise an address id: without a matched
+		// building the honest answer is Confirm.
+		verdict = gazetteer.VerdictConfirm
+	}
+	if verdict != gazetteer.VerdictAccept && verdict != gazetteer.VerdictSuggest {
+		verdict = gazetteer.VerdictConfirm
+	}
+	amended := m.AddressLinesAmended || m.CityAmended || m.RegionAmended || m.PostcodeAmended
+	country := m.Country
+	if country == "" {
+		country = req.iso
+	}
+
+	var resp api.VerifyResponse
+	resp.Type = "verify"
+	resp.Action = api.Action(verdict)
+	resp.Information = api.Information{
+		Status:              status(verdict, level, amended),
+		MatchLevel:          string(level),
+		Complete:            building,
+		SubBuilding:         "None",
+		AddressLinesAmended: m.AddressLinesAmended,
+		CityAmended:         m.CityAmended,
+		RegionAmended:       m.RegionAmended,
+		PostcodeAmended:     m.PostcodeAmended,
+		Details: api.Details{
+			Organization:      change(m.Details.Organization),
+			Street:            change(m.Details.Street),
+			AddressLines:      change(m.Details.AddressLines),
+			SubBuildingNumber: change(m.Details.SubBuildingNumber),
+			BuildingNumber:    change(m.Details.BuildingNumber),
+			City:              change(m.Details.City),
+			Region:            change(m.Details.Region),
+			Postcode:          change(m.Details.Postcode),
+		},
+	}
+	if building && m.Record.SubBuilding != "" {
+		resp.Information.SubBuilding = m.Record.SubBuilding
+	}
+	resp.Form = api.Form{Language: "en", Message: message(verdict, level, m.Ambiguous, amended)}
+	switch {
+	case it.allowed != nil && !it.allowed[country]:
+		resp.Action = api.ActionReject
+		name := gazetteer.CountryName(country)
+		if name == "" {
+			name = country
+		}
+		resp.Form.Message = api.Message{ID: MsgRejectCountry, Severity: api.SeverityError,
+			Value: "Addresses in " + name + " are not accepted by this integration."}
+	case !it.POBoxes && m.Record != nil && m.Record.Type == gazetteer.POBox:
+		resp.Action = api.ActionReject
+		resp.Form.Message = api.Message{ID: MsgRejectPOBox, Severity: api.SeverityError,
+			Value: "PO Box addresses are not accepted by this integration."}
+	}
+
+	// input: the address as sent.
+	in := &resp.Input
+	in.Lines = make([]api.Line, 0, len(req.rawLines))
+	inLabel := make([]string, 0, len(req.lines)+2)
+	for _, l := range req.rawLines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		in.Lines = append(in.Lines, api.Line{Key: lineKey(len(in.Lines) + 1), Value: l})
+	}
+	inLabel = append(inLabel, req.lines...)
+	in.City.Value = req.city
+	in.Region.Value = req.region
+	inLabel = appendNonEmpty(inLabel, req.city, req.region)
+	in.Country = api.Country{Language: "en", Value: req.country, ISO: req.iso}
+	in.Label = inLabel
+
+	// address: always returned; members per the form settings.
+	a := &resp.Address
+	if building && m.Record.ID != "" {
+		a.ID = m.Record.ID
+	}
+	a.Language, a.Charset, a.Variation = lang, "Latn", "V"
+	label := make([]string, 0, len(m.Lines)+3)
+	for _, l := range m.Lines {
+		label = appendNonEmpty(label, l)
+	}
+	label = appendNonEmpty(label, m.City, m.Region, m.Postcode)
+	if it.Form.Lines {
+		a.Lines = make([]api.Line, 0, len(m.Lines))
+		for _, l := range m.Lines {
+			if l != "" {
+				a.Lines = append(a.Lines, api.Line{Key: lineKey(len(a.Lines) + 1), Value: l})
+			}
+		}
+	}
+	if it.Form.City {
+		a.City = &api.Value{Value: m.City}
+	}
+	if it.Form.Region {
+		a.Region = &api.Value{Value: m.Region}
+	}
+	if it.Form.Postcode {
+		a.Postcode = &api.Value{Value: m.Postcode}
+	}
+	if it.Form.Country {
+		a.Country = &api.Country{Language: "en", Value: gazetteer.CountryName(country), ISO: country}
+	}
+	a.Label = label
+	a.Highlights = highlights(label, inLabel)
+
+	if it.Location && m.Location != nil {
+		if acc := accuracy(level); acc != "" {
+			resp.Data.Location = &api.Location{Latitude: m.Location.Latitude, Longitude: m.Location.Longitude,
+				CRS: "EPSG:4326", Accuracy: acc}
+		}
+	}
+	return resp
+}
+
+func appendNonEmpty(dst []string, vs ...string) []string {
+	for _, v := range vs {
+		if v != "" {
+			dst = append(dst, v)
+		}
+	}
+	return dst
+}
+
+// lineKeys are the first keys, precomputed so answers do not format them.
+var lineKeys = func() []string {
+	ks := make([]string, maxLines+1)
+	for i := range ks {
+		ks[i] = "AddressLine" + strconv.Itoa(i)
+	}
+	return ks
+}()
+
+func lineKey(n int) string {
+	if n < len(lineKeys) {
+		return lineKeys[n]
+	}
+	return "AddressLine" + strconv.Itoa(n)
+}
+
+func change(c gazetteer.Change) string {
+	switch c {
+	case gazetteer.ChangeUnchanged, gazetteer.ChangeChanged, gazetteer.ChangeAdded, gazetteer.ChangeIgnored:
+		return string(c)
+	}
+	return api.DetailNone
+}
+
+func status(v gazetteer.Verdict, level gazetteer.Level, amended bool) string {
+	switch {
+	case v == gazetteer.VerdictAccept && !amended:
+		return api.StatusVerified
+	case v == gazetteer.VerdictAccept || v == gazetteer.VerdictSuggest:
+		return api.StatusCorrected
+	case level == gazetteer.LevelNone:
+		return api.StatusUnverified
+	}
+	return api.StatusPartial
+}
+
+func accuracy(l gazetteer.Level) string {
+	switch l {
+	case gazetteer.LevelBuilding, gazetteer.LevelSubBuilding:
+		return "BUILDING"
+	case gazetteer.LevelStreet:
+		return "STREET"
+	case gazetteer.LevelLocality:
+		return "LOCALITY"
+	case gazetteer.LevelRegion:
+		return "REGION"
+	}
+	return ""
+}
+
+// Result messages with a fixed text.
+var (
+	msgVerified        = api.Message{ID: MsgVerified, Severity: api.SeverityInformation, Value: "Address verified."}
+	msgVerifiedTidied  = api.Message{ID: MsgVerifiedTidied, Severity: api.SeverityInformation, Value: "Address verified; its formatting was corrected."}
+	msgCorrected       = api.Message{ID: MsgCorrected, Severity: api.SeverityWarning, Value: "Address corrected: check the changes before using it."}
+	msgPartialBuilding = api.Message{ID: MsgPartialBuilding, Severity: api.SeverityWarning, Value: "Possible match: please confirm the address."}
+	msgPartialStreet   = api.Message{ID: MsgPartialStreet, Severity: api.SeverityWarning, Value: "Partial match: the street was found but not the building."}
+	msgPartialLocality = api.Message{ID: MsgPartialLocality, Severity: api.SeverityWarning, Value: "Partial match: the town or locality was found but not the street."}
+	msgPartialRegion   = api.Message{ID: MsgPartialRegion, Severity: api.SeverityWarning, Value: "Partial match: only the region was found."}
+	msgAmbiguous       = api.Message{ID: MsgAmbiguous, Severity: api.SeverityWarning, Value: "Several addresses match equally well: please confirm the address."}
+	msgNotFound        = api.Message{ID: MsgNotFound, Severity: api.SeverityWarning, Value: "Address not found: please check it."}
+)
+
+func message(v gazetteer.Verdict, level gazetteer.Level, ambiguous, amended bool) api.Message {
+	switch v {
+	case gazetteer.VerdictAccept:
+		if amended {
+			return msgVerifiedTidied
+		}
+		return msgVerified
+	case gazetteer.VerdictSuggest:
+		return msgCorrected
+	}
+	if ambiguous {
+		return msgAmbiguous
+	}
+	switch level {
+	case gazetteer.LevelBuilding, gazetteer.LevelSubBuilding:
+		return msgPartialBuilding
+	case gazetteer.LevelStreet:
+		return msgPartialStreet
+	case gazetteer.LevelLocality:
+		return msgPartialLocality
+	case gazetteer.LevelRegion:
+		return msgPartialRegion
+	}
+	return msgNotFound
+}
+
+// selfLink rebuilds the verify request as a GET URL with its parameters in
+// a fixed order and without the token.
+func (s *Service) selfLink(r *http.Request, req *request) string {
+	var b strings.Builder
+	b.Grow(128)
+	if s.baseURL != "" {
+		b.WriteString(s.baseURL)
+	} else {
+		if r.TLS != nil {
+			b.WriteString("https://")
+		} else {
+			b.WriteString("http://")
+		}
+		b.WriteString(r.Host)
+	}
+	b.WriteString("/3.0/verify")
+	sep := byte('?')
+	add := func(k, v string) {
+		b.WriteByte(sep)
+		sep = '&'
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(v))
+	}
+	for _, l := range req.rawLines {
+		add("addressLine", l)
+	}
+	if req.has&hasCity != 0 {
+		add("city", req.city)
+	}
+	if req.has&hasRegion != 0 {
+		add("region", req.region)
+	}
+	add("country", req.country)
+	if req.has&hasLanguage != 0 {
+		add("language", req.language)
+	}
+	return b.String()
+}
