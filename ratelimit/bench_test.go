@@ -1,0 +1,85 @@
+package ratelimit_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/addrclean/addrclean/ratelimit"
+	"github.com/addrclean/addrclean/ratelimit/ratelimittest"
+)
+
+// BenchmarkAchievedRate paces calls to a fake service that takes 50 ms per
+// call, with more workers than the rate needs, on the real clock. It reports
+// the achieved rate as a share of the configured one (util_%) and the most
+// calls started in any one-second window (max/1s), which must not pass
+// rate+burst (reported as bound/1s). One op is one call.
+func BenchmarkAchievedRate(b *testing.B) {
+	const latency = 50 * time.Millisecond
+	for _, tc := range []struct {
+		rate    float64
+		burst   int
+		workers int
+	}{
+		{100, 1, 16},
+		{200, 5, 32},
+	} {
+		b.Run(fmt.Sprintf("rate=%v/burst=%d/workers=%d", tc.rate, tc.burst, tc.workers), func(b *testing.B) {
+			l := ratelimit.New(tc.rate, tc.burst)
+			starts := make([]time.Time, 0, b.N)
+			var mu sync.Mutex
+			jobs := make(chan struct{})
+			var wg sync.WaitGroup
+			ctx := context.Background()
+			for w := 0; w < tc.workers; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range jobs {
+						if err := l.Wait(ctx); err != nil {
+							b.Error(err)
+							return
+						}
+						mu.Lock()
+						starts = append(starts, time.Now())
+						mu.Unlock()
+						time.Sleep(latency) // the fake service's latency
+					}
+				}()
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				jobs <- struct{}{}
+			}
+			close(jobs)
+			wg.Wait()
+			b.StopTimer()
+			sort.Slice(starts, func(i, j int) bool { return starts[i].Before(starts[j]) })
+			if n := len(starts); n > tc.burst+1 {
+				span := starts[n-1].Sub(starts[0]).Seconds()
+				achieved := float64(n-tc.burst) / span
+				b.ReportMetric(100*achieved/tc.rate, "util_%")
+			}
+			b.ReportMetric(float64(ratelimittest.MaxInWindow(starts, time.Second)), "max/1s")
+			b.ReportMetric(tc.rate+float64(tc.burst), "bound/1s")
+		})
+	}
+}
+
+// BenchmarkWaitUnlimited measures the cost of Wait on an unlimited limiter,
+// the embedded-service default, where it must not be a bottleneck.
+func BenchmarkWaitUnlimited(b *testing.B) {
+	l := ratelimit.New(0, 1)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := l.Wait(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
