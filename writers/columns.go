@@ -1,0 +1,267 @@
+package writers
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/addrclean/addrclean/api"
+)
+
+// EnrichedColumns are the columns the enriched output appends to the input
+// columns, in order.
+var EnrichedColumns = []string{
+	"av_action", "av_status", "av_match_level", "av_complete", "av_address_id",
+	"av_line1", "av_line2", "av_line3", "av_line4",
+	"av_city", "av_region", "av_postcode", "av_country", "av_country_iso",
+	"av_label", "av_lines_amended", "av_city_amended", "av_region_amended", "av_postcode_amended",
+	"av_latitude", "av_longitude", "av_location_accuracy", "av_message", "av_error",
+}
+
+// ReviewColumns are the columns the review output appends to the row number
+// and the input columns, in order.
+var ReviewColumns = []string{
+	"av_action", "av_message", "input_label", "matched_label", "av_address_id", "av_error",
+}
+
+// ActionError is the action of a row that could not be verified.
+const ActionError = "Error"
+
+// Indexes into EnrichedColumns and ReviewColumns.
+const (
+	enAction    = 0
+	enLatitude  = 19
+	enLongitude = 20
+	enError     = 23
+
+	rvAction  = 0
+	rvMatched = 3
+)
+
+// noResponse is av_error for a row that has neither a response nor a reason;
+// a pipeline should not produce one, but the row must still say why it has
+// no verdict.
+const noResponse = "no verify response"
+
+// Action returns the row's action: "Error" when Err is set or there is no
+// response, the response's action otherwise.
+func Action(r Result) string {
+	if r.Err != "" || r.Response == nil {
+		return ActionError
+	}
+	return string(r.Response.Action)
+}
+
+// NeedsReview reports whether a row belongs in the review output: every row
+// whose action is not Accept (Suggest, Confirm, Reject, Error, and any action
+// the service adds later).
+func NeedsReview(r Result) bool {
+	return Action(r) != string(api.ActionAccept)
+}
+
+// errorText is av_error for an Error row.
+func errorText(r Result) string {
+	if r.Err != "" {
+		return r.Err
+	}
+	return noResponse
+}
+
+// kind tells the enriched and review outputs apart.
+type kind int
+
+const (
+	enriched kind = iota
+	review
+)
+
+func (k kind) String() string {
+	if k == review {
+		return "review"
+	}
+	return "enriched"
+}
+
+// layout is the column model of one output.
+type layout struct {
+	kind   kind
+	header []string // input header
+	width  int      // number of input columns
+	cols   []string // the whole output header
+	// first is the index of the first appended column.
+	first int
+}
+
+func newLayout(k kind, header []string) *layout {
+	l := &layout{kind: k, header: header, width: len(header)}
+	if k == review {
+		l.cols = append(l.cols, "row")
+	}
+	l.cols = append(l.cols, header...)
+	l.first = len(l.cols)
+	if k == review {
+		l.cols = append(l.cols, ReviewColumns...)
+	} else {
+		l.cols = append(l.cols, EnrichedColumns...)
+	}
+	return l
+}
+
+// inputCells appends the row's cells fitted to the header width: shorter
+// rows are padded with empty cells and cells past the header are dropped,
+// since they would shift the appended columns.
+func (l *layout) inputCells(cells []string, dst []string) []string {
+	n := min(len(cells), l.width)
+	dst = append(dst, cells[:n]...)
+	for i := n; i < l.width; i++ {
+		dst = append(dst, "")
+	}
+	return dst
+}
+
+// cells appends the row's text cells in column order to dst. The review's
+// matched_label cell holds the plain label; formats that highlight render it
+// from the response.
+func (l *layout) cells(r Result, dst []string) []string {
+	if l.kind == review {
+		dst = append(dst, strconv.Itoa(r.Row))
+	}
+	dst = l.inputCells(r.Cells, dst)
+	if l.kind == review {
+		return appendReview(dst, r)
+	}
+	return appendEnriched(dst, r)
+}
+
+func formatBool(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// formatCoord writes a coordinate in the shortest form that parses back to
+// the same float64, without an exponent.
+func formatCoord(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+func valueOf(v *api.Value) string {
+	if v == nil {
+		return ""
+	}
+	return v.Value
+}
+
+// joinLines joins the non-empty values of lines with ", ".
+func joinLines(lines []api.Line) string {
+	var b strings.Builder
+	for _, ln := range lines {
+		if ln.Value == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(labelSeparator)
+		}
+		b.WriteString(ln.Value)
+	}
+	return b.String()
+}
+
+func appendEnriched(dst []string, r Result) []string {
+	if Action(r) == ActionError {
+		base := len(dst)
+		for range EnrichedColumns {
+			dst = append(dst, "")
+		}
+		dst[base+enAction] = ActionError
+		dst[base+enError] = errorText(r)
+		return dst
+	}
+	v := r.Response
+	a := &v.Address
+	var line [4]string
+	for i, ln := range a.Lines {
+		if i == 3 {
+			line[3] = joinLines(a.Lines[3:])
+			break
+		}
+		line[i] = ln.Value
+	}
+	var country, iso string
+	if a.Country != nil {
+		country, iso = a.Country.Value, a.Country.ISO
+	}
+	var lat, lon, acc string
+	if loc := v.Data.Location; loc != nil {
+		lat, lon, acc = formatCoord(loc.Latitude), formatCoord(loc.Longitude), loc.Accuracy
+	}
+	info := &v.Information
+	return append(dst,
+		string(v.Action), info.Status, info.MatchLevel, formatBool(info.Complete), a.ID,
+		line[0], line[1], line[2], line[3],
+		valueOf(a.City), valueOf(a.Region), valueOf(a.Postcode), country, iso,
+		strings.Join(a.Label, labelSeparator),
+		formatBool(info.AddressLinesAmended), formatBool(info.CityAmended),
+		formatBool(info.RegionAmended), formatBool(info.PostcodeAmended),
+		lat, lon, acc, v.Form.Message.Value, "",
+	)
+}
+
+func appendReview(dst []string, r Result) []string {
+	if Action(r) == ActionError {
+		return append(dst, ActionError, "", r.InputLabel, "", "", errorText(r))
+	}
+	v := r.Response
+	return append(dst,
+		string(v.Action), v.Form.Message.Value, r.InputLabel,
+		strings.Join(v.Address.Label, labelSeparator), v.Address.ID, "",
+	)
+}
+
+// matchedHighlights returns the label and highlights of a review row, or
+// nil for an Error row.
+func matchedHighlights(r Result) ([]string, [][]int) {
+	if Action(r) == ActionError {
+		return nil, nil
+	}
+	return r.Response.Address.Label, r.Response.Address.Highlights
+}
+
+// warnLimit caps repeated warnings of one kind per output, so a bad input
+// cannot flood the log.
+const warnLimit = 10
+
+// warner logs a bounded number of warnings of one kind.
+type warner struct {
+	n int
+}
+
+func (w *warner) allow() (ok, last bool) {
+	w.n++
+	return w.n <= warnLimit, w.n == warnLimit
+}
+
+// jsonKeys returns unique object keys for the header: the header name, or
+// "column_N" (N the 1-based column) when it is empty, with "_N" appended
+// until unique when an earlier column took the name.
+func jsonKeys(header []string) []string {
+	used := make(map[string]bool, len(header))
+	keys := make([]string, len(header))
+	for i, h := range header {
+		k := h
+		if k == "" {
+			k = fmt.Sprintf("column_%d", i+1)
+		}
+		for used[k] {
+			k = fmt.Sprintf("%s_%d", k, i+1)
+		}
+		used[k] = true
+		keys[i] = k
+	}
+	return keys
+}

@@ -1,0 +1,122 @@
+package writers
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// jsonlWriter writes one JSON object per row:
+//
+//	{"row":N,"action":A,"input":{header:cell,...},"response":{...}}
+//
+// with "error" instead of "response" for an Error row, and "input_label" in
+// the review output. JSON is data, not a spreadsheet, so cells are not
+// neutralised.
+type jsonlWriter struct {
+	lay  *layout
+	out  *output
+	bw   *bufio.Writer
+	keys [][]byte // `"key":` per input column
+	buf  bytes.Buffer
+	enc  *json.Encoder
+}
+
+func newJSONL(lay *layout, path string, opts Options) (*jsonlWriter, error) {
+	out, err := openOutput(path, opts.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	w := &jsonlWriter{lay: lay, out: out, bw: bufio.NewWriterSize(out.w, csvBuffer)}
+	w.enc = json.NewEncoder(&w.buf)
+	w.enc.SetEscapeHTML(false)
+	for _, k := range jsonKeys(lay.header) {
+		w.buf.Reset()
+		if err := w.str(k); err != nil {
+			_ = out.abort()
+			return nil, err
+		}
+		w.buf.WriteByte(':')
+		w.keys = append(w.keys, bytes.Clone(w.buf.Bytes()))
+	}
+	return w, nil
+}
+
+// value appends v to buf as JSON, without the encoder's newline.
+func (w *jsonlWriter) value(v any) error {
+	if err := w.enc.Encode(v); err != nil {
+		return err
+	}
+	w.buf.Truncate(w.buf.Len() - 1)
+	return nil
+}
+
+func (w *jsonlWriter) str(s string) error { return w.value(s) }
+
+func (w *jsonlWriter) write(r Result) error {
+	w.buf.Reset()
+	w.buf.WriteString(`{"row":`)
+	w.buf.Write(strconv.AppendInt(w.buf.AvailableBuffer(), int64(r.Row), 10))
+	w.buf.WriteString(`,"action":`)
+	action := Action(r)
+	if err := w.str(action); err != nil {
+		return err
+	}
+	w.buf.WriteString(`,"input":{`)
+	for i, k := range w.keys {
+		if i > 0 {
+			w.buf.WriteByte(',')
+		}
+		w.buf.Write(k)
+		cell := ""
+		if i < len(r.Cells) {
+			cell = r.Cells[i]
+		}
+		if err := w.str(cell); err != nil {
+			return err
+		}
+	}
+	w.buf.WriteByte('}')
+	if w.lay.kind == review {
+		w.buf.WriteString(`,"input_label":`)
+		if err := w.str(r.InputLabel); err != nil {
+			return err
+		}
+	}
+	if action == ActionError {
+		w.buf.WriteString(`,"error":`)
+		if err := w.str(errorText(r)); err != nil {
+			return err
+		}
+	} else {
+		mark := w.buf.Len()
+		w.buf.WriteString(`,"response":`)
+		if err := w.value(r.Response); err != nil {
+			// Only a value JSON cannot hold (a NaN coordinate set by a
+			// caller) gets here; the row says so rather than failing the
+			// whole output.
+			w.buf.Truncate(mark)
+			w.buf.WriteString(`,"error":`)
+			if err := w.str("response could not be encoded: " + err.Error()); err != nil {
+				return err
+			}
+		}
+	}
+	w.buf.WriteString("}\n")
+	_, err := w.bw.Write(w.buf.Bytes())
+	return err
+}
+
+func (w *jsonlWriter) finish() error {
+	if err := w.bw.Flush(); err != nil {
+		_ = w.out.abort()
+		return fmt.Errorf("write %s: %w", w.out.path, err)
+	}
+	return w.out.commit()
+}
+
+func (w *jsonlWriter) discard() error {
+	return w.out.abort()
+}

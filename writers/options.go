@@ -1,0 +1,87 @@
+package writers
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/rs/zerolog"
+)
+
+// Format is the file format of an output.
+type Format int
+
+// The output formats.
+const (
+	// CSV is delimited text: .csv, .txt (comma) and .tsv (tab), and "-" for
+	// standard output.
+	CSV Format = iota + 1
+	// XLSX is an Excel workbook.
+	XLSX
+	// JSONL is one JSON object per line.
+	JSONL
+)
+
+// String returns the format's name.
+func (f Format) String() string {
+	switch f {
+	case CSV:
+		return "csv"
+	case XLSX:
+		return "xlsx"
+	case JSONL:
+		return "jsonl"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// Stdout is the path that names standard output (always CSV).
+const Stdout = "-"
+
+// FormatFromPath returns the output format named by path's extension
+// (case-insensitive): .csv, .tsv and .txt are CSV, .xlsx is XLSX, .jsonl is
+// JSONL, and "-" is CSV on standard output.
+func FormatFromPath(path string) (Format, error) {
+	if path == Stdout {
+		return CSV, nil
+	}
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".csv", ".tsv", ".txt":
+		return CSV, nil
+	case ".xlsx":
+		return XLSX, nil
+	case ".jsonl":
+		return JSONL, nil
+	case "":
+		return 0, fmt.Errorf("output %q has no extension: use .csv, .tsv, .txt, .xlsx or .jsonl (or - for CSV on stdout)", path)
+	default:
+		return 0, fmt.Errorf("output %q: unknown extension %q: use .csv, .tsv, .txt, .xlsx or .jsonl (or - for CSV on stdout)", path, ext)
+	}
+}
+
+// Options tunes a writer. The zero value is usable.
+type Options struct {
+	// Delimiter separates CSV fields. Zero means a tab for .tsv paths and a
+	// comma otherwise; the caller passes the input's delimiter to keep it.
+	Delimiter rune
+	// RawCells turns off formula neutralisation (no leading ' on cells that
+	// a spreadsheet would read as formulas).
+	RawCells bool
+	// Stdout receives the output when the path is "-"; nil means os.Stdout.
+	Stdout io.Writer
+	// Logger receives warnings (truncated cells, rows wider than the
+	// header). The zero Logger discards them.
+	Logger zerolog.Logger
+}
+
+// delimiter returns the CSV delimiter for path.
+func (o Options) delimiter(path string) rune {
+	if o.Delimiter != 0 {
+		return o.Delimiter
+	}
+	if strings.EqualFold(filepath.Ext(path), ".tsv") {
+		return '\t'
+	}
+	return ','
+}

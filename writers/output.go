@@ -1,0 +1,114 @@
+package writers
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// errAborted is returned by Close after Abort.
+var errAborted = errors.New("output was aborted")
+
+// errClosed is returned by Write after Close or Abort.
+var errClosed = errors.New("output is closed")
+
+// output is where one writer's bytes go: a temporary file beside the final
+// path, renamed into place by commit, or standard output.
+type output struct {
+	path  string   // final path, or "-"
+	w     io.Writer // the temporary file or stdout
+	file  *os.File // the temporary file; nil for stdout
+	state int
+}
+
+const (
+	open = iota
+	committed
+	aborted
+)
+
+// openOutput starts an output. A file output is created in the target's
+// directory so that the final rename stays on one file system and is atomic.
+func openOutput(path string, stdout io.Writer) (*output, error) {
+	if path == Stdout {
+		if stdout == nil {
+			stdout = os.Stdout
+		}
+		return &output{path: path, w: stdout}, nil
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("create output %s: %w", path, err)
+	}
+	return &output{path: path, w: f, file: f}, nil
+}
+
+// commit makes the output durable and moves it under its final name. Stdout
+// has nothing to commit; the writer flushes it.
+func (o *output) commit() error {
+	if o.state != open {
+		return nil
+	}
+	if o.file == nil {
+		o.state = committed
+		return nil
+	}
+	f := o.file
+	if err := f.Sync(); err != nil {
+		_ = o.abort()
+		return fmt.Errorf("sync output %s: %w", o.path, err)
+	}
+	// CreateTemp makes the file private (0600); an output is an ordinary
+	// file, so take the mode of the file it replaces, or 0644.
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(o.path); err == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode().Perm()
+	}
+	if err := f.Chmod(mode); err != nil {
+		_ = o.abort()
+		return fmt.Errorf("set mode of output %s: %w", o.path, err)
+	}
+	if err := f.Close(); err != nil {
+		o.file = nil
+		_ = os.Remove(f.Name())
+		o.state = aborted
+		return fmt.Errorf("close output %s: %w", o.path, err)
+	}
+	if err := os.Rename(f.Name(), o.path); err != nil {
+		_ = os.Remove(f.Name())
+		o.state = aborted
+		return fmt.Errorf("move output into place as %s: %w", o.path, err)
+	}
+	o.state = committed
+	// The rename is durable once the directory is synced. Not every
+	// platform can sync a directory; the file itself is already safe.
+	if d, err := os.Open(filepath.Dir(o.path)); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// abort removes the temporary file. It does nothing after commit.
+func (o *output) abort() error {
+	if o.state != open {
+		return nil
+	}
+	o.state = aborted
+	if o.file == nil {
+		return nil
+	}
+	name := o.file.Name()
+	_ = o.file.Close()
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove temporary output %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+package writers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/rs/zerolog"
+)
+
+// NewEnriched creates the enriched output at path: every row with the input
+// columns of header unchanged, then EnrichedColumns. The format comes from
+// the path (see FormatFromPath); the file appears under path only when Close
+// succeeds.
+func NewEnriched(path string, header []string, opts Options) (Writer, error) {
+	return newWriter(enriched, path, header, opts)
+}
+
+// NewReview creates the review output at path: the row number, the input
+// columns of header, then ReviewColumns, for the rows that need review. Its
+// Write skips the other rows (see NeedsReview), so a caller hands every
+// result to both outputs.
+func NewReview(path string, header []string, opts Options) (Writer, error) {
+	return newWriter(review, path, header, opts)
+}
+
+func newWriter(k kind, path string, header []string, opts Options) (Writer, error) {
+	format, err := FormatFromPath(path)
+	if err != nil {
+		return nil, err
+	}
+	header = append([]string(nil), header...)
+	lay := newLayout(k, header)
+	opts.Logger = opts.Logger.With().Str("output", k.String()).Logger()
+	var fw formatWriter
+	switch format {
+	case CSV:
+		fw, err = newCSV(lay, path, opts)
+	case XLSX:
+		fw, err = newXLSX(lay, path, opts)
+	case JSONL:
+		fw, err = newJSONL(lay, path, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &guarded{fw: fw, kind: k, path: path, log: opts.Logger, width: len(header)}, nil
+}
+
+// formatWriter is one format's half of a Writer; guarded supplies the
+// locking, the state and the review filter.
+type formatWriter interface {
+	// write appends one row.
+	write(r Result) error
+	// finish completes the output and commits it; on failure it discards
+	// what it wrote.
+	finish() error
+	// discard drops the output.
+	discard() error
+}
+
+// guarded implements Writer over a formatWriter: it serialises calls, makes
+// the first error sticky, and refuses to commit an output after a failed
+// write, so a failed run leaves nothing under the final name.
+type guarded struct {
+	mu    sync.Mutex
+	fw    formatWriter
+	kind  kind
+	path  string
+	log   zerolog.Logger
+	err   error
+	state int
+	width int // input header width
+	wide  warner
+}
+
+// Write appends r, or skips it when this is a review output and r needs no
+// review.
+func (g *guarded) Write(ctx context.Context, r Result) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.state == aborted, g.state == committed:
+		return fmt.Errorf("write %s: %w", g.path, errClosed)
+	case g.err != nil:
+		return g.err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("write %s: %w", g.path, err)
+	}
+	if g.kind == review && !NeedsReview(r) {
+		return nil
+	}
+	if extra := len(r.Cells) - g.width; extra > 0 {
+		if ok, last := g.wide.allow(); ok {
+			ev := g.log.Warn().Int("row", r.Row).Int("extra_cells", extra)
+			if last {
+				ev = ev.Bool("further_warnings_suppressed", true)
+			}
+			ev.Msg("row has more cells than the header; the extra cells are left out")
+		}
+	}
+	if err := g.fw.write(r); err != nil {
+		g.err = fmt.Errorf("write %s: %w", g.path, err)
+		return g.err
+	}
+	return nil
+}
+
+// Close completes the output and moves it into place. After a failed Write
+// it discards the output and returns that failure.
+func (g *guarded) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch g.state {
+	case committed:
+		return nil
+	case aborted:
+		return fmt.Errorf("close %s: %w", g.path, errAborted)
+	}
+	if g.err != nil {
+		g.state = aborted
+		_ = g.fw.discard()
+		return g.err
+	}
+	if err := g.fw.finish(); err != nil {
+		g.state = aborted
+		g.err = err
+		return err
+	}
+	g.state = committed
+	return nil
+}
+
+// Abort discards the output; after Close it does nothing.
+func (g *guarded) Abort() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.state != open {
+		return nil
+	}
+	g.state = aborted
+	return g.fw.discard()
+}

@@ -1,0 +1,410 @@
+package writers
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+	"github.com/xuri/excelize/v2"
+)
+
+// Limits of a worksheet.
+const (
+	xlsxMaxRows  = excelize.TotalRows      // rows per sheet, header included
+	xlsxMaxChars = excelize.TotalCellChars // UTF-16 code units per cell
+)
+
+// sampleRows is how many rows are held back to size the columns before the
+// first row is written (StreamWriter takes widths only before SetRow).
+const sampleRows = 100
+
+// Column widths, in characters.
+const (
+	minWidth = 8
+	maxWidth = 60
+)
+
+// Fill colours of the action cell, per action.
+var actionFills = map[string]string{
+	"Accept":    "C6EFCE", // green
+	"Suggest":   "FFEB9C", // amber
+	"Confirm":   "FCE4D6", // light orange
+	"Reject":    "FFC7CE", // light red
+	ActionError: "D9D9D9", // grey, with a dark red bold font
+}
+
+// highlightFont marks the changed parts of matched_label.
+var highlightFont = excelize.Font{Bold: true, Color: "FF0000"}
+
+// xlsxWriter writes a workbook through excelize's StreamWriter, which keeps
+// rows in a temporary file, so memory stays flat until the final save
+// assembles the zip.
+type xlsxWriter struct {
+	lay *layout
+	out *output
+	log zerolog.Logger
+	raw bool
+
+	f       *excelize.File
+	sw      *excelize.StreamWriter
+	base    string // first sheet's name; later sheets are "base 2", ...
+	sheet   string
+	sheets  int
+	row     int // last row written in the current sheet
+	maxRows int
+
+	pending [][]any   // the first rows, held back to size the columns
+	widths  []float64 // nil until the columns are sized
+
+	headerStyle  int
+	actionStyles map[string]int
+	otherAction  int // style of an action without its own colour
+
+	buf      []string
+	vals     []any
+	longWarn warner
+}
+
+func newXLSX(lay *layout, path string, opts Options) (w *xlsxWriter, err error) {
+	out, err := openOutput(path, opts.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	f := excelize.NewFile()
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = out.abort()
+		}
+	}()
+	base := "Enriched"
+	if lay.kind == review {
+		base = "Review"
+	}
+	if err := f.SetSheetName(f.GetSheetName(0), base); err != nil {
+		return nil, fmt.Errorf("create workbook %s: %w", path, err)
+	}
+	w = &xlsxWriter{
+		lay: lay, out: out, log: opts.Logger, raw: opts.RawCells,
+		f: f, base: base, sheet: base, sheets: 1, maxRows: xlsxMaxRows,
+		actionStyles: make(map[string]int, len(actionFills)),
+	}
+	if err := w.makeStyles(); err != nil {
+		return nil, fmt.Errorf("create workbook %s: %w", path, err)
+	}
+	if w.sw, err = f.NewStreamWriter(base); err != nil {
+		return nil, fmt.Errorf("create workbook %s: %w", path, err)
+	}
+	return w, nil
+}
+
+func (w *xlsxWriter) makeStyles() error {
+	var err error
+	w.headerStyle, err = w.f.NewStyle(&excelize.Style{
+		Font:   &excelize.Font{Bold: true},
+		Fill:   excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"F2F2F2"}},
+		Border: []excelize.Border{{Type: "bottom", Color: "808080", Style: 1}},
+	})
+	if err != nil {
+		return err
+	}
+	for action, colour := range actionFills {
+		st := &excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{colour}}}
+		if action == ActionError {
+			st.Font = &excelize.Font{Bold: true, Color: "9C0006"}
+		}
+		if w.actionStyles[action], err = w.f.NewStyle(st); err != nil {
+			return err
+		}
+	}
+	w.otherAction = w.actionStyles["Confirm"]
+	return nil
+}
+
+// startSheet sizes the columns, freezes the header and writes it.
+func (w *xlsxWriter) startSheet() error {
+	for i, width := range w.widths {
+		if err := w.sw.SetColWidth(i+1, i+1, width); err != nil {
+			return err
+		}
+	}
+	if err := w.sw.SetPanes(&excelize.Panes{
+		Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft",
+		Selection: []excelize.Selection{{SQRef: "A2", ActiveCell: "A2", Pane: "bottomLeft"}},
+	}); err != nil {
+		return err
+	}
+	header := make([]any, len(w.lay.cols))
+	for i, c := range w.lay.cols {
+		header[i] = excelize.Cell{StyleID: w.headerStyle, Value: w.text(c, 0, i)}
+	}
+	w.row = 1
+	return w.sw.SetRow("A1", header, excelize.RowOpts{StyleID: w.headerStyle})
+}
+
+// endSheet adds the autofilter over the written range and flushes the
+// sheet. The autofilter goes on the worksheet the StreamWriter is about to
+// flush, so Flush writes it after the rows.
+func (w *xlsxWriter) endSheet() error {
+	last, err := excelize.CoordinatesToCellName(len(w.lay.cols), w.row)
+	if err != nil {
+		return err
+	}
+	if err := w.f.AutoFilter(w.sheet, "A1:"+last, nil); err != nil {
+		return err
+	}
+	return w.sw.Flush()
+}
+
+// size sets the column widths from the header and the held-back rows.
+func (w *xlsxWriter) size() {
+	w.widths = make([]float64, len(w.lay.cols))
+	for i, c := range w.lay.cols {
+		// Room for the autofilter button beside the header text.
+		w.widths[i] = float64(utf8.RuneCountInString(c) + 4)
+	}
+	for _, row := range w.pending {
+		for i, v := range row {
+			if i >= len(w.widths) {
+				break
+			}
+			w.widths[i] = max(w.widths[i], float64(displayWidth(v)+2))
+		}
+	}
+	for i := range w.widths {
+		w.widths[i] = min(max(w.widths[i], minWidth), maxWidth)
+	}
+}
+
+// displayWidth is the length in characters of a cell value's longest line.
+func displayWidth(v any) int {
+	var s string
+	switch v := v.(type) {
+	case string:
+		s = v
+	case excelize.Cell:
+		return displayWidth(v.Value)
+	case []excelize.RichTextRun:
+		var b strings.Builder
+		for _, r := range v {
+			b.WriteString(r.Text)
+		}
+		s = b.String()
+	case float64:
+		s = formatCoord(v)
+	case int:
+		s = fmt.Sprint(v)
+	}
+	longest := 0
+	for line := range strings.Lines(s) {
+		longest = max(longest, utf8.RuneCountInString(line))
+	}
+	return longest
+}
+
+// flushPending sizes the columns, then writes the first sheet's header and
+// the held-back rows.
+func (w *xlsxWriter) flushPending() error {
+	w.size()
+	if err := w.startSheet(); err != nil {
+		return err
+	}
+	for _, vals := range w.pending {
+		if err := w.setRow(vals); err != nil {
+			return err
+		}
+	}
+	w.pending = nil
+	return nil
+}
+
+// setRow writes one data row, continuing on a new sheet when this one is
+// full.
+func (w *xlsxWriter) setRow(vals []any) error {
+	if w.row >= w.maxRows {
+		if err := w.endSheet(); err != nil {
+			return err
+		}
+		w.sheets++
+		w.sheet = fmt.Sprintf("%s %d", w.base, w.sheets)
+		if _, err := w.f.NewSheet(w.sheet); err != nil {
+			return err
+		}
+		var err error
+		if w.sw, err = w.f.NewStreamWriter(w.sheet); err != nil {
+			return err
+		}
+		if err := w.startSheet(); err != nil {
+			return err
+		}
+		w.log.Info().Str("sheet", w.sheet).Msg("sheet full; continuing on a new sheet")
+	}
+	w.row++
+	cell, err := excelize.CoordinatesToCellName(1, w.row)
+	if err != nil {
+		return err
+	}
+	return w.sw.SetRow(cell, vals)
+}
+
+func (w *xlsxWriter) write(r Result) error {
+	w.buf = w.lay.cells(r, w.buf[:0])
+	holding := w.widths == nil
+	var vals []any
+	if holding {
+		vals = make([]any, len(w.buf)) // kept until the columns are sized
+	} else {
+		vals = slices.Grow(w.vals[:0], len(w.buf))[:len(w.buf)]
+		w.vals = vals
+	}
+	w.fill(vals, r)
+	if holding {
+		w.pending = append(w.pending, vals)
+		if len(w.pending) < sampleRows {
+			return nil
+		}
+		return w.flushPending()
+	}
+	return w.setRow(vals)
+}
+
+// fill converts the row's text cells into cell values: strings (never
+// formulas), the row number and coordinates as numbers, the action with
+// its colour, and matched_label as rich text.
+func (w *xlsxWriter) fill(vals []any, r Result) {
+	first := w.lay.first
+	for i, s := range w.buf {
+		switch {
+		case s == "":
+			vals[i] = nil // no cell at all: smaller and faster than an empty string
+		case w.lay.kind == review && i == 0:
+			vals[i] = r.Row
+		case w.lay.kind == enriched && i == first+enLatitude:
+			vals[i] = r.Response.Data.Location.Latitude
+		case w.lay.kind == enriched && i == first+enLongitude:
+			vals[i] = r.Response.Data.Location.Longitude
+		case i == first+enAction: // enAction == rvAction
+			style, ok := w.actionStyles[s]
+			if !ok {
+				style = w.otherAction
+			}
+			vals[i] = excelize.Cell{StyleID: style, Value: w.text(s, r.Row, i)}
+		case w.lay.kind == review && i == first+rvMatched:
+			label, hl := matchedHighlights(r)
+			vals[i] = w.rich(labelSegments(label, hl), r.Row, i)
+		default:
+			vals[i] = w.text(s, r.Row, i)
+		}
+	}
+}
+
+// text neutralises and fits one string cell.
+func (w *xlsxWriter) text(s string, row, col int) string {
+	if !w.raw {
+		s = neutralise(s)
+	}
+	if len(s) <= xlsxMaxChars { // a UTF-16 unit takes at least one byte
+		return s
+	}
+	cut, ok := cutUTF16(s, xlsxMaxChars)
+	if !ok {
+		return s
+	}
+	w.warnLong(row, col)
+	return cut
+}
+
+// rich renders highlighted segments as rich text runs, neutralised and fitted
+// like text.
+func (w *xlsxWriter) rich(segs []segment, row, col int) []excelize.RichTextRun {
+	runs := make([]excelize.RichTextRun, 0, len(segs)+1)
+	if !w.raw && len(segs) > 0 && formulaLike(segs[0].text) {
+		runs = append(runs, excelize.RichTextRun{Text: "'"})
+	}
+	font := highlightFont
+	for _, s := range segs {
+		run := excelize.RichTextRun{Text: s.text}
+		if s.hi {
+			run.Font = &font
+		}
+		runs = append(runs, run)
+	}
+	room := xlsxMaxChars
+	for i := range runs {
+		cut, ok := cutUTF16(runs[i].Text, room)
+		if ok {
+			w.warnLong(row, col)
+			runs[i].Text = cut
+			return runs[:i+1]
+		}
+		room -= utf16Len(runs[i].Text)
+	}
+	return runs
+}
+
+func (w *xlsxWriter) warnLong(row, col int) {
+	if ok, last := w.longWarn.allow(); ok {
+		ev := w.log.Warn().Int("row", row).Str("column", w.lay.cols[col]).Int("max_chars", xlsxMaxChars)
+		if last {
+			ev = ev.Bool("further_warnings_suppressed", true)
+		}
+		ev.Msg("cell too long for a spreadsheet; truncated")
+	}
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// cutUTF16 returns the longest prefix of s, cut between characters, that
+// fits in limit UTF-16 code units, and whether s had to be cut.
+func cutUTF16(s string, limit int) (string, bool) {
+	n := 0
+	for i, r := range s {
+		n += utf16.RuneLen(r) // RuneError (invalid byte) is one unit
+		if n > limit {
+			return s[:i], true
+		}
+	}
+	return s, false
+}
+
+func (w *xlsxWriter) finish() error {
+	err := w.save()
+	if cerr := w.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close workbook %s: %w", w.out.path, cerr)
+	}
+	if err != nil {
+		_ = w.out.abort()
+		return err
+	}
+	return w.out.commit()
+}
+
+func (w *xlsxWriter) save() error {
+	if w.widths == nil {
+		if err := w.flushPending(); err != nil {
+			return fmt.Errorf("write %s: %w", w.out.path, err)
+		}
+	}
+	if err := w.endSheet(); err != nil {
+		return fmt.Errorf("write %s: %w", w.out.path, err)
+	}
+	w.f.SetActiveSheet(0)
+	if err := w.f.Write(w.out.w); err != nil {
+		return fmt.Errorf("save workbook %s: %w", w.out.path, err)
+	}
+	return nil
+}
+
+func (w *xlsxWriter) discard() error {
+	_ = w.f.Close()
+	return w.out.abort()
+}
