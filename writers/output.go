@@ -18,9 +18,9 @@ var errClosed = errors.New("output is closed")
 // output is where one writer's bytes go: a temporary file beside the final
 // path, renamed into place by commit, or standard output.
 type output struct {
-	path  string   // final path, or "-"
+	path  string    // final path, or "-"
 	w     io.Writer // the temporary file or stdout
-	file  *os.File // the temporary file; nil for stdout
+	file  *os.File  // the temporary file; nil for stdout
 	state int
 }
 
