@@ -1,0 +1,381 @@
+package readers
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/transform"
+)
+
+// Encodings accepted by Options.Encoding.
+const (
+	EncodingUTF8        = "utf-8"
+	EncodingWindows1252 = "windows-1252"
+)
+
+// sampleSize is how much of a CSV input is looked at to detect the delimiter:
+// enough for a header and a few rows of even a wide export.
+const sampleSize = 64 << 10
+
+var (
+	bomUTF8    = []byte{0xEF, 0xBB, 0xBF}
+	bomUTF16LE = []byte{0xFF, 0xFE}
+	bomUTF16BE = []byte{0xFE, 0xFF}
+	zipMagic   = []byte("PK\x03\x04")
+)
+
+// EncodingError reports a CSV cell that is not valid text in the encoding the
+// input is read with.
+type EncodingError struct {
+	Name     string // input name
+	Line     int    // physical line of the cell
+	Column   int    // 1-based cell (field) number
+	Encoding string
+}
+
+func (e *EncodingError) Error() string {
+	return fmt.Sprintf("%s: line %d, cell %d: not valid %s text; if the file was saved by Excel on Windows, try --encoding windows-1252",
+		e.Name, e.Line, e.Column, e.Encoding)
+}
+
+// CSVReader streams the records of delimited text. It implements Reader,
+// Describer and ProgressReporter.
+type CSVReader struct {
+	log       zerolog.Logger
+	name      string
+	closer    io.Closer
+	count     *countingReader
+	total     int64
+	cr        *csv.Reader
+	header    []string
+	info      Info
+	checkUTF8 bool
+	num       int
+	closed    bool
+}
+
+var (
+	_ Reader           = (*CSVReader)(nil)
+	_ Describer        = (*CSVReader)(nil)
+	_ ProgressReporter = (*CSVReader)(nil)
+)
+
+func openCSV(ctx context.Context, path string, opts Options, defaultDelim rune) (*CSVReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open input: %w", err)
+	}
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	if opts.Delimiter == 0 {
+		opts.Delimiter = defaultDelim
+	}
+	r, err := newCSV(ctx, path, f, size, opts)
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewCSV reads delimited text from r, named name in messages; size is the
+// input's length in bytes for Progress, or -1 when unknown. It reads the
+// header before returning. Closing the CSVReader does not close r.
+func NewCSV(ctx context.Context, name string, r io.Reader, size int64, opts Options) (*CSVReader, error) {
+	return newCSV(ctx, name, r, size, opts)
+}
+
+func newCSV(ctx context.Context, name string, src io.Reader, size int64, opts Options) (*CSVReader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	enc, err := normaliseEncoding(opts.Encoding)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Delimiter != 0 && !validDelim(opts.Delimiter) {
+		return nil, fmt.Errorf("invalid delimiter %q: use one character other than a quote, CR or LF", opts.Delimiter)
+	}
+	cnt := &countingReader{r: src}
+	br := bufio.NewReaderSize(cnt, sampleSize)
+	sample, err := br.Peek(sampleSize)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, fmt.Errorf("%s: read: %w", name, err)
+	}
+	complete := err != nil && errors.Is(err, io.EOF)
+	hadBOM := bytes.HasPrefix(sample, bomUTF8)
+	switch {
+	case hadBOM:
+		_, _ = br.Discard(len(bomUTF8))
+		sample = sample[len(bomUTF8):]
+	case bytes.HasPrefix(sample, bomUTF16LE), bytes.HasPrefix(sample, bomUTF16BE):
+		return nil, fmt.Errorf("%s: the file is UTF-16 text; save it as \"CSV UTF-8\" instead", name)
+	case bytes.HasPrefix(sample, zipMagic):
+		return nil, fmt.Errorf("%s: the file is a zip archive (an XLSX workbook?), not delimited text; give it the .xlsx extension", name)
+	}
+
+	var text io.Reader = br
+	if enc == EncodingWindows1252 {
+		if hadBOM || (utf8.Valid(sample) && !isASCII(sample)) {
+			opts.Logger.Warn().Str("input", name).
+				Msg("the input looks like UTF-8 but is read as windows-1252; accented letters will be garbled (drop --encoding to read it as UTF-8)")
+		}
+		text = transform.NewReader(br, charmap.Windows1252.NewDecoder())
+	}
+
+	delim, detected := opts.Delimiter, false
+	if delim == 0 {
+		delim, detected = detectDelimiter(sample, complete), true
+	}
+
+	cr := csv.NewReader(text)
+	cr.Comma = delim
+	// Ragged rows are padded or reported here, never rejected by the parser.
+	cr.FieldsPerRecord = -1
+	// Next copies each record into a slice of its own, so the parser's slice
+	// can be reused; the field strings are fresh per record either way.
+	cr.ReuseRecord = true
+
+	r := &CSVReader{
+		log:       opts.Logger,
+		name:      name,
+		count:     cnt,
+		total:     size,
+		cr:        cr,
+		checkUTF8: enc == EncodingUTF8,
+		info: Info{
+			Format:            FormatCSV,
+			Delimiter:         delim,
+			DelimiterDetected: detected,
+			Encoding:          enc,
+		},
+	}
+	rec, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: the input is empty: no header row", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: header: %w", name, err)
+	}
+	if err := r.validate(rec); err != nil {
+		return nil, err
+	}
+	r.header = append([]string(nil), rec...)
+	return r, nil
+}
+
+// Header returns the header cells as read, BOM stripped.
+func (r *CSVReader) Header() []string { return r.header }
+
+// Info returns the format, delimiter and encoding in use.
+func (r *CSVReader) Info() Info { return r.info }
+
+// Progress returns the bytes consumed so far and the input size (-1 when
+// unknown). Reading ahead makes done run up to 64 KiB early.
+func (r *CSVReader) Progress() (done, total int64) {
+	return r.count.n.Load(), r.total
+}
+
+// Next returns the next record. Errors name the line and are fatal.
+func (r *CSVReader) Next(ctx context.Context) (Row, error) {
+	select {
+	case <-ctx.Done():
+		return Row{}, ctx.Err()
+	default:
+	}
+	if r.closed {
+		return Row{}, fmt.Errorf("%s: read after close", r.name)
+	}
+	rec, err := r.cr.Read()
+	if errors.Is(err, io.EOF) {
+		return Row{}, io.EOF
+	}
+	if err != nil {
+		return Row{}, fmt.Errorf("%s: %w", r.name, err)
+	}
+	if err := r.validate(rec); err != nil {
+		return Row{}, err
+	}
+	line, _ := r.cr.FieldPos(0)
+	r.num++
+	width := len(r.header)
+	if len(rec) > width {
+		r.log.Warn().Str("input", r.name).Int("row", r.num).Int("line", line).
+			Int("cells", len(rec)).Int("header_cells", width).
+			Msg("row has more cells than the header; the extra cells are kept")
+	}
+	cells := make([]string, max(width, len(rec)))
+	copy(cells, rec)
+	return Row{Num: r.num, Line: line, Cells: cells}, nil
+}
+
+// validate checks the cells are valid UTF-8 when that is the encoding (a
+// windows-1252 decoder yields valid UTF-8 for every byte).
+func (r *CSVReader) validate(rec []string) error {
+	if !r.checkUTF8 {
+		return nil
+	}
+	for i, s := range rec {
+		if !utf8.ValidString(s) {
+			line, _ := r.cr.FieldPos(i)
+			return &EncodingError{Name: r.name, Line: line, Column: i + 1, Encoding: r.info.Encoding}
+		}
+	}
+	return nil
+}
+
+// Close closes the input file (stdin and readers given to NewCSV are left
+// open).
+func (r *CSVReader) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	if r.closer != nil {
+		if err := r.closer.Close(); err != nil {
+			return fmt.Errorf("close %s: %w", r.name, err)
+		}
+	}
+	return nil
+}
+
+// countingReader counts the bytes read through it, for progress read from
+// another goroutine.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// sizeOf returns the remaining size of r when it is a regular file (stdin
+// redirected from a file), else -1.
+func sizeOf(r io.Reader) int64 {
+	f, ok := r.(*os.File)
+	if !ok {
+		return -1
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return -1
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return -1
+	}
+	return fi.Size() - off
+}
+
+func normaliseEncoding(s string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "utf-8", "utf8":
+		return EncodingUTF8, nil
+	case "windows-1252", "windows1252", "cp1252", "cp-1252":
+		return EncodingWindows1252, nil
+	}
+	return "", fmt.Errorf("unknown encoding %q: use utf-8 or windows-1252", s)
+}
+
+func validDelim(r rune) bool {
+	return r != 0 && r != '"' && r != '\r' && r != '\n' && utf8.ValidRune(r) && r != utf8.RuneError
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// delimiters are the candidates of detection, in order of preference on a tie.
+var delimiters = [...]byte{',', ';', '\t', '|'}
+
+// detectDelimiter picks the candidate that occurs outside quotes in the header
+// line and the same number of times on the following lines of the sample;
+// failing consistency, the one most frequent in the header; failing all, a
+// comma (a one-column file). complete says the sample is the whole input, so
+// its last line is whole.
+func detectDelimiter(sample []byte, complete bool) rune {
+	const maxLines = 20
+	var lines [][len(delimiters)]int
+	var cur [len(delimiters)]int
+	inQuote, blank := false, true
+	for _, c := range sample {
+		if c == '"' {
+			inQuote = !inQuote
+			blank = false
+			continue
+		}
+		if inQuote {
+			continue
+		}
+		if c == '\n' {
+			if !blank {
+				lines = append(lines, cur)
+				if len(lines) == maxLines {
+					break
+				}
+			}
+			cur, blank = [len(delimiters)]int{}, true
+			continue
+		}
+		if c != '\r' && c != ' ' {
+			blank = false
+		}
+		for i, d := range delimiters {
+			if c == d {
+				cur[i]++
+			}
+		}
+	}
+	if complete && !blank && len(lines) < maxLines {
+		lines = append(lines, cur)
+	}
+	if len(lines) == 0 {
+		return ','
+	}
+	best, bestConsistent, bestCount := -1, false, 0
+	for i := range delimiters {
+		h := lines[0][i]
+		if h == 0 {
+			continue
+		}
+		consistent := true
+		for _, l := range lines[1:] {
+			if l[i] != h {
+				consistent = false
+				break
+			}
+		}
+		better := best < 0 ||
+			(consistent && !bestConsistent) ||
+			(consistent == bestConsistent && h > bestCount)
+		if better {
+			best, bestConsistent, bestCount = i, consistent, h
+		}
+	}
+	if best < 0 {
+		return ','
+	}
+	return rune(delimiters[best])
+}

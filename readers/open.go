@@ -1,0 +1,106 @@
+package readers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/rs/zerolog"
+)
+
+// Options tell Open how to read an input.
+type Options struct {
+	// Delimiter is the CSV field delimiter; 0 detects it among , ; tab and |
+	// (a .tsv file defaults to tab).
+	Delimiter rune
+	// Encoding of CSV input: "utf-8" (the default) or "windows-1252".
+	Encoding string
+	// Sheet is the XLSX sheet to read; empty means the first sheet.
+	Sheet string
+	// TmpDir is where XLSX worksheets too large for memory are unpacked;
+	// empty means the system temporary directory.
+	TmpDir string
+	// MaxUnzipSize bounds the unpacked size of an XLSX file in bytes, so that
+	// an untrusted file cannot fill the disk; 0 means 4 GiB.
+	MaxUnzipSize int64
+	// Stdin is read when the path is "-".
+	Stdin io.Reader
+	// Logger receives warnings about the input (rows longer than the header,
+	// skipped empty rows). The zero Logger discards them.
+	Logger zerolog.Logger
+}
+
+// Format names of Info.Format.
+const (
+	FormatCSV  = "csv"
+	FormatXLSX = "xlsx"
+)
+
+// Info describes how an input is being read.
+type Info struct {
+	// Format is FormatCSV or FormatXLSX.
+	Format string
+	// Delimiter is the CSV delimiter in use (given or detected).
+	Delimiter rune
+	// DelimiterDetected is true when Delimiter was detected, not given.
+	DelimiterDetected bool
+	// Encoding is the CSV encoding in use.
+	Encoding string
+	// Sheet is the XLSX sheet being read, and Sheets all sheets of the workbook.
+	Sheet  string
+	Sheets []string
+}
+
+// Describer is implemented by the readers of this package: Info tells the
+// format, delimiter and sheet in use.
+type Describer interface {
+	Info() Info
+}
+
+// ProgressReporter is implemented by the CSV reader: Progress returns the
+// bytes of input consumed so far and the input's size (-1 when unknown, as for
+// stdin), for a byte progress bar. It is safe to call from any goroutine.
+type ProgressReporter interface {
+	Progress() (done, total int64)
+}
+
+// RowCounter is implemented by the XLSX reader: RowCount returns the number of
+// data rows the sheet declares (an estimate taken from the sheet's dimension,
+// which may include empty rows), or -1 when the sheet does not say.
+type RowCounter interface {
+	RowCount() int64
+}
+
+// ErrUnsupportedFormat is returned by Open for a file extension it cannot read.
+var ErrUnsupportedFormat = errors.New("unsupported input format")
+
+// Open starts reading the input at path: CSV from stdin for "-", otherwise a
+// format chosen by extension (.csv, .txt and .tsv as delimited text, .xlsx and
+// .xlsm as a workbook). The returned Reader also implements Describer, and
+// ProgressReporter (CSV) or RowCounter (XLSX).
+func Open(ctx context.Context, path string, opts Options) (Reader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if path == "-" {
+		if opts.Stdin == nil {
+			return nil, errors.New("reading stdin: no standard input given")
+		}
+		return NewCSV(ctx, "stdin", opts.Stdin, sizeOf(opts.Stdin), opts)
+	}
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".csv", ".txt":
+		return openCSV(ctx, path, opts, 0)
+	case ".tsv", ".tab":
+		return openCSV(ctx, path, opts, '\t')
+	case ".xlsx", ".xlsm":
+		return openXLSX(ctx, path, opts)
+	case ".xls":
+		return nil, fmt.Errorf("%s: %w: .xls (Excel 97-2003) cannot be read; save it as .xlsx or CSV", path, ErrUnsupportedFormat)
+	default:
+		return nil, fmt.Errorf("%s: %w %q: use .csv, .tsv, .txt or .xlsx", path, ErrUnsupportedFormat, ext)
+	}
+}

@@ -1,0 +1,261 @@
+package readers
+
+import (
+	"archive/zip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rs/zerolog"
+	"github.com/xuri/excelize/v2"
+)
+
+// defaultMaxUnzipSize bounds the unpacked size of a workbook: far above any
+// real export (a full sheet of a million rows unpacks to well under 1 GiB),
+// far below what would fill a disk.
+const defaultMaxUnzipSize = 4 << 30
+
+// XLSXReader streams the rows of one sheet of a workbook through excelize's
+// row iterator, cells as the text a person sees. It implements Reader,
+// Describer and RowCounter.
+type XLSXReader struct {
+	log      zerolog.Logger
+	name     string
+	f        *excelize.File
+	rows     *excelize.Rows
+	header   []string
+	info     Info
+	rowCount int64
+	line     int // sheet row number of the last row read
+	num      int
+	skipped  int
+	done     bool
+	reported bool // the skipped rows were logged
+	closed   bool
+}
+
+var (
+	_ Reader     = (*XLSXReader)(nil)
+	_ Describer  = (*XLSXReader)(nil)
+	_ RowCounter = (*XLSXReader)(nil)
+)
+
+func openXLSX(ctx context.Context, path string, opts Options) (_ *XLSXReader, err error) {
+	limit := opts.MaxUnzipSize
+	if limit <= 0 {
+		limit = defaultMaxUnzipSize
+	}
+	f, err := excelize.OpenFile(path, excelize.Options{
+		UnzipSizeLimit: limit,
+		// Worksheets and shared strings larger than this go to TmpDir
+		// instead of memory.
+		UnzipXMLSizeLimit: min(limit, excelize.StreamChunkSize),
+		TmpDir:            opts.TmpDir,
+	})
+	if err != nil {
+		if errors.Is(err, zip.ErrFormat) {
+			return nil, fmt.Errorf("%s: not an XLSX workbook (%w)", path, err)
+		}
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+		}
+	}()
+	sheets := f.GetSheetList()
+	sheet, err := pickSheet(sheets, opts.Sheet)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r := &XLSXReader{
+		log:      opts.Logger,
+		name:     path,
+		f:        f,
+		rowCount: -1,
+		info:     Info{Format: FormatXLSX, Sheet: sheet, Sheets: sheets},
+	}
+	// The dimension is read from the head of the sheet without parsing the
+	// rows, so it is cheap; the header row is taken off below.
+	if ref, err := f.GetSheetDimension(sheet); err == nil {
+		r.rowCount = lastRowOf(ref)
+	}
+	r.rows, err = f.Rows(sheet)
+	if err != nil {
+		return nil, fmt.Errorf("%s: sheet %q: %w", path, sheet, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = r.rows.Close()
+		}
+	}()
+	// The header is the first row with any text: exports sometimes start
+	// with blank rows.
+	for {
+		cells, err := r.next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: sheet %q is empty: no header row", path, sheet)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if cells == nil {
+			continue
+		}
+		if len(cells) > 0 {
+			cells[0] = strings.TrimPrefix(cells[0], "\uFEFF")
+		}
+		r.header = cells
+		if r.rowCount >= 0 {
+			r.rowCount = max(r.rowCount-int64(r.line), 0)
+		}
+		r.skipped = 0
+		return r, nil
+	}
+}
+
+// pickSheet returns the sheet named want (exactly, else ignoring case, as
+// Excel does), or the first sheet when want is empty.
+func pickSheet(sheets []string, want string) (string, error) {
+	if len(sheets) == 0 {
+		return "", errors.New("the workbook has no sheets")
+	}
+	if want == "" {
+		return sheets[0], nil
+	}
+	if slices.Contains(sheets, want) {
+		return want, nil
+	}
+	for _, s := range sheets {
+		if strings.EqualFold(s, want) {
+			return s, nil
+		}
+	}
+	return "", fmt.Errorf("no sheet named %q; the sheets are: %s", want, quoteList(sheets))
+}
+
+// lastRowOf returns the last row number of a dimension reference such as
+// "A1:K2001", or -1 when the reference gives none (a lone "A1" is what
+// writers that do not track the size put there).
+func lastRowOf(ref string) int64 {
+	_, last, ok := strings.Cut(ref, ":")
+	if !ok {
+		return -1
+	}
+	i := strings.IndexFunc(last, func(r rune) bool { return r >= '0' && r <= '9' })
+	if i < 0 {
+		return -1
+	}
+	n, err := strconv.ParseInt(last[i:], 10, 64)
+	if err != nil || n <= 0 {
+		return -1
+	}
+	return n
+}
+
+// next returns the cells of the next sheet row, or nil for a row with no text
+// in it (counted in skipped), or io.EOF.
+func (r *XLSXReader) next(ctx context.Context) ([]string, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	default:
+	}
+	if r.closed {
+		return nil, fmt.Errorf("%s: read after close", r.name)
+	}
+	if r.done {
+		return nil, io.EOF
+	}
+	if !r.rows.Next() {
+		r.done = true
+		// Next stops quietly on a broken XML stream; only Error tells.
+		if err := r.rows.Error(); err != nil {
+			return nil, fmt.Errorf("%s: sheet %q after row %d: %w", r.name, r.info.Sheet, r.line, err)
+		}
+		return nil, io.EOF
+	}
+	r.line++
+	cells, err := r.rows.Columns()
+	if err != nil {
+		return nil, fmt.Errorf("%s: sheet %q row %d: %w", r.name, r.info.Sheet, r.line, err)
+	}
+	for _, c := range cells {
+		if c != "" {
+			return cells, nil
+		}
+	}
+	r.skipped++
+	return nil, nil
+}
+
+// Header returns the header cells as displayed.
+func (r *XLSXReader) Header() []string { return r.header }
+
+// Info returns the format and the sheet being read.
+func (r *XLSXReader) Info() Info { return r.info }
+
+// RowCount returns the number of data rows the sheet's dimension declares,
+// or -1 when it declares none.
+func (r *XLSXReader) RowCount() int64 { return r.rowCount }
+
+// SkippedRows returns how many rows with no text in any cell have been
+// skipped so far (Excel often carries formatted but empty rows at the end).
+func (r *XLSXReader) SkippedRows() int { return r.skipped }
+
+// Next returns the next row with any text in it, cells padded to the header
+// width. Errors name the sheet row and are fatal.
+func (r *XLSXReader) Next(ctx context.Context) (Row, error) {
+	for {
+		cells, err := r.next(ctx)
+		if err != nil {
+			if errors.Is(err, io.EOF) && r.skipped > 0 && !r.reported {
+				r.reported = true
+				r.log.Info().Str("input", r.name).Str("sheet", r.info.Sheet).Int("rows", r.skipped).
+					Msg("skipped empty rows")
+			}
+			return Row{}, err
+		}
+		if cells == nil {
+			continue
+		}
+		r.num++
+		width := len(r.header)
+		if len(cells) > width {
+			r.log.Warn().Str("input", r.name).Str("sheet", r.info.Sheet).Int("row", r.num).
+				Int("line", r.line).Int("cells", len(cells)).Int("header_cells", width).
+				Msg("row has more cells than the header; the extra cells are kept")
+		}
+		for len(cells) < width {
+			cells = append(cells, "")
+		}
+		return Row{Num: r.num, Line: r.line, Cells: cells}, nil
+	}
+}
+
+// Close closes the row iterator, then the workbook, which removes its
+// temporary files.
+func (r *XLSXReader) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	errRows := r.rows.Close()
+	errFile := r.f.Close()
+	if err := errors.Join(errRows, errFile); err != nil {
+		return fmt.Errorf("close %s: %w", r.name, err)
+	}
+	return nil
+}
+
+func quoteList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
+}
