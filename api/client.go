@@ -1,0 +1,413 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Default settings of a Client.
+const (
+	// DefaultTimeout bounds each HTTP request of the default HTTP client.
+	DefaultTimeout = 30 * time.Second
+	// DefaultUserAgent is sent unless WithUserAgent says otherwise.
+	DefaultUserAgent = "addrclean-api/1 (+https://github.com/addrclean/addrclean)"
+	// maxBody bounds how much of an answer is read; a verify answer is a
+	// few kilobytes.
+	maxBody = 4 << 20
+)
+
+// Client calls the token and verify endpoints of one service with one API
+// key. It is safe for concurrent use; all goroutines share one token.
+type Client struct {
+	base      string // without trailing slash
+	baseShown string // base for messages: any user info redacted
+	key       Secret
+	auth      Secret // "Basic ..." header value
+	hc        *http.Client
+	userAgent string
+	method    string
+	log       zerolog.Logger
+	waiter    Waiter
+	now       func() time.Time
+
+	tokens *tokenSource
+	stats  clientStats
+}
+
+// Waiter paces requests; *rate.Limiter of golang.org/x/time/rate is one.
+type Waiter interface {
+	Wait(ctx context.Context) error
+}
+
+// Option configures a Client in New.
+type Option func(*Client)
+
+// WithHTTPClient sets the HTTP client (timeouts, proxy, TLS). The default
+// has a DefaultTimeout timeout, keeps enough idle connections for many
+// workers, and does not follow redirects.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) {
+		if hc != nil {
+			c.hc = hc
+		}
+	}
+}
+
+// WithUserAgent sets the User-Agent header of every request.
+func WithUserAgent(ua string) Option {
+	return func(c *Client) { c.userAgent = ua }
+}
+
+// WithMethod sets the HTTP method of verify requests: http.MethodPost (the
+// default) sends the token and the address form-encoded in the body, where
+// proxies do not log it; http.MethodGet sends them in the URL query.
+func WithMethod(method string) Option {
+	return func(c *Client) { c.method = strings.ToUpper(method) }
+}
+
+// WithTokenLifetime tells the client how long a token lives, so it fetches
+// a new one a little before that age (a tenth of the lifetime, at most a
+// minute, early) instead of waiting for a 401. Zero turns this off.
+func WithTokenLifetime(d time.Duration) Option {
+	return func(c *Client) { c.tokens.lifetime = max(d, 0) }
+}
+
+// WithLogger sets the logger; the client logs a debug line when it creates
+// or refreshes a token, never the token or the key.
+func WithLogger(l zerolog.Logger) Option {
+	return func(c *Client) { c.log = l }
+}
+
+// WithWaiter makes Verify call w.Wait before every verify request it sends,
+// the retry after a token refresh included. A caller that passes its rate
+// limiter here must not also wait on it before calling Verify.
+func WithWaiter(w Waiter) Option {
+	return func(c *Client) { c.waiter = w }
+}
+
+// New returns a Client for the service at baseURL (for example
+// "https://api.example.com"; the endpoints are baseURL+"/3.0/...") that
+// authenticates with key. It makes no request: the first Verify fetches the
+// token.
+func New(baseURL string, key Secret, opts ...Option) (*Client, error) {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil {
+		// url.Parse quotes the input, which may carry user info.
+		return nil, errors.New("api: base URL does not parse")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("api: base URL %q: want http:// or https:// and a host", u.Redacted())
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("api: base URL %q: must not have a query or fragment", u.Redacted())
+	}
+	if strings.TrimSpace(key.Reveal()) == "" {
+		return nil, errors.New("api: no API key")
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	c := &Client{
+		base:      u.String(),
+		baseShown: u.Redacted(),
+		key:       key,
+		auth:      Secret("Basic " + base64.StdEncoding.EncodeToString([]byte(key.Reveal()+":"))),
+		hc:        defaultHTTPClient(),
+		userAgent: DefaultUserAgent,
+		method:    http.MethodPost,
+		log:       zerolog.Nop(),
+		now:       time.Now,
+	}
+	c.tokens = &tokenSource{fetch: c.createToken, stats: &c.stats}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.method != http.MethodPost && c.method != http.MethodGet {
+		return nil, fmt.Errorf("api: method %q: want GET or POST", c.method)
+	}
+	c.tokens.now = func() time.Time { return c.now() }
+	c.tokens.log = c.log
+	return c, nil
+}
+
+func defaultHTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// The default of 2 idle connections per host makes every worker beyond
+	// the second open a new connection per request.
+	tr.MaxIdleConnsPerHost = 64
+	return &http.Client{
+		Transport: tr,
+		Timeout:   DefaultTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// ClientStats counts the requests of a Client, for a run's summary.
+type ClientStats struct {
+	// TokenRequests is the number of createtoken requests sent.
+	TokenRequests int64
+	// TokenRefreshes is the number of tokens replaced by a new one (after
+	// a 401 or ahead of the lifetime hint); the first token is not one.
+	TokenRefreshes int64
+	// VerifyRequests is the number of verify requests sent, retries
+	// included.
+	VerifyRequests int64
+	// TokenRetries is the number of verify requests repeated with a new
+	// token after a 401.
+	TokenRetries int64
+}
+
+type clientStats struct {
+	tokenRequests, tokenRefreshes, verifyRequests, tokenRetries atomic.Int64
+}
+
+// Stats returns the counts so far.
+func (c *Client) Stats() ClientStats {
+	return ClientStats{
+		TokenRequests:  c.stats.tokenRequests.Load(),
+		TokenRefreshes: c.stats.tokenRefreshes.Load(),
+		VerifyRequests: c.stats.verifyRequests.Load(),
+		TokenRetries:   c.stats.tokenRetries.Load(),
+	}
+}
+
+// Verify sends one address to the verify endpoint and returns the answer,
+// whatever its action.
+//
+// The address must have a non-empty line and a country, or the error wraps
+// ErrInvalidAddress and nothing is sent. A 401 makes the client refresh the
+// shared token (once, however many requests got one) and retry once; a 401
+// to a token fetched after Verify was called wraps ErrUnauthorized. Other
+// failures are a *StatusError, a *RateLimitedError or a transport error;
+// Classify tells what to do about any of them.
+func (c *Client) Verify(ctx context.Context, a Address) (*VerifyResponse, error) {
+	params, err := encodeAddress(a)
+	if err != nil {
+		return nil, err
+	}
+	startGen := c.tokens.generation()
+	var minGen uint64
+	for retried := false; ; retried = true {
+		tok, gen, err := c.tokens.get(ctx, minGen)
+		if err != nil {
+			return nil, err
+		}
+		if c.waiter != nil {
+			if err := c.waiter.Wait(ctx); err != nil {
+				return nil, fmt.Errorf("api: verify: waiting to send: %w", err)
+			}
+		}
+		resp, rejected, err := c.send(ctx, tok, params)
+		if rejected == nil {
+			return resp, err
+		}
+		// A token fetched after this call began cannot have expired: the
+		// credentials themselves are refused, and a refresh cannot help.
+		if gen > startGen || retried {
+			return nil, &authError{why: "the service refused a freshly created token", status: rejected}
+		}
+		c.stats.tokenRetries.Add(1)
+		minGen = gen + 1
+	}
+}
+
+// encodeAddress checks a and encodes its parameters in interface order,
+// without the token.
+func encodeAddress(a Address) (string, error) {
+	var b strings.Builder
+	n := 0
+	for _, l := range a.Lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		n++
+		addParam(&b, "addressLine", l)
+	}
+	if n == 0 {
+		return "", fmt.Errorf("%w: no address line", ErrInvalidAddress)
+	}
+	if strings.TrimSpace(a.Country) == "" {
+		return "", fmt.Errorf("%w: no country", ErrInvalidAddress)
+	}
+	addOptional(&b, "city", a.City)
+	addOptional(&b, "region", a.Region)
+	addParam(&b, "country", a.Country)
+	addOptional(&b, "language", a.Language)
+	return b.String(), nil
+}
+
+func addOptional(b *strings.Builder, name, value string) {
+	if strings.TrimSpace(value) != "" {
+		addParam(b, name, value)
+	}
+}
+
+func addParam(b *strings.Builder, name, value string) {
+	if b.Len() > 0 {
+		b.WriteByte('&')
+	}
+	b.WriteString(name)
+	b.WriteByte('=')
+	b.WriteString(queryEscape(value))
+}
+
+// queryEscape is form encoding (space as +), as url.Values uses.
+func queryEscape(s string) string { return url.QueryEscape(s) }
+
+// send makes one verify request. When the service refused the token it
+// returns the 401 answer as rejected, with a nil error.
+func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *VerifyResponse, rejected *StatusError, err error) {
+	const op = "verify"
+	endpoint := c.base + "/3.0/verify"
+	shown := c.baseShown + "/3.0/verify"
+	query := "token=" + queryEscape(tok.Reveal()) + "&" + params
+	secrets := []string{tok.Reveal(), c.key.Reveal()}
+
+	var req *http.Request
+	if c.method == http.MethodGet {
+		req, err = http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"?"+query, nil)
+	} else {
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(query))
+		if req != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+	}
+	if err != nil {
+		return nil, nil, fmtErr(unwrapURL(err), secrets, "api: %s: building request for %s: %s", op, shown, unwrapURL(err))
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+
+	c.stats.verifyRequests.Add(1)
+	hr, body, err := c.do(req)
+	if err != nil {
+		return nil, nil, c.transportError(op, c.method, shown, err, secrets)
+	}
+	switch {
+	case hr.StatusCode >= 200 && hr.StatusCode < 300:
+		if body.err != nil {
+			return nil, nil, c.transportError(op, c.method, shown, body.err, secrets)
+		}
+		var vr VerifyResponse
+		if err := json.Unmarshal(body.data, &vr); err != nil {
+			return nil, nil, &kindError{
+				kind: KindTransient,
+				msg:  scrub(fmt.Sprintf("api: %s: unusable answer (HTTP %d, %d bytes): %v", op, hr.StatusCode, len(body.data), err), secrets...),
+				err:  err,
+			}
+		}
+		return &vr, nil, nil
+	case hr.StatusCode == http.StatusUnauthorized:
+		return nil, c.statusError(op, hr, body.data, secrets), nil
+	}
+	return nil, nil, c.failure(op, hr, body.data, secrets)
+}
+
+// createToken fetches a new token with the API key.
+func (c *Client) createToken(ctx context.Context) (string, error) {
+	const op = "createtoken"
+	shown := c.baseShown + "/3.0/createtoken"
+	secrets := []string{c.key.Reveal()}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/3.0/createtoken", nil)
+	if err != nil {
+		return "", fmtErr(unwrapURL(err), secrets, "api: %s: building request for %s: %s", op, shown, unwrapURL(err))
+	}
+	req.Header.Set("Authorization", c.auth.Reveal())
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+
+	c.stats.tokenRequests.Add(1)
+	hr, body, err := c.do(req)
+	if err != nil {
+		return "", c.transportError(op, http.MethodGet, shown, err, secrets)
+	}
+	switch {
+	case hr.StatusCode == http.StatusUnauthorized:
+		return "", &authError{why: "the API key was refused", status: c.statusError(op, hr, body.data, secrets)}
+	case hr.StatusCode < 200 || hr.StatusCode >= 300:
+		return "", c.failure(op, hr, body.data, secrets)
+	case body.err != nil:
+		return "", c.transportError(op, http.MethodGet, shown, body.err, secrets)
+	}
+	var tr TokenResponse
+	if err := json.Unmarshal(body.data, &tr); err != nil || strings.TrimSpace(tr.Token) == "" {
+		why := "no token in it"
+		if err != nil {
+			why = err.Error()
+		}
+		// A complete 200 answer without a token: the base URL points at
+		// something that is not this service. Retrying will not change it.
+		return "", &kindError{
+			kind: KindFatal,
+			msg:  scrub(fmt.Sprintf("api: %s: unusable answer from %s (HTTP %d, %d bytes): %s", op, shown, hr.StatusCode, len(body.data), why), append(secrets, tr.Token)...),
+			err:  err,
+		}
+	}
+	return tr.Token, nil
+}
+
+// readResult is a response body read in full, or as far as it went.
+type readResult struct {
+	data []byte
+	err  error
+}
+
+// do sends req and reads the whole body, so the connection can be reused.
+func (c *Client) do(req *http.Request) (*http.Response, readResult, error) {
+	hr, err := c.hc.Do(req)
+	if err != nil {
+		return nil, readResult{}, err
+	}
+	defer hr.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(hr.Body, maxBody+1))
+	if err == nil && len(data) > maxBody {
+		err = fmt.Errorf("answer larger than %d bytes", maxBody)
+		data = data[:maxBody]
+	}
+	return hr, readResult{data: data, err: err}, nil
+}
+
+// statusError builds the StatusError of an answer, its message scrubbed.
+func (c *Client) statusError(op string, hr *http.Response, body []byte, secrets []string) *StatusError {
+	se := newStatusError(op, hr, body, c.now())
+	se.Message = scrub(se.Message, secrets...)
+	se.Location = scrub(se.Location, secrets...)
+	return se
+}
+
+// failure turns a non-success answer other than 401 into its error.
+func (c *Client) failure(op string, hr *http.Response, body []byte, secrets []string) error {
+	se := c.statusError(op, hr, body, secrets)
+	if hr.StatusCode == http.StatusTooManyRequests {
+		return &RateLimitedError{RetryAfter: se.RetryAfter, Status: se}
+	}
+	return se
+}
+
+// transportError describes a failed exchange without the request URL that
+// net/http puts in its errors: with GET that URL holds the token.
+func (c *Client) transportError(op, method, shown string, err error, secrets []string) error {
+	cause := unwrapURL(err)
+	return fmtErr(cause, secrets, "api: %s: %s %s: %s", op, method, shown, describeCause(cause))
+}
+
+// unwrapURL drops the *url.Error layer (and with it the request URL).
+func unwrapURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return ue.Err
+	}
+	return err
+}
