@@ -30,7 +30,8 @@ type XLSXReader struct {
 	header   []string
 	info     Info
 	rowCount int64
-	line     int // sheet row number of the last row read
+	lastRow  int64 // last row number the sheet's dimension declares, or -1
+	line     int   // sheet row number of the last row read
 	num      int
 	skipped  int
 	done     bool
@@ -81,8 +82,9 @@ func openXLSX(ctx context.Context, path string, opts Options) (_ *XLSXReader, er
 	}
 	// The dimension is read from the head of the sheet without parsing the
 	// rows, so it is cheap; the header row is taken off below.
+	r.lastRow = -1
 	if ref, err := f.GetSheetDimension(sheet); err == nil {
-		r.rowCount = lastRowOf(ref)
+		r.lastRow = lastRowOf(ref)
 	}
 	r.rows, err = f.Rows(sheet)
 	if err != nil {
@@ -110,8 +112,8 @@ func openXLSX(ctx context.Context, path string, opts Options) (_ *XLSXReader, er
 			cells[0] = strings.TrimPrefix(cells[0], "\uFEFF")
 		}
 		r.header = cells
-		if r.rowCount >= 0 {
-			r.rowCount = max(r.rowCount-int64(r.line), 0)
+		if r.lastRow >= 0 {
+			r.rowCount = max(r.lastRow-int64(r.line), 0)
 		}
 		r.skipped = 0
 		return r, nil
@@ -176,6 +178,13 @@ func (r *XLSXReader) next(ctx context.Context) ([]string, error) {
 		// Next stops quietly on a broken XML stream; only Error tells.
 		if err := r.rows.Error(); err != nil {
 			return nil, fmt.Errorf("%s: sheet %q after row %d: %w", r.name, r.info.Sheet, r.line, err)
+		}
+		// excelize also ends quietly on malformed XML, so a sheet that stops
+		// short of its declared size is the only sign of a damaged file.
+		if int64(r.line) < r.lastRow {
+			r.log.Warn().Str("input", r.name).Str("sheet", r.info.Sheet).Int("last_row", r.line).
+				Int64("declared_last_row", r.lastRow).
+				Msg("the sheet ended before the last row it declares; the file may be damaged and rows may be missing")
 		}
 		return nil, io.EOF
 	}
