@@ -1,0 +1,288 @@
+package gazetteer
+
+import (
+	"slices"
+	"strings"
+)
+
+// decide turns the scored candidates into a Match: a confident building
+// match, else the street, locality or region the input names, else the
+// input tidied up.
+func (ix *Index) decide(pq *query, cands []cand) Match {
+	var best *cand
+	runner := 0.0
+	if len(cands) > 0 {
+		best = &cands[0]
+	}
+	if len(cands) > 1 {
+		runner = cands[1].score
+	}
+	var m Match
+	if best != nil && best.score > 0 {
+		m.Score, m.RunnerUp = best.score, runner
+		confident := best.score >= confidentScore && best.score-runner >= confidentGap
+		if !confident && ix.eircodeDecides(pq, best) {
+			confident = true
+		}
+		if confident {
+			ix.buildingMatch(pq, best, &m)
+			return m
+		}
+		m.Ambiguous = best.score >= confidentScore
+		if ix.streetMatch(pq, cands, &m) {
+			return m
+		}
+	}
+	ix.areaMatch(pq, best, &m)
+	return m
+}
+
+// eircodeDecides reports whether the Eircode given is enough on its own: it
+// names exactly this record, and nothing written contradicts it.
+func (ix *Index) eircodeDecides(pq *query, c *cand) bool {
+	r := &ix.recs[c.n]
+	if pq.pcKind != Eircode || r.Postcode != pq.pc {
+		return false
+	}
+	if len(ix.byPostcode[strings.ReplaceAll(pq.pc, " ", "")]) != 1 {
+		return false
+	}
+	ev := &c.ev
+	if ev.numState == ChangeChanged || ev.subState == ChangeChanged {
+		return false
+	}
+	return c.s >= 0.5 || len(pq.toks) == 0
+}
+
+// buildingMatch fills m from a confident match to one record.
+func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
+	r := &ix.recs[c.n]
+	ev := &c.ev
+	m.Record = r
+	m.Level = LevelBuilding
+	if r.SubBuilding != "" {
+		m.Level = LevelSubBuilding
+	}
+	m.Lines = r.Lines()
+	m.City, m.Region, m.Postcode, m.Country = r.City, r.Region, r.Postcode, r.Country
+	if r.HasLocation {
+		m.Location = &Point{r.Latitude, r.Longitude}
+	}
+	d := &m.Details
+	d.Organization = ev.orgState
+	switch {
+	case r.Street == "" && r.BuildingName == "":
+		d.Street = ChangeNone
+	case ev.streetAbsent:
+		d.Street = ChangeAdded
+	case ev.streetTypo || ev.streetPart:
+		d.Street = ChangeChanged
+	default:
+		d.Street = ChangeUnchanged
+	}
+	d.BuildingNumber = ev.numState
+	d.SubBuildingNumber = ev.subState
+	d.City = ev.townState
+	d.Region = ev.regionState
+	d.Postcode = ev.pcState
+	d.AddressLines = ChangeUnchanged
+	if !sameTokens(pq.addr, m.Lines) {
+		d.AddressLines = ChangeChanged
+	}
+	ix.amended(pq, m)
+	// Additions (postcode, county, town, locality, organisation) and
+	// spelling that normalises equal are cosmetic; anything corrected, or
+	// input words the address does not explain, is a real change.
+	real := d.Street == ChangeChanged || d.Street == ChangeAdded ||
+		d.BuildingNumber == ChangeChanged || d.BuildingNumber == ChangeAdded ||
+		d.SubBuildingNumber == ChangeChanged || d.SubBuildingNumber == ChangeAdded ||
+		d.City == ChangeChanged || d.Region == ChangeChanged || d.Postcode == ChangeChanged ||
+		d.Organization == ChangeChanged || ev.unmatched
+	m.Verdict = VerdictAccept
+	if real {
+		m.Verdict = VerdictSuggest
+	}
+}
+
+// streetMatch fills m with a street-level match when the best candidates
+// all lie on the same street of the same town; it reports whether it did.
+func (ix *Index) streetMatch(pq *query, cands []cand, m *Match) bool {
+	best := &cands[0]
+	r := &ix.recs[best.n]
+	k := &ix.keys[best.n]
+	if best.s < streetScore || r.Street == "" || r.Type == POBox || k.nStreet == 0 {
+		return false
+	}
+	if !best.ev.townOK && pq.pc == "" && len(pq.regions) == 0 {
+		return false
+	}
+	street := Fold(r.Street)
+	var lat, lon float64
+	n := 0
+	for i := range cands {
+		c := &cands[i]
+		o := &ix.recs[c.n]
+		same := ix.keys[c.n].town == k.town && Fold(o.Street) == street
+		if !same && c.s >= streetScore && c.score >= best.score-confidentGap {
+			return false // two streets are equally likely
+		}
+		if same && o.HasLocation {
+			lat += o.Latitude
+			lon += o.Longitude
+			n++
+		}
+	}
+	m.Verdict = VerdictConfirm
+	m.Level = LevelStreet
+	line := r.Street
+	if len(pq.nums) > 0 {
+		line = strings.ToUpper(pq.nums[0]) + " " + r.Street
+	}
+	m.Lines = []string{line}
+	if r.Locality != "" {
+		m.Lines = append(m.Lines, r.Locality)
+	}
+	m.City, m.Region, m.Country = r.City, r.Region, r.Country
+	m.Postcode = pq.pc
+	if n > 0 {
+		m.Location = &Point{lat / float64(n), lon / float64(n)}
+	}
+	d := &m.Details
+	d.Organization = ChangeNone
+	d.Street = ChangeUnchanged
+	if best.ev.streetTypo || best.ev.streetPart {
+		d.Street = ChangeChanged
+	}
+	d.BuildingNumber, d.SubBuildingNumber = ChangeNone, ChangeNone
+	if len(pq.nums) > 0 {
+		d.BuildingNumber = ChangeIgnored
+	}
+	if pq.sub != "" {
+		d.SubBuildingNumber = ChangeIgnored
+	}
+	d.City, d.Region = best.ev.townState, best.ev.regionState
+	d.Postcode = ChangeNone
+	if pq.pc != "" {
+		d.Postcode = ChangeUnchanged
+	}
+	d.AddressLines = ChangeUnchanged
+	if !sameTokens(pq.addr, m.Lines) {
+		d.AddressLines = ChangeChanged
+	}
+	ix.amended(pq, m)
+	return true
+}
+
+// areaMatch fills m with the town (locality) or county (region) the input
+// names, or with the input tidied up when nothing is recognised.
+func (ix *Index) areaMatch(pq *query, best *cand, m *Match) {
+	m.Verdict = VerdictConfirm
+	m.Level = LevelNone
+	m.Lines = slices.Clone(pq.addr)
+	m.City, m.Region, m.Postcode, m.Country = pq.cityIn, pq.regionIn, pq.pc, pq.country
+	if m.Postcode == "" {
+		m.Postcode = Tidy(pq.pcRaw)
+	}
+	d := &m.Details
+	*d = Details{ChangeNone, ChangeNone, ChangeUnchanged, ChangeNone, ChangeNone, ChangeNone, ChangeNone, ChangeNone}
+	if len(pq.addr) == 0 {
+		d.AddressLines = ChangeNone
+	}
+	if pq.cityIn != "" {
+		d.City = ChangeUnchanged
+	}
+	if pq.regionIn != "" {
+		d.Region = ChangeUnchanged
+	}
+	if pq.pc != "" {
+		d.Postcode = ChangeUnchanged
+	}
+	town := uint32(0)
+	if best != nil && best.score > 0 && best.ev.townOK {
+		town = ix.keys[best.n].town
+	}
+	for _, t := range pq.towns {
+		if town != 0 {
+			break
+		}
+		if pq.country == "" || ix.areas[t].country == pq.country {
+			town = t
+		}
+	}
+	if town == 0 && pq.pcArea != 0 {
+		// The postcode area's commonest town stands for the area.
+		town = ix.pcTown(pq.pcArea)
+	}
+	region := uint32(0)
+	for _, r := range pq.regions {
+		if pq.country == "" || ix.areas[r].country == pq.country {
+			region = r
+			break
+		}
+	}
+	switch {
+	case town != 0:
+		a := &ix.areas[town]
+		m.Level = LevelLocality
+		if a.fkey != pq.cityKey {
+			d.City = ChangeAdded
+			if pq.cityIn != "" {
+				d.City = ChangeChanged
+			}
+		}
+		m.City, m.Country = a.name, a.country
+		if a.region != "" {
+			if Fold(a.region) != pq.regKey {
+				d.Region = ChangeAdded
+				if pq.regionIn != "" {
+					d.Region = ChangeChanged
+				}
+			}
+			m.Region = a.region
+		}
+		if a.nLoc > 0 {
+			m.Location = &Point{a.lat, a.lon}
+		}
+	case region != 0:
+		a := &ix.areas[region]
+		m.Level = LevelRegion
+		m.Region, m.Country = a.name, a.country
+		if a.nLoc > 0 {
+			m.Location = &Point{a.lat, a.lon}
+		}
+	}
+	ix.amended(pq, m)
+}
+
+// pcTown returns the town of the first record of a postcode area.
+func (ix *Index) pcTown(pcArea uint32) uint32 {
+	a := &ix.areas[pcArea]
+	if a.n == 0 {
+		return 0
+	}
+	return ix.keys[a.first].town
+}
+
+// amended sets the amended flags: an element is amended when the value
+// returned differs from the value given, by even a character.
+func (ix *Index) amended(pq *query, m *Match) {
+	m.AddressLinesAmended = !slices.Equal(pq.addr, m.Lines)
+	m.CityAmended = pq.cityIn != m.City
+	m.RegionAmended = pq.regionIn != m.Region
+	m.PostcodeAmended = pq.pcRaw != m.Postcode && !(pq.pcRaw == "" && m.Postcode == "")
+}
+
+// sameTokens reports whether two sets of lines say the same thing once
+// normalised, in any order of lines.
+func sameTokens(a, b []string) bool {
+	var ta, tb []string
+	for _, l := range a {
+		ta = appendTokens(ta, l)
+	}
+	for _, l := range b {
+		tb = appendTokens(tb, l)
+	}
+	slices.Sort(ta)
+	slices.Sort(tb)
+	return slices.Equal(ta, tb)
+}

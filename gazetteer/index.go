@@ -1,0 +1,324 @@
+package gazetteer
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Index is a loaded reference: the records, their matching keys and the
+// blocking tables. It is read-only after Load, so Match is safe for
+// concurrent use.
+type Index struct {
+	recs []Record
+	keys []recKey
+	byID map[string]uint32
+
+	vocab   map[string]uint32 // token → id
+	words   []string          // id → token
+	idf     []float32
+	deletes map[string][]uint32 // one-deletion variants → token ids (typo tolerance)
+
+	// postings maps (area, token) to the records having that token in their
+	// street, building name, locality or organisation; area 0 is the whole
+	// country set, the others towns, counties and postcode areas.
+	postings   map[uint64][]uint32
+	byPostcode map[string][]uint32 // compact canonical postcode → records
+
+	areaIDs map[string]uint32 // "t:ennis", "c:clare", "p:V95"
+	areas   []area
+	towns   map[string][]uint32 // folded town name → town area ids
+	regions map[string][]uint32 // folded county/region name → region area ids
+	maxIDF  float32
+}
+
+// recKey is the matching key of one record: token ids by element, folded
+// numbers, and the areas it belongs to.
+type recKey struct {
+	toks     []uint32 // street, then name, locality, organisation
+	nStreet  uint8
+	nName    uint8
+	nLoc     uint8
+	num      string // folded building number (or PO Box number)
+	sub      string // folded sub-building key
+	town     uint32
+	region   uint32
+	pcArea   uint32
+	cityToks []uint32
+}
+
+// area is a town, county/region or postcode area with its display names and
+// the centroid of its records.
+type area struct {
+	kind    byte // 't', 'c', 'p'
+	name    string
+	fkey    string   // folded name
+	toks    []uint32 // words of the name
+	region  string
+	country string
+	lat     float64
+	lon     float64
+	n       int
+	nLoc    int
+	first   uint32 // the first record in the area
+}
+
+type builder struct {
+	ix *Index
+}
+
+func newBuilder() *builder {
+	ix := &Index{
+		byID:       make(map[string]uint32),
+		vocab:      make(map[string]uint32),
+		postings:   make(map[uint64][]uint32),
+		byPostcode: make(map[string][]uint32),
+		areaIDs:    map[string]uint32{"": 0},
+		areas:      []area{{}},
+		towns:      make(map[string][]uint32),
+		regions:    make(map[string][]uint32),
+		deletes:    make(map[string][]uint32),
+	}
+	return &builder{ix: ix}
+}
+
+// errDuplicateID is a reference row whose id was already used.
+var errDuplicateID = errors.New("duplicate id")
+
+func (b *builder) token(w string) uint32 {
+	ix := b.ix
+	id, ok := ix.vocab[w]
+	if !ok {
+		id = uint32(len(ix.words))
+		ix.vocab[w] = id
+		ix.words = append(ix.words, w)
+		ix.idf = append(ix.idf, 0)
+	}
+	return id
+}
+
+func (b *builder) area(kind byte, key, name, region, country string) uint32 {
+	ix := b.ix
+	k := string(kind) + ":" + country + ":" + key
+	id, ok := ix.areaIDs[k]
+	if !ok {
+		id = uint32(len(ix.areas))
+		ix.areaIDs[k] = id
+		a := area{kind: kind, name: name, fkey: key, region: region, country: country}
+		for _, w := range Tokens(name) {
+			a.toks = append(a.toks, b.token(w))
+		}
+		ix.areas = append(ix.areas, a)
+		switch kind {
+		case 't':
+			ix.towns[key] = append(ix.towns[key], id)
+		case 'c':
+			ix.regions[key] = append(ix.regions[key], id)
+		}
+	}
+	return id
+}
+
+func (b *builder) add(r Record) error {
+	ix := b.ix
+	if _, dup := ix.byID[r.ID]; dup {
+		return fmt.Errorf("%w %q", errDuplicateID, r.ID)
+	}
+	if len(ix.recs) >= math.MaxUint32-1 {
+		return errors.New("too many records")
+	}
+	n := uint32(len(ix.recs))
+	ix.byID[r.ID] = n
+	var k recKey
+	var tmp [32]string
+	street := appendTokens(tmp[:0], r.Street)
+	for _, w := range street {
+		if isNumberToken(w) {
+			if k.num == "" && r.BuildingNumber == "" {
+				k.num = w
+			}
+			continue
+		}
+		k.toks = append(k.toks, b.token(w))
+	}
+	k.nStreet = uint8(min(len(k.toks), 255))
+	for _, w := range appendTokens(tmp[:0], r.BuildingName) {
+		k.toks = append(k.toks, b.token(w))
+	}
+	k.nName = uint8(min(len(k.toks)-int(k.nStreet), 255))
+	for _, w := range appendTokens(tmp[:0], r.Locality) {
+		k.toks = append(k.toks, b.token(w))
+	}
+	k.nLoc = uint8(min(len(k.toks)-int(k.nStreet)-int(k.nName), 255))
+	for _, w := range appendTokens(tmp[:0], r.Organisation) {
+		k.toks = append(k.toks, b.token(w))
+	}
+	if r.BuildingNumber != "" {
+		k.num = strings.Join(appendTokens(tmp[:0], r.BuildingNumber), "")
+	}
+	k.sub = subKey(appendTokens(tmp[:0], r.SubBuilding))
+	cityKey := Fold(r.City)
+	for _, w := range appendTokens(tmp[:0], r.City) {
+		k.cityToks = append(k.cityToks, b.token(w))
+	}
+	k.town = b.area('t', cityKey, r.City, r.Region, r.Country)
+	if r.Region != "" {
+		k.region = b.area('c', Fold(r.Region), r.Region, "", r.Country)
+	}
+	if r.Postcode != "" {
+		if pa := PostcodeArea(r.Postcode); pa != "" {
+			k.pcArea = b.area('p', pa, pa, "", r.Country)
+		}
+		pc := strings.ReplaceAll(r.Postcode, " ", "")
+		ix.byPostcode[pc] = append(ix.byPostcode[pc], n)
+	}
+	if r.HasLocation {
+		for _, a := range [...]uint32{k.town, k.region, k.pcArea} {
+			if a != 0 {
+				ar := &ix.areas[a]
+				ar.lat += r.Latitude
+				ar.lon += r.Longitude
+				ar.nLoc++
+			}
+		}
+	}
+	for _, a := range [...]uint32{k.town, k.region, k.pcArea} {
+		if a != 0 {
+			if ix.areas[a].n == 0 {
+				ix.areas[a].first = n
+			}
+			ix.areas[a].n++
+		}
+	}
+	// Each distinct token is posted once per area it is found in.
+	areas := [...]uint32{0, k.town, k.region, k.pcArea}
+	for i, t := range k.toks {
+		if indexOf(k.toks[:i], t) >= 0 {
+			continue
+		}
+		ix.idf[t]++ // document frequency for now; finish turns it into idf
+		for j, a := range areas {
+			if (a == 0 && j > 0) || indexOf32(areas[:j], a) >= 0 {
+				continue
+			}
+			key := uint64(a)<<32 | uint64(t)
+			ix.postings[key] = append(ix.postings[key], n)
+		}
+	}
+	ix.recs = append(ix.recs, r)
+	ix.keys = append(ix.keys, k)
+	return nil
+}
+
+// subKey reduces a sub-building to what identifies it: its numbers ("Flat
+// 2B" → "2b"), or its words when it has none ("Ground Floor").
+func subKey(toks []string) string {
+	var nums []string
+	for _, t := range toks {
+		if isNumberToken(t) {
+			nums = append(nums, t)
+		}
+	}
+	if len(nums) > 0 {
+		return strings.Join(nums, " ")
+	}
+	var words []string
+	for _, t := range toks {
+		if t != "flat" {
+			words = append(words, t)
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+func indexOf(s []uint32, v uint32) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+func indexOf32(s []uint32, v uint32) int { return indexOf(s, v) }
+
+// finish turns document frequencies into IDF weights, builds the typo
+// table and averages the area centroids.
+func (b *builder) finish() *Index {
+	ix := b.ix
+	N := float64(len(ix.recs)) + 1
+	ix.maxIDF = float32(math.Log(1 + N))
+	for i, df := range ix.idf {
+		if df < 1 {
+			// Only in town names: rare as a street word, but not unknown.
+			df = 1
+		}
+		ix.idf[i] = float32(math.Log(1 + N/float64(df)))
+	}
+	for id, w := range ix.words {
+		if len(w) < 4 || isNumberToken(w) {
+			continue
+		}
+		for i := 0; i < len(w); i++ {
+			d := w[:i] + w[i+1:]
+			ix.deletes[d] = append(ix.deletes[d], uint32(id))
+		}
+	}
+	for i := range ix.areas {
+		a := &ix.areas[i]
+		if a.nLoc > 0 {
+			a.lat /= float64(a.nLoc)
+			a.lon /= float64(a.nLoc)
+		}
+	}
+	return ix
+}
+
+// Len returns the number of reference records.
+func (ix *Index) Len() int { return len(ix.recs) }
+
+// Lookup returns the record with the given id.
+func (ix *Index) Lookup(id string) (*Record, bool) {
+	n, ok := ix.byID[id]
+	if !ok {
+		return nil, false
+	}
+	return &ix.recs[n], true
+}
+
+// Records calls yield for every record in file order until it returns false.
+func (ix *Index) Records(yield func(*Record) bool) {
+	for i := range ix.recs {
+		if !yield(&ix.recs[i]) {
+			return
+		}
+	}
+}
+
+// Lines returns the address lines of a record as they are printed:
+// organisation, sub-building, building name, number and street, locality.
+func (r *Record) Lines() []string {
+	lines := make([]string, 0, 5)
+	if r.Organisation != "" {
+		lines = append(lines, r.Organisation)
+	}
+	if r.SubBuilding != "" {
+		lines = append(lines, r.SubBuilding)
+	}
+	if r.BuildingName != "" {
+		lines = append(lines, r.BuildingName)
+	}
+	switch {
+	case r.BuildingNumber != "" && r.Street != "":
+		lines = append(lines, r.BuildingNumber+" "+r.Street)
+	case r.Street != "":
+		lines = append(lines, r.Street)
+	case r.BuildingNumber != "":
+		lines = append(lines, r.BuildingNumber)
+	}
+	if r.Locality != "" {
+		lines = append(lines, r.Locality)
+	}
+	return lines
+}

@@ -1,0 +1,326 @@
+package gazetteer
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Columns is the header of the reference CSV format, in its documented
+// order (see FORMAT.md). Load accepts the columns in any order.
+var Columns = []string{
+	"id", "organisation", "sub_building", "building_name", "building_number",
+	"street", "locality", "city", "region", "postcode", "country",
+	"latitude", "longitude", "type",
+}
+
+const (
+	colID = iota
+	colOrganisation
+	colSubBuilding
+	colBuildingName
+	colBuildingNumber
+	colStreet
+	colLocality
+	colCity
+	colRegion
+	colPostcode
+	colCountry
+	colLatitude
+	colLongitude
+	colType
+	numCols
+)
+
+// columnAliases are header spellings accepted besides the documented ones.
+var columnAliases = map[string]int{
+	"organization": colOrganisation, "org": colOrganisation,
+	"subbuilding": colSubBuilding, "building": colBuildingName,
+	"number": colBuildingNumber, "town": colCity, "county": colRegion,
+	"eircode": colPostcode, "lat": colLatitude, "lon": colLongitude,
+	"lng": colLongitude, "address_type": colType,
+}
+
+// RowError is one bad row of a reference file.
+type RowError struct {
+	Line int // 1-based line in the file where the row starts
+	Err  error
+}
+
+func (e RowError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+
+func (e RowError) Unwrap() error { return e.Err }
+
+// maxRowErrors bounds how many bad rows a LoadError lists, so a wrong file
+// does not produce a million-line message.
+const maxRowErrors = 20
+
+// LoadError reports the bad rows of a reference file; the file is refused
+// as a whole because a half-loaded reference gives wrong answers quietly.
+type LoadError struct {
+	Rows  []RowError // the first bad rows, at most 20
+	Total int        // how many rows were bad in all
+}
+
+func (e *LoadError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "reference: %d bad row(s)", e.Total)
+	for i, r := range e.Rows {
+		if i == 5 {
+			fmt.Fprintf(&b, "; ...")
+			break
+		}
+		fmt.Fprintf(&b, "; %v", r)
+	}
+	return b.String()
+}
+
+// ErrBadHeader is returned (wrapped) when the header lacks a required column.
+var ErrBadHeader = errors.New("reference: bad header")
+
+// LoadFile loads a reference CSV file; see Load.
+func LoadFile(ctx context.Context, path string) (*Index, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reference: %w", err)
+	}
+	defer f.Close()
+	ix, err := Load(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ix, nil
+}
+
+// Load reads a reference CSV (format in FORMAT.md) and builds the index. A
+// file with bad rows is refused with a *LoadError naming them by line.
+func Load(ctx context.Context, r io.Reader) (*Index, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
+		_, _ = br.Discard(3)
+	}
+	cr := csv.NewReader(br)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%w: empty file", ErrBadHeader)
+		}
+		return nil, fmt.Errorf("reference: header: %w", err)
+	}
+	pos, err := mapHeader(header)
+	if err != nil {
+		return nil, err
+	}
+	b := newBuilder()
+	var lerr LoadError
+	bad := func(line int, err error) {
+		lerr.Total++
+		if len(lerr.Rows) < maxRowErrors {
+			lerr.Rows = append(lerr.Rows, RowError{Line: line, Err: err})
+		}
+	}
+	for n := 0; ; n++ {
+		if n&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("reference: %w", err)
+			}
+		}
+		fields, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				bad(pe.StartLine, pe.Err)
+				if errors.Is(pe.Err, csv.ErrFieldCount) {
+					continue
+				}
+				// A quoting error leaves the reader out of step; stop here.
+				break
+			}
+			return nil, fmt.Errorf("reference: %w", err)
+		}
+		if len(fields) != len(header) {
+			if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
+				continue
+			}
+			bad(line, fmt.Errorf("%d fields, header has %d", len(fields), len(header)))
+			continue
+		}
+		rec, err := parseRecord(fields, &pos)
+		if err != nil {
+			bad(line, err)
+			continue
+		}
+		if err := b.add(rec); err != nil {
+			bad(line, err)
+		}
+	}
+	if lerr.Total > 0 {
+		return nil, &lerr
+	}
+	return b.finish(), nil
+}
+
+// mapHeader finds each column's position; -1 for absent optional columns.
+func mapHeader(header []string) ([numCols]int, error) {
+	var pos [numCols]int
+	for i := range pos {
+		pos[i] = -1
+	}
+	for i, h := range header {
+		k := strings.ToLower(strings.TrimSpace(h))
+		k = strings.NewReplacer(" ", "_", "-", "_").Replace(k)
+		c := -1
+		for j, name := range Columns {
+			if k == name {
+				c = j
+			}
+		}
+		if c < 0 {
+			if a, ok := columnAliases[strings.ReplaceAll(k, "_", "")]; ok {
+				c = a
+			} else if a, ok := columnAliases[k]; ok {
+				c = a
+			}
+		}
+		if c < 0 {
+			continue // unknown columns are allowed and ignored
+		}
+		if pos[c] >= 0 {
+			return pos, fmt.Errorf("%w: column %q twice", ErrBadHeader, Columns[c])
+		}
+		pos[c] = i
+	}
+	for _, c := range []int{colID, colStreet, colCity, colCountry} {
+		if pos[c] < 0 {
+			return pos, fmt.Errorf("%w: missing column %q", ErrBadHeader, Columns[c])
+		}
+	}
+	return pos, nil
+}
+
+// parseRecord checks one row and builds its Record.
+func parseRecord(f []string, pos *[numCols]int) (Record, error) {
+	get := func(c int) string {
+		if pos[c] < 0 {
+			return ""
+		}
+		return strings.TrimSpace(f[pos[c]])
+	}
+	r := Record{
+		ID:             get(colID),
+		Organisation:   get(colOrganisation),
+		SubBuilding:    get(colSubBuilding),
+		BuildingName:   get(colBuildingName),
+		BuildingNumber: get(colBuildingNumber),
+		Street:         get(colStreet),
+		Locality:       get(colLocality),
+		City:           get(colCity),
+		Region:         get(colRegion),
+		Country:        strings.ToUpper(get(colCountry)),
+	}
+	if r.ID == "" {
+		return r, errors.New("empty id")
+	}
+	if len(r.Country) != 2 || !isLetter(r.Country[0]) || !isLetter(r.Country[1]) {
+		return r, fmt.Errorf("country %q is not an ISO alpha-2 code", r.Country)
+	}
+	if r.Street == "" && r.BuildingName == "" && r.Organisation == "" {
+		return r, errors.New("no street, building name or organisation")
+	}
+	if r.City == "" {
+		return r, errors.New("empty city")
+	}
+	pc := get(colPostcode)
+	switch {
+	case pc == "":
+	case r.Country == "IE":
+		c, ok := ParseEircode(pc)
+		if !ok {
+			return r, fmt.Errorf("postcode %q is not an Eircode", pc)
+		}
+		r.Postcode = c
+	case r.Country == "GB":
+		c, ok := ParseUKPostcode(pc)
+		if !ok {
+			return r, fmt.Errorf("postcode %q is not a UK postcode", pc)
+		}
+		r.Postcode = c
+	default:
+		r.Postcode = Tidy(pc)
+	}
+	lat, lon := get(colLatitude), get(colLongitude)
+	if lat != "" || lon != "" {
+		la, err1 := strconv.ParseFloat(lat, 64)
+		lo, err2 := strconv.ParseFloat(lon, 64)
+		if err1 != nil || err2 != nil || math.IsNaN(la) || math.IsNaN(lo) || la < -90 || la > 90 || lo < -180 || lo > 180 {
+			return r, fmt.Errorf("bad coordinates %q, %q", lat, lon)
+		}
+		r.Latitude, r.Longitude, r.HasLocation = la, lo, true
+	}
+	switch strings.ToLower(strings.ReplaceAll(get(colType), " ", "")) {
+	case "", "residential":
+		r.Type = Residential
+	case "commercial":
+		r.Type = Commercial
+	case "pobox":
+		r.Type = POBox
+	default:
+		return r, fmt.Errorf("unknown type %q (want Residential, Commercial or POBox)", get(colType))
+	}
+	return r, nil
+}
+
+// WriteCSV writes records in the reference format, header first; the
+// generators use it so that what they write is what Load reads.
+func WriteCSV(w io.Writer, recs func(yield func(Record) bool)) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(Columns); err != nil {
+		return fmt.Errorf("reference: %w", err)
+	}
+	row := make([]string, numCols)
+	var werr error
+	recs(func(r Record) bool {
+		row[colID] = r.ID
+		row[colOrganisation] = r.Organisation
+		row[colSubBuilding] = r.SubBuilding
+		row[colBuildingName] = r.BuildingName
+		row[colBuildingNumber] = r.BuildingNumber
+		row[colStreet] = r.Street
+		row[colLocality] = r.Locality
+		row[colCity] = r.City
+		row[colRegion] = r.Region
+		row[colPostcode] = r.Postcode
+		row[colCountry] = r.Country
+		row[colLatitude], row[colLongitude] = "", ""
+		if r.HasLocation {
+			row[colLatitude] = strconv.FormatFloat(r.Latitude, 'f', 6, 64)
+			row[colLongitude] = strconv.FormatFloat(r.Longitude, 'f', 6, 64)
+		}
+		row[colType] = string(r.Type)
+		if werr = cw.Write(row); werr != nil {
+			return false
+		}
+		return true
+	})
+	if werr != nil {
+		return fmt.Errorf("reference: %w", werr)
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("reference: %w", err)
+	}
+	return nil
+}

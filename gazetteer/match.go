@@ -1,0 +1,387 @@
+package gazetteer
+
+import (
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Tuning of matching. The values were set against the evaluation in
+// eval_test.go; change them only with that test.
+const (
+	// confidentScore is the lowest score of a confident match.
+	confidentScore = 0.80
+	// confidentGap is how far ahead of the runner-up a confident match must be.
+	confidentGap = 0.08
+	// streetScore is the lowest street similarity for a street-level match.
+	streetScore = 0.80
+	// maxScan bounds the postings read per query, and topK the candidates
+	// scored in full: together they bound the cost of one Match.
+	maxScan = 6000
+	topK    = 24
+)
+
+// scratch is the per-call working memory, pooled so Match allocates little.
+type scratch struct {
+	q     query
+	acc   map[uint32]float32
+	lists []plist
+	cands []cand
+}
+
+type plist struct {
+	ids []uint32
+	w   float32
+}
+
+type cand struct {
+	n     uint32
+	pre   float32
+	score float64
+	s     float64 // street similarity
+	ev    evidence
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{acc: make(map[uint32]float32, 256)}
+}}
+
+// Match finds the reference address that q most likely means and describes
+// the result (see Match). It is safe for concurrent use.
+func (ix *Index) Match(q Query) Match {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	pq := ix.parse(q, sc)
+	cands := ix.candidates(pq, sc)
+	for i := range cands {
+		ix.score(pq, &cands[i])
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return int(a.n) - int(b.n)
+	})
+	return ix.decide(pq, cands)
+}
+
+// candidates gathers records through the blocking tables: the full
+// postcode, and (area, word) postings for the query's towns, counties and
+// postcode area, shortest lists first. Records are pre-ranked by the words
+// they share with the query and their house number, and the best topK kept.
+func (ix *Index) candidates(pq *query, sc *scratch) []cand {
+	clear(sc.acc)
+	sc.lists = sc.lists[:0]
+	sc.cands = sc.cands[:0]
+	if pq.country != "" && pq.country != "IE" && pq.country != "GB" && !ix.hasCountry(pq.country) {
+		return nil
+	}
+	if pq.pc != "" {
+		if ids := ix.byPostcode[strings.ReplaceAll(pq.pc, " ", "")]; len(ids) > 0 {
+			sc.lists = append(sc.lists, plist{ids, 4 * ix.maxIDF})
+		}
+	}
+	areas := make([]uint32, 0, 8)
+	areas = append(areas, pq.towns...)
+	areas = append(areas, pq.regions...)
+	if pq.pcArea != 0 {
+		areas = append(areas, pq.pcArea)
+	}
+	areas = append(areas, 0)
+	slices.Sort(areas)
+	areas = slices.Compact(areas)
+	for _, a := range areas {
+		for _, t := range pq.toks {
+			if t.id >= 0 {
+				if ids := ix.postings[uint64(a)<<32|uint64(t.id)]; len(ids) > 0 {
+					sc.lists = append(sc.lists, plist{ids, ix.idf[t.id]})
+				}
+			}
+			for _, alt := range t.alts {
+				if ids := ix.postings[uint64(a)<<32|uint64(alt)]; len(ids) > 0 {
+					sc.lists = append(sc.lists, plist{ids, 0.85 * ix.idf[alt]})
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(sc.lists, func(a, b plist) int { return len(a.ids) - len(b.ids) })
+	scanned := 0
+	for i, l := range sc.lists {
+		if i > 0 && scanned+len(l.ids) > maxScan {
+			continue
+		}
+		scanned += len(l.ids)
+		for _, n := range l.ids {
+			sc.acc[n] += l.w
+		}
+	}
+	for n, w := range sc.acc {
+		k := &ix.keys[n]
+		if k.num != "" && slices.Contains(pq.nums, k.num) {
+			w += 2 * ix.maxIDF
+		}
+		if k.sub != "" && (k.sub == pq.sub || slices.Contains(pq.nums, k.sub)) {
+			w += ix.maxIDF
+		}
+		if slices.Contains(pq.towns, k.town) {
+			w += ix.maxIDF / 2
+		}
+		sc.cands = append(sc.cands, cand{n: n, pre: w})
+	}
+	if len(sc.cands) > topK {
+		slices.SortFunc(sc.cands, func(a, b cand) int {
+			switch {
+			case a.pre > b.pre:
+				return -1
+			case a.pre < b.pre:
+				return 1
+			}
+			return int(a.n) - int(b.n)
+		})
+		sc.cands = sc.cands[:topK]
+	}
+	return sc.cands
+}
+
+func (ix *Index) hasCountry(c string) bool {
+	for _, a := range ix.areas {
+		if a.country == c {
+			return true
+		}
+	}
+	return false
+}
+
+// evidence is what scoring found out about one candidate; it decides the
+// details and whether a change is cosmetic.
+type evidence struct {
+	streetTypo   bool // a street or name word matched only through a typo
+	streetAbsent bool // the record has street words and none were given
+	streetPart   bool // some street words were not given
+	numState     Change
+	subState     Change
+	townState    Change
+	regionState  Change
+	pcState      Change
+	orgState     Change
+	unmatched    bool // the query has words the record does not explain
+	townOK       bool
+}
+
+// score computes a candidate's score in [0,1] and its evidence.
+func (ix *Index) score(pq *query, c *cand) {
+	k := &ix.keys[c.n]
+	r := &ix.recs[c.n]
+	var ev evidence
+	if pq.country != "" && r.Country != pq.country {
+		c.score = 0
+		return
+	}
+	var matchedQ uint64 // bit i: query word i explained by the record
+	mark := func(t uint32) float64 {
+		best := 0.0
+		for i, q := range pq.toks {
+			m := 0.0
+			switch {
+			case q.id == int32(t):
+				m = 1
+			case indexOf(q.alts, t) >= 0:
+				m = 0.85
+			}
+			if m > 0 && i < 64 {
+				matchedQ |= 1 << i
+			}
+			best = max(best, m)
+		}
+		return best
+	}
+	var num, den float64
+	typo := false
+	// The street identifies the address; without one (a named house in a
+	// townland) the building name does. The other elements help when
+	// given and cost nothing when left out.
+	nMain := int(k.nStreet) + int(k.nName)
+	mainFrom, mainTo := 0, int(k.nStreet)
+	if k.nStreet == 0 {
+		mainTo = int(k.nName)
+	}
+	mainHit, mainAll := 0, 0
+	for i, t := range k.toks {
+		w := float64(ix.idf[t])
+		m := mark(t)
+		switch {
+		case i >= mainFrom && i < mainTo:
+			mainAll++
+			den += w
+			num += w * m
+			if m > 0 {
+				mainHit++
+			}
+			if m > 0 && m < 1 {
+				typo = true
+			}
+		case i < nMain+int(k.nLoc):
+			if m > 0 || mainTo == 0 {
+				den += 0.5 * w
+				num += 0.5 * w * m
+			}
+			if m > 0 && m < 1 {
+				typo = true
+			}
+		default: // organisation
+			if m > 0 {
+				den += 0.3 * w
+				num += 0.3 * w * m
+			}
+		}
+	}
+	s := 0.0
+	if den > 0 {
+		s = num / den
+	} else if len(k.toks) == 0 {
+		s = 1
+	}
+	ev.streetTypo = typo
+	ev.streetAbsent = mainAll > 0 && mainHit == 0
+	ev.streetPart = mainHit < mainAll
+	// Organisation
+	nOrg := len(k.toks) - nMain - int(k.nLoc)
+	ev.orgState = ChangeNone
+	if nOrg > 0 {
+		ev.orgState = ChangeAdded
+		hit := 0
+		for _, t := range k.toks[nMain+int(k.nLoc):] {
+			if mark(t) > 0 {
+				hit++
+			}
+		}
+		if hit == nOrg {
+			ev.orgState = ChangeUnchanged
+		} else if hit > 0 {
+			ev.orgState = ChangeChanged
+		}
+	}
+	// Town words written in the lines are explained by the record too.
+	townHit := 0
+	for _, t := range k.cityToks {
+		if mark(t) > 0 {
+			townHit++
+		}
+	}
+	for _, t := range ix.areas[k.region].toks {
+		mark(t)
+	}
+	p := 0.0
+	if len(pq.toks) > 0 {
+		var pn, pd float64
+		for i, q := range pq.toks {
+			w := float64(q.idf)
+			pd += w
+			if i < 64 && matchedQ&(1<<i) != 0 {
+				pn += w
+			}
+		}
+		p = pn / pd
+		ev.unmatched = pn < pd
+	} else {
+		p = 1
+	}
+	score := 0.8*s + 0.2*p
+
+	// House number.
+	switch {
+	case k.num == "" && len(pq.nums) == 0:
+		ev.numState = ChangeNone
+	case k.num == "":
+		ev.numState = ChangeNone
+		if !(len(pq.nums) == 1 && pq.nums[0] == k.sub) {
+			score *= 0.9
+		}
+	case slices.Contains(pq.nums, k.num):
+		ev.numState = ChangeUnchanged
+	case len(pq.nums) == 0 || len(pq.nums) == 1 && pq.nums[0] == k.sub && k.sub != "":
+		ev.numState = ChangeAdded
+		score *= 0.6
+	default:
+		ev.numState = ChangeChanged
+		score *= 0.45
+	}
+	// Sub-building.
+	switch {
+	case k.sub == "" && pq.sub == "":
+		ev.subState = ChangeNone
+	case k.sub == "":
+		ev.subState = ChangeNone
+		score *= 0.85
+	case k.sub == pq.sub || pq.sub == "" && slices.Contains(pq.nums, k.sub) && (len(pq.nums) >= 2 || k.num == ""):
+		ev.subState = ChangeUnchanged
+	case pq.sub == "":
+		ev.subState = ChangeAdded
+		score *= 0.7
+	default:
+		ev.subState = ChangeChanged
+		score *= 0.5
+	}
+	// Postcode.
+	switch {
+	case pq.pc == "":
+		ev.pcState = ChangeAdded
+		if r.Postcode == "" {
+			ev.pcState = ChangeNone
+		}
+		score *= 0.97
+	case pq.pc == r.Postcode:
+		ev.pcState = ChangeUnchanged
+		if pq.pcKind == Eircode {
+			// An Eircode names one address: strong evidence on its own.
+			score += (1 - score) * 0.3
+		}
+	case r.Postcode == "":
+		ev.pcState = ChangeChanged
+		score *= 0.9
+	case pq.pcArea != 0 && pq.pcArea == k.pcArea:
+		ev.pcState = ChangeChanged
+		score *= 0.88
+	default:
+		ev.pcState = ChangeChanged
+		score *= 0.75
+	}
+	// Town.
+	ev.townOK = slices.Contains(pq.towns, k.town) || (len(k.cityToks) > 0 && townHit == len(k.cityToks))
+	switch {
+	case pq.cityIn == "" && !ev.townOK:
+		ev.townState = ChangeAdded
+		score *= 0.97
+	case ev.townOK && pq.cityKey == ix.areas[k.town].fkey:
+		ev.townState = ChangeUnchanged
+	case ev.townOK:
+		// The town is in the input, maybe written in another line or as
+		// "Dublin" for "Dublin 2": a refinement, not a correction.
+		ev.townState = ChangeUnchanged
+		if pq.cityIn != "" && !strings.HasPrefix(ix.areas[k.town].fkey, pq.cityKey) {
+			ev.townState = ChangeChanged
+		}
+	default:
+		ev.townState = ChangeChanged
+		score *= 0.85
+	}
+	// County.
+	switch {
+	case pq.regionIn == "":
+		ev.regionState = ChangeAdded
+		if r.Region == "" {
+			ev.regionState = ChangeNone
+		}
+	case k.region != 0 && slices.Contains(pq.regions, k.region):
+		ev.regionState = ChangeUnchanged
+	default:
+		ev.regionState = ChangeChanged
+		score *= 0.93
+	}
+	c.score = min(score, 1)
+	c.s = s
+	c.ev = ev
+}

@@ -1,0 +1,238 @@
+package gazetteer
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// foldTable covers the letters Irish and British addresses actually use, so
+// the common case avoids Unicode decomposition.
+var foldTable = map[rune]string{
+	'á': "a", 'à': "a", 'â': "a", 'ä': "a", 'ã': "a", 'å': "a", 'ā': "a",
+	'é': "e", 'è': "e", 'ê': "e", 'ë': "e", 'ē': "e",
+	'í': "i", 'ì': "i", 'î': "i", 'ï': "i", 'ī': "i",
+	'ó': "o", 'ò': "o", 'ô': "o", 'ö': "o", 'õ': "o", 'ø': "o", 'ō': "o",
+	'ú': "u", 'ù': "u", 'û': "u", 'ü': "u", 'ū': "u",
+	'ý': "y", 'ÿ': "y", 'ŵ': "w", 'ŷ': "y", 'ñ': "n", 'ç': "c",
+	'ß': "ss", 'æ': "ae", 'œ': "oe", 'ð': "d", 'þ': "th", 'ł': "l",
+}
+
+// foldRune appends the matching-key form of r to b: lower case, no
+// diacritics; punctuation becomes a space, apostrophes vanish so that
+// "O'Connell" and "Patrick's" stay one word.
+func foldRune(b []byte, r rune) []byte {
+	switch {
+	case r < utf8.RuneSelf:
+		c := byte(r)
+		switch {
+		case c >= 'A' && c <= 'Z':
+			return append(b, c+'a'-'A')
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			return append(b, c)
+		case c == '\'' || c == '`':
+			return b
+		case c == '-' || c == '/':
+			// Kept so the tokeniser can see number ranges ("12-14");
+			// elsewhere they separate words.
+			return append(b, c)
+		}
+		return append(b, ' ')
+	case r == '\u2019' || r == '\u2018' || r == '\u00b4':
+		return b
+	}
+	lr := unicode.ToLower(r)
+	if s, ok := foldTable[lr]; ok {
+		return append(b, s...)
+	}
+	if unicode.IsLetter(lr) || unicode.IsDigit(lr) {
+		var buf [16]byte
+		n := utf8.EncodeRune(buf[:], lr)
+		out := len(b)
+		for _, d := range norm.NFD.String(string(buf[:n])) {
+			if d < utf8.RuneSelf {
+				c := byte(d)
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				b = append(b, c)
+			} else if !unicode.Is(unicode.Mn, d) {
+				b = utf8.AppendRune(b, d)
+			}
+		}
+		if len(b) == out {
+			return append(b, ' ')
+		}
+		return b
+	}
+	return append(b, ' ')
+}
+
+// Fold returns the matching-key form of s: lower case, diacritics removed,
+// apostrophes dropped, other punctuation turned into single spaces. It is
+// only a key: displayed values keep their spelling ("Dún Laoghaire").
+func Fold(s string) string {
+	return strings.Join(Tokens(s), " ")
+}
+
+// abbreviations maps every spelling of a street type, direction or unit word
+// to one canonical key, in both directions at once: "Street", "St" and
+// "Saint" all become "st", which is safe because only keys are compared.
+var abbreviations = map[string]string{
+	"street": "st", "str": "st", "saint": "st", "st": "st",
+	"road": "rd", "rd": "rd",
+	"avenue": "ave", "av": "ave", "ave": "ave", "avn": "ave",
+	"drive": "dr", "drv": "dr", "dr": "dr",
+	"lane": "ln", "ln": "ln",
+	"close": "cl", "cl": "cl",
+	"crescent": "cres", "cres": "cres", "cresc": "cres", "cr": "cres",
+	"court": "ct", "ct": "ct", "crt": "ct",
+	"park": "pk", "pk": "pk", "pairc": "pk",
+	"place": "pl", "pl": "pl",
+	"square": "sq", "sq": "sq",
+	"terrace": "tce", "terr": "tce", "tce": "tce", "ter": "tce",
+	"gardens": "gdns", "gdns": "gdns", "gardns": "gdns", "gdn": "gdns",
+	"grove": "gr", "gro": "gr", "gr": "gr",
+	"heights": "hts", "hts": "hts",
+	"upper": "upr", "upr": "upr",
+	"lower": "lwr", "lr": "lwr", "lwr": "lwr",
+	"north": "n", "n": "n", "south": "s", "s": "s",
+	"east": "e", "e": "e", "west": "w", "w": "w",
+	"mount": "mt", "mt": "mt",
+	"apartment": "flat", "apt": "flat", "apts": "flat", "flat": "flat",
+	"unit": "flat", "suite": "flat", "appt": "flat",
+	// "Co." before a county name carries nothing the county does not.
+	"county": "", "co": "", "cty": "",
+	"building": "bldg", "bldg": "bldg", "bldgs": "bldg",
+	"house": "ho", "ho": "ho", "hse": "ho",
+	"cottage": "cott", "cott": "cott", "cottages": "cott",
+	"estate": "est", "est": "est",
+	"centre": "ctr", "center": "ctr", "ctr": "ctr",
+	"view": "vw", "vw": "vw",
+	"way": "wy", "wy": "wy",
+	"green": "grn", "grn": "grn",
+	"lawns": "lawn", "lawn": "lawn",
+	"limited": "ltd", "ltd": "ltd",
+	"post": "po", "po": "po", "pob": "pobox",
+	"no": "", "number": "", "nr": "", "the": "", "of": "",
+	"ireland": "", "eire": "", "uk": "", "gb": "", "united": "", "kingdom": "",
+}
+
+// canon returns the canonical key of a folded word ("" for words that carry
+// no information for matching).
+func canon(w string) string {
+	if c, ok := abbreviations[w]; ok {
+		return c
+	}
+	return w
+}
+
+// isNumberToken reports whether a token is a house number, a lettered number
+// ("12a") or a range ("12-14").
+func isNumberToken(t string) bool { return t != "" && t[0] >= '0' && t[0] <= '9' }
+
+// Tokens returns the canonical matching tokens of s: folded words with
+// abbreviations unified, stop words removed, "12 A" joined into "12a" and
+// ranges such as "12-14" kept whole.
+func Tokens(s string) []string { return appendTokens(nil, s) }
+
+// appendTokens is Tokens appending to dst, to spare allocations on hot paths.
+func appendTokens(dst []string, s string) []string {
+	var stack [128]byte
+	b := stack[:0]
+	for _, r := range s {
+		b = foldRune(b, r)
+	}
+	first := len(dst)
+	i := 0
+	for i < len(b) {
+		for i < len(b) && (b[i] == ' ' || b[i] == '-' || b[i] == '/') {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
+		st := i
+		for i < len(b) && b[i] != ' ' && b[i] != '-' && b[i] != '/' {
+			i++
+		}
+		// A range "12-14" (or "12/14") stays one token.
+		if i+1 < len(b) && (b[i] == '-' || b[i] == '/') && isDigitRun(b[st:i]) && b[i+1] >= '0' && b[i+1] <= '9' {
+			i++
+			for i < len(b) && b[i] != ' ' && b[i] != '-' && b[i] != '/' {
+				i++
+			}
+		}
+		w := string(b[st:i])
+		if w == "c" && i < len(b) && b[i] == '/' {
+			// "c/o" (care of) is noise, not a word.
+			j := i + 1
+			if j < len(b) && b[j] == 'o' && (j+1 == len(b) || b[j+1] == ' ') {
+				i = j + 1
+				continue
+			}
+		}
+		// "12 A" is the lettered number "12a".
+		if len(w) == 1 && w[0] >= 'a' && w[0] <= 'z' && len(dst) > first && isDigitRun([]byte(dst[len(dst)-1])) {
+			dst[len(dst)-1] += w
+			continue
+		}
+		if w == "box" && len(dst) > first && dst[len(dst)-1] == "po" {
+			dst[len(dst)-1] = "pobox"
+			continue
+		}
+		w = canon(w)
+		if w == "" {
+			continue
+		}
+		dst = append(dst, w)
+	}
+	return dst
+}
+
+func isDigitRun(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Tidy returns s with white space collapsed and trimmed; it is how input
+// values are shown when nothing better is known.
+func Tidy(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// dlDistance1 reports whether a and b are at most one edit apart (insert,
+// delete, substitute, or swap of neighbours): the typo tolerance.
+func dlDistance1(a, b string) bool {
+	if a == b {
+		return true
+	}
+	la, lb := len(a), len(b)
+	if la-lb > 1 || lb-la > 1 {
+		return false
+	}
+	i := 0
+	for i < la && i < lb && a[i] == b[i] {
+		i++
+	}
+	switch {
+	case la == lb:
+		if a[i+1:] == b[i+1:] {
+			return true
+		}
+		return i+1 < la && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
+	case la > lb:
+		return a[i+1:] == b[i:]
+	default:
+		return a[i:] == b[i+1:]
+	}
+}

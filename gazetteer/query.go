@@ -1,0 +1,226 @@
+package gazetteer
+
+import (
+	"strings"
+)
+
+// qTok is one word of the query's address lines with its vocabulary id (-1
+// when unknown) and the known words one typo away from it.
+type qTok struct {
+	w    string
+	id   int32
+	alts []uint32
+	idf  float32
+}
+
+// query is a Query taken apart: address words and numbers, the postcode,
+// and the towns and counties recognised anywhere in it.
+type query struct {
+	country string
+	toks    []qTok
+	nums    []string
+	sub     string
+
+	pc      string // canonical postcode found, "" if none
+	pcRaw   string // as written
+	pcKind  PostcodeKind
+	pcArea  uint32
+	towns   []uint32
+	regions []uint32
+
+	addr     []string // address parts without postcode, town and county parts
+	cityIn   string   // the input's town, from the city field or a line
+	regionIn string   // the input's county, from the region field or a line
+	cityKey  string
+	regKey   string
+}
+
+// splitParts splits lines at newlines and commas: each part is classified on
+// its own, because users put "Main St, Ennis" in one cell.
+func splitParts(lines []string) []string {
+	var parts []string
+	for _, l := range lines {
+		for _, p := range strings.FieldsFunc(l, func(r rune) bool { return r == '\n' || r == '\r' || r == ',' || r == ';' }) {
+			if p = Tidy(p); p != "" {
+				parts = append(parts, p)
+			}
+		}
+	}
+	return parts
+}
+
+// districtKey recognises Dublin postal districts written as "Dublin 2",
+// "Dublin 02", "D2", "D02", "D6W" in folded tokens, returning the town key.
+func districtKey(toks []string) (string, bool) {
+	switch {
+	case len(toks) == 2 && toks[0] == "dublin":
+		return dublinDistrictKey(toks[1])
+	case len(toks) == 1 && len(toks[0]) >= 2 && len(toks[0]) <= 3 && toks[0][0] == 'd':
+		return dublinDistrictKey(toks[0][1:])
+	case len(toks) == 1 && strings.HasPrefix(toks[0], "dublin"):
+		return dublinDistrictKey(toks[0][len("dublin"):])
+	}
+	return "", false
+}
+
+// parse takes a Query apart.
+func (ix *Index) parse(q Query, sc *scratch) *query {
+	pq := &sc.q
+	*pq = query{country: strings.ToUpper(strings.TrimSpace(q.Country)), toks: pq.toks[:0], nums: pq.nums[:0], addr: pq.addr[:0], towns: pq.towns[:0], regions: pq.regions[:0]}
+	parts := splitParts(q.Lines)
+	// The postcode may be on any line; the last one found wins because
+	// postcodes are written last.
+	pcPart := -1
+	var found foundPostcode
+	for i := len(parts) - 1; i >= 0 && pcPart < 0; i-- {
+		if f, ok := findPostcode(parts[i]); ok {
+			found, pcPart = f, i
+		}
+	}
+	if pcPart < 0 {
+		for _, s := range []string{q.City, q.Region} {
+			if f, ok := findPostcode(s); ok {
+				found, pcPart = f, len(parts)
+				break
+			}
+		}
+	}
+	if pcPart >= 0 {
+		pq.pc, pq.pcKind = found.canonical, found.kind
+		if pcPart < len(parts) {
+			p := parts[pcPart]
+			pq.pcRaw = p[found.start:found.end]
+			parts[pcPart] = Tidy(p[:found.start] + " " + p[found.end:])
+		}
+		if pq.country == "" {
+			if pq.pcKind == Eircode {
+				pq.country = "IE"
+			} else {
+				pq.country = "GB"
+			}
+		}
+		if pq.country == "IE" && pq.pcKind != Eircode || pq.country == "GB" && pq.pcKind != UKPostcode {
+			// A UK-shaped code in an Irish address (or the reverse) is
+			// not the address's postcode; keep it as text.
+			pq.pc, pq.pcKind, pq.pcRaw = "", NoPostcode, ""
+			if pcPart < len(parts) {
+				parts[pcPart] = Tidy(found.canonical + " " + parts[pcPart])
+			}
+		} else {
+			pq.pcArea = ix.areaIDs["p:"+pq.country+":"+PostcodeArea(pq.pc)]
+		}
+	}
+
+	var tmp [32]string
+	if c := Tidy(q.City); c != "" {
+		pq.cityIn = c
+		toks := appendTokens(tmp[:0], c)
+		key := strings.Join(toks, " ")
+		if d, ok := districtKey(toks); ok {
+			key = d
+		}
+		pq.cityKey = key
+		pq.towns = append(pq.towns, ix.towns[key]...)
+		pq.regions = append(pq.regions, ix.regions[key]...)
+	}
+	if r := Tidy(q.Region); r != "" {
+		pq.regionIn = r
+		key := strings.Join(appendTokens(tmp[:0], r), " ")
+		pq.regKey = key
+		pq.regions = append(pq.regions, ix.regions[key]...)
+		pq.towns = append(pq.towns, ix.towns[key]...)
+	}
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		toks := appendTokens(tmp[:0], p)
+		if len(toks) == 0 {
+			continue
+		}
+		key := strings.Join(toks, " ")
+		if d, ok := districtKey(toks); ok {
+			key = d
+		}
+		lp := strings.ToLower(p)
+		coPrefix := strings.HasPrefix(lp, "co ") || strings.HasPrefix(lp, "co.") || strings.HasPrefix(lp, "county ")
+		t, r := ix.towns[key], ix.regions[key]
+		switch {
+		case len(r) > 0 && (coPrefix || len(t) == 0 || pq.cityIn != ""):
+			if pq.regionIn == "" {
+				pq.regionIn, pq.regKey = p, key
+			}
+			pq.regions = append(pq.regions, r...)
+			pq.towns = append(pq.towns, t...)
+			continue
+		case len(t) > 0:
+			if pq.cityIn == "" {
+				pq.cityIn, pq.cityKey = p, key
+			}
+			pq.towns = append(pq.towns, t...)
+			pq.regions = append(pq.regions, r...)
+			continue
+		}
+		pq.addr = append(pq.addr, p)
+		// A town at the end of an address part still helps blocking.
+		for n := 1; n <= 3 && n < len(toks); n++ {
+			pq.towns = append(pq.towns, ix.towns[strings.Join(toks[len(toks)-n:], " ")]...)
+		}
+		for i := 0; i < len(toks); i++ {
+			w := toks[i]
+			switch {
+			case w == "flat" && i+1 < len(toks) && isNumberToken(toks[i+1]):
+				pq.sub = toks[i+1]
+				i++
+			case w == "flat":
+			case w == "dublin" && i+1 < len(toks) && isNumberToken(toks[i+1]):
+				if d, ok := dublinDistrictKey(toks[i+1]); ok {
+					pq.towns = append(pq.towns, ix.towns[d]...)
+					i++
+				}
+				pq.toks = append(pq.toks, ix.qtok(w))
+			case isNumberToken(w):
+				pq.nums = append(pq.nums, w)
+			default:
+				pq.toks = append(pq.toks, ix.qtok(w))
+			}
+		}
+	}
+	return pq
+}
+
+// qtok looks a word up, with typo alternatives when it is unknown.
+func (ix *Index) qtok(w string) qTok {
+	if id, ok := ix.vocab[w]; ok {
+		return qTok{w: w, id: int32(id), idf: ix.idf[id]}
+	}
+	t := qTok{w: w, id: -1, idf: ix.maxIDF}
+	if len(w) < 4 || isNumberToken(w) {
+		return t
+	}
+	add := func(id uint32) {
+		if len(t.alts) < 8 && indexOf(t.alts, id) < 0 && dlDistance1(w, ix.words[id]) {
+			t.alts = append(t.alts, id)
+		}
+	}
+	for _, id := range ix.deletes[w] {
+		add(id)
+	}
+	for i := 0; i < len(w); i++ {
+		d := w[:i] + w[i+1:]
+		if id, ok := ix.vocab[d]; ok && len(d) >= 4 {
+			add(id)
+		}
+		for _, id := range ix.deletes[d] {
+			add(id)
+		}
+	}
+	if len(t.alts) > 0 {
+		var m float32
+		for _, id := range t.alts {
+			m = max(m, ix.idf[id])
+		}
+		t.idf = m
+	}
+	return t
+}

@@ -1,0 +1,71 @@
+// Command gen writes the sample data: sample_data/reference.csv (synthetic
+// reference addresses on real place facts) and the messy CRM exports
+// sample_data/customers.csv and customers.xlsx made from it. It is
+// deterministic: the same code writes the same files.
+//
+// Run it from the repository root: go run ./sample_data/gen (make sample-data).
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/sample_data/synth"
+)
+
+func main() {
+	dir := flag.String("dir", "sample_data", "directory to write into")
+	n := flag.Int("n", 6000, "number of reference addresses")
+	customers := flag.Int("customers", 500, "number of customer rows")
+	flag.Parse()
+	if err := run(*dir, *n, *customers); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir string, n, customers int) error {
+	var recs []gazetteer.Record
+	synth.Generate(synth.SampleSeed, n, func(r gazetteer.Record) bool {
+		recs = append(recs, r)
+		return true
+	})
+	if err := writeFile(filepath.Join(dir, "reference.csv"), func(w *bufio.Writer) error {
+		return gazetteer.WriteCSV(w, func(yield func(gazetteer.Record) bool) {
+			for _, r := range recs {
+				if !yield(r) {
+					return
+				}
+			}
+		})
+	}); err != nil {
+		return err
+	}
+	return writeCustomers(dir, recs, customers)
+}
+
+// writeFile writes through a temporary file renamed into place.
+func writeFile(path string, fill func(*bufio.Writer) error) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	if err := fill(w); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
