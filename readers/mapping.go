@@ -1,0 +1,432 @@
+package readers
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/rs/zerolog"
+)
+
+// Row-level problems of Mapped.Err.
+var (
+	// ErrNoAddress marks a row with no address line and no postcode.
+	ErrNoAddress = errors.New("no address")
+	// ErrNoCountry marks a row with no country and no default country.
+	ErrNoCountry = errors.New("no country")
+)
+
+// MappingSpec is how the user named the columns. Empty names are detected
+// from the header; explicit names match headers ignoring case and spaces.
+type MappingSpec struct {
+	// LineCols are the columns sent as address lines, in order.
+	LineCols []string
+	// City, Region, Postcode, Country and ID name one column each.
+	City, Region, Postcode, Country, ID string
+	// DefaultCountry fills rows that have no country.
+	DefaultCountry string
+	// Language is sent with every request.
+	Language string
+}
+
+// MappingError lists what is wrong with a column mapping, each problem with
+// the flag that fixes it.
+type MappingError struct {
+	Problems []string
+}
+
+func (e *MappingError) Error() string {
+	return "column mapping: " + strings.Join(e.Problems, "; ")
+}
+
+// field is an address element a column can be mapped to.
+type field int
+
+const (
+	fieldLine field = iota
+	fieldCity
+	fieldRegion
+	fieldPostcode
+	fieldCountry
+	fieldID
+	numFields
+)
+
+var fieldNames = [numFields]string{"address lines", "city", "region", "postcode", "country", "id"}
+var fieldFlags = [numFields]string{"--line-cols", "--city-col", "--region-col", "--postcode-col", "--country-col", "--id-col"}
+
+// Mapper turns rows into the parameters of a verify request.
+type Mapper struct {
+	header                    []string
+	lines                     []int
+	single                    [numFields]int // column index per single-column field, -1 when none
+	detected                  [numFields]bool
+	notes                     []string
+	defCountry, defCountryRaw string
+	language                  string
+}
+
+// NewMapper resolves spec against header. Fields without an explicit column
+// are detected from common header names, ignoring columns named explicitly;
+// a missing, ambiguous or undetectable column is a *MappingError.
+func NewMapper(header []string, spec MappingSpec) (*Mapper, error) {
+	m := &Mapper{header: slices.Clone(header), language: strings.TrimSpace(spec.Language)}
+	for f := range m.single {
+		m.single[f] = -1
+	}
+	var problems []string
+	used := make(map[int]bool)
+
+	if len(spec.LineCols) > 0 {
+		for _, name := range spec.LineCols {
+			idx := m.find(name)
+			if len(idx) == 0 {
+				problems = append(problems, m.missing(fieldLine, name))
+			}
+			for _, i := range idx {
+				m.lines = append(m.lines, i)
+				used[i] = true
+			}
+		}
+	}
+	given := [numFields]string{fieldCity: spec.City, fieldRegion: spec.Region,
+		fieldPostcode: spec.Postcode, fieldCountry: spec.Country, fieldID: spec.ID}
+	for f := fieldCity; f < numFields; f++ {
+		name := given[f]
+		if strings.TrimSpace(name) == "" {
+			continue
+		}
+		idx := m.find(name)
+		if len(idx) == 0 {
+			problems = append(problems, m.missing(f, name))
+			continue
+		}
+		if len(idx) > 1 {
+			m.notes = append(m.notes, fmt.Sprintf("%d columns are named %q: the first is the %s", len(idx), header[idx[0]], fieldNames[f]))
+		}
+		m.single[f] = idx[0]
+		used[idx[0]] = true
+	}
+
+	// Detection, for what was not given.
+	var cands [numFields][]int
+	for i, h := range header {
+		if used[i] {
+			continue
+		}
+		if f, ok := classify(h); ok {
+			cands[f] = append(cands[f], i)
+		}
+	}
+	if len(spec.LineCols) == 0 {
+		m.lines = cands[fieldLine]
+		m.detected[fieldLine] = len(m.lines) > 0
+	}
+	for f := fieldCity; f < numFields; f++ {
+		if strings.TrimSpace(given[f]) != "" {
+			continue
+		}
+		switch c := cands[f]; {
+		case len(c) == 1:
+			m.single[f], m.detected[f] = c[0], true
+		case len(c) > 1 && f == fieldID:
+			// The id only labels rows; guessing wrong would mislead.
+			m.notes = append(m.notes, fmt.Sprintf("several columns could be the id (%s): none used; pass --id-col to choose", m.quoteCols(c)))
+		case len(c) > 1:
+			problems = append(problems, fmt.Sprintf("several columns could be the %s (%s): pass %s with the one to use",
+				fieldNames[f], m.quoteCols(c), fieldFlags[f]))
+		}
+	}
+	// The postcode is sent once, as the last line, even when named as a line.
+	if pc := m.single[fieldPostcode]; pc >= 0 {
+		m.lines = slices.DeleteFunc(m.lines, func(i int) bool { return i == pc })
+	}
+
+	if def := strings.TrimSpace(spec.DefaultCountry); def != "" {
+		m.defCountryRaw = def
+		m.defCountry = def
+		if iso, ok := gazetteer.CountryISO(def); ok {
+			m.defCountry = iso
+		}
+	}
+	if len(m.lines) == 0 && m.single[fieldPostcode] < 0 && len(spec.LineCols) == 0 {
+		problems = append(problems, fmt.Sprintf("no address columns found among %s: pass --line-cols with the columns that hold the address", m.quoteCols(nil)))
+	}
+	if m.single[fieldCountry] < 0 && m.defCountry == "" && strings.TrimSpace(spec.Country) == "" {
+		problems = append(problems, "no country column found: pass --country-col with the column that holds it, or --country with the country of every row")
+	}
+	if len(problems) > 0 {
+		return nil, &MappingError{Problems: problems}
+	}
+	return m, nil
+}
+
+// Map returns the request parameters of r: non-empty line cells (a cell of
+// several lines giving several), the postcode as the last line, the country
+// as an ISO code when recognised, and a row error when there is no address or
+// no country.
+func (m *Mapper) Map(r Row) Mapped {
+	var lines []string
+	for _, i := range m.lines {
+		lines = appendLines(lines, cell(r, i))
+	}
+	city := strings.TrimSpace(cell(r, m.single[fieldCity]))
+	region := strings.TrimSpace(cell(r, m.single[fieldRegion]))
+	postcode := strings.TrimSpace(cell(r, m.single[fieldPostcode]))
+	countryRaw := strings.TrimSpace(cell(r, m.single[fieldCountry]))
+
+	label := make([]string, 0, len(lines)+4)
+	label = append(label, lines...)
+	for _, s := range [...]string{city, region, postcode, countryRaw} {
+		if s != "" {
+			label = append(label, s)
+		}
+	}
+	if postcode != "" {
+		lines = append(lines, postcode)
+	}
+	country := m.defCountry
+	if countryRaw != "" {
+		country = countryRaw
+		if iso, ok := gazetteer.CountryISO(countryRaw); ok {
+			country = iso
+		}
+	}
+	out := Mapped{
+		Address: api.Address{Lines: lines, City: city, Region: region, Country: country, Language: m.language},
+		Label:   strings.Join(label, ", "),
+	}
+	switch {
+	case len(lines) == 0:
+		out.Err = ErrNoAddress
+	case country == "":
+		out.Err = ErrNoCountry
+	}
+	return out
+}
+
+// ID returns the row's id cell, trimmed, or "" when no id column is mapped.
+func (m *Mapper) ID(r Row) string {
+	return strings.TrimSpace(cell(r, m.single[fieldID]))
+}
+
+// Notes returns remarks about the mapping worth a warning (duplicate column
+// names, an id column left undetected).
+func (m *Mapper) Notes() []string { return m.notes }
+
+// Columns returns the mapping as flat key/value pairs for a structured log:
+// line1..lineN, city, region, postcode, country, id, default_country and
+// language, each present only when mapped.
+func (m *Mapper) Columns() map[string]string {
+	c := make(map[string]string)
+	for n, i := range m.lines {
+		c["line"+strconv.Itoa(n+1)] = m.header[i]
+	}
+	for f := fieldCity; f < numFields; f++ {
+		if i := m.single[f]; i >= 0 {
+			c[fieldNames[f]] = m.header[i]
+		}
+	}
+	if m.defCountry != "" {
+		c["default_country"] = m.defCountry
+	}
+	if m.language != "" {
+		c["language"] = m.language
+	}
+	return c
+}
+
+// MarshalZerologObject logs the mapping as the fields of Columns, so that
+// logger.Info().Object("mapping", m) records it.
+func (m *Mapper) MarshalZerologObject(e *zerolog.Event) {
+	c := m.Columns()
+	for _, k := range slices.Sorted(maps.Keys(c)) {
+		e.Str(k, c[k])
+	}
+}
+
+// Describe returns the mapping for people, one element per line.
+func (m *Mapper) Describe() string {
+	var b strings.Builder
+	how := func(f field) string {
+		if m.detected[f] {
+			return " (detected)"
+		}
+		return ""
+	}
+	lines := "none"
+	if len(m.lines) > 0 {
+		lines = m.quoteCols(m.lines) + how(fieldLine)
+	}
+	fmt.Fprintf(&b, "  %-14s %s\n", "address lines:", lines)
+	for f := fieldCity; f < numFields; f++ {
+		v := "none"
+		if i := m.single[f]; i >= 0 {
+			v = strconv.Quote(m.header[i]) + how(f)
+		}
+		switch {
+		case f == fieldPostcode && m.single[f] >= 0:
+			v += ", sent as the last address line"
+		case f == fieldCountry && m.defCountry != "":
+			v += "; rows without one: " + m.defCountry
+		}
+		fmt.Fprintf(&b, "  %-14s %s\n", fieldNames[f]+":", v)
+	}
+	if m.language != "" {
+		fmt.Fprintf(&b, "  %-14s %s\n", "language:", m.language)
+	}
+	for _, n := range m.notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	return b.String()
+}
+
+// find returns the columns whose header equals name ignoring case and white
+// space.
+func (m *Mapper) find(name string) []int {
+	want := foldSpace(name)
+	if want == "" {
+		return nil
+	}
+	var idx []int
+	for i, h := range m.header {
+		if foldSpace(h) == want {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+func (m *Mapper) missing(f field, name string) string {
+	return fmt.Sprintf("%s %q: no such column; the columns are %s", fieldFlags[f], name, m.quoteCols(nil))
+}
+
+// quoteCols quotes the headers at idx, or all headers when idx is nil.
+func (m *Mapper) quoteCols(idx []int) string {
+	if idx == nil {
+		return quoteList(m.header)
+	}
+	names := make([]string, len(idx))
+	for n, i := range idx {
+		names[n] = m.header[i]
+	}
+	return quoteList(names)
+}
+
+func cell(r Row, i int) string {
+	if i < 0 || i >= len(r.Cells) {
+		return ""
+	}
+	return r.Cells[i]
+}
+
+// appendLines appends the non-blank lines of a cell, trimmed.
+func appendLines(dst []string, s string) []string {
+	if strings.TrimSpace(s) == "" {
+		return dst
+	}
+	for l := range strings.FieldsFuncSeq(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if l = strings.TrimSpace(l); l != "" {
+			dst = append(dst, l)
+		}
+	}
+	return dst
+}
+
+// foldSpace lowercases s and drops its white space (and a BOM).
+func foldSpace(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsSpace(r) || r == '\uFEFF' {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// foldName lowercases s and keeps only its letters and digits, so that
+// "Address Line 1", "address_line_1" and "ADDRESS-LINE1" meet.
+func foldName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+// Header names recognised by detection, folded by foldName. Line names may
+// carry a number ("address2"); those in lineNeedsNumber must.
+var (
+	lineNames = set("address", "addressline", "addr", "adr", "addressln", "street", "streetaddress",
+		"streetline", "streetname", "fulladdress", "line", "addressstreet", "building", "buildingname",
+		"buildingnumber", "housename", "housenumber", "houseno", "housenameornumber", "flat",
+		"apartment", "premise", "premises", "subbuilding", "locality", "dependentlocality",
+		"district", "townland", "adresse", "strasse", "straße")
+	lineNeedsNumber = set("line")
+	singleNames     = map[field]map[string]bool{
+		fieldCity: set("city", "town", "posttown", "towncity", "citytown", "cityortown", "townorcity",
+			"suburb", "municipality", "ort", "stadt", "ville"),
+		fieldRegion: set("county", "state", "province", "region", "stateprovince", "provincestate",
+			"stateregion", "regionstate", "countystate", "statecounty", "countyprovince",
+			"stateorprovince", "countyregion", "regioncounty", "territory"),
+		fieldPostcode: set("postcode", "postalcode", "zip", "zipcode", "eircode", "postcodezip",
+			"zippostcode", "zippostalcode", "postalzip", "postalcodezip", "postcodeeircode",
+			"eircodepostcode", "eircodepostalcode", "postzip", "pincode", "plz", "codepostal"),
+		fieldCountry: set("country", "countryname", "countrycode", "countryiso", "countryregion",
+			"nation", "pays"),
+		fieldID: set("id", "customerid", "customerno", "customernumber", "customerref", "accountid",
+			"accountno", "accountnumber", "recordid", "ref", "reference", "clientid", "contactid"),
+	}
+	// namePrefixes are dropped to read "Billing City" or "Mailing Street" as
+	// "City" or "Street"; a file with both billing and shipping columns is
+	// then ambiguous, as it should be.
+	namePrefixes = []string{"billing", "mailing", "shipping", "delivery", "postal", "customer",
+		"contact", "home", "primary", "physical", "residential", "business", "invoice"}
+)
+
+func set(names ...string) map[string]bool {
+	s := make(map[string]bool, len(names))
+	for _, n := range names {
+		s[n] = true
+	}
+	return s
+}
+
+// classify tells which field a header names, if any.
+func classify(header string) (field, bool) {
+	n := foldName(header)
+	if f, ok := classifyFolded(n); ok {
+		return f, true
+	}
+	for _, p := range namePrefixes {
+		if rest, ok := strings.CutPrefix(n, p); ok && rest != "" {
+			if f, ok := classifyFolded(rest); ok {
+				return f, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func classifyFolded(n string) (field, bool) {
+	for f := fieldCity; f < numFields; f++ {
+		if singleNames[f][n] {
+			return f, true
+		}
+	}
+	base := strings.TrimRightFunc(n, unicode.IsDigit)
+	numbered := base != n
+	if lineNames[base] && (numbered || !lineNeedsNumber[base]) {
+		return fieldLine, true
+	}
+	return 0, false
+}
