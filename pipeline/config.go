@@ -1,0 +1,208 @@
+package pipeline
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/ratelimit"
+	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/writers"
+)
+
+// Defaults applied by Run to zero fields of Config.
+const (
+	// DefaultWorkers is the number of concurrent verify calls.
+	DefaultWorkers = 8
+	// DefaultRetries is how many times a transient failure is retried.
+	DefaultRetries = 3
+	// DefaultTimeout bounds one verify attempt, and the grace given to calls
+	// in flight when the run is interrupted.
+	DefaultTimeout = 30 * time.Second
+	// DefaultMaxWait is the total time one row may spend waiting out 429s.
+	DefaultMaxWait = 10 * time.Minute
+	// DefaultBackoffBase is the first retry's backoff ceiling.
+	DefaultBackoffBase = 500 * time.Millisecond
+	// DefaultBackoffMax caps the backoff ceiling of later retries.
+	DefaultBackoffMax = 30 * time.Second
+	// DefaultWindow is the reorder window: rows read but not yet written.
+	// It bounds memory (a row and its answer are a few kilobytes, so about
+	// 1 MB) and lets the other workers run on for about 12 seconds at 20
+	// requests per second while one row sits in a backoff, before the
+	// reader is held back. It is raised to 4×Workers when that is larger.
+	DefaultWindow = 256
+	// DefaultDedupCache is how many distinct verdicts are kept for reuse by
+	// later duplicate rows.
+	DefaultDedupCache = 1024
+	// DefaultProgressInterval is how often Progress is called at most.
+	DefaultProgressInterval = 200 * time.Millisecond
+)
+
+// Mapper turns an input row into the address to verify.
+type Mapper interface {
+	// Map maps one row; Mapped.Err marks a row that is not sent.
+	Map(readers.Row) readers.Mapped
+}
+
+// MapperFunc adapts a function to Mapper.
+type MapperFunc func(readers.Row) readers.Mapped
+
+// Map calls f.
+func (f MapperFunc) Map(r readers.Row) readers.Mapped { return f(r) }
+
+// Verifier verifies one address; *api.Client satisfies it.
+type Verifier interface {
+	// Verify returns the service's answer, or an error that api.Classify
+	// (or Config.Classify) sorts into a kind.
+	Verify(ctx context.Context, a api.Address) (*api.VerifyResponse, error)
+}
+
+// Config is everything one run needs. Zero numeric fields take the defaults
+// above; Source, Mapper and Verifier are required.
+type Config struct {
+	// Source streams the input rows. Run reads it but does not close it.
+	Source readers.Reader
+	// Mapper maps each row to an address.
+	Mapper Mapper
+	// Verifier is called for every distinct address. It must not wait on
+	// Limiter itself (do not also pass the limiter to api.WithWaiter): Run
+	// waits before every attempt, outside the attempt's timeout.
+	Verifier Verifier
+	// Limiter paces every attempt, retries included; nil means no pacing.
+	Limiter *ratelimit.Limiter
+	// Outputs receive every result in input order. Run writes but does not
+	// close them: the caller closes (or aborts) them after Run returns.
+	Outputs []writers.Writer
+
+	// Workers is the number of concurrent calls (default 8).
+	Workers int
+	// Retries is how many times a transient failure is retried (default 3);
+	// negative means no retries.
+	Retries int
+	// Timeout bounds each attempt and the grace for calls in flight after
+	// an interrupt (default 30s).
+	Timeout time.Duration
+	// MaxWait is the total 429 wait one row may spend before it becomes an
+	// Error row (default 10m).
+	MaxWait time.Duration
+	// BackoffBase and BackoffMax shape the exponential backoff with full
+	// jitter: attempt n waits a random time up to min(BackoffMax,
+	// BackoffBase·2ⁿ) (defaults 500ms and 30s).
+	BackoffBase, BackoffMax time.Duration
+	// Window is the reorder window (default 256, at least 4×Workers).
+	Window int
+	// DedupCache is how many verdicts are kept for later duplicates (default
+	// 1024); negative keeps none (concurrent duplicates still share a call).
+	DedupCache int
+
+	// Logger receives row-level problems (once per row, with its number)
+	// and debug lines about retries. The zero Logger logs nothing.
+	Logger zerolog.Logger
+	// Progress, when set, is called from a single goroutine at most every
+	// ProgressInterval while rows are written, and once at the end.
+	Progress func(Progress)
+	// ProgressInterval throttles Progress (default 200ms); negative calls it
+	// after every row.
+	ProgressInterval time.Duration
+
+	// Classify sorts a Verifier error; default api.Classify.
+	Classify func(error) api.Kind
+	// Sleep waits d or until ctx is done; tests inject one that does not
+	// sleep. It is used for backoffs, and for 429 waits when Limiter is nil
+	// (a Limiter already holds every worker back until Retry-After).
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter returns a random duration in [0, max]; tests inject a fixed one.
+	Jitter func(max time.Duration) time.Duration
+	// Now is the clock for elapsed time and progress throttling.
+	Now func() time.Time
+}
+
+// withDefaults returns c with zero fields filled in.
+func (c Config) withDefaults() Config {
+	if c.Workers < 1 {
+		c.Workers = DefaultWorkers
+	}
+	switch {
+	case c.Retries == 0:
+		c.Retries = DefaultRetries
+	case c.Retries < 0:
+		c.Retries = 0
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxWait <= 0 {
+		c.MaxWait = DefaultMaxWait
+	}
+	if c.BackoffBase <= 0 {
+		c.BackoffBase = DefaultBackoffBase
+	}
+	if c.BackoffMax <= 0 {
+		c.BackoffMax = DefaultBackoffMax
+	}
+	if c.BackoffMax < c.BackoffBase {
+		c.BackoffMax = c.BackoffBase
+	}
+	if c.Window < 1 {
+		c.Window = DefaultWindow
+	}
+	if c.Window < 4*c.Workers {
+		c.Window = 4 * c.Workers
+	}
+	if c.DedupCache == 0 {
+		c.DedupCache = DefaultDedupCache
+	}
+	if c.ProgressInterval == 0 {
+		c.ProgressInterval = DefaultProgressInterval
+	}
+	if c.Classify == nil {
+		c.Classify = api.Classify
+	}
+	if c.Sleep == nil {
+		c.Sleep = sleep
+	}
+	if c.Jitter == nil {
+		c.Jitter = jitter
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func jitter(max time.Duration) time.Duration {
+	if max <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(max) + 1))
+}
+
+// backoff returns the wait before retry n (0-based): full jitter over an
+// exponentially growing ceiling.
+func (c *Config) backoff(n int) time.Duration {
+	ceil := c.BackoffBase
+	for i := 0; i < n && ceil < c.BackoffMax; i++ {
+		ceil *= 2
+	}
+	if ceil > c.BackoffMax {
+		ceil = c.BackoffMax
+	}
+	return c.Jitter(ceil)
+}

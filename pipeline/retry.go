@@ -1,0 +1,178 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/ratelimit"
+)
+
+// verify calls the service for one address until it answers, the row is
+// given up, or the run stops. Transient failures are retried with backoff
+// up to Retries; 429s are waited out without using up retries until the
+// row's total wait passes MaxWait; permanent failures end the row at once;
+// fatal ones stop the run.
+func (r *runner) verify(addr api.Address, row int) verdict {
+	cfg := &r.cfg
+	log := cfg.Logger
+	var (
+		failures int           // transient failures so far
+		waited   time.Duration // 429 wait so far
+	)
+	for {
+		// After an interrupt no new attempt starts; only calls already in
+		// flight are given the grace.
+		if r.runCtx.Err() != nil {
+			return verdict{skipped: true}
+		}
+		if err := cfg.Limiter.Wait(r.runCtx); err != nil {
+			return verdict{skipped: true}
+		}
+		actx, cancel := context.WithTimeout(r.callCtx, cfg.Timeout)
+		resp, err := cfg.Verifier.Verify(actx, addr)
+		timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
+		cancel()
+		r.callsMade.Add(1)
+		if err == nil && resp == nil {
+			err = errors.New("service returned no answer")
+		}
+		if err == nil {
+			cfg.Limiter.OnSuccess()
+			return verdict{resp: resp}
+		}
+		if r.callCtx.Err() != nil {
+			return verdict{skipped: true} // cancelled in flight, not the row's fault
+		}
+		kind := cfg.Classify(err)
+		if timedOut {
+			kind = api.KindTransient
+		}
+		switch kind {
+		case api.KindRateLimited:
+			r.rateLimited.Add(1)
+			ra := retryAfter(err)
+			cfg.Limiter.OnRateLimited(ra)
+			if ra <= 0 {
+				ra = ratelimit.DefaultPause
+			}
+			if ra > cfg.MaxWait-waited {
+				return verdict{kind: ErrKindRateLimited,
+					reason: fmt.Sprintf("rate limited for longer than the maximum wait (%s)", cfg.MaxWait)}
+			}
+			waited += ra
+			log.Debug().Int("row", row).Dur("retry_after", ra).Msg("rate limited; waiting")
+			if cfg.Limiter == nil {
+				// A limiter would hold every worker back itself.
+				if cfg.Sleep(r.runCtx, ra) != nil {
+					return verdict{skipped: true}
+				}
+			}
+		case api.KindPermanent:
+			return verdict{kind: ErrKindPermanent, reason: reason(err)}
+		case api.KindFatal:
+			r.stop(fmt.Errorf("pipeline: row %d: %w", row, err))
+			return verdict{skipped: true}
+		default: // transient, and anything unknown
+			why := reason(err)
+			if timedOut {
+				why = "timed out after " + cfg.Timeout.String()
+			}
+			if failures >= cfg.Retries {
+				return verdict{kind: ErrKindTransient,
+					reason: reasonText(fmt.Sprintf("gave up after %s: %s", attempts(failures+1), why))}
+			}
+			d := cfg.backoff(failures)
+			if ra := retryAfter(err); ra > d {
+				d = ra // a 503 may say when to come back
+			}
+			failures++
+			r.retries.Add(1)
+			log.Debug().Int("row", row).Int("attempt", failures).Dur("backoff", d).Str("reason", why).Msg("retrying")
+			if cfg.Sleep(r.runCtx, d) != nil {
+				return verdict{skipped: true}
+			}
+		}
+	}
+}
+
+// retryAfter returns the wait an error asks for, or 0.
+func retryAfter(err error) time.Duration {
+	var rl *api.RateLimitedError
+	if errors.As(err, &rl) {
+		return rl.RetryAfter
+	}
+	var se *api.StatusError
+	if errors.As(err, &se) {
+		return se.RetryAfter
+	}
+	return 0
+}
+
+// maxReason bounds av_error: it is read by people in a spreadsheet cell.
+const maxReason = 300
+
+// reason turns an error into a short reason for av_error. A service refusal
+// reads "service answered 400: <message>". URLs are never quoted from
+// transport errors, since a GET request's URL carries the token.
+func reason(err error) string {
+	var se *api.StatusError
+	if errors.As(err, &se) {
+		msg := se.Message
+		if msg == "" {
+			msg = http.StatusText(se.StatusCode)
+		}
+		s := "service answered " + strconv.Itoa(se.StatusCode)
+		if msg != "" {
+			s += ": " + msg
+		}
+		return reasonText(s)
+	}
+	return reasonText(errorText(err))
+}
+
+// errorText is err's message with any *url.Error reduced to its operation and
+// cause, so a request URL never reaches a message.
+func errorText(err error) string {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err.Error()
+	}
+	full, inner := err.Error(), ue.Error()
+	safe := ue.Op + ": " + errorText(ue.Err)
+	if i := strings.Index(full, inner); i >= 0 {
+		return full[:i] + safe + full[i+len(inner):]
+	}
+	return safe
+}
+
+// reasonText tidies a reason: one line, no "api: " prefix, bounded length.
+func reasonText(s string) string {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "api: ")
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "unknown error"
+	}
+	if len(s) > maxReason {
+		cut := maxReason
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func attempts(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return strconv.Itoa(n) + " attempts"
+}

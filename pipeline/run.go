@@ -1,0 +1,301 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/writers"
+)
+
+// outcome is what a row's slot receives: the result to write, or skipped
+// when the row did not finish because the run stopped.
+type outcome struct {
+	res     writers.Result
+	kind    string // ErrKind of an Error row
+	skipped bool
+}
+
+// slot carries one row's outcome to the writer; capacity 1, filled once.
+type slot chan outcome
+
+// runner is the state of one Run.
+type runner struct {
+	cfg Config
+
+	runCtx    context.Context // intake and waits; cancelled to stop the run
+	cancelRun context.CancelCauseFunc
+	callCtx   context.Context // calls in flight; outlives runCtx by the grace
+	cancelCal context.CancelFunc
+
+	dedup *dedup
+	start time.Time
+
+	rowsRead    atomic.Int64
+	callsMade   atomic.Int64
+	callsSaved  atomic.Int64
+	retries     atomic.Int64
+	rateLimited atomic.Int64
+
+	stopOnce sync.Once
+	stopErr  error // the fatal cause, set once before runCtx is cancelled
+}
+
+// Run verifies every row of cfg.Source and writes the results to every
+// output in input order. It returns when the input is done, or the run
+// stopped: on a fatal verifier or writer error it stops at once and returns
+// an error wrapping the cause; when ctx is cancelled it stops reading, gives
+// calls in flight up to cfg.Timeout to finish, writes the finished rows up to
+// the first unfinished one, and returns an error wrapping ctx's error with
+// Stats.Interrupted set. A reader error stops intake, the rows read before it
+// are finished and written, and the error is returned wrapped. Rows that
+// could not be verified are not errors of Run: they are written as Error rows.
+// Run neither closes the source nor the outputs.
+func Run(ctx context.Context, cfg Config) (Stats, error) {
+	switch {
+	case cfg.Source == nil:
+		return Stats{}, errors.New("pipeline: no source")
+	case cfg.Mapper == nil:
+		return Stats{}, errors.New("pipeline: no mapper")
+	case cfg.Verifier == nil:
+		return Stats{}, errors.New("pipeline: no verifier")
+	}
+	cfg = cfg.withDefaults()
+	r := &runner{cfg: cfg, dedup: newDedup(cfg.DedupCache), start: cfg.Now()}
+	r.runCtx, r.cancelRun = context.WithCancelCause(ctx)
+	defer r.cancelRun(nil)
+	// Calls in flight must not die with ctx: an interrupt lets them finish
+	// within the grace, so they get a context of their own.
+	r.callCtx, r.cancelCal = context.WithCancel(context.WithoutCancel(ctx))
+	defer r.cancelCal()
+	var grace *time.Timer
+	var graceMu sync.Mutex
+	stopGrace := context.AfterFunc(r.runCtx, func() {
+		graceMu.Lock()
+		defer graceMu.Unlock()
+		grace = time.AfterFunc(cfg.Timeout, r.cancelCal)
+	})
+	defer func() {
+		stopGrace()
+		graceMu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		graceMu.Unlock()
+	}()
+
+	queue := make(chan slot, cfg.Window)
+	var g errgroup.Group
+	g.SetLimit(cfg.Workers)
+	feedErr := make(chan error, 1)
+	go func() { feedErr <- r.feed(queue, &g) }()
+
+	st, counts := r.drain(ctx, queue)
+	readErr := <-feedErr
+	_ = g.Wait() // workers return nil: row failures are data
+
+	st.RowsRead = r.rowsRead.Load()
+	st.CallsMade = r.callsMade.Load()
+	st.CallsSaved = r.callsSaved.Load()
+	st.Retries = r.retries.Load()
+	st.RateLimited = r.rateLimited.Load()
+	st.RateLimit = cfg.Limiter.Rate()
+	st.Elapsed = cfg.Now().Sub(r.start)
+	if s := st.Elapsed.Seconds(); s > 0 {
+		st.ElapsedSeconds = s
+		st.EffectiveRate = float64(st.CallsMade) / s
+		st.RowsPerSecond = float64(st.RowsWritten) / s
+	}
+	if cfg.Progress != nil {
+		cfg.Progress(r.progress(st.RowsWritten, counts, r.start.Add(st.Elapsed)))
+	}
+
+	if r.stopErr != nil {
+		return st, r.stopErr
+	}
+	if err := ctx.Err(); err != nil {
+		st.Interrupted = true
+		return st, fmt.Errorf("pipeline: interrupted after %d rows: %w", st.RowsWritten, err)
+	}
+	if readErr != nil {
+		return st, fmt.Errorf("pipeline: reading input after %d rows: %w", st.RowsRead, readErr)
+	}
+	return st, nil
+}
+
+// stop ends the run at once because of err: intake stops and calls in flight
+// are cancelled without grace, since every further call would fail too.
+func (r *runner) stop(err error) {
+	r.stopOnce.Do(func() {
+		r.stopErr = err
+		r.cancelCal()
+		r.cancelRun(err)
+	})
+}
+
+// feed reads rows, queues one slot per row in input order and hands the
+// row to a worker. It runs outside the worker group so that it never takes
+// a worker's place, and checks the context on every send. It closes queue.
+func (r *runner) feed(queue chan<- slot, g *errgroup.Group) error {
+	defer close(queue)
+	ctx := r.runCtx
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		row, err := r.cfg.Source.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // the reader saw the cancellation
+			}
+			return err
+		}
+		r.rowsRead.Add(1)
+		m := r.cfg.Mapper.Map(row)
+		s := make(slot, 1)
+		select {
+		case queue <- s:
+		case <-ctx.Done():
+			return nil
+		}
+		base := writers.Result{Row: row.Num, Cells: row.Cells, InputLabel: m.Label}
+		if m.Err != nil {
+			base.Err = reasonText(m.Err.Error())
+			s <- outcome{res: base, kind: ErrKindInput}
+			continue
+		}
+		addr := m.Address
+		// Go blocks while every worker is busy; that, with the queue's
+		// capacity, is the backpressure that bounds memory.
+		g.Go(func() error {
+			s <- r.process(base, addr)
+			return nil
+		})
+	}
+}
+
+// drain writes outcomes in input order until the queue is closed. After the
+// first unfinished row nothing more is written (the output stays an
+// unbroken prefix of the input), but slots are still drained so that every
+// worker can finish.
+func (r *runner) drain(ctx context.Context, queue <-chan slot) (Stats, Counts) {
+	st := Stats{
+		Actions:     map[string]int64{},
+		MatchLevels: map[string]int64{},
+		Errors:      map[string]int64{},
+	}
+	var counts Counts
+	// Writes go on after an interrupt: what is done is kept.
+	wctx := context.WithoutCancel(ctx)
+	log := r.cfg.Logger
+	stopped := false
+	var last time.Time
+	for s := range queue {
+		o := <-s
+		if stopped {
+			continue
+		}
+		if o.skipped {
+			stopped = true
+			continue
+		}
+		for _, w := range r.cfg.Outputs {
+			if err := w.Write(wctx, o.res); err != nil {
+				r.stop(fmt.Errorf("pipeline: writing row %d: %w", o.res.Row, err))
+				stopped = true
+				break
+			}
+		}
+		if stopped {
+			continue
+		}
+		st.RowsWritten++
+		action := ActionError
+		if o.res.Err != "" {
+			st.Errors[o.kind]++
+			log.Warn().Int("row", o.res.Row).Str("reason", o.res.Err).Str("kind", o.kind).Msg("row not verified")
+		} else if o.res.Response != nil {
+			action = string(o.res.Response.Action)
+			level := o.res.Response.Information.MatchLevel
+			if level == "" {
+				level = "unknown"
+			}
+			st.MatchLevels[level]++
+		}
+		st.Actions[action]++
+		counts.add(action)
+		if r.cfg.Progress != nil {
+			now := r.cfg.Now()
+			if r.cfg.ProgressInterval < 0 || now.Sub(last) >= r.cfg.ProgressInterval {
+				last = now
+				r.cfg.Progress(r.progress(st.RowsWritten, counts, now))
+			}
+		}
+	}
+	return st, counts
+}
+
+// progress builds a snapshot; it runs on the writer goroutine.
+func (r *runner) progress(done int64, counts Counts, now time.Time) Progress {
+	p := Progress{
+		RowsRead:    r.rowsRead.Load(),
+		RowsDone:    done,
+		Actions:     counts,
+		CallsMade:   r.callsMade.Load(),
+		CallsSaved:  r.callsSaved.Load(),
+		Retries:     r.retries.Load(),
+		RateLimited: r.rateLimited.Load(),
+		RateLimit:   r.cfg.Limiter.Rate(),
+		Elapsed:     now.Sub(r.start),
+	}
+	if s := p.Elapsed.Seconds(); s > 0 {
+		p.CallsPerSecond = float64(p.CallsMade) / s
+	}
+	return p
+}
+
+// process verifies one row's address, sharing the verdict with duplicates.
+func (r *runner) process(base writers.Result, addr api.Address) outcome {
+	o := outcome{res: base}
+	if r.runCtx.Err() != nil {
+		o.skipped = true
+		return o
+	}
+	key := dedupKey(addr)
+	var v verdict
+	switch rl, f, hit := r.dedup.acquire(key); rl {
+	case roleHit:
+		v = hit
+		o.res.Cached = true
+		r.callsSaved.Add(1)
+	case roleFollower:
+		select {
+		case <-f.done:
+			v = f.v
+		case <-r.callCtx.Done():
+			v = verdict{skipped: true}
+		}
+		if !v.skipped {
+			o.res.Cached = true
+			r.callsSaved.Add(1)
+		}
+	default:
+		v = r.verify(addr, base.Row)
+		r.dedup.finish(key, f, v)
+	}
+	o.skipped = v.skipped
+	o.res.Response = v.resp
+	o.res.Err = v.reason
+	o.kind = v.kind
+	return o
+}
