@@ -344,10 +344,10 @@ func (ix *Index) score(pq *query, c *cand) {
 		score *= 0.9
 	case pq.pcArea != 0 && pq.pcArea == k.pcArea:
 		ev.pcState = ChangeChanged
-		score *= 0.88
+		score *= 0.93
 	default:
 		ev.pcState = ChangeChanged
-		score *= 0.75
+		score *= 0.85
 	}
 	// Town.
 	ev.townOK = slices.Contains(pq.towns, k.town) || (len(k.cityToks) > 0 && townHit == len(k.cityToks))
@@ -375,11 +375,11 @@ func (ix *Index) score(pq *query, c *cand) {
 		if r.Region == "" {
 			ev.regionState = ChangeNone
 		}
-	case k.region != 0 && slices.Contains(pq.regions, k.region):
+	case k.region != 0 && ix.areas[k.region].fkey == pq.regKey:
 		ev.regionState = ChangeUnchanged
 	default:
 		ev.regionState = ChangeChanged
-		score *= 0.93
+		score *= 0.88
 	}
 	c.score = min(score, 1)
 	c.s = s

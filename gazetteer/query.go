@@ -194,7 +194,9 @@ func (ix *Index) qtok(w string) qTok {
 	if id, ok := ix.vocab[w]; ok {
 		return qTok{w: w, id: int32(id), idf: ix.idf[id]}
 	}
-	t := qTok{w: w, id: -1, idf: ix.maxIDF}
+	// Unknown words are mostly names and notes ("c/o Mary"): they weigh
+	// less than known words so that they do not drown the address.
+	t := qTok{w: w, id: -1, idf: 0.3 * ix.maxIDF}
 	if len(w) < 4 || isNumberToken(w) {
 		return t
 	}

@@ -1,0 +1,327 @@
+package synth
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/addrclean/addrclean/gazetteer"
+)
+
+// Input is an address as a CRM export holds it: free lines and separate
+// town, county, postcode and country cells.
+type Input struct {
+	Lines    []string
+	City     string
+	Region   string
+	Postcode string
+	Country  string
+}
+
+// Query turns an Input into a gazetteer query the way the pipeline does:
+// the postcode is sent as the last line and the country as its ISO code.
+func (in Input) Query() gazetteer.Query {
+	q := gazetteer.Query{City: in.City, Region: in.Region}
+	for _, l := range in.Lines {
+		if strings.TrimSpace(l) != "" {
+			q.Lines = append(q.Lines, l)
+		}
+	}
+	if in.Postcode != "" {
+		q.Lines = append(q.Lines, in.Postcode)
+	}
+	if iso, ok := gazetteer.CountryISO(in.Country); ok {
+		q.Country = iso
+	} else {
+		q.Country = in.Country
+	}
+	return q
+}
+
+// Op is one kind of mess.
+type Op string
+
+// The kinds of mess. Cosmetic ones leave the address the same; the others
+// change what it says.
+const (
+	OpCase        Op = "case"          // upper or lower case throughout (cosmetic)
+	OpAbbrev      Op = "abbrev"        // Road → Rd, Apartment → Apt, Co. (cosmetic)
+	OpPunct       Op = "punct"         // apostrophes and dots dropped or added (cosmetic)
+	OpSpacing     Op = "spacing"       // postcode spacing and case (cosmetic)
+	OpDropPC      Op = "drop-postcode" // postcode left out (cosmetic)
+	OpDropCounty  Op = "drop-county"   // county left out (cosmetic)
+	OpDropTown    Op = "drop-town"     // town left out (cosmetic)
+	OpReorder     Op = "reorder"       // lines joined, split or moved (cosmetic)
+	OpTypo        Op = "typo"          // a typo in the street or house name (real)
+	OpWrongPC     Op = "wrong-postcode"
+	OpWrongCounty Op = "wrong-county"
+	OpNoise       Op = "noise"       // an extra line such as "c/o Mary Byrne" (real)
+	OpDropNumber  Op = "drop-number" // house number left out (ambiguous)
+)
+
+// cosmetic ops keep the expected verdict at Accept.
+var cosmetic = map[Op]bool{
+	OpCase: true, OpAbbrev: true, OpPunct: true, OpSpacing: true, OpDropPC: true,
+	OpDropCounty: true, OpDropTown: true, OpReorder: true,
+}
+
+// Case is one evaluation case: a messy input, the record it came from, and
+// the verdict a correct matcher gives.
+type Case struct {
+	Input   Input
+	TrueID  string
+	Expect  gazetteer.Verdict
+	Ops     []Op
+	HeldOut bool // the record is not in the index: no id may be returned
+}
+
+// Perturber makes messy inputs from records, deterministically from a seed.
+type Perturber struct {
+	rng    *rand.Rand
+	byCity map[string][]*gazetteer.Record
+}
+
+// NewPerturber returns a Perturber drawing wrong postcodes from recs.
+func NewPerturber(seed uint64, recs []gazetteer.Record) *Perturber {
+	p := &Perturber{rng: rand.New(rand.NewPCG(seed, seed*31+7)), byCity: make(map[string][]*gazetteer.Record)}
+	for i := range recs {
+		r := &recs[i]
+		p.byCity[r.City] = append(p.byCity[r.City], r)
+	}
+	return p
+}
+
+// Clean writes a record the way a tidy CRM would hold it.
+func (p *Perturber) Clean(r *gazetteer.Record) Input {
+	in := Input{Lines: r.Lines(), City: r.City, Region: r.Region, Postcode: r.Postcode}
+	if r.Country == "IE" {
+		in.Country = "Ireland"
+		if p.rng.IntN(2) == 0 {
+			in.Region = "Co. " + r.Region
+		}
+	} else {
+		in.Country = "United Kingdom"
+	}
+	return in
+}
+
+// Random returns a case with zero to three random kinds of mess.
+func (p *Perturber) Random(r *gazetteer.Record) Case {
+	all := []Op{OpCase, OpAbbrev, OpPunct, OpSpacing, OpDropPC, OpDropCounty, OpDropTown,
+		OpReorder, OpTypo, OpWrongPC, OpWrongCounty, OpNoise, OpDropNumber}
+	n := p.rng.IntN(4)
+	var ops []Op
+	for len(ops) < n {
+		op := all[p.rng.IntN(len(all))]
+		if !slices.Contains(ops, op) {
+			ops = append(ops, op)
+		}
+	}
+	return p.Mess(r, ops...)
+}
+
+// Mess applies ops to a clean rendering of r; ops that do not apply to the
+// record (a typo where no word is long enough) are left out of Case.Ops.
+func (p *Perturber) Mess(r *gazetteer.Record, ops ...Op) Case {
+	c := Case{Input: p.Clean(r), TrueID: r.ID}
+	// Order matters: structural changes first, spelling last.
+	order := []Op{OpDropPC, OpWrongPC, OpDropCounty, OpWrongCounty, OpDropNumber, OpTypo,
+		OpNoise, OpDropTown, OpReorder, OpAbbrev, OpPunct, OpSpacing, OpCase}
+	for _, op := range order {
+		if slices.Contains(ops, op) && p.apply(&c.Input, r, op) {
+			c.Ops = append(c.Ops, op)
+		}
+	}
+	c.Expect = gazetteer.VerdictAccept
+	for _, op := range c.Ops {
+		if !cosmetic[op] {
+			c.Expect = gazetteer.VerdictSuggest
+		}
+	}
+	if slices.Contains(c.Ops, OpDropNumber) {
+		c.Expect = gazetteer.VerdictConfirm
+		// An Eircode names the house on its own.
+		if r.Country == "IE" && !slices.Contains(c.Ops, OpDropPC) && !slices.Contains(c.Ops, OpWrongPC) {
+			c.Expect = gazetteer.VerdictSuggest
+		}
+	}
+	return c
+}
+
+func (p *Perturber) apply(in *Input, r *gazetteer.Record, op Op) bool {
+	switch op {
+	case OpCase:
+		f := strings.ToUpper
+		if p.rng.IntN(2) == 0 {
+			f = strings.ToLower
+		}
+		mapInput(in, f)
+	case OpAbbrev:
+		rep := strings.NewReplacer(" Road", " Rd", " Street", " St", " Avenue", " Ave",
+			"Apartment ", "Apt ", " Terrace", " Tce", " Gardens", " Gdns", " Crescent", " Cres",
+			" Drive", " Dr", " Court", " Ct", " Place", " Pl", " Square", " Sq", "Saint ", "St. ", "Flat ", "Flat ")
+		mapInput(in, rep.Replace)
+		if r.Country == "IE" && in.Region != "" && !strings.HasPrefix(in.Region, "Co") {
+			in.Region = "Co. " + in.Region
+		}
+	case OpPunct:
+		rep := strings.NewReplacer("'", "", ".", "", "’", "")
+		mapInput(in, rep.Replace)
+		if p.rng.IntN(2) == 0 && len(in.Lines) > 0 {
+			in.Lines[len(in.Lines)-1] += ","
+		}
+	case OpSpacing:
+		if in.Postcode == "" {
+			return false
+		}
+		pc := strings.ReplaceAll(in.Postcode, " ", "")
+		if p.rng.IntN(2) == 0 {
+			pc = strings.ToLower(pc)
+		}
+		in.Postcode = pc
+	case OpDropPC:
+		if in.Postcode == "" {
+			return false
+		}
+		in.Postcode = ""
+	case OpDropCounty:
+		if in.Region == "" {
+			return false
+		}
+		in.Region = ""
+	case OpDropTown:
+		if in.City == "" {
+			return false
+		}
+		in.City = ""
+	case OpReorder:
+		switch x := p.rng.IntN(3); {
+		case x == 0 && len(in.Lines) >= 2:
+			// Two lines in one cell.
+			in.Lines = append([]string{in.Lines[0] + ", " + in.Lines[1]}, in.Lines[2:]...)
+		case x == 1 && in.City != "":
+			// The town written as an address line.
+			in.Lines = append(slices.Clone(in.Lines), in.City)
+			in.City = ""
+		default:
+			if len(in.Lines) < 2 {
+				return false
+			}
+			// The first line last (an organisation or flat after the street).
+			in.Lines = append(slices.Clone(in.Lines[1:]), in.Lines[0])
+		}
+	case OpTypo:
+		return p.typo(in, r)
+	case OpWrongPC:
+		if in.Postcode == "" {
+			return false
+		}
+		for _, o := range p.byCity[r.City] {
+			if o.Postcode != r.Postcode && o.Postcode != "" && p.rng.IntN(4) == 0 {
+				in.Postcode = o.Postcode
+				return true
+			}
+		}
+		return false
+	case OpWrongCounty:
+		if in.Region == "" {
+			return false
+		}
+		for try := 0; try < 20; try++ {
+			t := Towns[p.rng.IntN(len(Towns))]
+			if t.Country == r.Country && t.Region != r.Region {
+				in.Region = t.Region
+				if r.Country == "IE" {
+					in.Region = "Co. " + t.Region
+				}
+				return true
+			}
+		}
+		return false
+	case OpNoise:
+		noise := []string{"c/o %s %s", "Attn: %s %s", "FAO %s %s"}[p.rng.IntN(3)]
+		line := fmt.Sprintf(noise, firstNames[p.rng.IntN(len(firstNames))], surnames[p.rng.IntN(len(surnames))])
+		in.Lines = append([]string{line}, in.Lines...)
+	case OpDropNumber:
+		if r.BuildingNumber == "" {
+			return false
+		}
+		changed := false
+		for i, l := range in.Lines {
+			if strings.HasPrefix(l, r.BuildingNumber+" ") {
+				in.Lines[i] = strings.TrimPrefix(l, r.BuildingNumber+" ")
+				changed = true
+			}
+		}
+		return changed
+	}
+	return true
+}
+
+// typo misspells one word of the street (or house name) of five letters or
+// more, not a street type, by one edit inside the word.
+func (p *Perturber) typo(in *Input, r *gazetteer.Record) bool {
+	target := r.Street
+	if target == "" || r.Type == gazetteer.POBox {
+		target = r.BuildingName
+	}
+	var words []string
+	for _, w := range strings.Fields(target) {
+		if len(w) >= 5 && isPlainWord(w) && !slices.Contains(streetTypes, w) {
+			words = append(words, w)
+		}
+	}
+	if len(words) == 0 {
+		return false
+	}
+	w := words[p.rng.IntN(len(words))]
+	b := []byte(strings.ToLower(w))
+	i := 1 + p.rng.IntN(len(b)-2)
+	switch p.rng.IntN(4) {
+	case 0: // substitution
+		c := byte('a' + p.rng.IntN(26))
+		if c == b[i] {
+			c = 'z' - (b[i] - 'a')
+		}
+		b[i] = c
+	case 1: // transposition
+		if b[i] == b[i+1] {
+			b[i] = 'x'
+		} else {
+			b[i], b[i+1] = b[i+1], b[i]
+		}
+	case 2: // deletion
+		b = append(b[:i], b[i+1:]...)
+	default: // insertion
+		b = append(b[:i], append([]byte{'e'}, b[i:]...)...)
+	}
+	typo := string(b)
+	if w[0] >= 'A' && w[0] <= 'Z' {
+		typo = strings.ToUpper(typo[:1]) + typo[1:]
+	}
+	for i, l := range in.Lines {
+		if strings.Contains(l, w) {
+			in.Lines[i] = strings.Replace(l, w, typo, 1)
+			return true
+		}
+	}
+	return false
+}
+
+func isPlainWord(w string) bool {
+	for _, r := range w {
+		if r > unicode.MaxASCII || !unicode.IsLetter(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func mapInput(in *Input, f func(string) string) {
+	for i, l := range in.Lines {
+		in.Lines[i] = f(l)
+	}
+	in.City, in.Region, in.Postcode = f(in.City), f(in.Region), f(in.Postcode)
+}
