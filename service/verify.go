@@ -74,8 +74,13 @@ func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
 	})
 	resp := s.answer(it, &req, &m)
 	resp.Links = []api.Link{{Rel: "self", Href: s.selfLink(r, &req), Title: "Verify"}}
-	return s.writeJSON(w, http.StatusOK, &resp)
+	return s.writeJSON(w, http.StatusOK, (*wireVerify)(&resp))
 }
+
+// wireVerify is api.VerifyResponse without its MarshalJSON, which exists to
+// re-encode Extra members (the service has none) and would encode the
+// answer twice and escape "&" in links.
+type wireVerify api.VerifyResponse
 
 // parseForm reads the query and, for POST, the form-encoded body within the
 // size limit.
@@ -264,6 +269,7 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.
 	for _, l := range m.Lines {
 		label = appendNonEmpty(label, l)
 	}
+	nLines := len(label)
 	label = appendNonEmpty(label, m.City, m.Region, m.Postcode)
 	if it.Form.Lines {
 		a.Lines = make([]api.Line, 0, len(m.Lines))
@@ -287,6 +293,22 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.
 	}
 	a.Label = label
 	a.Highlights = highlights(label, inLabel)
+	// An element the match added is new to the reader even when its text
+	// appears inside an input line ("Dublin" added as the region of
+	// "Dublin 1"), so it is highlighted whole.
+	i := nLines
+	for _, el := range [...]struct {
+		v string
+		c gazetteer.Change
+	}{{m.City, m.Details.City}, {m.Region, m.Details.Region}, {m.Postcode, m.Details.Postcode}} {
+		if el.v == "" {
+			continue
+		}
+		if el.c == gazetteer.ChangeAdded {
+			a.Highlights[i] = []int{0, utf8.RuneCountInString(el.v)}
+		}
+		i++
+	}
 
 	if it.Location && m.Location != nil {
 		if acc := accuracy(level); acc != "" {

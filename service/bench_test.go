@@ -1,0 +1,105 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/rs/zerolog"
+)
+
+// discardWriter is a ResponseWriter that keeps nothing, so the benchmark
+// measures the handler.
+type discardWriter struct {
+	h    http.Header
+	code int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *discardWriter) WriteHeader(code int)        { w.code = code }
+
+// BenchmarkServeHTTP measures one verify answer through the handler with a
+// matcher that costs nothing: the service's own overhead per request.
+func BenchmarkServeHTTP(b *testing.B) {
+	s := newTestService(b, fixtures(), nil)
+	tok := token(b, s, testKey)
+	for _, bc := range []struct{ name, method, target, body string }{
+		{"GET", http.MethodGet, "/3.0/verify?" + query([]string{"1 Mian Street", "Dun Laoghaire"}, "country", "IE", "token", tok).Encode(), ""},
+		{"POST", http.MethodPost, "/3.0/verify", query([]string{"1 Mian Street", "Dun Laoghaire"}, "country", "IE", "token", tok).Encode()},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			w := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				var body io.Reader
+				if bc.body != "" {
+					body = strings.NewReader(bc.body)
+				}
+				r := httptest.NewRequest(bc.method, bc.target, body)
+				if bc.body != "" {
+					r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				}
+				clear(w.h)
+				s.ServeHTTP(w, r)
+				if w.code != 200 {
+					b.Fatalf("status %d", w.code)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHTTPThroughput runs the service on loopback with StartLocal and
+// as many concurrent keep-alive clients as -cpu × 8; req/s is the figure.
+func BenchmarkHTTPThroughput(b *testing.B) {
+	benchThroughput(b, fixtures())
+}
+
+func benchThroughput(b *testing.B, m Matcher) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, key, stop, err := StartLocal(ctx, m, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}}
+	req, _ := http.NewRequest(http.MethodGet, base+"/3.0/createtoken", nil)
+	req.SetBasicAuth(key, "")
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tr api.TokenResponse
+	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	target := base + "/3.0/verify?" + query([]string{"1 Mian Street", "Dun Laoghaire"}, "country", "IE", "token", tr.Token).Encode()
+	b.SetParallelism(8)
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := client.Get(target)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+}
