@@ -33,7 +33,8 @@ type Client struct {
 	base      string // without trailing slash
 	baseShown string // base for messages: any user info redacted
 	key       Secret
-	auth      Secret // "Basic ..." header value
+	auth      Secret   // "Basic ..." header value
+	secrets   []string // the key in every form it could be echoed in
 	hc        *http.Client
 	userAgent string
 	method    string
@@ -55,7 +56,9 @@ type Option func(*Client)
 
 // WithHTTPClient sets the HTTP client (timeouts, proxy, TLS). The default
 // has a DefaultTimeout timeout, keeps enough idle connections for many
-// workers, and does not follow redirects.
+// workers, and does not follow redirects; a client given here should not
+// follow them either (set CheckRedirect to return http.ErrUseLastResponse),
+// or a redirected GET carries the token to wherever it points.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *Client) {
 		if hc != nil {
@@ -115,13 +118,15 @@ func New(baseURL string, key Secret, opts ...Option) (*Client, error) {
 	if strings.TrimSpace(key.Reveal()) == "" {
 		return nil, errors.New("api: no API key")
 	}
+	basic := base64.StdEncoding.EncodeToString([]byte(key.Reveal() + ":"))
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
 	c := &Client{
 		base:      u.String(),
 		baseShown: u.Redacted(),
 		key:       key,
-		auth:      Secret("Basic " + base64.StdEncoding.EncodeToString([]byte(key.Reveal()+":"))),
+		auth:      Secret("Basic " + basic),
+		secrets:   []string{key.Reveal(), basic},
 		hc:        defaultHTTPClient(),
 		userAgent: DefaultUserAgent,
 		method:    http.MethodPost,
@@ -273,7 +278,7 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 	endpoint := c.base + "/3.0/verify"
 	shown := c.baseShown + "/3.0/verify"
 	query := "token=" + queryEscape(tok.Reveal()) + "&" + params
-	secrets := []string{tok.Reveal(), c.key.Reveal()}
+	secrets := append([]string{tok.Reveal()}, c.secrets...)
 
 	var req *http.Request
 	if c.method == http.MethodGet {
@@ -319,7 +324,7 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 func (c *Client) createToken(ctx context.Context) (string, error) {
 	const op = "createtoken"
 	shown := c.baseShown + "/3.0/createtoken"
-	secrets := []string{c.key.Reveal()}
+	secrets := c.secrets
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/3.0/createtoken", nil)
 	if err != nil {
 		return "", fmtErr(unwrapURL(err), secrets, "api: %s: building request for %s: %s", op, shown, unwrapURL(err))

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"io"
 	"net/http"
@@ -317,7 +318,11 @@ func TestBadKeyIsFatal(t *testing.T) {
 	}
 	_, err = c.Verify(context.Background(), testAddress)
 	checkUnauthorized(t, err, f)
-	assertNoSecrets(t, err, []string{"pub_00000000-bad0-key0-0000-000000000000"})
+	if !strings.Contains(err.Error(), "Invalid API key Basic [REDACTED]") {
+		t.Errorf("echoed key not scrubbed as expected: %v", err)
+	}
+	assertNoSecrets(t, err, []string{"pub_00000000-bad0-key0-0000-000000000000",
+		base64.StdEncoding.EncodeToString([]byte("pub_00000000-bad0-key0-0000-000000000000:"))})
 	var se *StatusError
 	if !errors.As(err, &se) || se.StatusCode != http.StatusUnauthorized || se.Op != "createtoken" {
 		t.Errorf("want the createtoken 401 as a StatusError, got %#v", se)

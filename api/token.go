@@ -70,6 +70,10 @@ func (ts *tokenSource) get(ctx context.Context, minGen uint64) (Secret, uint64, 
 		ts.mu.Unlock()
 		return tok, gen, nil
 	}
+	if err := ctx.Err(); err != nil {
+		ts.mu.Unlock()
+		return "", 0, fmt.Errorf("api: waiting for a token: %w", err)
+	}
 	call := ts.inflight
 	if call == nil {
 		call = ts.start(ctx, ts.reason(minGen))
