@@ -39,6 +39,9 @@ func lineSpans(pairs []int, n int) []span {
 		if e > n {
 			e = n
 		}
+		if e <= s {
+			continue
+		}
 		out = append(out, span{s, e})
 	}
 	if len(out) < 2 {

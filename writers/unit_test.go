@@ -122,6 +122,7 @@ func TestLineSpans(t *testing.T) {
 		{"touching", []int{0, 2, 2, 2}, 5, []span{{0, 4}}},
 		{"contained", []int{0, 5, 1, 1}, 5, []span{{0, 5}}},
 		{"empty line", []int{0, 1}, 0, nil},
+		{"negative start on empty line", []int{-1, 2}, 0, nil},
 		{"huge", []int{math.MaxInt, math.MaxInt}, 5, nil},
 		{"huge length", []int{2, math.MaxInt}, 5, []span{{2, 5}}},
 		{"min start", []int{math.MinInt, math.MaxInt}, 5, nil},
