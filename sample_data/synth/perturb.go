@@ -219,7 +219,9 @@ func (p *Perturber) apply(in *Input, r *gazetteer.Record, op Op) bool {
 			return false
 		}
 		for _, o := range p.byCity[r.City] {
-			if o.Postcode != r.Postcode && o.Postcode != "" && p.rng.IntN(4) == 0 {
+			// A neighbour's postcode from another street: on the same
+			// street it would name a real, different house.
+			if o.Postcode != r.Postcode && o.Postcode != "" && o.Street != r.Street && p.rng.IntN(4) == 0 {
 				in.Postcode = o.Postcode
 				return true
 			}

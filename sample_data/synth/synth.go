@@ -63,7 +63,7 @@ func (g *generator) eircode(rk string) string {
 	n := g.pcSeq[rk]
 	g.pcSeq[rk] = n + 1
 	const space = 25 * 25 * 25 * 25
-	x := (n*7919 + 1237) % space
+	x := (n*7919 + areaOffset(rk)) % space
 	var id [4]byte
 	for i := 3; i >= 0; i-- {
 		id[i] = eircodeAlphabet[x%25]
@@ -78,8 +78,18 @@ func (g *generator) ukPostcode(district string) string {
 	g.pcSeq[district] = n + 1
 	const per = 20 * 20
 	sector := (n / per) % 10
-	x := (n*37 + 11) % per
+	x := (n*37 + areaOffset(district)) % per
 	return fmt.Sprintf("%s %d%c%c", district, sector, ukInwardLetters[x/20], ukInwardLetters[x%20])
+}
+
+// areaOffset starts each area's sequence somewhere else, so that areas do
+// not share their unique identifiers.
+func areaOffset(area string) int {
+	h := 17
+	for i := 0; i < len(area); i++ {
+		h = h*131 + int(area[i])
+	}
+	return h & 0xfffff
 }
 
 func (g *generator) postcode(t *Town) string {
