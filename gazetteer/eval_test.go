@@ -81,6 +81,9 @@ func TestEvaluation(t *testing.T) {
 				}
 			}
 		}
+		if c.Expect == gazetteer.VerdictConfirm && m.Verdict != gazetteer.VerdictConfirm && len(examples) < 40 {
+			examples = append(examples, fmt.Sprintf("NOT CONFIRMED held-out=%v %v %+v -> %v %v %q %.2f/%.2f", c.HeldOut, c.Ops, c.Input, m.Verdict, m.Level, m.Lines, m.Score, m.RunnerUp))
+		}
 		if c.Expect != gazetteer.VerdictConfirm {
 			wantID++
 			if right && m.Verdict != gazetteer.VerdictConfirm {
