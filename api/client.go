@@ -34,7 +34,7 @@ type Client struct {
 	baseShown string // base for messages: any user info redacted
 	key       Secret
 	auth      Secret   // "Basic ..." header value
-	secrets   []string // the key in every form it could be echoed in
+	secrets   []Secret // the key in every form it could be echoed in
 	hc        *http.Client
 	userAgent string
 	method    string
@@ -126,7 +126,7 @@ func New(baseURL string, key Secret, opts ...Option) (*Client, error) {
 		baseShown: u.Redacted(),
 		key:       key,
 		auth:      Secret("Basic " + basic),
-		secrets:   []string{key.Reveal(), basic},
+		secrets:   []Secret{key, Secret(basic)},
 		hc:        defaultHTTPClient(),
 		userAgent: DefaultUserAgent,
 		method:    http.MethodPost,
@@ -158,6 +158,16 @@ func defaultHTTPClient() *http.Client {
 		},
 	}
 }
+
+// String describes the client by its base URL and method, never its key.
+func (c *Client) String() string {
+	return "api.Client{" + c.method + " " + c.baseShown + "}"
+}
+
+// Format prints String for every verb. Without it %+v would walk the
+// unexported fields, and fmt does not call Secret's methods on unexported
+// fields: the key would print in full.
+func (c *Client) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
 
 // ClientStats counts the requests of a Client, for a run's summary.
 type ClientStats struct {
@@ -278,7 +288,7 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 	endpoint := c.base + "/3.0/verify"
 	shown := c.baseShown + "/3.0/verify"
 	query := "token=" + queryEscape(tok.Reveal()) + "&" + params
-	secrets := append([]string{tok.Reveal()}, c.secrets...)
+	secrets := c.scrubList(tok.Reveal())
 
 	var req *http.Request
 	if c.method == http.MethodGet {
@@ -324,7 +334,7 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 func (c *Client) createToken(ctx context.Context) (string, error) {
 	const op = "createtoken"
 	shown := c.baseShown + "/3.0/createtoken"
-	secrets := c.secrets
+	secrets := c.scrubList()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/3.0/createtoken", nil)
 	if err != nil {
 		return "", fmtErr(unwrapURL(err), secrets, "api: %s: building request for %s: %s", op, shown, unwrapURL(err))
@@ -382,6 +392,17 @@ func (c *Client) do(req *http.Request) (*http.Response, readResult, error) {
 		data = data[:maxBody]
 	}
 	return hr, readResult{data: data, err: err}, nil
+}
+
+// scrubList returns the strings to scrub from error text: the key in its
+// forms and the given tokens. It is built per call so that no plain copy of
+// the key sits in the Client, where %+v would print it.
+func (c *Client) scrubList(tokens ...string) []string {
+	l := make([]string, 0, len(c.secrets)+len(tokens)+1)
+	for _, s := range c.secrets {
+		l = append(l, s.Reveal())
+	}
+	return append(l, tokens...)
 }
 
 // statusError builds the StatusError of an answer, its message scrubbed.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -619,6 +620,7 @@ type countingWaiter struct {
 
 func (w *countingWaiter) Wait(context.Context) error { w.n.Add(1); return w.err }
 
+// TestLogsNeverShowSecrets also prints the Client itself.
 func TestLogsNeverShowSecrets(t *testing.T) {
 	f := newFakeService(t)
 	var buf syncBuffer
@@ -631,7 +633,7 @@ func TestLogsNeverShowSecrets(t *testing.T) {
 	if _, err := c.Verify(ctx, testAddress); err != nil {
 		t.Fatal(err)
 	}
-	out := buf.String()
+	out := buf.String() + fmt.Sprintf("%+v %#v %v %+v", c, c, c, c.tokens)
 	if !strings.Contains(out, "token refreshed") || !strings.Contains(out, `"reason":"rejected"`) {
 		t.Errorf("no refresh line in the log:\n%s", out)
 	}

@@ -12,6 +12,10 @@ const redacted = "[REDACTED]"
 // Secret is a credential (the API key) that never prints: String, GoString,
 // every fmt verb, JSON, text and slog all give "[REDACTED]". Reveal returns
 // the value for the one place that must send it.
+//
+// fmt cannot call methods on unexported struct fields, so %v of a struct
+// prints a Secret held in an unexported field in full: give such a struct
+// its own String or Format method, as Client has.
 type Secret string
 
 // String returns "[REDACTED]".

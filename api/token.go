@@ -34,6 +34,10 @@ type tokenSource struct {
 	onJoin func()
 }
 
+// Format keeps %v of a tokenSource from printing the token: fmt does not
+// call Secret's methods on unexported fields.
+func (ts *tokenSource) Format(f fmt.State, _ rune) { _, _ = fmt.Fprint(f, "api.tokenSource") }
+
 // fetchCall is one createtoken call that any number of callers wait on. It
 // runs with its own context, cancelled only when every caller waiting on it
 // has given up, so one cancelled caller does not fail the others.
