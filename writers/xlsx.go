@@ -397,7 +397,9 @@ func (w *xlsxWriter) save() error {
 	if err := w.endSheet(); err != nil {
 		return fmt.Errorf("write %s: %w", w.out.path, err)
 	}
-	w.f.SetActiveSheet(0)
+	// The first sheet is already the active one. SetActiveSheet must not be
+	// called here: it reads every worksheet back, which for a flushed stream
+	// means parsing the whole sheet into memory.
 	if err := w.f.Write(w.out.w); err != nil {
 		return fmt.Errorf("save workbook %s: %w", w.out.path, err)
 	}
