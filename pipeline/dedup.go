@@ -2,57 +2,88 @@ package pipeline
 
 import (
 	"container/list"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/addrclean/addrclean/api"
 )
 
+// Separators of the fields of a dedup key, and the escape that keeps text
+// holding them from imitating a boundary, so that no two different addresses
+// share a key.
+const (
+	sepLine  = '\x00'
+	sepField = '\x01'
+	escape   = '\x02'
+)
+
 // dedupKey is the identity of an address within a run: every field lower
 // cased with runs of white space folded to one space and the ends trimmed.
-// Fields are length-prefixed so that no choice of text can make two
-// different addresses collide.
 func dedupKey(a api.Address) string {
-	var b strings.Builder
-	b.Grow(64)
-	b.WriteString(strconv.Itoa(len(a.Lines)))
-	b.WriteByte('|')
+	n := len(a.City) + len(a.Region) + len(a.Country) + len(a.Language) + 4
 	for _, l := range a.Lines {
-		writeField(&b, l)
+		n += len(l) + 1
 	}
-	writeField(&b, a.City)
-	writeField(&b, a.Region)
-	writeField(&b, a.Country)
-	writeField(&b, a.Language)
+	var b strings.Builder
+	b.Grow(n)
+	for _, l := range a.Lines {
+		appendNormal(&b, l)
+		b.WriteByte(sepLine)
+	}
+	for _, f := range [...]string{a.City, a.Region, a.Country, a.Language} {
+		b.WriteByte(sepField)
+		appendNormal(&b, f)
+	}
 	return b.String()
-}
-
-func writeField(b *strings.Builder, s string) {
-	n := normalise(s)
-	b.WriteString(strconv.Itoa(len(n)))
-	b.WriteByte(':')
-	b.WriteString(n)
 }
 
 // normalise lower-cases s and folds white space.
 func normalise(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
-	space := false
-	for _, r := range s {
+	appendNormal(&b, s)
+	return b.String()
+}
+
+// appendNormal writes s lower-cased, with runs of white space folded to one
+// space and none at the ends, escaping the key separators.
+func appendNormal(b *strings.Builder, s string) {
+	wrote, space := false, false
+	for i := 0; i < len(s); {
+		c := s[i]
+		var r rune
+		if c < utf8.RuneSelf {
+			r = rune(c)
+			i++
+		} else {
+			var size int
+			r, size = utf8.DecodeRuneInString(s[i:])
+			i += size
+		}
 		if unicode.IsSpace(r) {
-			space = b.Len() > 0
+			space = wrote
 			continue
 		}
 		if space {
 			b.WriteByte(' ')
 			space = false
 		}
-		b.WriteRune(unicode.ToLower(r))
+		wrote = true
+		switch {
+		case r == sepLine || r == sepField || r == escape:
+			b.WriteByte(escape)
+			b.WriteByte(byte(r))
+		case r < utf8.RuneSelf:
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			b.WriteByte(byte(r))
+		default:
+			b.WriteRune(unicode.ToLower(r))
+		}
 	}
-	return b.String()
 }
 
 // verdict is the outcome of verifying one address.

@@ -19,12 +19,12 @@ import (
 // genSource yields n rows; cells(i) gives row i's cells (1-based). It holds
 // no rows, so memory does not grow with n.
 type genSource struct {
-	n      int
-	cells  func(i int) []string
-	failAt int   // Next fails at this row number when > 0
+	n       int
+	cells   func(i int) []string
+	failAt  int // Next fails at this row number when > 0
 	failErr error
-	next   int
-	closed bool
+	next    int
+	closed  bool
 }
 
 func (s *genSource) Header() []string { return []string{"line", "country"} }

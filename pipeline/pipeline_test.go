@@ -456,6 +456,8 @@ func TestDedupKey(t *testing.T) {
 		{"language", addr([]string{"a"}, "", "", "IE", "en"), addr([]string{"a"}, "", "", "IE", "ga"), false},
 		{"country", addr([]string{"a"}, "", "", "IE", ""), addr([]string{"a"}, "", "", "GB", ""), false},
 		{"separator text", addr([]string{"1:a"}, "", "", "IE", ""), addr([]string{"1", "a"}, "", "", "IE", ""), false},
+		{"separator bytes", addr([]string{"a\x00"}, "", "", "IE", ""), addr([]string{"a", ""}, "", "", "IE", ""), false},
+		{"field separator bytes", addr([]string{"a"}, "b\x01c", "", "IE", ""), addr([]string{"a"}, "b", "c", "IE", ""), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

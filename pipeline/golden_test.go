@@ -1,0 +1,133 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/writers"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// mixedRows is a small input with every kind of outcome; the line says what
+// the fake service does with it.
+var mixedRows = [][]string{
+	{"1 Main Street", "IE"},
+	{"2 Suggest Road", "IE"},
+	{"1  MAIN street", "ie"}, // duplicate of row 1
+	{"", "IE"},               // no address
+	{"3 Confirm Lane", "IE"},
+	{"4 Reject PO Box", "IE"},
+	{"5 Bad Request", "IE"},
+	{"6 Flaky Avenue", "IE"},
+	{"7 Down Street", "IE"},
+	{"8 Busy Road", "IE"},
+	{"2 suggest road", "IE"}, // duplicate of row 2
+	{"9 Street Level", "GB"},
+}
+
+// mixedVerifier answers mixedRows deterministically; it counts attempts per
+// address so that failures can be scripted per row.
+func mixedVerifier() *fakeVerifier {
+	attempts := map[string]int{}
+	return &fakeVerifier{fn: func(ctx context.Context, a api.Address, _ int64) (*api.VerifyResponse, error) {
+		line := a.Lines[0]
+		attempts[line]++ // one worker: no race
+		switch {
+		case strings.Contains(line, "Suggest"):
+			return answer(a, api.ActionSuggest), nil
+		case strings.Contains(line, "Confirm"):
+			r := answer(a, api.ActionConfirm)
+			r.Information.MatchLevel = api.LevelLocality
+			return r, nil
+		case strings.Contains(line, "Reject"):
+			return answer(a, api.ActionReject), nil
+		case strings.Contains(line, "Bad"):
+			return nil, statusErr(400, "addressLine is not valid")
+		case strings.Contains(line, "Flaky") && attempts[line] <= 2:
+			return nil, statusErr(503, "")
+		case strings.Contains(line, "Down"):
+			return nil, statusErr(500, "")
+		case strings.Contains(line, "Busy") && attempts[line] <= 3:
+			return nil, rateLimited(time.Second)
+		case strings.Contains(line, "Street Level"):
+			r := answer(a, api.ActionAccept)
+			r.Information.MatchLevel = api.LevelStreet
+			return r, nil
+		}
+		return answer(a, api.ActionAccept), nil
+	}}
+}
+
+// stepClock returns start, then start+step, start+2·step ... on each call.
+func stepClock(start time.Time, step time.Duration) func() time.Time {
+	n := 0
+	return func() time.Time {
+		t := start.Add(time.Duration(n) * step)
+		n++
+		return t
+	}
+}
+
+func TestStatsGolden(t *testing.T) {
+	w := &memWriter{}
+	st, err := Run(context.Background(), Config{
+		Source:   &genSource{n: len(mixedRows), cells: func(i int) []string { return mixedRows[i-1] }},
+		Mapper:   cellMapper,
+		Verifier: mixedVerifier(),
+		Workers:  1, // deterministic attempt order
+		Sleep:    (&noSleep{}).sleep,
+		Jitter:   identityJitter,
+		Now:      stepClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 2*time.Second),
+	}.with(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "stats.golden.json", append(out, '\n'))
+	golden(t, "results.golden.txt", resultsText(w.rows()))
+}
+
+// resultsText is one line per result: row, action or error, cached flag.
+func resultsText(rs []writers.Result) []byte {
+	var b bytes.Buffer
+	for _, r := range rs {
+		verdict := "Error: " + r.Err
+		if r.Response != nil {
+			verdict = string(r.Response.Action) + " " + r.Response.Information.MatchLevel
+		}
+		fmt.Fprintf(&b, "%d\t%s\t%s\tcached=%v\n", r.Row, r.InputLabel, verdict, r.Cached)
+	}
+	return b.Bytes()
+}
