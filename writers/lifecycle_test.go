@@ -368,8 +368,17 @@ func TestXLSXContinuesOnNewSheet(t *testing.T) {
 		if got := f.GetSheetList(); !slices.Equal(got, tt.sheets) {
 			t.Fatalf("%d rows: sheets %q, want %q", tt.rows, got, tt.sheets)
 		}
+		filters := map[string]bool{}
+		for _, dn := range f.GetDefinedName() {
+			if dn.Name == "_xlnm._FilterDatabase" {
+				filters[dn.Scope] = true
+			}
+		}
 		total := 0
 		for _, sheet := range tt.sheets {
+			if !filters[sheet] {
+				t.Fatalf("sheet %s has no autofilter", sheet)
+			}
 			rows, err := f.GetRows(sheet)
 			if err != nil {
 				t.Fatal(err)
