@@ -67,10 +67,10 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("rows %d, calls %d, saved %d, errors %v\n", st.RowsWritten, st.CallsMade, st.CallsSaved, st.Errors)
+	fmt.Printf("rows %d, calls %d, saved %d, no address %d\n", st.RowsWritten, st.CallsMade, st.CallsSaved, st.Errors[pipeline.ErrKindInput])
 	// Output:
 	// 1 Accept 1 Main St cached=false
 	// 2 Error no address
 	// 3 Accept 1 Main St cached=true
-	// rows 3, calls 1, saved 1, errors map[input:1]
+	// rows 3, calls 1, saved 1, no address 1
 }

@@ -59,7 +59,12 @@ func (r *runner) verify(addr api.Address, row int) verdict {
 		case api.KindRateLimited:
 			r.rateLimited.Add(1)
 			ra := retryAfter(err)
+			before := cfg.Limiter.Rate()
 			cfg.Limiter.OnRateLimited(ra)
+			if after := cfg.Limiter.Rate(); after < before {
+				log.Info().Int("row", row).Float64("rate", after).Dur("retry_after", ra).
+					Msg("the service is rate limiting: slowing down")
+			}
 			if ra <= 0 {
 				ra = ratelimit.DefaultPause
 			}

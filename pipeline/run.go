@@ -189,10 +189,15 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) error {
 // unbroken prefix of the input), but slots are still drained so that every
 // worker can finish.
 func (r *runner) drain(ctx context.Context, queue <-chan slot) (Stats, Counts) {
+	// Every action and error kind is present, zero or not, so that scripts
+	// reading the summary find the same keys every time.
 	st := Stats{
-		Actions:     map[string]int64{},
+		Actions: map[string]int64{
+			string(api.ActionAccept): 0, string(api.ActionSuggest): 0, string(api.ActionConfirm): 0,
+			string(api.ActionReject): 0, ActionError: 0,
+		},
 		MatchLevels: map[string]int64{},
-		Errors:      map[string]int64{},
+		Errors:      map[string]int64{ErrKindInput: 0, ErrKindPermanent: 0, ErrKindTransient: 0, ErrKindRateLimited: 0},
 	}
 	var counts Counts
 	// Writes go on after an interrupt: what is done is kept.
