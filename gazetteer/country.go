@@ -328,6 +328,20 @@ func init() {
 func countryKey(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
+	if countryIsASCII(s) {
+		// Most values are plain ASCII: skip the decomposition.
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; {
+			case c == '&':
+				b.WriteString("and")
+			case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+				b.WriteByte(c)
+			case 'A' <= c && c <= 'Z':
+				b.WriteByte(c + 'a' - 'A')
+			}
+		}
+		return countryTrimThe(b.String())
+	}
 	for _, r := range norm.NFD.String(s) {
 		switch {
 		case unicode.Is(unicode.Mn, r):
@@ -338,12 +352,25 @@ func countryKey(s string) string {
 			b.WriteRune(unicode.ToLower(r))
 		}
 	}
-	k := b.String()
-	// No country's name begins with "the", so the article can always go.
+	return countryTrimThe(b.String())
+}
+
+// countryTrimThe drops a leading "the": no country's name begins with it, so the
+// article can always go.
+func countryTrimThe(k string) string {
 	if len(k) > 5 && strings.HasPrefix(k, "the") {
-		k = k[len("the"):]
+		return k[len("the"):]
 	}
 	return k
+}
+
+func countryIsASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // CountryISO returns the ISO 3166-1 alpha-2 code for a country written as an
