@@ -547,3 +547,27 @@ func TestLineKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestAddressHighlights(t *testing.T) {
+	s := newTestService(t, fixtures(), nil)
+	tok := token(t, s, testKey)
+	tests := []struct {
+		name  string
+		lines []string
+		want  [][]int
+	}{
+		// The postcode was added (whole line); "st" became "Street", "co" "Co.".
+		{"tidied", []string{"1 main st", "Dún Laoghaire", "co dublin"}, [][]int{{7, 6}, {}, {0, 3}, {0, 8}}},
+		{"unchanged", []string{"1 Main Street", "Dún Laoghaire", "Co. Dublin", "A96 X2Y3"}, [][]int{{}, {}, {}, {}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := decodeVerify(t, do(s, http.MethodGet, "/3.0/verify?"+query(tc.lines, "country", "IE", "token", tok).Encode(), "", nil))
+			got, _ := json.Marshal(v.Address.Highlights)
+			want, _ := json.Marshal(tc.want)
+			if string(got) != string(want) {
+				t.Errorf("highlights %s, want %s (label %q)", got, want, v.Address.Label)
+			}
+		})
+	}
+}
