@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/addrclean/addrclean/api"
@@ -61,7 +62,8 @@ const (
 var fieldNames = [numFields]string{"address lines", "city", "region", "postcode", "country", "id"}
 var fieldFlags = [numFields]string{"--line-cols", "--city-col", "--region-col", "--postcode-col", "--country-col", "--id-col"}
 
-// Mapper turns rows into the parameters of a verify request.
+// Mapper turns rows into the parameters of a verify request. Its methods are
+// safe for concurrent use.
 type Mapper struct {
 	header                    []string
 	lines                     []int
@@ -70,13 +72,26 @@ type Mapper struct {
 	notes                     []string
 	defCountry, defCountryRaw string
 	language                  string
+
+	// countries caches country cells already resolved: a file holds few
+	// distinct values, and Map may be called from several goroutines.
+	mu        sync.RWMutex
+	countries map[string]string
 }
+
+// maxCountryCache bounds the cache for files whose country column holds
+// free text.
+const maxCountryCache = 1024
 
 // NewMapper resolves spec against header. Fields without an explicit column
 // are detected from common header names, ignoring columns named explicitly;
 // a missing, ambiguous or undetectable column is a *MappingError.
 func NewMapper(header []string, spec MappingSpec) (*Mapper, error) {
-	m := &Mapper{header: slices.Clone(header), language: strings.TrimSpace(spec.Language)}
+	m := &Mapper{
+		header:    slices.Clone(header),
+		language:  strings.TrimSpace(spec.Language),
+		countries: make(map[string]string),
+	}
 	for f := range m.single {
 		m.single[f] = -1
 	}
@@ -172,7 +187,9 @@ func NewMapper(header []string, spec MappingSpec) (*Mapper, error) {
 // as an ISO code when recognised, and a row error when there is no address or
 // no country.
 func (m *Mapper) Map(r Row) Mapped {
-	var lines []string
+	// Room for one line per column and the postcode: a multi-line cell is
+	// the rare case that grows it.
+	lines := make([]string, 0, len(m.lines)+1)
 	for _, i := range m.lines {
 		lines = appendLines(lines, cell(r, i))
 	}
@@ -191,12 +208,12 @@ func (m *Mapper) Map(r Row) Mapped {
 	if postcode != "" {
 		lines = append(lines, postcode)
 	}
+	if len(lines) == 0 {
+		lines = nil
+	}
 	country := m.defCountry
 	if countryRaw != "" {
-		country = countryRaw
-		if iso, ok := gazetteer.CountryISO(countryRaw); ok {
-			country = iso
-		}
+		country = m.country(countryRaw)
 	}
 	out := Mapped{
 		Address: api.Address{Lines: lines, City: city, Region: region, Country: country, Language: m.language},
@@ -209,6 +226,26 @@ func (m *Mapper) Map(r Row) Mapped {
 		out.Err = ErrNoCountry
 	}
 	return out
+}
+
+// country returns the ISO code of a country cell, or the cell as written.
+func (m *Mapper) country(raw string) string {
+	m.mu.RLock()
+	c, ok := m.countries[raw]
+	m.mu.RUnlock()
+	if ok {
+		return c
+	}
+	c = raw
+	if iso, ok := gazetteer.CountryISO(raw); ok {
+		c = iso
+	}
+	m.mu.Lock()
+	if len(m.countries) < maxCountryCache {
+		m.countries[raw] = c
+	}
+	m.mu.Unlock()
+	return c
 }
 
 // ID returns the row's id cell, trimmed, or "" when no id column is mapped.
