@@ -122,7 +122,7 @@ func New(m Matcher, integrations []Integration, opts ...Option) (*Service, error
 		return nil, errors.New("service: max body size must be positive")
 	}
 	s := &Service{
-		m: m, sign: signer{secret: c.secret}, now: c.now, log: c.log,
+		m: m, sign: newSigner(c.secret), now: c.now, log: c.log,
 		maxBody: c.maxBody, baseURL: trimSlash(c.baseURL),
 		byKey: make(map[string]*integration, len(integrations)),
 		byKID: make(map[[kidLen]byte]*integration, len(integrations)),
