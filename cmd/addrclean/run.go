@@ -3,9 +3,266 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/ratelimit"
+	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/writers"
 )
 
-// cmdRun is not built yet.
+// cmdRun is 'addrclean run': read, verify, write.
 func cmdRun(ctx context.Context, args []string, s streams) error {
-	return withCode(exitFatal, errors.New("'addrclean run' is not built yet"))
+	var o runOptions
+	fs := newRunFlags(&o, s.err)
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return withCode(exitUsage, nil) // the flag package has printed the problem
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return usageErrorf("run takes exactly one INPUT, got %d", len(pos))
+	}
+	o.input = pos[0]
+	o.rateSet = flagWasSet(fs, "rate")
+	if err := o.validate(); err != nil {
+		return err
+	}
+	log, err := newLogger(s.err, o.logFormat, o.logLevel)
+	if err != nil {
+		return err
+	}
+	delim, err := parseDelimiter(o.delimiter)
+	if err != nil {
+		return usageErrorf("%w", err)
+	}
+	ropts := readers.Options{Delimiter: delim, Encoding: o.encoding, Sheet: o.sheet, Stdin: s.in, Logger: log}
+	spec := readers.MappingSpec{
+		LineCols: append(splitList(o.lineCols), o.lineCol...),
+		City:     o.cityCol, Region: o.regionCol, Postcode: o.postcodeCol, Country: o.countryCol, ID: o.idCol,
+		DefaultCountry: o.country, Language: o.language,
+	}
+	if o.dryRun {
+		rep, err := readers.Inspect(ctx, o.input, ropts, spec, 5)
+		if err != nil {
+			return inputError(err)
+		}
+		return rep.Print(s.out)
+	}
+	if o.resume || o.cache != "" {
+		return usageErrorf("--resume and --cache are not built yet")
+	}
+	outPath, reviewPath, err := o.outputPaths()
+	if err != nil {
+		return err
+	}
+
+	src, err := readers.Open(ctx, o.input, ropts)
+	if err != nil {
+		return inputError(err)
+	}
+	defer src.Close()
+	mapper, err := readers.NewMapper(src.Header(), spec)
+	if err != nil {
+		return usageErrorf("%s: %w", o.input, err)
+	}
+	ev := log.Info().Str("input", o.input).Object("mapping", mapper)
+	if d, ok := src.(readers.Describer); ok {
+		info := d.Info()
+		ev = ev.Str("format", info.Format)
+		if info.Format == readers.FormatCSV {
+			ev = ev.Str("delimiter", string(info.Delimiter))
+		} else {
+			ev = ev.Str("sheet", info.Sheet)
+		}
+	}
+	ev.Msg("reading")
+	for _, n := range mapper.Notes() {
+		log.Warn().Msg(n)
+	}
+
+	conn, err := connect(ctx, connectOptions{
+		baseURL: o.baseURL, apiKeyFile: o.apiKeyFile, apiKeyFlag: o.apiKeyFlag, reference: o.reference,
+		tokenTTL: o.tokenTTL, method: o.method, workers: o.workers,
+	}, log)
+	if err != nil {
+		return err
+	}
+	defer conn.stop()
+
+	rate := o.rate
+	if conn.embedded && !o.rateSet {
+		rate = 0 // the embedded service has no quota to respect
+	}
+	limiter := ratelimit.New(rate, o.burst)
+
+	wopts := writers.Options{RawCells: o.rawCells, Stdout: s.out, Logger: log}
+	outs, err := openOutputs(src, outPath, reviewPath, wopts)
+	if err != nil {
+		return err
+	}
+	var source readers.Reader = src
+	if o.limit > 0 {
+		source = &limitReader{Reader: src, n: o.limit}
+	}
+
+	prog := newProgress(s.err, src, log, o.noProgress)
+	stats, runErr := pipeline.Run(ctx, pipeline.Config{
+		Source: source, Mapper: mapper, Verifier: conn.client, Limiter: limiter,
+		Outputs: outs, Workers: o.workers, Retries: o.retries, Timeout: o.timeout, MaxWait: o.maxWait,
+		Logger: log, Progress: prog.update,
+	})
+	prog.finish()
+	stats.TokenRefreshes = conn.client.Stats().TokenRefreshes
+
+	interrupted := errors.Is(runErr, context.Canceled) || stats.Interrupted
+	if runErr != nil && !interrupted {
+		for _, w := range outs {
+			_ = w.Abort()
+		}
+		printSummary(s.err, log, o, stats, outPath, reviewPath, false)
+		if msg := describeFatal(runErr); msg != "" {
+			return withCode(exitFatal, fmt.Errorf("%s (%w)", msg, runErr))
+		}
+		return withCode(exitFatal, runErr)
+	}
+	// Interrupted runs keep what is done: an ordered prefix of the input.
+	for _, w := range outs {
+		if err := w.Close(); err != nil {
+			return withCode(exitFatal, fmt.Errorf("finishing outputs: %w", err))
+		}
+	}
+	printSummary(s.err, log, o, stats, outPath, reviewPath, true)
+	if o.summary != "" {
+		if err := writeSummaryFile(o.summary, o, stats, outPath, reviewPath); err != nil {
+			return withCode(exitFatal, err)
+		}
+	}
+	switch {
+	case interrupted:
+		return withCode(exitInterrupted, fmt.Errorf("interrupted after %d rows; the outputs hold rows 1 to %d", stats.RowsWritten, stats.RowsWritten))
+	case stats.Actions[writers.ActionError] > 0:
+		return withCode(exitRowErrors, nil)
+	}
+	return nil
+}
+
+// validate checks flag values that need no I/O.
+func (o *runOptions) validate() error {
+	switch {
+	case o.workers < 1:
+		return usageErrorf("--workers %d: want 1 or more", o.workers)
+	case o.rate < 0:
+		return usageErrorf("--rate %g: want 0 (unlimited) or more", o.rate)
+	case o.burst < 1:
+		return usageErrorf("--burst %d: want 1 or more", o.burst)
+	case o.retries < 0:
+		return usageErrorf("--retries %d: want 0 or more", o.retries)
+	case o.timeout <= 0:
+		return usageErrorf("--timeout %v: want a positive duration such as 30s", o.timeout)
+	case o.maxWait < 0:
+		return usageErrorf("--max-wait %v: want a duration such as 10m", o.maxWait)
+	case o.limit < 0:
+		return usageErrorf("--limit %d: want 0 (all rows) or more", o.limit)
+	case o.encoding != readers.EncodingUTF8 && !strings.EqualFold(o.encoding, "windows-1252") && !strings.EqualFold(o.encoding, "utf8"):
+		return usageErrorf("--encoding %q: want utf-8 or windows-1252", o.encoding)
+	}
+	return nil
+}
+
+// outputPaths works out --out and --review, defaulting to
+// <input-stem>.cleaned.<ext> and <input-stem>.review.<ext> beside the input.
+func (o *runOptions) outputPaths() (out, review string, err error) {
+	out, review = o.out, o.review
+	if o.input == "-" && (out == "" || review == "") {
+		return "", "", usageErrorf("reading stdin: pass -o PATH (or -o - for stdout) and --review PATH")
+	}
+	ext := filepath.Ext(o.input)
+	stem := strings.TrimSuffix(o.input, ext)
+	if out == "" {
+		out = stem + ".cleaned" + ext
+	}
+	if review == "" {
+		review = stem + ".review" + ext
+	}
+	for _, p := range []struct{ flag, path string }{{"--out", out}, {"--review", review}} {
+		if _, err := writers.FormatFromPath(p.path); err != nil {
+			return "", "", usageErrorf("%s %s: %w", p.flag, p.path, err)
+		}
+		if p.path != "-" && o.input != "-" && sameFile(p.path, o.input) {
+			return "", "", usageErrorf("%s %s would overwrite the input", p.flag, p.path)
+		}
+	}
+	if review == "-" {
+		return "", "", usageErrorf("--review cannot be stdout; give it a path")
+	}
+	if out != "-" && sameFile(out, review) {
+		return "", "", usageErrorf("--out and --review are the same file %s", out)
+	}
+	return out, review, nil
+}
+
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// openOutputs opens the enriched and review writers; a CSV output keeps the
+// input's delimiter unless its own extension says otherwise.
+func openOutputs(src readers.Reader, outPath, reviewPath string, opts writers.Options) ([]writers.Writer, error) {
+	var inDelim rune
+	if d, ok := src.(readers.Describer); ok && d.Info().Format == readers.FormatCSV {
+		inDelim = d.Info().Delimiter
+	}
+	optsFor := func(path string) writers.Options {
+		o := opts
+		if strings.EqualFold(filepath.Ext(path), ".csv") || strings.EqualFold(filepath.Ext(path), ".txt") || path == "-" {
+			o.Delimiter = inDelim
+		}
+		return o
+	}
+	enriched, err := writers.NewEnriched(outPath, src.Header(), optsFor(outPath))
+	if err != nil {
+		return nil, withCode(exitFatal, fmt.Errorf("--out: %w", err))
+	}
+	review, err := writers.NewReview(reviewPath, src.Header(), optsFor(reviewPath))
+	if err != nil {
+		_ = enriched.Abort()
+		return nil, withCode(exitFatal, fmt.Errorf("--review: %w", err))
+	}
+	return []writers.Writer{enriched, review}, nil
+}
+
+// inputError marks a problem with the input file as fatal (exit 1).
+func inputError(err error) error {
+	return withCode(exitFatal, err)
+}
+
+// limitReader ends the input after n rows (--limit).
+type limitReader struct {
+	readers.Reader
+	n, done int
+}
+
+func (l *limitReader) Next(ctx context.Context) (readers.Row, error) {
+	if l.done >= l.n {
+		return readers.Row{}, io.EOF
+	}
+	r, err := l.Reader.Next(ctx)
+	if err == nil {
+		l.done++
+	}
+	return r, err
 }

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// runOptions are the flags of 'addrclean run'.
+type runOptions struct {
+	input, out, review, sheet           string
+	lineCols                            string
+	lineCol                             listFlag
+	cityCol, regionCol, postcodeCol     string
+	countryCol, idCol                   string
+	country, language                   string
+	baseURL, apiKeyFile, apiKeyFlag     string
+	workers                             int
+	rate                                float64
+	burst                               int
+	timeout, maxWait, tokenTTL          time.Duration
+	retries                             int
+	reference                           string
+	delimiter, encoding                 string
+	rawCells                            bool
+	resume                              bool
+	cache                               string
+	cacheTTL                            time.Duration
+	limit                               int
+	dryRun                              bool
+	summary                             string
+	logFormat, logLevel                 string
+	noProgress                          bool
+	method                              string
+	rateSet, burstSet, baseURLFromFlags bool
+}
+
+const runUsage = `Usage: addrclean run [flags] INPUT
+
+Verify every address of INPUT (.csv .tsv .txt .xlsx, or - for CSV on stdin) and write
+an enriched file (every row, in input order, with the verdict appended) and a review
+file (the rows a person must look at: Suggest, Confirm, Reject, Error).
+
+Without --base-url (or ADDRCLEAN_BASE_URL) the run uses the embedded local service over
+the bundled sample reference (or --reference): no key, no network.
+
+Exit codes: 0 every row verified; 1 fatal error; 2 usage error; 3 finished but some
+rows are Error; 130 interrupted.
+
+Flags:
+`
+
+func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, runUsage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.out, "out", "", "enriched output `PATH`; format from the extension (.csv .tsv .xlsx .jsonl); - = CSV on stdout\n(default <input-stem>.cleaned.<ext> beside the input)")
+	fs.StringVar(&o.out, "o", "", "shorthand for --out")
+	fs.StringVar(&o.review, "review", "", "review output `PATH` (default <input-stem>.review.<ext> beside the input)")
+	fs.StringVar(&o.sheet, "sheet", "", "XLSX sheet `NAME` (default: the first)")
+	fs.StringVar(&o.lineCols, "line-cols", "", "comma-separated `COLUMNS` sent as addressLine, in order")
+	fs.Var(&o.lineCol, "line-col", "one `COLUMN` sent as addressLine (repeatable, for names containing a comma)")
+	fs.StringVar(&o.cityCol, "city-col", "", "city `COLUMN`")
+	fs.StringVar(&o.regionCol, "region-col", "", "region/county `COLUMN`")
+	fs.StringVar(&o.postcodeCol, "postcode-col", "", "postcode/Eircode `COLUMN` (sent as the last addressLine)")
+	fs.StringVar(&o.countryCol, "country-col", "", "country `COLUMN`")
+	fs.StringVar(&o.idCol, "id-col", "", "record id `COLUMN` (used in messages)")
+	fs.StringVar(&o.country, "country", "", "country `CODE` for rows that have none")
+	fs.StringVar(&o.language, "language", "", "language `CODE` to search in (default: all)")
+	fs.StringVar(&o.baseURL, "base-url", os.Getenv("ADDRCLEAN_BASE_URL"), "live service `URL` (env ADDRCLEAN_BASE_URL); empty = embedded local service")
+	fs.StringVar(&o.apiKeyFile, "api-key-file", "", "file holding the API key (or env ADDRCLEAN_API_KEY); never logged")
+	fs.StringVar(&o.apiKeyFlag, "api-key", "", "refused: a key on the command line shows in the process list; use --api-key-file or ADDRCLEAN_API_KEY")
+	fs.IntVar(&o.workers, "workers", 8, "concurrent requests")
+	fs.Float64Var(&o.rate, "rate", 20, "requests per second (default 20 against a live service; unlimited against the embedded one; 0 = unlimited)")
+	fs.IntVar(&o.burst, "burst", 1, "requests allowed at once above the rate")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of one request")
+	fs.IntVar(&o.retries, "retries", 3, "retries of a request that failed transiently (429 answers do not count)")
+	fs.DurationVar(&o.maxWait, "max-wait", 10*time.Minute, "total time one row may wait out 429 answers before it is Error")
+	fs.DurationVar(&o.tokenTTL, "token-ttl", 0, "known token lifetime: refresh ahead of it (0 = refresh on 401 only)")
+	fs.StringVar(&o.reference, "reference", "", "reference address `CSV` for the embedded service (default: bundled sample)")
+	fs.StringVar(&o.delimiter, "delimiter", "", "CSV delimiter (default: detected among , ; tab |)")
+	fs.StringVar(&o.encoding, "encoding", "utf-8", "input text encoding: utf-8 or windows-1252")
+	fs.BoolVar(&o.rawCells, "raw-cells", false, "do not neutralise spreadsheet formulas in CSV/XLSX outputs")
+	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted run (not built yet)")
+	fs.StringVar(&o.cache, "cache", "", "result cache `PATH` reused across runs (not built yet)")
+	fs.DurationVar(&o.cacheTTL, "cache-ttl", 30*24*time.Hour, "reuse cached results up to this age")
+	fs.IntVar(&o.limit, "limit", 0, "only the first N data rows (0 = all)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "read, map and check the input; no service calls")
+	fs.StringVar(&o.summary, "summary", "", "also write the run's summary as JSON to `PATH`")
+	fs.StringVar(&o.logFormat, "log-format", "auto", "auto, console or json (json: one object per stderr line)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn or error")
+	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress bar")
+	fs.StringVar(&o.method, "method", "POST", "verify request method: POST (token in the body) or GET")
+	return fs
+}
