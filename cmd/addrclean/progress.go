@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/readers"
+)
+
+// progressLogEvery is how often a run that is not on a terminal (cron) logs
+// where it is.
+const progressLogEvery = 10 * time.Second
+
+// progress shows a run's progress: a bar on a terminal, a log line every
+// progressLogEvery otherwise. Its methods are called from the pipeline's one
+// progress goroutine.
+type progress struct {
+	bar     *progressbar.ProgressBar
+	src     readers.Reader
+	log     zerolog.Logger
+	lastLog time.Duration
+	bytes   bool
+}
+
+func newProgress(w io.Writer, src readers.Reader, log zerolog.Logger, disabled bool) *progress {
+	p := &progress{src: src, log: log}
+	if disabled || !isTerminal(w) {
+		return p
+	}
+	total := int64(-1)
+	if pr, ok := src.(readers.ProgressReporter); ok {
+		_, total = pr.Progress()
+		p.bytes = total > 0
+	} else if rc, ok := src.(readers.RowCounter); ok {
+		total = rc.RowCount()
+	}
+	opts := []progressbar.Option{
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionThrottle(200 * time.Millisecond),
+		progressbar.OptionSetWidth(24),
+		progressbar.OptionShowElapsedTimeOnFinish(),
+		progressbar.OptionClearOnFinish(),
+	}
+	if p.bytes {
+		opts = append(opts, progressbar.OptionShowBytes(true))
+	} else {
+		opts = append(opts, progressbar.OptionSetItsString("rows"), progressbar.OptionShowIts(), progressbar.OptionShowCount())
+	}
+	p.bar = progressbar.NewOptions64(total, opts...)
+	return p
+}
+
+func (p *progress) update(s pipeline.Progress) {
+	if p.bar == nil {
+		if s.Elapsed-p.lastLog >= progressLogEvery {
+			p.lastLog = s.Elapsed
+			p.log.Info().Int64("rows", s.RowsDone).Float64("rows_per_s", rowsPerSecond(s)).
+				Interface("actions", s.Actions).Int64("calls", s.CallsMade).Int64("calls_saved", s.CallsSaved).
+				Int64("retries", s.Retries).Int64("rate_limited", s.RateLimited).Str("rate", rateString(s.RateLimit)).
+				Msg("progress")
+		}
+		return
+	}
+	p.bar.Describe(fmt.Sprintf("%d rows %.0f/s rate %s A%d S%d C%d R%d E%d", s.RowsDone, rowsPerSecond(s), rateString(s.RateLimit),
+		s.Actions.Accept, s.Actions.Suggest, s.Actions.Confirm, s.Actions.Reject, s.Actions.Error))
+	if p.bytes {
+		done, _ := p.src.(readers.ProgressReporter).Progress()
+		_ = p.bar.Set64(done)
+	} else {
+		_ = p.bar.Set64(s.RowsDone)
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}
+
+func rowsPerSecond(s pipeline.Progress) float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.RowsDone) / s.Elapsed.Seconds()
+}
+
+func rateString(r float64) string {
+	if r <= 0 {
+		return "unlimited"
+	}
+	return fmt.Sprintf("%.3g/s", r)
+}

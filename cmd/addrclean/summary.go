@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/pipeline"
+)
+
+// summaryFile is the body of --summary.
+type summaryFile struct {
+	Input    string `json:"input"`
+	Enriched string `json:"enriched"`
+	Review   string `json:"review"`
+	pipeline.Stats
+}
+
+// printSummary reports the run on stderr: a short block on a console, one
+// JSON log event otherwise (so every stderr line stays one JSON object).
+func printSummary(w io.Writer, log zerolog.Logger, o runOptions, st pipeline.Stats, out, review string, written bool) {
+	if o.logFormat == "json" || (o.logFormat == "auto" && !isTerminal(w)) {
+		ev := log.Info().Str("input", o.input).Interface("summary", st)
+		if written {
+			ev = ev.Str("enriched", out).Str("review", review)
+		}
+		ev.Msg("summary")
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nSummary of %s\n", o.input)
+	fmt.Fprintf(&b, "  rows read %d, written %d in %.1fs (%.0f rows/s)%s\n", st.RowsRead, st.RowsWritten, st.ElapsedSeconds, st.RowsPerSecond,
+		map[bool]string{true: ", INTERRUPTED", false: ""}[st.Interrupted])
+	fmt.Fprintf(&b, "  actions     %s\n", counts(st.Actions, []string{"Accept", "Suggest", "Confirm", "Reject", "Error"}))
+	fmt.Fprintf(&b, "  match level %s\n", counts(st.MatchLevels, []string{"Building", "SubBuilding", "Street", "Locality", "Region", "None"}))
+	if len(st.Errors) > 0 {
+		fmt.Fprintf(&b, "  errors      %s\n", counts(st.Errors, nil))
+	}
+	fmt.Fprintf(&b, "  calls %d (saved by deduplication %d), retries %d, 429s %d, token refreshes %d, rate %.1f/s (limit %s)\n",
+		st.CallsMade, st.CallsSaved, st.Retries, st.RateLimited, st.TokenRefreshes, st.EffectiveRate, rateString(st.RateLimit))
+	if written {
+		fmt.Fprintf(&b, "  enriched    %s\n  review      %s\n", out, review)
+	}
+	fmt.Fprint(w, b.String())
+}
+
+// counts prints a map in a fixed order of known keys, then any others sorted.
+func counts(m map[string]int64, order []string) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, k := range order {
+		seen[k] = true
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	var rest []string
+	for k := range m {
+		if !seen[k] && m[k] > 0 {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeSummaryFile writes --summary atomically.
+func writeSummaryFile(path string, o runOptions, st pipeline.Stats, out, review string) error {
+	b, err := json.MarshalIndent(summaryFile{Input: o.input, Enriched: out, Review: review, Stats: st}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("--summary: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("--summary: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--summary: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("--summary: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("--summary: %w", err)
+	}
+	return nil
+}
