@@ -1,0 +1,396 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/addrclean/addrclean/gazetteer"
+	sampledata "github.com/addrclean/addrclean/sample_data"
+	"github.com/addrclean/addrclean/service"
+)
+
+const testKey = "pub_0d5e2c1f-test-key-never-printed"
+
+var (
+	sampleIndexOnce sync.Once
+	sampleIndex     *gazetteer.Index
+	sampleIndexErr  error
+)
+
+func sampleIx(t *testing.T) *gazetteer.Index {
+	t.Helper()
+	sampleIndexOnce.Do(func() {
+		sampleIndex, sampleIndexErr = gazetteer.Load(context.Background(), sampledata.Reference())
+	})
+	if sampleIndexErr != nil {
+		t.Fatal(sampleIndexErr)
+	}
+	return sampleIndex
+}
+
+// fakeClock advances one second every `every` readings, so tokens with a
+// one-second lifetime expire again and again during a run without sleeping.
+type fakeClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	n     int
+	every int
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	if c.every > 0 && c.n%c.every == 0 {
+		c.now = c.now.Add(time.Second)
+	}
+	return c.now
+}
+
+// faults wraps the service and breaks some verify calls in the ways a real
+// network and service break: 5xx, dropped connections, truncated bodies,
+// bursts of 429, slow answers. Faults are chosen by the call's sequence
+// number, so a run is reproducible; every fault is transient, so a faulty run
+// must produce exactly the outputs of a clean one.
+type faults struct {
+	next      http.Handler
+	calls     atomic.Int64
+	injected  atomic.Int64
+	mu        sync.Mutex
+	tokens    []string
+	tokenPath bool
+}
+
+func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/createtoken") {
+		rec := httptest.NewRecorder()
+		f.next.ServeHTTP(rec, r)
+		var tr struct{ Token string }
+		_ = json.Unmarshal(rec.Body.Bytes(), &tr)
+		f.mu.Lock()
+		f.tokens = append(f.tokens, tr.Token)
+		f.mu.Unlock()
+		copyResponse(w, rec, -1)
+		return
+	}
+	n := f.calls.Add(1)
+	switch {
+	case n%17 == 3:
+		f.injected.Add(1)
+		http.Error(w, `{"type":"error","form":{"language":"en","message":{"id":9999,"severity":"Error","value":"injected"}}}`, http.StatusServiceUnavailable)
+	case n%37 == 6:
+		f.injected.Add(1)
+		w.WriteHeader(http.StatusInternalServerError)
+	case n%41 == 5:
+		f.injected.Add(1)
+		panic(http.ErrAbortHandler) // connection dropped before an answer
+	case n%43 == 7:
+		f.injected.Add(1)
+		rec := httptest.NewRecorder()
+		f.next.ServeHTTP(rec, r)
+		copyResponse(w, rec, rec.Body.Len()/2) // truncated body
+	case n%150 >= 10 && n%150 < 13:
+		// A burst of 429s; each pauses every worker for a second.
+		f.injected.Add(1)
+		w.Header().Set("Retry-After", "0")
+		w.WriteHeader(http.StatusTooManyRequests)
+	case n%31 == 1:
+		time.Sleep(20 * time.Millisecond) // a slow answer, not a wait for an event
+		f.next.ServeHTTP(w, r)
+	default:
+		f.next.ServeHTTP(w, r)
+	}
+}
+
+// copyResponse writes rec to w; a limit >= 0 sends only that much of the
+// body and then drops the connection.
+func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder, limit int) {
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	body := rec.Body.Bytes()
+	if limit >= 0 {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body[:limit])
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+		panic(http.ErrAbortHandler)
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(body)
+}
+
+// newTestService starts the real service handler for testKey, with token
+// lifetime ttl on clock.
+func newTestService(t *testing.T, ttl time.Duration, clock func() time.Time, wrap func(http.Handler) http.Handler) *httptest.Server {
+	t.Helper()
+	in := service.NewIntegration(testKey)
+	in.TokenTTL = ttl
+	in.Location = true
+	opts := []service.Option{}
+	if clock != nil {
+		opts = append(opts, service.WithClock(clock))
+	}
+	svc, err := service.New(sampleIx(t), []service.Integration{in}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h http.Handler = svc
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type runResult struct {
+	code             int
+	stdout, stderr   string
+	enriched, review string
+	summary          map[string]any
+}
+
+// runCLI runs 'addrclean run' in-process with a key file for testKey.
+func runCLI(t *testing.T, dir string, args ...string) runResult {
+	t.Helper()
+	keyFile := filepath.Join(dir, "key")
+	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.csv")
+	review := filepath.Join(dir, "review.csv")
+	sum := filepath.Join(dir, "summary.json")
+	full := append([]string{"run", "--log-format", "json", "--no-progress", "--api-key-file", keyFile,
+		"-o", out, "--review", review, "--summary", sum}, args...)
+	var stdout, stderr bytes.Buffer
+	code := runMain(context.Background(), full, streams{in: strings.NewReader(""), out: &stdout, err: &stderr})
+	res := runResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	if b, err := os.ReadFile(out); err == nil {
+		res.enriched = string(b)
+	}
+	if b, err := os.ReadFile(review); err == nil {
+		res.review = string(b)
+	}
+	if b, err := os.ReadFile(sum); err == nil {
+		_ = json.Unmarshal(b, &res.summary)
+	}
+	return res
+}
+
+func sampleCSV(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../sample_data/customers.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunFaultyServiceMatchesCleanRun(t *testing.T) {
+	in := sampleCSV(t)
+	clean := newTestService(t, 0, nil, nil)
+	want := runCLI(t, t.TempDir(), "--base-url", clean.URL, "--rate", "0", "--country", "IE", "--limit", "300", in)
+	if want.code != exitOK && want.code != exitRowErrors {
+		t.Fatalf("clean run exit %d\n%s", want.code, want.stderr)
+	}
+
+	// Tokens live 5 s of a clock that ticks a second every 20 readings: a
+	// token expires after about 100 requests, several times in the run, but
+	// never before its first use (that would rightly be fatal).
+	clock := &fakeClock{now: time.Now(), every: 20}
+	var f *faults
+	faulty := newTestService(t, 5*time.Second, clock.Now, func(h http.Handler) http.Handler {
+		f = &faults{next: h}
+		return f
+	})
+	got := runCLI(t, t.TempDir(), "--base-url", faulty.URL, "--rate", "0", "--country", "IE", "--retries", "8", "--limit", "300", in)
+	if got.code != want.code {
+		t.Fatalf("faulty run exit %d, clean %d\n%s", got.code, want.code, tail(got.stderr, 3000))
+	}
+	if got.enriched != want.enriched {
+		t.Errorf("enriched output of the faulty run differs from the clean run")
+	}
+	if got.review != want.review {
+		t.Errorf("review output of the faulty run differs from the clean run")
+	}
+	checkEveryRowOnceInOrder(t, in, got.enriched, 300)
+	for _, k := range []string{"retries", "rate_limited", "token_refreshes"} {
+		if v, _ := got.summary[k].(float64); v == 0 {
+			t.Errorf("summary %s = 0, want > 0 (faults injected: %d)", k, f.injected.Load())
+		}
+	}
+	f.mu.Lock()
+	secrets := append([]string{testKey}, f.tokens...)
+	f.mu.Unlock()
+	for _, s := range secrets {
+		if s == "" {
+			continue
+		}
+		for name, text := range map[string]string{"stderr": got.stderr, "stdout": got.stdout, "enriched": got.enriched, "review": got.review} {
+			if strings.Contains(text, s) {
+				t.Errorf("%s contains the key or a token", name)
+			}
+		}
+	}
+	// Every stderr line is one JSON object with --log-format json.
+	for _, line := range strings.Split(strings.TrimSpace(got.stderr), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("stderr line is not JSON: %q", line)
+			break
+		}
+	}
+}
+
+// checkEveryRowOnceInOrder checks that the enriched output has the input's
+// rows, each once, in order, with the input cells unchanged.
+func checkEveryRowOnceInOrder(t *testing.T, inPath, enriched string, limit int) {
+	t.Helper()
+	inF, err := os.Open(inPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inF.Close()
+	inRecs, err := csv.NewReader(inF).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit > 0 && len(inRecs) > limit+1 {
+		inRecs = inRecs[:limit+1]
+	}
+	outRecs, err := csv.NewReader(strings.NewReader(enriched)).ReadAll()
+	if err != nil {
+		t.Fatalf("enriched output is not CSV: %v", err)
+	}
+	if len(outRecs) != len(inRecs) {
+		t.Fatalf("enriched has %d records, input %d", len(outRecs), len(inRecs))
+	}
+	for i := range inRecs {
+		for j, c := range inRecs[i] {
+			got := outRecs[i][j]
+			if got != c && got != "'"+c {
+				t.Fatalf("record %d column %d: got %q, input %q", i, j, got, c)
+			}
+		}
+	}
+}
+
+func TestRunBadKeyStopsAtOnce(t *testing.T) {
+	var calls atomic.Int64
+	srv := newTestService(t, 0, nil, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			h.ServeHTTP(w, r)
+		})
+	})
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "badkey")
+	if err := os.WriteFile(keyFile, []byte("pub_wrong-key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := runMain(context.Background(), []string{"run", "--log-format", "json", "--no-progress", "--base-url", srv.URL,
+		"--api-key-file", keyFile, "--rate", "0", "--country", "IE", "-o", filepath.Join(dir, "o.csv"), "--review", filepath.Join(dir, "r.csv"), sampleCSV(t)},
+		streams{in: strings.NewReader(""), out: &stdout, err: &stderr})
+	if code != exitFatal {
+		t.Fatalf("exit %d, want %d\n%s", code, exitFatal, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "API key") {
+		t.Errorf("message does not say what to fix: %s", tail(stderr.String(), 500))
+	}
+	if strings.Contains(stderr.String(), "pub_wrong-key") {
+		t.Error("the key appears in stderr")
+	}
+	if n := calls.Load(); n > 20 {
+		t.Errorf("%d requests after a refused key; the run should stop at once", n)
+	}
+	for _, f := range []string{"o.csv", "r.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s left behind by a failed run", f)
+		}
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(in, []byte("Address 1,Town,Country\n1 Main St,Cork,IE\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no input", []string{"run"}, "exactly one INPUT"},
+		{"two inputs", []string{"run", in, in}, "exactly one INPUT"},
+		{"key on the command line", []string{"run", "--api-key", "pub_x", "--base-url", "https://example.com", in}, "--api-key is refused"},
+		{"live without key", []string{"run", "--base-url", "https://example.com", in}, "needs an API key"},
+		{"bad base url", []string{"run", "--base-url", "ftp://x", "--api-key-file", in, in}, "--base-url"},
+		{"overwrite input", []string{"run", "-o", in, in}, "overwrite the input"},
+		{"unknown output format", []string{"run", "-o", filepath.Join(dir, "x.pdf"), in}, "--out"},
+		{"bad workers", []string{"run", "--workers", "0", in}, "--workers"},
+		{"missing column", []string{"run", "--city-col", "Nope", in}, "Nope"},
+		{"stdin without outputs", []string{"run", "-"}, "pass -o"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("ADDRCLEAN_API_KEY", "")
+			t.Setenv("ADDRCLEAN_BASE_URL", "")
+			var stdout, stderr bytes.Buffer
+			code := runMain(context.Background(), tt.args, streams{in: strings.NewReader(""), out: &stdout, err: &stderr})
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr: %s", code, exitUsage, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("stderr %q does not mention %q", stderr.String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestRunEmbeddedStdinToStdout(t *testing.T) {
+	dir := t.TempDir()
+	in := "Address 1,Town,Postcode,Country\n=cmd|' /C calc'!A0,Cork,,IE\n,,,\n"
+	var stdout, stderr bytes.Buffer
+	code := runMain(context.Background(), []string{"run", "--log-format", "json", "--no-progress", "-o", "-", "--review", filepath.Join(dir, "r.csv"), "-"},
+		streams{in: strings.NewReader(in), out: &stdout, err: &stderr})
+	if code != exitRowErrors {
+		t.Fatalf("exit %d, want %d (the empty row is Error)\n%s", code, exitRowErrors, stderr.String())
+	}
+	recs, err := csv.NewReader(&stdout).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("stdout has %d records, want header + 2", len(recs))
+	}
+	if got := recs[1][0]; got != "'=cmd|' /C calc'!A0" {
+		t.Errorf("formula cell written as %q, want it neutralised", got)
+	}
+	if !regexp.MustCompile(`"message":"no --base-url`).MatchString(stderr.String()) {
+		t.Errorf("the embedded service is not announced in the log")
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
