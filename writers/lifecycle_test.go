@@ -3,6 +3,7 @@ package writers
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -525,4 +526,32 @@ func TestJSONLUnencodableResponse(t *testing.T) {
 func nan() float64 {
 	var zero float64
 	return zero / zero
+}
+
+// TestJSONLKeepsUnnamedMembers checks that the JSONL response is the full
+// answer, members the interface does not name included.
+func TestJSONLKeepsUnnamedMembers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.jsonl")
+	w, err := NewEnriched(path, []string{"a"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := acceptRow(1)
+	r.Response.Extra = map[string]json.RawMessage{"requestId": json.RawMessage(`"r-1"`)}
+	r.Response.Data.Extra = map[string]json.RawMessage{"boundaries": json.RawMessage(`{"county":"Dublin"}`)}
+	if err := w.Write(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"requestId":"r-1"`, `"boundaries":{"county":"Dublin"}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSONL lacks %s: %s", want, b)
+		}
+	}
 }
