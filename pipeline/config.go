@@ -77,6 +77,10 @@ type Config struct {
 	// close them: the caller closes (or aborts) them after Run returns.
 	Outputs []writers.Writer
 
+	// Limit, when positive, stops the run after that many data rows, as if
+	// the input ended there (--limit).
+	Limit int64
+
 	// Workers is the number of concurrent calls (default 8).
 	Workers int
 	// Retries is how many times a transient failure is retried (default 3);

@@ -666,3 +666,20 @@ func TestMapperFunc(t *testing.T) {
 		t.Fatal("MapperFunc does not call its function")
 	}
 }
+
+func TestLimit(t *testing.T) {
+	for _, tc := range []struct{ limit, rows, want int64 }{{0, 50, 50}, {10, 50, 10}, {50, 50, 50}, {80, 50, 50}, {-1, 5, 5}} {
+		t.Run(fmt.Sprintf("limit=%d/rows=%d", tc.limit, tc.rows), func(t *testing.T) {
+			v := &fakeVerifier{}
+			w := &memWriter{}
+			st, err := Run(testCtx(t), Config{Source: &genSource{n: int(tc.rows), cells: distinct}, Mapper: cellMapper,
+				Verifier: v, Limit: tc.limit}.with(w))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.RowsRead != tc.want || int64(len(w.rows())) != tc.want || v.calls.Load() != tc.want {
+				t.Fatalf("read %d, wrote %d, calls %d; want %d", st.RowsRead, len(w.rows()), v.calls.Load(), tc.want)
+			}
+		})
+	}
+}

@@ -91,6 +91,9 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		graceMu.Unlock()
 	}()
 
+	cfg.Logger.Debug().Int("workers", cfg.Workers).Int("window", cfg.Window).Int("retries", cfg.Retries).
+		Dur("timeout", cfg.Timeout).Dur("max_wait", cfg.MaxWait).Float64("rate", cfg.Limiter.Configured()).
+		Msg("pipeline starting")
 	queue := make(chan slot, cfg.Window)
 	var g errgroup.Group
 	g.SetLimit(cfg.Workers)
@@ -148,6 +151,9 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) error {
 	ctx := r.runCtx
 	for {
 		if ctx.Err() != nil {
+			return nil
+		}
+		if r.cfg.Limit > 0 && r.rowsRead.Load() >= r.cfg.Limit {
 			return nil
 		}
 		row, err := r.cfg.Source.Next(ctx)
