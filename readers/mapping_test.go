@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/addrclean/addrclean/api"
@@ -341,4 +343,71 @@ func BenchmarkMap(b *testing.B) {
 	for b.Loop() {
 		m.Map(row)
 	}
+}
+
+func TestMapConcurrent(t *testing.T) {
+	m, err := NewMapper([]string{"Street", "Country"}, MappingSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	countries := []string{"Ireland", "UK", "France", "Narnia", "éire"}
+	want := []string{"IE", "GB", "FR", "Narnia", "IE"}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 200 {
+				k := (g + i) % len(countries)
+				got := m.Map(Row{Cells: []string{"1 Main St", countries[k]}})
+				if got.Address.Country != want[k] {
+					t.Errorf("country %q mapped to %q", countries[k], got.Address.Country)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestCountryCacheIsBounded(t *testing.T) {
+	m, err := NewMapper([]string{"Street", "Country"}, MappingSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxCountryCache * 2 {
+		m.Map(Row{Cells: []string{"x", "junk " + strconv.Itoa(i)}})
+	}
+	if n := len(m.countries); n > maxCountryCache {
+		t.Errorf("cache holds %d entries", n)
+	}
+}
+
+func FuzzMapper(f *testing.F) {
+	f.Add("Address 1\x00Town\x00Country", "1 Main St\nApt 2\x00Cork\x00Éire", "", "")
+	f.Add("Street\x00Street\x00Eircode", "\r\n\x00x\x00D02", "street", "IE")
+	f.Add("", "", "", "")
+	f.Fuzz(func(t *testing.T, header, cells, lineCol, def string) {
+		spec := MappingSpec{DefaultCountry: def}
+		if lineCol != "" {
+			spec.LineCols = []string{lineCol}
+		}
+		m, err := NewMapper(strings.Split(header, "\x00"), spec)
+		if err != nil {
+			var me *MappingError
+			if !errors.As(err, &me) || len(me.Problems) == 0 {
+				t.Fatalf("error %v is not a *MappingError with problems", err)
+			}
+			return
+		}
+		got := m.Map(Row{Num: 1, Line: 2, Cells: strings.Split(cells, "\x00")})
+		for _, l := range got.Address.Lines {
+			if strings.TrimSpace(l) == "" || strings.ContainsAny(l, "\r\n") {
+				t.Fatalf("line %q sent", l)
+			}
+		}
+		if (got.Err == nil) != (len(got.Address.Lines) > 0 && got.Address.Country != "") {
+			t.Fatalf("Err %v for %#v", got.Err, got.Address)
+		}
+		_ = m.Describe()
+		_ = m.Columns()
+	})
 }
