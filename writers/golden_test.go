@@ -1,7 +1,11 @@
 package writers
 
 import (
+	"archive/zip"
 	"bytes"
+	"io"
+	"regexp"
+	"strconv"
 	"context"
 	"flag"
 	"fmt"
@@ -113,6 +117,7 @@ func TestGoldenXLSX(t *testing.T) {
 		t.Run(tt.golden, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "out.xlsx")
 			writeFixture(t, tt.ctor, path, tt.opts)
+			checkColsAscending(t, path)
 			golden(t, tt.golden, []byte(dumpXLSX(t, path)))
 		})
 	}
@@ -215,4 +220,41 @@ func cellTypeName(t excelize.CellType) string {
 		return "FORMULA"
 	}
 	return fmt.Sprintf("type%d", t)
+}
+
+// checkColsAscending checks the <col> elements of every sheet are in
+// ascending order, which Excel requires (excelize reads them in any order).
+func checkColsAscending(t *testing.T, path string) {
+	t.Helper()
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	colMin := regexp.MustCompile(`<col min="(\d+)"`)
+	for _, zf := range z.File {
+		if !strings.HasPrefix(zf.Name, "xl/worksheets/") {
+			continue
+		}
+		rc, err := zf.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		_ = rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := 0
+		for _, m := range colMin.FindAllSubmatch(b, -1) {
+			n, _ := strconv.Atoi(string(m[1]))
+			if n <= prev {
+				t.Fatalf("%s: <col min=%d> after %d; Excel wants ascending columns", zf.Name, n, prev)
+			}
+			prev = n
+		}
+		if prev == 0 {
+			t.Fatalf("%s: no column widths", zf.Name)
+		}
+	}
 }

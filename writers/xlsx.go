@@ -126,8 +126,10 @@ func (w *xlsxWriter) makeStyles() error {
 
 // startSheet sizes the columns, freezes the header and writes it.
 func (w *xlsxWriter) startSheet() error {
-	for i, width := range w.widths {
-		if err := w.sw.SetColWidth(i+1, i+1, width); err != nil {
+	// StreamWriter.SetColWidth puts each new column first in <cols>, and
+	// Excel wants them in ascending order, so set them last to first.
+	for i := len(w.widths) - 1; i >= 0; i-- {
+		if err := w.sw.SetColWidth(i+1, i+1, w.widths[i]); err != nil {
 			return err
 		}
 	}
