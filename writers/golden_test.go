@@ -3,14 +3,14 @@ package writers
 import (
 	"archive/zip"
 	"bytes"
-	"io"
-	"regexp"
-	"strconv"
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
