@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -552,6 +553,51 @@ func TestJSONLKeepsUnnamedMembers(t *testing.T) {
 	for _, want := range []string{`"requestId":"r-1"`, `"boundaries":{"county":"Dublin"}`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("JSONL lacks %s: %s", want, b)
+		}
+	}
+}
+
+// TestXLSXAwkwardText checks text that XML cannot hold or that OOXML would
+// otherwise decode: control characters become U+FFFD, and escape-like
+// "_xHHHH_" sequences read back literally.
+func TestXLSXAwkwardText(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"a\x01b\x00", "a\uFFFDb\uFFFD"},
+		{"_x0041_", "_x0041_"},
+		{"  padded  ", "  padded  "},
+		{"a\x0bb", "a\uFFFDb"},
+		{"bad \xff utf8", "bad \uFFFD utf8"},
+	}
+	path := filepath.Join(t.TempDir(), "a.xlsx")
+	header := make([]string, len(tests))
+	cells := make([]string, len(tests))
+	for i, tt := range tests {
+		header[i] = fmt.Sprintf("c%d", i)
+		cells[i] = tt.in
+	}
+	w, err := NewEnriched(path, header, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(context.Background(), Result{Row: 1, Cells: cells, Err: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for i, tt := range tests {
+		cell, _ := excelize.CoordinatesToCellName(i+1, 2)
+		got, err := f.GetCellValue("Enriched", cell)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("%q read back as %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
