@@ -683,3 +683,21 @@ func TestLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelAfterLastRow cancels once every row is written: nothing was
+// interrupted, so Run succeeds.
+func TestCancelAfterLastRow(t *testing.T) {
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	const n = 20
+	calls := 0
+	st, err := Run(ctx, Config{Source: &genSource{n: n, cells: distinct}, Mapper: cellMapper, Verifier: &fakeVerifier{},
+		ProgressInterval: -1, Progress: func(Progress) {
+			if calls++; calls == n+1 { // the final report, after the last row
+				cancel()
+			}
+		}}.with(&memWriter{}))
+	if err != nil || st.Interrupted || st.RowsWritten != n {
+		t.Fatalf("err = %v, interrupted = %v, written = %d", err, st.Interrupted, st.RowsWritten)
+	}
+}

@@ -97,11 +97,19 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	queue := make(chan slot, cfg.Window)
 	var g errgroup.Group
 	g.SetLimit(cfg.Workers)
-	feedErr := make(chan error, 1)
-	go func() { feedErr <- r.feed(queue, &g) }()
+	type fed struct {
+		all bool // the input (or Limit) was exhausted
+		err error
+	}
+	feedDone := make(chan fed, 1)
+	go func() {
+		all, err := r.feed(queue, &g)
+		feedDone <- fed{all, err}
+	}()
 
-	st, counts := r.drain(ctx, queue)
-	readErr := <-feedErr
+	st, counts, gap := r.drain(ctx, queue)
+	f := <-feedDone
+	readErr := f.err
 	_ = g.Wait() // workers return nil: row failures are data
 
 	st.RowsRead = r.rowsRead.Load()
@@ -123,7 +131,9 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	if r.stopErr != nil {
 		return st, r.stopErr
 	}
-	if err := ctx.Err(); err != nil {
+	// A cancellation that came after the last row was done interrupted
+	// nothing.
+	if err := ctx.Err(); err != nil && (gap || !f.all) {
 		st.Interrupted = true
 		return st, fmt.Errorf("pipeline: interrupted after %d rows: %w", st.RowsWritten, err)
 	}
@@ -146,25 +156,26 @@ func (r *runner) stop(err error) {
 // feed reads rows, queues one slot per row in input order and hands the
 // row to a worker. It runs outside the worker group so that it never takes
 // a worker's place, and checks the context on every send. It closes queue.
-func (r *runner) feed(queue chan<- slot, g *errgroup.Group) error {
+// all reports that every row was queued (the input or Limit ran out).
+func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error) {
 	defer close(queue)
 	ctx := r.runCtx
 	for {
 		if ctx.Err() != nil {
-			return nil
+			return false, nil
 		}
 		if r.cfg.Limit > 0 && r.rowsRead.Load() >= r.cfg.Limit {
-			return nil
+			return true, nil
 		}
 		row, err := r.cfg.Source.Next(ctx)
 		if errors.Is(err, io.EOF) {
-			return nil
+			return true, nil
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil // the reader saw the cancellation
+				return false, nil // the reader saw the cancellation
 			}
-			return err
+			return false, err
 		}
 		r.rowsRead.Add(1)
 		m := r.cfg.Mapper.Map(row)
@@ -172,7 +183,7 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) error {
 		select {
 		case queue <- s:
 		case <-ctx.Done():
-			return nil
+			return false, nil
 		}
 		base := writers.Result{Row: row.Num, Cells: row.Cells, InputLabel: m.Label}
 		if m.Err != nil {
@@ -193,11 +204,11 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) error {
 // drain writes outcomes in input order until the queue is closed. After the
 // first unfinished row nothing more is written (the output stays an
 // unbroken prefix of the input), but slots are still drained so that every
-// worker can finish.
-func (r *runner) drain(ctx context.Context, queue <-chan slot) (Stats, Counts) {
+// worker can finish. gap reports that some row was not written.
+func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, counts Counts, gap bool) {
 	// Every action and error kind is present, zero or not, so that scripts
 	// reading the summary find the same keys every time.
-	st := Stats{
+	st = Stats{
 		Actions: map[string]int64{
 			string(api.ActionAccept): 0, string(api.ActionSuggest): 0, string(api.ActionConfirm): 0,
 			string(api.ActionReject): 0, ActionError: 0,
@@ -205,7 +216,6 @@ func (r *runner) drain(ctx context.Context, queue <-chan slot) (Stats, Counts) {
 		MatchLevels: map[string]int64{},
 		Errors:      map[string]int64{ErrKindInput: 0, ErrKindPermanent: 0, ErrKindTransient: 0, ErrKindRateLimited: 0},
 	}
-	var counts Counts
 	// Writes go on after an interrupt: what is done is kept.
 	wctx := context.WithoutCancel(ctx)
 	log := r.cfg.Logger
@@ -253,7 +263,7 @@ func (r *runner) drain(ctx context.Context, queue <-chan slot) (Stats, Counts) {
 			}
 		}
 	}
-	return st, counts
+	return st, counts, stopped
 }
 
 // progress builds a snapshot; it runs on the writer goroutine.
