@@ -24,6 +24,10 @@ const (
 	EncodingWindows1252 = "windows-1252"
 )
 
+// defaultMaxRecordSize is far above any real record (Excel caps a cell at
+// 32,767 characters) and small enough to keep memory flat.
+const defaultMaxRecordSize = 16 << 20
+
 // sampleSize is how much of a CSV input is looked at to detect the delimiter:
 // enough for a header and a few rows of even a wide export.
 const sampleSize = 64 << 10
@@ -58,6 +62,8 @@ type CSVReader struct {
 	count     *countingReader
 	total     int64
 	cr        *csv.Reader
+	guard     *recordGuard
+	endLine   int // last line of the last record read
 	header    []string
 	info      Info
 	checkUTF8 bool
@@ -142,7 +148,12 @@ func newCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 		delim, detected = detectDelimiter(sample, complete), true
 	}
 
-	cr := csv.NewReader(text)
+	limit := opts.MaxRecordSize
+	if limit <= 0 {
+		limit = defaultMaxRecordSize
+	}
+	guard := &recordGuard{r: text, limit: int64(limit)}
+	cr := csv.NewReader(guard)
 	cr.Comma = delim
 	// Ragged rows are padded or reported here, never rejected by the parser.
 	cr.FieldsPerRecord = -1
@@ -156,6 +167,7 @@ func newCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 		count:     cnt,
 		total:     size,
 		cr:        cr,
+		guard:     guard,
 		checkUTF8: enc == EncodingUTF8,
 		info: Info{
 			Format:            FormatCSV,
@@ -169,11 +181,12 @@ func newCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 		return nil, fmt.Errorf("%s: the input is empty: no header row", name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: header: %w", name, err)
+		return nil, r.readError("header", err)
 	}
 	if err := r.validate(rec); err != nil {
 		return nil, err
 	}
+	r.recordDone(rec)
 	r.header = append([]string(nil), rec...)
 	return r, nil
 }
@@ -205,12 +218,13 @@ func (r *CSVReader) Next(ctx context.Context) (Row, error) {
 		return Row{}, io.EOF
 	}
 	if err != nil {
-		return Row{}, fmt.Errorf("%s: %w", r.name, err)
+		return Row{}, r.readError("", err)
 	}
 	if err := r.validate(rec); err != nil {
 		return Row{}, err
 	}
 	line, _ := r.cr.FieldPos(0)
+	r.recordDone(rec)
 	r.num++
 	width := len(r.header)
 	if len(rec) > width {
@@ -221,6 +235,32 @@ func (r *CSVReader) Next(ctx context.Context) (Row, error) {
 	cells := make([]string, max(width, len(rec)))
 	copy(cells, rec)
 	return Row{Num: r.num, Line: line, Cells: cells}, nil
+}
+
+// recordDone moves the record guard past rec and notes where it ended.
+func (r *CSVReader) recordDone(rec []string) {
+	r.guard.start = r.cr.InputOffset()
+	if n := len(rec); n > 0 {
+		line, _ := r.cr.FieldPos(n - 1)
+		r.endLine = line + strings.Count(rec[n-1], "\n")
+	}
+}
+
+// readError wraps an error of the CSV parser (which names the line itself)
+// or of the input.
+func (r *CSVReader) readError(what string, err error) error {
+	if what != "" {
+		what += ": "
+	}
+	if errors.Is(err, errRecordTooLong) {
+		where := fmt.Sprintf("the record after line %d", r.endLine)
+		if r.endLine == 0 {
+			where = "the first record"
+		}
+		return fmt.Errorf("%s: %s%s is longer than %d bytes; is a quote left open? (%w)",
+			r.name, what, where, r.guard.limit, err)
+	}
+	return fmt.Errorf("%s: %s%w", r.name, what, err)
 }
 
 // validate checks the cells are valid UTF-8 when that is the encoding (a
@@ -263,6 +303,26 @@ type countingReader struct {
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
+	return n, err
+}
+
+// errRecordTooLong is returned by recordGuard when a record passes the limit.
+var errRecordTooLong = errors.New("record too long")
+
+// recordGuard feeds the CSV parser and fails once it has been fed more than
+// limit bytes past the end of the last complete record (start).
+type recordGuard struct {
+	r            io.Reader
+	limit, start int64
+	read         int64
+}
+
+func (g *recordGuard) Read(p []byte) (int, error) {
+	if g.read-g.start > g.limit {
+		return 0, errRecordTooLong
+	}
+	n, err := g.r.Read(p)
+	g.read += int64(n)
 	return n, err
 }
 

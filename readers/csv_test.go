@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -194,6 +195,33 @@ func TestCSV(t *testing.T) {
 			wantRows:   [][]string{{"Dún Laoghaire"}},
 			wantLines:  []int{2},
 			wantDelim:  ',',
+		},
+		{
+			name:       "record limit applies per record",
+			in:         "a,b\n" + strings.Repeat("1,\"x\ny\"\n", 2000),
+			opts:       Options{MaxRecordSize: 100},
+			wantHeader: []string{"a", "b"},
+			wantRows:   slices.Repeat([][]string{{"1", "x\ny"}}, 2000),
+			wantLines: func() []int {
+				l := make([]int, 2000)
+				for i := range l {
+					l[i] = 2 + 2*i
+				}
+				return l
+			}(),
+			wantDelim: ',',
+		},
+		{
+			name:    "a quote left open stops at the record limit",
+			in:      "a,b\n1,\"x\ny\"\n3,\"" + strings.Repeat("long line\n", 1000),
+			opts:    Options{MaxRecordSize: 1000},
+			wantErr: "the record after line 3 is longer than 1000 bytes; is a quote left open?",
+		},
+		{
+			name:    "a header quote left open",
+			in:      "\"a,b\n" + strings.Repeat("x", 10000),
+			opts:    Options{MaxRecordSize: 1000},
+			wantErr: "header: the first record is longer than 1000 bytes",
 		},
 		{name: "invalid utf-8 names the line", in: "a,b\n1,2\n3,Caf\xe9\n", wantErr: "line 3, cell 2: not valid utf-8 text"},
 		{name: "invalid utf-8 in header", in: "a,\xff\n", wantErr: "line 1, cell 2"},

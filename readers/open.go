@@ -26,6 +26,9 @@ type Options struct {
 	// MaxUnzipSize bounds the unpacked size of an XLSX file in bytes, so that
 	// an untrusted file cannot fill the disk; 0 means 4 GiB.
 	MaxUnzipSize int64
+	// MaxRecordSize bounds one CSV record in bytes, so that a quote left open
+	// cannot pull the rest of the file into memory; 0 means 16 MiB.
+	MaxRecordSize int
 	// Stdin is read when the path is "-".
 	Stdin io.Reader
 	// Logger receives warnings about the input (rows longer than the header,
