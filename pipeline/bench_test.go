@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -143,4 +144,34 @@ func BenchmarkWithAPIClient(b *testing.B) {
 		b.Fatalf("wrote %d of %d rows", st.RowsWritten, b.N)
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "rows/s")
+}
+
+// BenchmarkPeakHeap runs a fixed number of rows per op and reports the
+// largest live heap seen (sampled every 10,000 rows, after a GC): it must not
+// grow with the number of rows.
+func BenchmarkPeakHeap(b *testing.B) {
+	for _, rows := range []int{100_000, 1_000_000} {
+		b.Run("rows="+strconv.Itoa(rows), func(b *testing.B) {
+			var peak uint64
+			sample := func(p Progress) {
+				if p.RowsDone%10_000 != 0 {
+					return
+				}
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapAlloc)
+			}
+			for i := 0; i < b.N; i++ {
+				_, err := Run(context.Background(), Config{
+					Source: &genSource{n: rows, cells: distinct}, Mapper: cellMapper, Verifier: &fakeVerifier{},
+					Outputs: []writers.Writer{discard{}}, Progress: sample, ProgressInterval: -1,
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+		})
+	}
 }
