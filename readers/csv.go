@@ -135,12 +135,18 @@ func newCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 	}
 
 	var text io.Reader = br
+	// Excel for Mac writes "CSV (Macintosh)" with bare CR line ends, which
+	// encoding/csv would read as one endless record.
+	if bytes.IndexByte(sample, '\r') >= 0 && bytes.IndexByte(sample, '\n') < 0 {
+		opts.Logger.Info().Str("input", name).Msg("the input ends lines with CR only (classic Mac); reading CR as a line end")
+		text = crToLF{br}
+	}
 	if enc == EncodingWindows1252 {
 		if hadBOM || (utf8.Valid(sample) && !isASCII(sample)) {
 			opts.Logger.Warn().Str("input", name).
 				Msg("the input looks like UTF-8 but is read as windows-1252; accented letters will be garbled (drop --encoding to read it as UTF-8)")
 		}
-		text = transform.NewReader(br, charmap.Windows1252.NewDecoder())
+		text = transform.NewReader(text, charmap.Windows1252.NewDecoder())
 	}
 
 	delim, detected := opts.Delimiter, false
@@ -303,6 +309,19 @@ type countingReader struct {
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
+	return n, err
+}
+
+// crToLF turns every CR into LF, for inputs whose lines end with CR only.
+type crToLF struct{ r io.Reader }
+
+func (c crToLF) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\r' {
+			p[i] = '\n'
+		}
+	}
 	return n, err
 }
 

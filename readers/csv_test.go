@@ -141,6 +141,14 @@ func TestCSV(t *testing.T) {
 			wantDelim:  ',',
 		},
 		{
+			name:       "classic mac line ends",
+			in:         "id,town\r1,Cork\r2,\"a\rb\"\r",
+			wantHeader: []string{"id", "town"},
+			wantRows:   [][]string{{"1", "Cork"}, {"2", "a\nb"}},
+			wantLines:  []int{2, 3},
+			wantDelim:  ',',
+		},
+		{
 			name:       "no final newline",
 			in:         "id,town\n1,Cork",
 			wantHeader: []string{"id", "town"},
