@@ -64,6 +64,11 @@ func TestEndToEndSample(t *testing.T) {
 	uk := findRecord(t, ix, func(r *gazetteer.Record) bool {
 		return r.Country == "GB" && r.BuildingNumber != "" && r.Street != "" && r.SubBuilding == "" && r.BuildingName == ""
 	})
+	neighbour := findRecord(t, ix, func(r *gazetteer.Record) bool {
+		return r.City == dun.City && r.Postcode != "" && r.Postcode != dun.Postcode && r.Street != dun.Street
+	})
+	// A typo in the street name: its third letter dropped.
+	typo := dun.BuildingNumber + " " + dun.Street[:2] + dun.Street[3:]
 	ieOnly := NewIntegration("pub_ie")
 	ieOnly.AllowedCountries = []string{"IE"}
 	noPO := NewIntegration("pub_nopo")
@@ -100,6 +105,24 @@ func TestEndToEndSample(t *testing.T) {
 				}
 				t.Errorf("no Dún Laoghaire line in %q", v.Address.Label)
 			}},
+		{name: "street typo", key: testKey, lines: []string{typo, dun.City}, country: "IE",
+			actions: []api.Action{api.ActionSuggest}, id: dun.ID, msg: MsgCorrected},
+		{name: "wrong postcode", key: testKey, lines: []string{dun.BuildingNumber + " " + dun.Street, dun.City, neighbour.Postcode}, country: "IE",
+			actions: []api.Action{api.ActionSuggest}, id: dun.ID, msg: MsgCorrected,
+			check: func(t *testing.T, v api.VerifyResponse) {
+				if !v.Information.PostcodeAmended || v.Address.Postcode == nil || v.Address.Postcode.Value != dun.Postcode {
+					t.Errorf("postcode not corrected: %+v", v.Information)
+				}
+			}},
+		{name: "street only", key: testKey, lines: []string{dun.Street, dun.City}, country: "IE",
+			actions: []api.Action{api.ActionConfirm}, msg: MsgPartialStreet,
+			check: func(t *testing.T, v api.VerifyResponse) {
+				if v.Data.Location == nil || v.Data.Location.Accuracy != "STREET" {
+					t.Errorf("location %+v", v.Data.Location)
+				}
+			}},
+		{name: "town only", key: testKey, lines: []string{dun.City}, country: "IE",
+			actions: []api.Action{api.ActionConfirm}, msg: MsgPartialLocality},
 		{name: "po box allowed", key: testKey, lines: recordLines(pobox), country: "IE",
 			actions: []api.Action{api.ActionAccept}, id: pobox.ID},
 		{name: "po box rejected", key: "pub_nopo", lines: recordLines(pobox), country: "IE",
