@@ -10,7 +10,7 @@ import (
 )
 
 // EnrichedColumns are the columns the enriched output appends to the input
-// columns, in order.
+// columns, in order. Callers must not modify it.
 var EnrichedColumns = []string{
 	"av_action", "av_status", "av_match_level", "av_complete", "av_address_id",
 	"av_line1", "av_line2", "av_line3", "av_line4",
@@ -20,7 +20,7 @@ var EnrichedColumns = []string{
 }
 
 // ReviewColumns are the columns the review output appends to the row number
-// and the input columns, in order.
+// and the input columns, in order. Callers must not modify it.
 var ReviewColumns = []string{
 	"av_action", "av_message", "input_label", "matched_label", "av_address_id", "av_error",
 }

@@ -262,3 +262,26 @@ func TestCutUTF16(t *testing.T) {
 		}
 	}
 }
+
+func TestColumnIndexes(t *testing.T) {
+	checks := []struct {
+		cols []string
+		i    int
+		want string
+	}{
+		{EnrichedColumns, enAction, "av_action"},
+		{EnrichedColumns, enLatitude, "av_latitude"},
+		{EnrichedColumns, enLongitude, "av_longitude"},
+		{EnrichedColumns, enError, "av_error"},
+		{ReviewColumns, rvAction, "av_action"},
+		{ReviewColumns, rvMatched, "matched_label"},
+	}
+	for _, c := range checks {
+		if c.cols[c.i] != c.want {
+			t.Errorf("column %d is %q, want %q", c.i, c.cols[c.i], c.want)
+		}
+	}
+	if len(EnrichedColumns) != 24 || len(ReviewColumns) != 6 {
+		t.Errorf("%d enriched and %d review columns", len(EnrichedColumns), len(ReviewColumns))
+	}
+}
