@@ -571,3 +571,30 @@ func TestAddressHighlights(t *testing.T) {
 		})
 	}
 }
+
+func TestMethods(t *testing.T) {
+	s := newTestService(t, fixtures(), nil)
+	tok := token(t, s, testKey)
+	verify := "/3.0/verify?" + query([]string{"1 Main Street"}, "country", "IE", "token", tok).Encode()
+	tests := []struct {
+		method, path string
+		status       int
+		allow        string
+	}{
+		{"HEAD", verify, 200, ""},
+		{"HEAD", "/healthz", 200, ""},
+		{"OPTIONS", verify, 405, "GET, HEAD, POST"},
+		{"DELETE", verify, 405, "GET, HEAD, POST"},
+		{"PUT", "/3.0/createtoken", 405, "GET, HEAD"},
+		{"POST", "/healthz", 405, "GET, HEAD"},
+		{"POST", "/nowhere", 404, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.method+" "+tc.path[:min(len(tc.path), 12)], func(t *testing.T) {
+			w := do(s, tc.method, tc.path, "", nil)
+			if w.Code != tc.status || w.Header().Get("Allow") != tc.allow {
+				t.Errorf("status %d Allow %q, want %d %q", w.Code, w.Header().Get("Allow"), tc.status, tc.allow)
+			}
+		})
+	}
+}
