@@ -97,7 +97,11 @@ func inspect(ctx context.Context, path string, r Reader, spec MappingSpec, sampl
 // Print writes the report for people.
 func (rep *Report) Print(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "input:       %s\n", rep.Path)
+	if rep.Path == "-" {
+		b.WriteString("input:       - (standard input)\n")
+	} else {
+		fmt.Fprintf(&b, "input:       %s\n", rep.Path)
+	}
 	switch rep.Info.Format {
 	case FormatCSV:
 		how := "given"
