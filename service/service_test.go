@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -596,5 +597,48 @@ func TestMethods(t *testing.T) {
 				t.Errorf("status %d Allow %q, want %d %q", w.Code, w.Header().Get("Allow"), tc.status, tc.allow)
 			}
 		})
+	}
+}
+
+// TestConcurrent serves many requests at once (run with -race): shared
+// limiters, pooled buffers and HMAC states must not mix answers up.
+func TestConcurrent(t *testing.T) {
+	clock := newClock()
+	limited := NewIntegration("pub_limited")
+	limited.RequestsPerSecond, limited.Burst = 1, 10
+	s := newTestService(t, fixtures(), []Integration{NewIntegration(testKey), limited}, WithClock(clock.now))
+	free := "/3.0/verify?" + query([]string{"1 Mian Street"}, "country", "IE", "token", token(t, s, testKey)).Encode()
+	capped := "/3.0/verify?" + query([]string{"Main Street"}, "country", "IE", "token", token(t, s, "pub_limited")).Encode()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	okCapped, refused := 0, 0
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				v := decodeVerify(t, do(s, http.MethodGet, free, "", nil))
+				if v.Action != api.ActionSuggest || v.Address.ID != "IE-0001" {
+					t.Errorf("free key answer %s %q", v.Action, v.Address.ID)
+					return
+				}
+				w := do(s, http.MethodGet, capped, "", nil)
+				mu.Lock()
+				switch w.Code {
+				case 200:
+					okCapped++
+				case 429:
+					refused++
+				default:
+					t.Errorf("capped key: %d", w.Code)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	// The clock stands still: the burst of 10 less the token request.
+	if okCapped != 9 || refused != 200-9 {
+		t.Errorf("capped key: %d answered, %d refused; want 9 and %d", okCapped, refused, 200-9)
 	}
 }
