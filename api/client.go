@@ -315,8 +315,10 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 		if body.err != nil {
 			return nil, nil, c.transportError(op, c.method, shown, body.err, secrets)
 		}
+		// UnmarshalJSON directly: json.Unmarshal would first scan the
+		// whole body once more only to validate it.
 		var vr VerifyResponse
-		if err := json.Unmarshal(body.data, &vr); err != nil {
+		if err := vr.UnmarshalJSON(body.data); err != nil {
 			return nil, nil, &kindError{
 				kind: KindTransient,
 				msg:  scrub(fmt.Sprintf("api: %s: unusable answer (HTTP %d, %d bytes): %v", op, hr.StatusCode, len(body.data), err), secrets...),

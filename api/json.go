@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"sort"
 	"strings"
@@ -16,17 +17,16 @@ func (r *VerifyResponse) UnmarshalJSON(b []byte) error {
 	if isNull(b) {
 		return nil
 	}
-	type plain VerifyResponse // drops the methods, so no recursion
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	extra, err := unknownMembers(b, reflect.TypeFor[plain]())
+	var v VerifyResponse
+	extra, err := decodeObject(b, map[string]any{
+		"type": &v.Type, "action": &v.Action, "form": &v.Form, "information": &v.Information,
+		"input": &v.Input, "address": &v.Address, "data": &v.Data, "links": &v.Links,
+	})
 	if err != nil {
 		return err
 	}
-	p.Extra = extra
-	*r = VerifyResponse(p)
+	v.Extra = extra
+	*r = v
 	return nil
 }
 
@@ -46,18 +46,62 @@ func (d *Data) UnmarshalJSON(b []byte) error {
 	if isNull(b) {
 		return nil
 	}
-	type plain Data
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	extra, err := unknownMembers(b, reflect.TypeFor[plain]())
+	var v Data
+	extra, err := decodeObject(b, map[string]any{"location": &v.Location})
 	if err != nil {
 		return err
 	}
-	p.Extra = extra
-	*d = Data(p)
+	v.Extra = extra
+	*d = v
 	return nil
+}
+
+// decodeObject decodes the JSON object b in one pass: members named in fields
+// (lower-case keys; matched case-insensitively, as encoding/json matches
+// struct fields) are decoded into their pointers, the others are returned raw.
+// A verify answer is decoded for every row of a run, so this replaces the
+// simpler decode-twice (into the struct, then into a map to find the unknown
+// members), which cost several scans of every body.
+func decodeObject(b []byte, fields map[string]any) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, &json.UnmarshalTypeError{Value: fmt.Sprint(tok), Type: reflect.TypeFor[map[string]any]()}
+	}
+	var extra map[string]json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		if ptr, ok := fields[key]; ok {
+			err = dec.Decode(ptr)
+		} else if ptr, ok := fields[strings.ToLower(key)]; ok {
+			err = dec.Decode(ptr)
+		} else {
+			var raw json.RawMessage
+			if err = dec.Decode(&raw); err == nil {
+				if extra == nil {
+					extra = make(map[string]json.RawMessage)
+				}
+				extra[key] = raw
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("invalid character after top-level value")
+	}
+	return extra, nil
 }
 
 // MarshalJSON encodes data with the members of Extra after location.
@@ -101,27 +145,6 @@ func isKnown(key string, names []string) bool {
 		}
 	}
 	return false
-}
-
-// unknownMembers returns the members of the JSON object b that t does not
-// name, or nil if there are none.
-func unknownMembers(b []byte, t reflect.Type) (map[string]json.RawMessage, error) {
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err != nil {
-		return nil, err
-	}
-	names := jsonNames(t)
-	var extra map[string]json.RawMessage
-	for k, v := range all {
-		if isKnown(k, names) {
-			continue
-		}
-		if extra == nil {
-			extra = make(map[string]json.RawMessage)
-		}
-		extra[k] = v
-	}
-	return extra, nil
 }
 
 // appendMembers adds the members of extra (sorted, for stable output) to
