@@ -102,7 +102,7 @@ func TestWithAPIClient(t *testing.T) {
 			srv := httptest.NewServer(&faultyService{attempts: map[string]int{}})
 			defer srv.Close()
 			var logs bytes.Buffer
-			log := zerolog.New(&logs).Level(zerolog.DebugLevel)
+			log := zerolog.New(zerolog.SyncWriter(&logs)).Level(zerolog.DebugLevel)
 			client, err := api.New(srv.URL, api.Secret(testKey), api.WithMethod(method), api.WithLogger(log))
 			if err != nil {
 				t.Fatal(err)
