@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -145,7 +146,7 @@ func New(m Matcher, integrations []Integration, opts ...Option) (*Service, error
 		if len(in.AllowedCountries) > 0 {
 			it.allowed = make(map[string]bool, len(in.AllowedCountries))
 			for _, c := range in.AllowedCountries {
-				it.allowed[c] = true
+				it.allowed[strings.ToUpper(strings.TrimSpace(c))] = true
 			}
 		}
 		if in.RequestsPerSecond > 0 {

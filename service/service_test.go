@@ -84,7 +84,7 @@ func fixtures() *fakeMatcher {
 
 func TestVerifyActions(t *testing.T) {
 	ieOnly := NewIntegration("pub_ie")
-	ieOnly.AllowedCountries = []string{"IE"}
+	ieOnly.AllowedCountries = []string{"ie"} // codes in any case
 	noPO := NewIntegration("pub_nopo")
 	noPO.POBoxes = false
 	noLoc := NewIntegration("pub_noloc")
