@@ -438,6 +438,36 @@ func TestOpen(t *testing.T) {
 	}
 }
 
+func TestOpenWarnsOfIgnoredOptions(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "a.csv")
+	if err := os.WriteFile(csvPath, []byte("a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path string
+		opts Options
+		want string
+	}{
+		{csvPath, Options{Sheet: "Customers"}, "--sheet is ignored"},
+		{buildBook(t, dir), Options{Delimiter: ';'}, "--delimiter and --encoding are ignored"},
+		{buildBook(t, dir), Options{Encoding: "windows-1252"}, "--delimiter and --encoding are ignored"},
+		{buildBook(t, dir), Options{Encoding: "utf-8"}, ""},
+	}
+	for _, tt := range tests {
+		var logs bytes.Buffer
+		tt.opts.Logger = zerolog.New(&logs)
+		r, err := Open(context.Background(), tt.path, tt.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if (tt.want == "") != (logs.Len() == 0) || !strings.Contains(logs.String(), tt.want) {
+			t.Errorf("%s %+v: logs %q, want %q", filepath.Base(tt.path), tt.opts, logs.String(), tt.want)
+		}
+	}
+}
+
 func TestOpenStdinFileHasSize(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "in")
 	if err := os.WriteFile(p, []byte("a,b\n1,2\n"), 0o600); err != nil {

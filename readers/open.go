@@ -92,18 +92,41 @@ func Open(ctx context.Context, path string, opts Options) (Reader, error) {
 		if opts.Stdin == nil {
 			return nil, errors.New("reading stdin: no standard input given")
 		}
+		warnIgnored(opts, "stdin", FormatCSV)
 		return NewCSV(ctx, "stdin", opts.Stdin, sizeOf(opts.Stdin), opts)
 	}
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".csv", ".txt":
+		warnIgnored(opts, path, FormatCSV)
 		return openCSV(ctx, path, opts, 0)
 	case ".tsv", ".tab":
+		warnIgnored(opts, path, FormatCSV)
 		return openCSV(ctx, path, opts, '\t')
 	case ".xlsx", ".xlsm":
+		warnIgnored(opts, path, FormatXLSX)
 		return openXLSX(ctx, path, opts)
 	case ".xls":
 		return nil, fmt.Errorf("%s: %w: .xls (Excel 97-2003) cannot be read; save it as .xlsx or CSV", path, ErrUnsupportedFormat)
 	default:
 		return nil, fmt.Errorf("%s: %w %q: use .csv, .tsv, .txt or .xlsx", path, ErrUnsupportedFormat, ext)
 	}
+}
+
+// warnIgnored tells the user about options that do not apply to the format,
+// rather than leave them wondering why --sheet changed nothing.
+func warnIgnored(opts Options, name, format string) {
+	switch {
+	case format == FormatCSV && opts.Sheet != "":
+		opts.Logger.Warn().Str("input", name).Msg("--sheet is ignored: the input is delimited text, not a workbook")
+	case format == FormatXLSX && (opts.Delimiter != 0 || normalisedEncoding(opts.Encoding) != EncodingUTF8):
+		opts.Logger.Warn().Str("input", name).Msg("--delimiter and --encoding are ignored: the input is a workbook")
+	}
+}
+
+func normalisedEncoding(s string) string {
+	enc, err := normaliseEncoding(s)
+	if err != nil {
+		return s
+	}
+	return enc
 }
