@@ -118,11 +118,26 @@ func orTrue(b *bool) bool { return b == nil || *b }
 // maxKeysFile bounds what LoadKeys reads: a keys file is small.
 const maxKeysFile = 16 << 20
 
-// LoadKeys reads a JSON keys file: an object whose "integrations" member is
-// a list of integrations (see README for the format). Unknown members are
-// errors, so a misspelt setting is not silently ignored; absent settings take
-// the defaults of NewIntegration. Errors name the file and the integration
-// but never a key.
+// LoadKeys reads a JSON keys file: an object whose "integrations" member
+// lists the integrations, for example
+//
+//	{"integrations": [{
+//	  "key": "pub_4b3e9a2c-1d7f-4e21-9c0a-6f5b8d2e1a37",
+//	  "name": "CRM import",
+//	  "allowedCountries": ["IE", "United Kingdom"],
+//	  "poBoxes": false,
+//	  "data": {"location": true},
+//	  "form": {"lines": true, "city": true, "region": false, "postcode": true, "country": true},
+//	  "requestsPerSecond": 20, "burst": 5,
+//	  "tokenTTL": "10m"
+//	}]}
+//
+// Only "key" is required; absent settings take the defaults of
+// NewIntegration (every country, PO Boxes allowed, location and every
+// address member returned, no rate limit, 15-minute tokens). Countries may
+// be codes or names. Unknown members are errors, so a misspelt setting is
+// not silently ignored. Errors name the file and the integration, never a
+// key.
 func LoadKeys(path string) ([]Integration, error) {
 	f, err := os.Open(path)
 	if err != nil {
