@@ -1,15 +1,18 @@
 package service_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/gazetteer"
 	"github.com/addrclean/addrclean/service"
+	"github.com/rs/zerolog"
 )
 
 // townMatcher knows one town and nothing else.
@@ -51,4 +54,22 @@ func ExampleNew() {
 	resp.Body.Close()
 	fmt.Println(v.Action, v.Information.MatchLevel, v.Form.Message.ID, v.Address.Label, v.Address.Highlights)
 	// Output: Confirm Locality 1201 [Dún Laoghaire Dublin] [[0 3] [0 6]]
+}
+
+func ExampleStartLocal() {
+	ctx := context.Background()
+	base, key, stop, err := service.StartLocal(ctx, townMatcher{}, zerolog.Nop())
+	if err != nil {
+		panic(err)
+	}
+	defer stop()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/3.0/createtoken", nil)
+	req.SetBasicAuth(key, "")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, strings.HasPrefix(base, "http://127.0.0.1:"), strings.HasPrefix(key, "pub_"))
+	// Output: 200 true true
 }
