@@ -60,6 +60,18 @@ type Verifier interface {
 	Verify(ctx context.Context, a api.Address) (*api.VerifyResponse, error)
 }
 
+// Cache keeps answers across runs (--cache). Keys are opaque strings that
+// may hold any bytes (hash them for storage); equal keys mean the same
+// address after normalising case and white space. Implementations must be
+// safe for concurrent use, handle their own errors (a failed Get is a miss)
+// and decide expiry themselves.
+type Cache interface {
+	// Get returns the answer stored for key, if any.
+	Get(ctx context.Context, key string) (*api.VerifyResponse, bool)
+	// Put stores the answer for key.
+	Put(ctx context.Context, key string, resp *api.VerifyResponse)
+}
+
 // Config is everything one run needs. Zero numeric fields take the defaults
 // above; Source, Mapper and Verifier are required.
 type Config struct {
@@ -73,6 +85,9 @@ type Config struct {
 	Verifier Verifier
 	// Limiter paces every attempt, retries included; nil means no pacing.
 	Limiter *ratelimit.Limiter
+	// Cache, when set, is asked before a call and given every answer; rows
+	// answered from it are marked Cached and counted in Stats.CacheHits.
+	Cache Cache
 	// Outputs receive every result in input order. Run writes but does not
 	// close them: the caller closes (or aborts) them after Run returns.
 	Outputs []writers.Writer

@@ -92,6 +92,8 @@ type verdict struct {
 	reason  string // non-empty for an Error row
 	kind    string // ErrKind of an Error row
 	skipped bool   // not finished: the run stopped first
+	// fromCache is true when the answer came from Config.Cache.
+	fromCache bool
 }
 
 // cacheable reports whether later duplicates may reuse v: answers and

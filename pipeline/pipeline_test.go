@@ -701,3 +701,63 @@ func TestCancelAfterLastRow(t *testing.T) {
 		t.Fatalf("err = %v, interrupted = %v, written = %d", err, st.Interrupted, st.RowsWritten)
 	}
 }
+
+// mapCache is a Cache in memory.
+type mapCache struct {
+	mu   sync.Mutex
+	m    map[string]*api.VerifyResponse
+	puts int
+}
+
+func (c *mapCache) Get(_ context.Context, key string) (*api.VerifyResponse, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.m[key]
+	return r, ok
+}
+
+func (c *mapCache) Put(_ context.Context, key string, resp *api.VerifyResponse) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[key] = resp
+	c.puts++
+}
+
+func TestCache(t *testing.T) {
+	stored := answer(api.Address{Lines: []string{"from the cache"}}, api.ActionConfirm)
+	cache := &mapCache{m: map[string]*api.VerifyResponse{
+		dedupKey(api.Address{Lines: []string{"2 main street"}, Country: "ie"}): stored,
+	}}
+	cells := func(i int) []string {
+		if i == 5 {
+			return distinct(2) // a duplicate of the cached row 2
+		}
+		if i == 6 {
+			return []string{"Bad", "IE"}
+		}
+		return distinct(i)
+	}
+	v := &fakeVerifier{fn: func(_ context.Context, a api.Address, _ int64) (*api.VerifyResponse, error) {
+		if a.Lines[0] == "Bad" {
+			return nil, statusErr(400, "bad")
+		}
+		return answer(a, api.ActionAccept), nil
+	}}
+	w := &memWriter{}
+	st, err := Run(testCtx(t), Config{Source: &genSource{n: 6, cells: cells}, Mapper: cellMapper, Verifier: v,
+		Cache: cache, Workers: 1}.with(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := w.rows()
+	if got[1].Response != stored || !got[1].Cached || got[4].Response != stored || !got[4].Cached {
+		t.Fatalf("rows 2 and 5 were not answered from the cache: %+v", got[1])
+	}
+	if got[0].Cached || got[0].Response == stored {
+		t.Fatal("row 1 marked cached")
+	}
+	// Rows 1, 3, 4 are verified and stored; the refusal of row 6 is not.
+	if st.CacheHits != 1 || st.CallsSaved != 1 || v.calls.Load() != 4 || cache.puts != 3 {
+		t.Fatalf("cache hits %d, saved %d, calls %d, puts %d", st.CacheHits, st.CallsSaved, v.calls.Load(), cache.puts)
+	}
+}

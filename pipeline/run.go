@@ -41,6 +41,7 @@ type runner struct {
 	rowsRead    atomic.Int64
 	callsMade   atomic.Int64
 	callsSaved  atomic.Int64
+	cacheHits   atomic.Int64
 	retries     atomic.Int64
 	rateLimited atomic.Int64
 
@@ -115,6 +116,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	st.RowsRead = r.rowsRead.Load()
 	st.CallsMade = r.callsMade.Load()
 	st.CallsSaved = r.callsSaved.Load()
+	st.CacheHits = r.cacheHits.Load()
 	st.Retries = r.retries.Load()
 	st.RateLimited = r.rateLimited.Load()
 	st.RateLimit = cfg.Limiter.Rate()
@@ -311,7 +313,10 @@ func (r *runner) process(base writers.Result, addr api.Address) outcome {
 			r.callsSaved.Add(1)
 		}
 	default:
-		v = r.verify(addr, base.Row)
+		v = r.lookup(key, addr, base.Row)
+		if v.fromCache {
+			o.res.Cached = true
+		}
 		r.dedup.finish(key, f, v)
 	}
 	o.skipped = v.skipped
@@ -319,4 +324,22 @@ func (r *runner) process(base writers.Result, addr api.Address) outcome {
 	o.res.Err = v.reason
 	o.kind = v.kind
 	return o
+}
+
+// lookup answers a distinct address from the cross-run cache, or verifies it
+// and stores the answer.
+func (r *runner) lookup(key string, addr api.Address, row int) verdict {
+	c := r.cfg.Cache
+	if c == nil {
+		return r.verify(addr, row)
+	}
+	if resp, ok := c.Get(r.callCtx, key); ok && resp != nil {
+		r.cacheHits.Add(1)
+		return verdict{resp: resp, fromCache: true}
+	}
+	v := r.verify(addr, row)
+	if v.resp != nil {
+		c.Put(r.callCtx, key, v.resp)
+	}
+	return v
 }

@@ -90,6 +90,8 @@ type Stats struct {
 	// CallsSaved counts rows answered by an earlier identical address
 	// within the run.
 	CallsSaved int64 `json:"calls_saved"`
+	// CacheHits counts distinct addresses answered by Config.Cache.
+	CacheHits int64 `json:"cache_hits"`
 	// Retries counts attempts after a transient failure.
 	Retries int64 `json:"retries"`
 	// RateLimited counts 429 answers.
