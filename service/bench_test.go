@@ -129,3 +129,27 @@ func BenchmarkServeHTTPSample(b *testing.B) {
 func BenchmarkHTTPThroughputSample(b *testing.B) {
 	benchThroughput(b, sampleIndex(b))
 }
+
+// BenchmarkToken measures issuing and checking one token.
+func BenchmarkToken(b *testing.B) {
+	sg := newSigner(testSecret)
+	kid := sg.keyID(testKey)
+	now := time.Now()
+	b.Run("issue", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := sg.issue(kid, now.Add(time.Minute)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	tok, _ := sg.issue(kid, now.Add(time.Minute))
+	b.Run("check", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := sg.check(tok, now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
