@@ -102,7 +102,7 @@ func BenchmarkEnrichedCSV1M(b *testing.B) {
 // streaming) and the peak heap while excelize builds the zip on Close.
 func BenchmarkEnrichedXLSX1M(b *testing.B) {
 	if os.Getenv("ADDRCLEAN_BENCH_XLSX1M") == "" {
-		b.Skip("set ADDRCLEAN_BENCH_XLSX1M=1: writes about 1.5 GB of temporary sheet XML and takes minutes")
+		b.Skip("set ADDRCLEAN_BENCH_XLSX1M=1: writes about 1.7 GB of temporary sheet XML and takes about a minute")
 	}
 	const rows = 1_000_000
 	path := filepath.Join(b.TempDir(), "a.xlsx")
