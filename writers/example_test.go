@@ -56,3 +56,12 @@ func ExampleFormatFromPath() {
 	// - csv false
 	// out.xls Format(0) true
 }
+
+func ExampleMarkChanges() {
+	fmt.Println(writers.MarkChanges(
+		[]string{"12 Main Street", "Dún Laoghaire", "A96 X2Y3"},
+		[][]int{{0, 2}, {0, 3}, {4, 99}},
+	))
+	// Output:
+	// [12] Main Street, [Dún] Laoghaire, A96 [X2Y3]
+}
