@@ -72,7 +72,7 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 	defer src.Close()
 	mapper, err := readers.NewMapper(src.Header(), spec)
 	if err != nil {
-		return usageErrorf("%s: %w", o.input, err)
+		return inputError(fmt.Errorf("%s: %w", o.input, err))
 	}
 	ev := log.Info().Str("input", o.input).Object("mapping", mapper)
 	if d, ok := src.(readers.Describer); ok {
@@ -245,8 +245,14 @@ func openOutputs(src readers.Reader, outPath, reviewPath string, opts writers.Op
 	return []writers.Writer{enriched, review}, nil
 }
 
-// inputError marks a problem with the input file as fatal (exit 1).
+// inputError sorts a problem found opening or inspecting the input: a
+// column mapping that does not fit the header is a usage error (exit 2: the
+// flags must change), anything else about the file is fatal (exit 1).
 func inputError(err error) error {
+	var me *readers.MappingError
+	if errors.As(err, &me) {
+		return withCode(exitUsage, err)
+	}
 	return withCode(exitFatal, err)
 }
 

@@ -2,10 +2,136 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/writers"
 )
 
-// cmdVerify is not built yet.
+const verifyUsage = `Usage: addrclean verify [flags] LINE...
+
+Verify one address and print the action, the matched address with the changed
+parts in [brackets], and the match details. Each LINE is one addressLine.
+
+Examples:
+  addrclean verify --country IE "12 main st" "dublin 2"
+  addrclean verify --country GB --city London --json "10 Downing St"
+
+Flags:
+`
+
+// cmdVerify is 'addrclean verify': one address, human or JSON output.
 func cmdVerify(ctx context.Context, args []string, s streams) error {
-	return withCode(exitFatal, errors.New("'addrclean verify' is not built yet"))
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	fs.Usage = func() {
+		fmt.Fprint(s.err, verifyUsage)
+		fs.PrintDefaults()
+	}
+	var (
+		city, region, postcode, country, language string
+		asJSON                                    bool
+		c                                         connectOptions
+		timeout                                   time.Duration
+		logFormat, logLevel                       string
+	)
+	fs.StringVar(&city, "city", "", "city or town")
+	fs.StringVar(&region, "region", "", "region, county or state")
+	fs.StringVar(&postcode, "postcode", "", "postcode or Eircode (sent as the last addressLine)")
+	fs.StringVar(&country, "country", "", "country: ISO code or name (required)")
+	fs.StringVar(&language, "language", "", "language `CODE` to search in (default: all)")
+	fs.BoolVar(&asJSON, "json", false, "print the service's whole answer as JSON")
+	fs.StringVar(&c.baseURL, "base-url", os.Getenv("ADDRCLEAN_BASE_URL"), "live service `URL` (env ADDRCLEAN_BASE_URL); empty = embedded local service")
+	fs.StringVar(&c.apiKeyFile, "api-key-file", "", "file holding the API key (or env ADDRCLEAN_API_KEY)")
+	fs.StringVar(&c.apiKeyFlag, "api-key", "", "refused: use --api-key-file or ADDRCLEAN_API_KEY")
+	fs.StringVar(&c.reference, "reference", "", "reference address `CSV` for the embedded service (default: bundled sample)")
+	fs.StringVar(&c.method, "method", "POST", "verify request method: POST or GET")
+	fs.DurationVar(&timeout, "timeout", 30*time.Second, "time limit of the request")
+	fs.StringVar(&logFormat, "log-format", "auto", "auto, console or json")
+	fs.StringVar(&logLevel, "log-level", "warn", "trace, debug, info, warn or error")
+	lines, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return withCode(exitUsage, nil)
+	}
+	if len(lines) == 0 && postcode == "" {
+		fs.Usage()
+		return usageErrorf("verify needs at least one address LINE")
+	}
+	if strings.TrimSpace(country) == "" {
+		return usageErrorf("verify needs --country (an ISO code such as IE or GB, or a name)")
+	}
+	if iso, ok := gazetteer.CountryISO(country); ok {
+		country = iso
+	}
+	if postcode != "" {
+		lines = append(lines, postcode)
+	}
+	log, err := newLogger(s.err, logFormat, logLevel)
+	if err != nil {
+		return err
+	}
+	c.workers = 1
+	conn, err := connect(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer conn.stop()
+	vctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := conn.client.Verify(vctx, api.Address{Lines: lines, City: city, Region: region, Country: country, Language: language})
+	if err != nil {
+		if msg := describeFatal(err); msg != "" {
+			return withCode(exitFatal, fmt.Errorf("%s (%w)", msg, err))
+		}
+		return withCode(exitFatal, err)
+	}
+	if asJSON {
+		enc := json.NewEncoder(s.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(resp)
+	}
+	printVerdict(s.out, resp)
+	return nil
+}
+
+// printVerdict prints a verify answer for a person.
+func printVerdict(w io.Writer, r *api.VerifyResponse) {
+	info := r.Information
+	fmt.Fprintf(w, "%s  (%s, match level %s, complete %t)\n", r.Action, info.Status, info.MatchLevel, info.Complete)
+	fmt.Fprintf(w, "  input:    %s\n", strings.Join(r.Input.Label, ", "))
+	fmt.Fprintf(w, "  matched:  %s\n", writers.MarkChanges(r.Address.Label, r.Address.Highlights))
+	if r.Form.Message.Value != "" {
+		fmt.Fprintf(w, "  message:  %s\n", r.Form.Message.Value)
+	}
+	if r.Address.ID != "" {
+		fmt.Fprintf(w, "  id:       %s\n", r.Address.ID)
+	}
+	if loc := r.Data.Location; loc != nil {
+		fmt.Fprintf(w, "  location: %s, %s (%s)\n", strconv.FormatFloat(loc.Latitude, 'f', -1, 64), strconv.FormatFloat(loc.Longitude, 'f', -1, 64), loc.Accuracy)
+	}
+	d := info.Details
+	var changed []string
+	for _, e := range []struct{ name, v string }{
+		{"organisation", d.Organization}, {"street", d.Street}, {"lines", d.AddressLines}, {"sub-building", d.SubBuildingNumber},
+		{"building number", d.BuildingNumber}, {"city", d.City}, {"region", d.Region}, {"postcode", d.Postcode},
+	} {
+		if e.v != "" && e.v != api.DetailNone && e.v != api.DetailUnchanged {
+			changed = append(changed, e.name+" "+strings.ToLower(e.v))
+		}
+	}
+	if len(changed) > 0 {
+		fmt.Fprintf(w, "  changes:  %s\n", strings.Join(changed, ", "))
+	}
 }
