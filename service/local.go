@@ -23,7 +23,7 @@ func NewServer(addr string, h http.Handler, log zerolog.Logger) *http.Server {
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    1 << 20, // above the 64 KiB query limit, which answers 413 with an envelope
 		ErrorLog:          newStdLog(log),
 	}
 }

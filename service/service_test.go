@@ -257,6 +257,7 @@ func TestErrors(t *testing.T) {
 		{"createtoken POST", "POST", "/3.0/createtoken", "", map[string]string{"Authorization": basic(testKey)}, 405, MsgMethodNotAllowed, "Allow"},
 		{"healthz DELETE", "DELETE", "/healthz", "", nil, 405, MsgMethodNotAllowed, "Allow"},
 		{"body too large", "POST", "/3.0/verify", ok("city", strings.Repeat("x", 2000)), nil, 413, MsgTooLarge, ""},
+		{"query too large", "GET", "/3.0/verify?" + ok("city", strings.Repeat("x", 2000)), "", nil, 413, MsgTooLarge, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -85,6 +85,11 @@ type wireVerify api.VerifyResponse
 // parseForm reads the query and, for POST, the form-encoded body within the
 // size limit.
 func (s *Service) parseForm(w http.ResponseWriter, r *http.Request) *apiError {
+	// The query is bounded like a body, so a GET cannot carry more than a
+	// POST; the server's header limit is well above it.
+	if int64(len(r.URL.RawQuery)) > s.maxBody {
+		return errTooLarge
+	}
 	if r.Method == http.MethodPost {
 		if r.ContentLength > s.maxBody {
 			return errTooLarge
