@@ -66,12 +66,11 @@ func (c *fakeClock) Now() time.Time {
 // number, so a run is reproducible; every fault is transient, so a faulty run
 // must produce exactly the outputs of a clean one.
 type faults struct {
-	next      http.Handler
-	calls     atomic.Int64
-	injected  atomic.Int64
-	mu        sync.Mutex
-	tokens    []string
-	tokenPath bool
+	next     http.Handler
+	calls    atomic.Int64
+	injected atomic.Int64
+	mu       sync.Mutex
+	tokens   []string
 }
 
 func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {

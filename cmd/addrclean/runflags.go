@@ -10,31 +10,31 @@ import (
 
 // runOptions are the flags of 'addrclean run'.
 type runOptions struct {
-	input, out, review, sheet           string
-	lineCols                            string
-	lineCol                             listFlag
-	cityCol, regionCol, postcodeCol     string
-	countryCol, idCol                   string
-	country, language                   string
-	baseURL, apiKeyFile, apiKeyFlag     string
-	workers                             int
-	rate                                float64
-	burst                               int
-	timeout, maxWait, tokenTTL          time.Duration
-	retries                             int
-	reference                           string
-	delimiter, encoding                 string
-	rawCells                            bool
-	resume                              bool
-	cache                               string
-	cacheTTL                            time.Duration
-	limit                               int
-	dryRun                              bool
-	summary                             string
-	logFormat, logLevel                 string
-	noProgress                          bool
-	method                              string
-	rateSet, burstSet, baseURLFromFlags bool
+	input, out, review, sheet       string
+	lineCols                        string
+	lineCol                         listFlag
+	cityCol, regionCol, postcodeCol string
+	countryCol, idCol               string
+	country, language               string
+	baseURL, apiKeyFile, apiKeyFlag string
+	workers                         int
+	rate                            float64
+	burst                           int
+	timeout, maxWait, tokenTTL      time.Duration
+	retries                         int
+	reference                       string
+	delimiter, encoding             string
+	rawCells                        bool
+	resume                          bool
+	cache                           string
+	cacheTTL                        time.Duration
+	limit                           int
+	dryRun                          bool
+	summary                         string
+	logFormat, logLevel             string
+	noProgress                      bool
+	method                          string
+	rateSet                         bool
 }
 
 const runUsage = `Usage: addrclean run [flags] INPUT
