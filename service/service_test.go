@@ -211,7 +211,7 @@ func TestErrors(t *testing.T) {
 	limited := NewIntegration("pub_limited")
 	limited.RequestsPerSecond, limited.Burst = 1, 1
 	s := newTestService(t, fixtures(), []Integration{NewIntegration(testKey), limited},
-		WithClock(clock.now), WithMaxBodyBytes(1024))
+		WithClock(clock.now), WithMaxBodyBytes(4096))
 	tok := token(t, s, testKey)
 	other, err := New(fixtures(), []Integration{NewIntegration(testKey)}, WithSigningSecret([]byte("another secret, another replica")))
 	if err != nil {
@@ -256,8 +256,8 @@ func TestErrors(t *testing.T) {
 		{"verify PUT", "PUT", "/3.0/verify?" + ok(), "", nil, 405, MsgMethodNotAllowed, "Allow"},
 		{"createtoken POST", "POST", "/3.0/createtoken", "", map[string]string{"Authorization": basic(testKey)}, 405, MsgMethodNotAllowed, "Allow"},
 		{"healthz DELETE", "DELETE", "/healthz", "", nil, 405, MsgMethodNotAllowed, "Allow"},
-		{"body too large", "POST", "/3.0/verify", ok("city", strings.Repeat("x", 2000)), nil, 413, MsgTooLarge, ""},
-		{"query too large", "GET", "/3.0/verify?" + ok("city", strings.Repeat("x", 2000)), "", nil, 413, MsgTooLarge, ""},
+		{"body too large", "POST", "/3.0/verify", ok("city", strings.Repeat("x", 5000)), nil, 413, MsgTooLarge, ""},
+		{"query too large", "GET", "/3.0/verify?" + ok("city", strings.Repeat("x", 5000)), "", nil, 413, MsgTooLarge, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
