@@ -53,7 +53,7 @@ func newServeFlags(o *serveOptions, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.tokenTTL, "token-ttl", 0, "token lifetime of every integration (default: the keys file's, else 15m)")
 	fs.Float64Var(&o.rate, "rate", 0, "requests per second per key for every integration, 0 = unlimited (default: the keys file's, else unlimited)")
 	fs.IntVar(&o.burst, "burst", 0, "requests allowed at once per key with --rate (default: the rate rounded up)")
-	fs.Int64Var(&o.maxBody, "max-body", service.DefaultMaxBodyBytes, "largest verify request body in `BYTES` (413 beyond it)")
+	fs.Int64Var(&o.maxBody, "max-body", service.DefaultMaxBodyBytes, "largest verify request body or GET query string in `BYTES` (413 beyond it)")
 	fs.StringVar(&o.logFormat, "log-format", "auto", "auto, console or json (json: one object per stderr line)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn or error (debug logs every request)")
 	return fs
