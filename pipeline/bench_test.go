@@ -74,13 +74,14 @@ func BenchmarkRateUtilisation(b *testing.B) {
 	const (
 		r       = 100
 		burst   = 1
-		workers = 16
+		workers = 32
 	)
 	var mu sync.Mutex
 	starts := make([]time.Time, 0, b.N)
 	v := &fakeVerifier{fn: func(_ context.Context, a api.Address, _ int64) (*api.VerifyResponse, error) {
+		now := time.Now() // before the lock, which would add its own delay
 		mu.Lock()
-		starts = append(starts, time.Now())
+		starts = append(starts, now)
 		mu.Unlock()
 		time.Sleep(50 * time.Millisecond) // the fake service's latency
 		return answer(a, api.ActionAccept), nil

@@ -24,8 +24,8 @@ func BenchmarkAchievedRate(b *testing.B) {
 		burst   int
 		workers int
 	}{
-		{100, 1, 16},
-		{200, 5, 32},
+		{100, 1, 32},
+		{200, 5, 64},
 	} {
 		b.Run(fmt.Sprintf("rate=%v/burst=%d/workers=%d", tc.rate, tc.burst, tc.workers), func(b *testing.B) {
 			l := ratelimit.New(tc.rate, tc.burst)
@@ -43,8 +43,9 @@ func BenchmarkAchievedRate(b *testing.B) {
 							b.Error(err)
 							return
 						}
+						now := time.Now() // before the lock, which would add its own delay
 						mu.Lock()
-						starts = append(starts, time.Now())
+						starts = append(starts, now)
 						mu.Unlock()
 						time.Sleep(latency) // the fake service's latency
 					}

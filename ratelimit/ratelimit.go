@@ -110,6 +110,9 @@ type Limiter struct {
 	// because rate.Limiter.SetLimit does not wake callers already waiting.
 	changed chan struct{}
 	cuts    int64
+	// recent holds the actual release times for the rate+burst promise;
+	// nil when unlimited.
+	recent *recentReleases
 }
 
 // New returns a Limiter allowing rate requests per second with the given
@@ -141,12 +144,21 @@ func New(r float64, burst int, opts ...Option) *Limiter {
 		l.floor = float64(limit)
 	}
 	l.lim = rate.NewLimiter(limit, burst)
+	if limit != rate.Inf {
+		l.recent = newRecentReleases(float64(limit) + float64(burst))
+	}
 	return l
 }
 
 // Wait blocks until the caller may send one request, or ctx is done. Every
 // attempt, retries included, calls Wait once. It honours the shared pause set
 // by OnRateLimited and re-plans when the limit changes while it waits.
+//
+// Waiting has two steps. A reservation on the token bucket places the
+// request on the ideal timeline, so that late wake-ups do not lose capacity.
+// Then the release is checked against the actual times of the last
+// rate+burst releases: a waiter woken late (a busy machine) must not push
+// more than rate+burst requests into any one second.
 func (l *Limiter) Wait(ctx context.Context) error {
 	if l == nil {
 		return ctx.Err()
@@ -177,15 +189,81 @@ func (l *Limiter) Wait(ctx context.Context) error {
 			// error rather than a hang.
 			return errors.New("rate limiter: request exceeds burst")
 		}
-		d := res.DelayFrom(now)
+		if d := res.DelayFrom(now); d > 0 {
+			err := l.sleep(ctx, d, changed, res)
+			if errors.Is(err, errReplan) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return l.release(ctx)
+	}
+}
+
+// release lets a waiter whose reservation is due go once the shared pause is
+// over and the last second's releases leave room.
+func (l *Limiter) release(ctx context.Context) error {
+	for {
+		l.mu.Lock()
+		now := l.clock.Now()
+		changed := l.changed
+		var d time.Duration
+		switch {
+		case now.Before(l.notBefore):
+			d = l.notBefore.Sub(now)
+		case l.recent != nil:
+			d = l.recent.wait(now)
+		}
 		if d <= 0 {
+			if l.recent != nil {
+				l.recent.record(now)
+			}
+			l.mu.Unlock()
 			return nil
 		}
-		err := l.sleep(ctx, d, changed, res)
-		if errors.Is(err, errReplan) {
-			continue
+		l.mu.Unlock()
+		if err := l.sleep(ctx, d, changed, nil); err != nil {
+			return err
 		}
-		return err
+	}
+}
+
+// maxRecent bounds the ring of release times; above this many requests per
+// second the window check is off, and the token bucket alone paces.
+const maxRecent = 1 << 16
+
+// recentReleases is a ring of the last releases, enforcing at most its
+// length in any one-second window.
+type recentReleases struct {
+	times []time.Time
+	next  int
+	full  bool
+}
+
+func newRecentReleases(max float64) *recentReleases {
+	n := int(math.Floor(max))
+	if n < 1 || n > maxRecent {
+		return nil
+	}
+	return &recentReleases{times: make([]time.Time, n)}
+}
+
+// wait returns how long until a release at now would keep every one-second
+// window within bounds; <= 0 means at once.
+func (w *recentReleases) wait(now time.Time) time.Duration {
+	if !w.full {
+		return 0
+	}
+	return w.times[w.next].Add(time.Second).Sub(now)
+}
+
+func (w *recentReleases) record(now time.Time) {
+	w.times[w.next] = now
+	w.next++
+	if w.next == len(w.times) {
+		w.next, w.full = 0, true
 	}
 }
 

@@ -422,3 +422,103 @@ func TestWindowBound(t *testing.T) {
 		t.Errorf("grants in %v = %d, want >= %d", span, got, want)
 	}
 }
+
+// TestLateWakersKeepWindow wakes ten waiters late, all at once (as a busy
+// machine does): the token bucket alone would then let a twelfth request
+// into the same second; the release check holds it back.
+func TestLateWakersKeepWindow(t *testing.T) {
+	ctx := testCtx(t)
+	clk := ratelimittest.NewClock(epoch)
+	l := ratelimit.New(10, 1, ratelimit.WithClock(clk)) // at most 11 in any second
+	if err := l.Wait(ctx); err != nil {                 // t=0, from the full bucket
+		t.Fatal(err)
+	}
+	var chans []<-chan error
+	for i := 1; i <= 10; i++ { // reserved for 100ms, 200ms ... 1s
+		chans = append(chans, waitAsync(ctx, l))
+		if err := clk.BlockUntil(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Advance(time.Second) // every one of them wakes at t=1s
+	for _, ch := range chans {
+		if err := mustReturn(t, ctx, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Reserved for 1.1s: 11 releases in (0.1s, 1.1s], allowed.
+	ch := waitAsync(ctx, l)
+	if err := clk.AwaitTimer(ctx, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(100 * time.Millisecond)
+	if err := mustReturn(t, ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	// Reserved for 1.2s, but (0.2s, 1.2s] already holds 11: it must wait
+	// until the ten releases of t=1s are a second old, at t=2s.
+	ch = waitAsync(ctx, l)
+	if err := clk.AwaitTimer(ctx, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(100 * time.Millisecond)
+	if err := clk.AwaitTimer(ctx, 800*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	notReturned(t, ch)
+	clk.Advance(800 * time.Millisecond)
+	if err := mustReturn(t, ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWindowBoundCoarseClock is TestWindowBound with a clock that jumps
+// further than the next timer, so that waiters always wake late.
+func TestWindowBoundCoarseClock(t *testing.T) {
+	const (
+		r       = 20
+		burst   = 2
+		workers = 6
+		span    = 10 * time.Second
+	)
+	ctx := testCtx(t)
+	clk := ratelimittest.NewClock(epoch)
+	l := ratelimit.New(r, burst, ratelimit.WithClock(clk))
+	var (
+		mu    sync.Mutex
+		times []time.Time
+	)
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for l.Wait(wctx) == nil {
+				mu.Lock()
+				times = append(times, clk.Now())
+				mu.Unlock()
+			}
+		}()
+	}
+	jumps := []time.Duration{130 * time.Millisecond, 7 * time.Millisecond, 260 * time.Millisecond, 45 * time.Millisecond}
+	for i := 0; clk.Now().Sub(epoch) < span; i++ {
+		if err := clk.BlockUntil(ctx, workers); err != nil {
+			t.Fatal(err)
+		}
+		d, _ := clk.Next()
+		clk.Advance(max(d, jumps[i%len(jumps)]))
+	}
+	if err := clk.BlockUntil(ctx, workers); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	wg.Wait()
+	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	if got := ratelimittest.MaxInWindow(times, time.Second); got > r+burst {
+		t.Errorf("max per 1 s window = %d, want <= %d", got, r+burst)
+	}
+	if len(times) < r*int(span/time.Second)*9/10 {
+		t.Errorf("only %d releases in %v at %d/s", len(times), span, r)
+	}
+}
