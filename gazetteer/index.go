@@ -11,8 +11,9 @@ import (
 // blocking tables. It is read-only after Load, so Match is safe for
 // concurrent use.
 type Index struct {
-	recs []Record
-	keys []recKey
+	recs  []Record
+	keys  []recKey
+	arena []uint32 // word ids of all records, one run per record
 	byID map[string]uint32
 
 	vocab   map[string]uint32 // token → id
@@ -36,17 +37,20 @@ type Index struct {
 // recKey is the matching key of one record: token ids by element, folded
 // numbers, and the areas it belongs to.
 type recKey struct {
-	toks     []uint32 // street, then name, locality, organisation
-	nStreet  uint8
-	nName    uint8
-	nLoc     uint8
-	num      string // folded building number (or PO Box number)
-	sub      string // folded sub-building key
-	town     uint32
-	region   uint32
-	pcArea   uint32
-	cityToks []uint32
+	off     uint32 // the record's words in Index.arena: street, name, locality, organisation
+	nToks   uint8
+	nStreet uint8
+	nName   uint8
+	nLoc    uint8
+	num     string // folded building number (or PO Box number)
+	sub     string // folded sub-building key
+	town    uint32
+	region  uint32
+	pcArea  uint32
 }
+
+// toksOf returns a record's word ids.
+func (ix *Index) toksOf(k *recKey) []uint32 { return ix.arena[k.off : k.off+uint32(k.nToks)] }
 
 // area is a town, county/region or postcode area with its display names and
 // the centroid of its records.
@@ -65,7 +69,9 @@ type area struct {
 }
 
 type builder struct {
-	ix *Index
+	ix     *Index
+	toks   []uint32
+	intern map[string]string
 }
 
 func newBuilder() *builder {
@@ -80,7 +86,7 @@ func newBuilder() *builder {
 		regions:    make(map[string][]uint32),
 		deletes:    make(map[string][]uint32),
 	}
-	return &builder{ix: ix}
+	return &builder{ix: ix, intern: make(map[string]string)}
 }
 
 // errDuplicateID is a reference row whose id was already used.
@@ -132,6 +138,7 @@ func (b *builder) add(r Record) error {
 	ix.byID[r.ID] = n
 	var k recKey
 	var tmp [32]string
+	toks := b.toks[:0]
 	street := appendTokens(tmp[:0], r.Street)
 	for _, w := range street {
 		if isNumberToken(w) {
@@ -140,28 +147,32 @@ func (b *builder) add(r Record) error {
 			}
 			continue
 		}
-		k.toks = append(k.toks, b.token(w))
+		toks = append(toks, b.token(w))
 	}
-	k.nStreet = uint8(min(len(k.toks), 255))
+	k.nStreet = uint8(min(len(toks), 255))
 	for _, w := range appendTokens(tmp[:0], r.BuildingName) {
-		k.toks = append(k.toks, b.token(w))
+		toks = append(toks, b.token(w))
 	}
-	k.nName = uint8(min(len(k.toks)-int(k.nStreet), 255))
+	k.nName = uint8(min(len(toks)-int(k.nStreet), 255))
 	for _, w := range appendTokens(tmp[:0], r.Locality) {
-		k.toks = append(k.toks, b.token(w))
+		toks = append(toks, b.token(w))
 	}
-	k.nLoc = uint8(min(len(k.toks)-int(k.nStreet)-int(k.nName), 255))
+	k.nLoc = uint8(min(len(toks)-int(k.nStreet)-int(k.nName), 255))
 	for _, w := range appendTokens(tmp[:0], r.Organisation) {
-		k.toks = append(k.toks, b.token(w))
+		toks = append(toks, b.token(w))
 	}
 	if r.BuildingNumber != "" {
 		k.num = strings.Join(appendTokens(tmp[:0], r.BuildingNumber), "")
 	}
-	k.sub = subKey(appendTokens(tmp[:0], r.SubBuilding))
-	cityKey := Fold(r.City)
-	for _, w := range appendTokens(tmp[:0], r.City) {
-		k.cityToks = append(k.cityToks, b.token(w))
+	k.num = b.interned(k.num)
+	k.sub = b.interned(subKey(appendTokens(tmp[:0], r.SubBuilding)))
+	if len(toks) > 255 {
+		toks = toks[:255]
 	}
+	k.off, k.nToks = uint32(len(ix.arena)), uint8(len(toks))
+	ix.arena = append(ix.arena, toks...)
+	b.toks = toks
+	cityKey := Fold(r.City)
 	k.town = b.area('t', cityKey, r.City, r.Region, r.Country)
 	if r.Region != "" {
 		k.region = b.area('c', Fold(r.Region), r.Region, "", r.Country)
@@ -193,8 +204,8 @@ func (b *builder) add(r Record) error {
 	}
 	// Each distinct token is posted once per area it is found in.
 	areas := [...]uint32{0, k.town, k.region, k.pcArea}
-	for i, t := range k.toks {
-		if indexOf(k.toks[:i], t) >= 0 {
+	for i, t := range toks {
+		if indexOf(toks[:i], t) >= 0 {
 			continue
 		}
 		ix.idf[t]++ // document frequency for now; finish turns it into idf
@@ -209,6 +220,20 @@ func (b *builder) add(r Record) error {
 	ix.recs = append(ix.recs, r)
 	ix.keys = append(ix.keys, k)
 	return nil
+}
+
+// interned returns one shared copy of s: house numbers repeat endlessly.
+func (b *builder) interned(s string) string {
+	if s == "" {
+		return ""
+	}
+	if c, ok := b.intern[s]; ok {
+		return c
+	}
+	if len(b.intern) < 1<<16 {
+		b.intern[s] = s
+	}
+	return s
 }
 
 // subKey reduces a sub-building to what identifies it: its numbers ("Flat

@@ -15,23 +15,30 @@ const (
 	confidentGap = 0.08
 	// streetScore is the lowest street similarity for a street-level match.
 	streetScore = 0.80
-	// maxScan bounds the postings read per query, and topK the candidates
-	// scored in full: together they bound the cost of one Match.
-	maxScan = 6000
-	topK    = 24
+	// maxSeeds bounds the records taken from one posting list, and topK
+	// the candidates scored in full: together they bound one Match's cost.
+	maxSeeds   = 4000
+	smallSeeds = 600
+	topK     = 24
 )
 
 // scratch is the per-call working memory, pooled so Match allocates little.
 type scratch struct {
 	q     query
-	acc   map[uint32]float32
 	lists []plist
+	seeds []uint32
+	areas []uint32
 	cands []cand
+	top   []pre
+}
+
+type pre struct {
+	n   uint32
+	pre float32
 }
 
 type plist struct {
 	ids []uint32
-	w   float32
 }
 
 type cand struct {
@@ -43,7 +50,7 @@ type cand struct {
 }
 
 var scratchPool = sync.Pool{New: func() any {
-	return &scratch{acc: make(map[uint32]float32, 256)}
+	return new(scratch)
 }}
 
 // Match finds the reference address that q most likely means and describes
@@ -68,82 +75,126 @@ func (ix *Index) Match(q Query) Match {
 	return ix.decide(pq, cands)
 }
 
-// candidates gathers records through the blocking tables: the full
-// postcode, and (area, word) postings for the query's towns, counties and
-// postcode area, shortest lists first. Records are pre-ranked by the words
-// they share with the query and their house number, and the best topK kept.
+// candidates gathers records through the blocking tables: the records of
+// the full postcode, and those sharing the query's two rarest words within
+// the query's towns, counties and postcode area (or anywhere, when the
+// query names none). They are pre-ranked by the query words they contain,
+// house number and town, and the best topK kept for full scoring.
 func (ix *Index) candidates(pq *query, sc *scratch) []cand {
-	clear(sc.acc)
 	sc.lists = sc.lists[:0]
 	sc.cands = sc.cands[:0]
+	sc.seeds = sc.seeds[:0]
 	if pq.country != "" && pq.country != "IE" && pq.country != "GB" && !ix.hasCountry(pq.country) {
 		return nil
 	}
 	if pq.pc != "" {
-		if ids := ix.byPostcode[strings.ReplaceAll(pq.pc, " ", "")]; len(ids) > 0 {
-			sc.lists = append(sc.lists, plist{ids, 4 * ix.maxIDF})
-		}
+		sc.seeds = append(sc.seeds, ix.byPostcode[strings.ReplaceAll(pq.pc, " ", "")]...)
 	}
-	areas := make([]uint32, 0, 8)
+	areas := sc.areas[:0]
 	areas = append(areas, pq.towns...)
 	areas = append(areas, pq.regions...)
 	if pq.pcArea != 0 {
 		areas = append(areas, pq.pcArea)
 	}
-	areas = append(areas, 0)
 	slices.Sort(areas)
 	areas = slices.Compact(areas)
-	for _, a := range areas {
-		for _, t := range pq.toks {
-			if t.id >= 0 {
-				if ids := ix.postings[uint64(a)<<32|uint64(t.id)]; len(ids) > 0 {
-					sc.lists = append(sc.lists, plist{ids, ix.idf[t.id]})
-				}
-			}
-			for _, alt := range t.alts {
-				if ids := ix.postings[uint64(a)<<32|uint64(alt)]; len(ids) > 0 {
-					sc.lists = append(sc.lists, plist{ids, 0.85 * ix.idf[alt]})
-				}
+	if len(areas) == 0 {
+		areas = append(areas, 0)
+	}
+	sc.areas = areas
+	// For each word (and each typo reading of it), its shortest list over
+	// the query's areas.
+	word := func(t uint32) {
+		var best []uint32
+		for _, a := range areas {
+			if ids := ix.postings[uint64(a)<<32|uint64(t)]; len(ids) > 0 && (best == nil || len(ids) < len(best)) {
+				best = ids
 			}
 		}
+		if best != nil {
+			sc.lists = append(sc.lists, plist{ids: best})
+		}
 	}
-	slices.SortStableFunc(sc.lists, func(a, b plist) int { return len(a.ids) - len(b.ids) })
-	scanned := 0
+	for _, t := range pq.toks {
+		if t.id >= 0 {
+			word(uint32(t.id))
+		}
+		for _, alt := range t.alts {
+			word(alt)
+		}
+	}
+	slices.SortFunc(sc.lists, func(a, b plist) int { return len(a.ids) - len(b.ids) })
+	// The rarest word's list always; more lists while they stay small, in
+	// case the rarest word is noise that the true address lacks.
 	for i, l := range sc.lists {
-		if i > 0 && scanned+len(l.ids) > maxScan {
+		if i > 0 && (i >= 3 || len(sc.seeds)+len(l.ids) > smallSeeds) {
+			break
+		}
+		ids := l.ids
+		if len(ids) > maxSeeds {
+			ids = ids[:maxSeeds]
+		}
+		sc.seeds = append(sc.seeds, ids...)
+	}
+	slices.Sort(sc.seeds)
+	sc.seeds = slices.Compact(sc.seeds)
+	// Keep the topK by prescore, by insertion into a short sorted list:
+	// cheaper than sorting every seed.
+	top := sc.top[:0]
+	for _, n := range sc.seeds {
+		p := ix.prescore(pq, n)
+		if len(top) == topK && p <= top[topK-1].pre {
 			continue
 		}
-		scanned += len(l.ids)
-		for _, n := range l.ids {
-			sc.acc[n] += l.w
+		i := len(top)
+		if i < topK {
+			top = append(top, pre{})
+		} else {
+			i = topK - 1
 		}
+		for i > 0 && top[i-1].pre < p {
+			top[i] = top[i-1]
+			i--
+		}
+		top[i] = pre{n, p}
 	}
-	for n, w := range sc.acc {
-		k := &ix.keys[n]
-		if k.num != "" && slices.Contains(pq.nums, k.num) {
-			w += 2 * ix.maxIDF
-		}
-		if k.sub != "" && (k.sub == pq.sub || slices.Contains(pq.nums, k.sub)) {
-			w += ix.maxIDF
-		}
-		if slices.Contains(pq.towns, k.town) {
-			w += ix.maxIDF / 2
-		}
-		sc.cands = append(sc.cands, cand{n: n, pre: w})
-	}
-	if len(sc.cands) > topK {
-		slices.SortFunc(sc.cands, func(a, b cand) int {
-			switch {
-			case a.pre > b.pre:
-				return -1
-			case a.pre < b.pre:
-				return 1
-			}
-			return int(a.n) - int(b.n)
-		})
-		sc.cands = sc.cands[:topK]
+	sc.top = top
+	for _, t := range top {
+		sc.cands = append(sc.cands, cand{n: t.n, pre: t.pre})
 	}
 	return sc.cands
+}
+
+// prescore is a cheap first ranking: the weight of the query words the
+// record has, and bonuses for its number, sub-building, postcode and town.
+func (ix *Index) prescore(pq *query, n uint32) float32 {
+	k := &ix.keys[n]
+	var w float32
+	for _, q := range pq.toks {
+		for _, t := range ix.toksOf(k) {
+			if int32(t) == q.id {
+				w += q.idf
+				break
+			}
+			if indexOf(q.alts, t) >= 0 {
+				w += 0.85 * q.idf
+				break
+			}
+		}
+	}
+	if k.num != "" && slices.Contains(pq.nums, k.num) {
+		w += 2 * ix.maxIDF
+	}
+	if k.sub != "" && (k.sub == pq.sub || slices.Contains(pq.nums, k.sub)) {
+		w += ix.maxIDF
+	}
+	if pq.pc != "" && ix.recs[n].Postcode == pq.pc {
+		w += 2 * ix.maxIDF
+	}
+	if slices.Contains(pq.towns, k.town) {
+		w += ix.maxIDF / 2
+	}
+	return w
 }
 
 func (ix *Index) hasCountry(c string) bool {
@@ -209,7 +260,8 @@ func (ix *Index) score(pq *query, c *cand) {
 		mainTo = int(k.nName)
 	}
 	mainHit, mainAll := 0, 0
-	for i, t := range k.toks {
+	ktoks := ix.toksOf(k)
+	for i, t := range ktoks {
 		w := float64(ix.idf[t])
 		m := mark(t)
 		switch {
@@ -241,19 +293,19 @@ func (ix *Index) score(pq *query, c *cand) {
 	s := 0.0
 	if den > 0 {
 		s = num / den
-	} else if len(k.toks) == 0 {
+	} else if len(ktoks) == 0 {
 		s = 1
 	}
 	ev.streetTypo = typo
 	ev.streetAbsent = mainAll > 0 && mainHit == 0
 	ev.streetPart = mainHit < mainAll
 	// Organisation
-	nOrg := len(k.toks) - nMain - int(k.nLoc)
+	nOrg := len(ktoks) - nMain - int(k.nLoc)
 	ev.orgState = ChangeNone
 	if nOrg > 0 {
 		ev.orgState = ChangeAdded
 		hit := 0
-		for _, t := range k.toks[nMain+int(k.nLoc):] {
+		for _, t := range ktoks[nMain+int(k.nLoc):] {
 			if mark(t) > 0 {
 				hit++
 			}
@@ -266,7 +318,8 @@ func (ix *Index) score(pq *query, c *cand) {
 	}
 	// Town words written in the lines are explained by the record too.
 	townHit := 0
-	for _, t := range k.cityToks {
+	cityToks := ix.areas[k.town].toks
+	for _, t := range cityToks {
 		if mark(t) > 0 {
 			townHit++
 		}
@@ -350,7 +403,7 @@ func (ix *Index) score(pq *query, c *cand) {
 		score *= 0.85
 	}
 	// Town.
-	ev.townOK = slices.Contains(pq.towns, k.town) || (len(k.cityToks) > 0 && townHit == len(k.cityToks))
+	ev.townOK = slices.Contains(pq.towns, k.town) || (len(cityToks) > 0 && townHit == len(cityToks))
 	switch {
 	case pq.cityIn == "" && !ev.townOK:
 		ev.townState = ChangeAdded
