@@ -81,6 +81,13 @@ type streams struct {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels ctx (a run then finishes what is in flight);
+	// restoring the default handlers makes a second one end the process at
+	// once.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := runMain(ctx, os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr})
 	stop()
 	os.Exit(code)

@@ -76,7 +76,7 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.apiKeyFile, "api-key-file", "", "file holding the API key (or env ADDRCLEAN_API_KEY); never logged")
 	fs.StringVar(&o.apiKeyFlag, "api-key", "", "refused: a key on the command line shows in the process list; use --api-key-file or ADDRCLEAN_API_KEY")
 	fs.IntVar(&o.workers, "workers", 8, "concurrent requests")
-	fs.Float64Var(&o.rate, "rate", 20, "requests per second (default 20 against a live service; unlimited against the embedded one; 0 = unlimited)")
+	fs.Float64Var(&o.rate, "rate", 20, "requests per second against a live service (0 = unlimited); the embedded service is unlimited unless --rate is given")
 	fs.IntVar(&o.burst, "burst", 1, "requests allowed at once above the rate")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of one request")
 	fs.IntVar(&o.retries, "retries", 3, "retries of a request that failed transiently (429 answers do not count)")
