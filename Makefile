@@ -23,9 +23,14 @@ race:
 
 test: vet staticcheck race
 
-# Benchmarks: go test -bench over every package, then the summary table.
-bench:
+# Benchmarks: go test -bench over every package, then the end-to-end table of
+# the real binary (rows/s, CPU per row, peak RSS, rate utilisation).
+# BENCH_ROWS and BENCH_REFERENCE size the end-to-end runs.
+BENCH_ROWS      ?= 100000,1000000
+BENCH_REFERENCE ?= 100000
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./internal/benchtable -bin $(BIN) -rows $(BENCH_ROWS) -reference $(BENCH_REFERENCE)
 
 demo: build
 	@mkdir -p out
