@@ -112,8 +112,11 @@ func BenchmarkMatch1M(b *testing.B) {
 	ix := bench.ix
 	p := synth.NewPerturber(5, bench.recs)
 	queries := make([]gazetteer.Query, 0, 4096)
+	var cases []synth.Case
 	for i := 0; len(queries) < cap(queries); i++ {
-		queries = append(queries, p.Random(&bench.recs[i%len(bench.recs)]).Input.Query())
+		c := p.Random(&bench.recs[i%len(bench.recs)])
+		cases = append(cases, c)
+		queries = append(queries, c.Input.Query())
 	}
 	durs := make([]time.Duration, 0, 1<<16)
 	i := 0
@@ -131,6 +134,26 @@ func BenchmarkMatch1M(b *testing.B) {
 		b.ReportMetric(float64(durs[len(durs)*99/100].Nanoseconds()), "p99-ns")
 	}
 	b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "matches/s")
+	// Quality at this size, outside the timing.
+	var acc, good, want, got int
+	for i, c := range cases {
+		m := ix.Match(queries[i])
+		right := m.Record != nil && m.Record.ID == c.TrueID
+		if m.Verdict == gazetteer.VerdictAccept {
+			acc++
+			if right {
+				good++
+			}
+		}
+		if c.Expect != gazetteer.VerdictConfirm {
+			want++
+			if right && m.Verdict != gazetteer.VerdictConfirm {
+				got++
+			}
+		}
+	}
+	b.ReportMetric(float64(good)/float64(max(acc, 1)), "accept-precision")
+	b.ReportMetric(float64(got)/float64(max(want, 1)), "id-recall")
 }
 
 // BenchmarkMatchSample matches against the small sample-sized reference,

@@ -16,6 +16,10 @@ type Index struct {
 	arena []uint32 // word ids of all records, one run per record
 	byID map[string]uint32
 
+	// numIDs numbers the folded house numbers and sub-building keys, so
+	// candidates compare integers rather than strings.
+	numIDs map[string]uint32
+
 	vocab   map[string]uint32 // token → id
 	words   []string          // id → token
 	idf     []float32
@@ -42,8 +46,8 @@ type recKey struct {
 	nStreet uint8
 	nName   uint8
 	nLoc    uint8
-	num     string // folded building number (or PO Box number)
-	sub     string // folded sub-building key
+	num     uint32 // folded building number (or PO Box number), as an id in Index.numIDs; 0 for none
+	sub     uint32 // folded sub-building key, likewise
 	town    uint32
 	region  uint32
 	pcArea  uint32
@@ -70,8 +74,7 @@ type area struct {
 
 type builder struct {
 	ix     *Index
-	toks   []uint32
-	intern map[string]string
+	toks []uint32
 }
 
 func newBuilder() *builder {
@@ -81,12 +84,13 @@ func newBuilder() *builder {
 		postings:   make(map[uint64][]uint32),
 		byPostcode: make(map[string][]uint32),
 		areaIDs:    map[string]uint32{"": 0},
+		numIDs:     map[string]uint32{"": 0},
 		areas:      []area{{}},
 		towns:      make(map[string][]uint32),
 		regions:    make(map[string][]uint32),
 		deletes:    make(map[string][]uint32),
 	}
-	return &builder{ix: ix, intern: make(map[string]string)}
+	return &builder{ix: ix}
 }
 
 // errDuplicateID is a reference row whose id was already used.
@@ -139,11 +143,12 @@ func (b *builder) add(r Record) error {
 	var k recKey
 	var tmp [32]string
 	toks := b.toks[:0]
+	num := ""
 	street := appendTokens(tmp[:0], r.Street)
 	for _, w := range street {
 		if isNumberToken(w) {
-			if k.num == "" && r.BuildingNumber == "" {
-				k.num = w
+			if num == "" && r.BuildingNumber == "" {
+				num = w
 			}
 			continue
 		}
@@ -162,10 +167,10 @@ func (b *builder) add(r Record) error {
 		toks = append(toks, b.token(w))
 	}
 	if r.BuildingNumber != "" {
-		k.num = strings.Join(appendTokens(tmp[:0], r.BuildingNumber), "")
+		num = strings.Join(appendTokens(tmp[:0], r.BuildingNumber), "")
 	}
-	k.num = b.interned(k.num)
-	k.sub = b.interned(subKey(appendTokens(tmp[:0], r.SubBuilding)))
+	k.num = b.numID(num)
+	k.sub = b.numID(subKey(appendTokens(tmp[:0], r.SubBuilding)))
 	if len(toks) > 255 {
 		toks = toks[:255]
 	}
@@ -222,18 +227,14 @@ func (b *builder) add(r Record) error {
 	return nil
 }
 
-// interned returns one shared copy of s: house numbers repeat endlessly.
-func (b *builder) interned(s string) string {
-	if s == "" {
-		return ""
+// numID returns the id of a folded number or sub-building key.
+func (b *builder) numID(s string) uint32 {
+	id, ok := b.ix.numIDs[s]
+	if !ok {
+		id = uint32(len(b.ix.numIDs))
+		b.ix.numIDs[s] = id
 	}
-	if c, ok := b.intern[s]; ok {
-		return c
-	}
-	if len(b.intern) < 1<<16 {
-		b.intern[s] = s
-	}
-	return s
+	return id
 }
 
 // subKey reduces a sub-building to what identifies it: its numbers ("Flat

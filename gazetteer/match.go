@@ -87,9 +87,7 @@ func (ix *Index) candidates(pq *query, sc *scratch) []cand {
 	if pq.country != "" && pq.country != "IE" && pq.country != "GB" && !ix.hasCountry(pq.country) {
 		return nil
 	}
-	if pq.pc != "" {
-		sc.seeds = append(sc.seeds, ix.byPostcode[strings.ReplaceAll(pq.pc, " ", "")]...)
-	}
+	sc.seeds = append(sc.seeds, pq.pcRecs...)
 	areas := sc.areas[:0]
 	areas = append(areas, pq.towns...)
 	areas = append(areas, pq.regions...)
@@ -182,13 +180,13 @@ func (ix *Index) prescore(pq *query, n uint32) float32 {
 			}
 		}
 	}
-	if k.num != "" && slices.Contains(pq.nums, k.num) {
+	if k.num != 0 && slices.Contains(pq.numIDs, k.num) {
 		w += 2 * ix.maxIDF
 	}
-	if k.sub != "" && (k.sub == pq.sub || slices.Contains(pq.nums, k.sub)) {
+	if k.sub != 0 && (k.sub == pq.subID || slices.Contains(pq.numIDs, k.sub)) {
 		w += ix.maxIDF
 	}
-	if pq.pc != "" && ix.recs[n].Postcode == pq.pc {
+	if len(pq.pcRecs) > 0 && slices.Contains(pq.pcRecs, n) {
 		w += 2 * ix.maxIDF
 	}
 	if slices.Contains(pq.towns, k.town) {
@@ -346,16 +344,16 @@ func (ix *Index) score(pq *query, c *cand) {
 
 	// House number.
 	switch {
-	case k.num == "" && len(pq.nums) == 0:
+	case k.num == 0 && len(pq.numIDs) == 0:
 		ev.numState = ChangeNone
-	case k.num == "":
+	case k.num == 0:
 		ev.numState = ChangeNone
-		if !(len(pq.nums) == 1 && pq.nums[0] == k.sub) {
+		if !(len(pq.numIDs) == 1 && pq.numIDs[0] == k.sub) {
 			score *= 0.9
 		}
-	case slices.Contains(pq.nums, k.num):
+	case slices.Contains(pq.numIDs, k.num):
 		ev.numState = ChangeUnchanged
-	case len(pq.nums) == 0 || len(pq.nums) == 1 && pq.nums[0] == k.sub && k.sub != "":
+	case len(pq.numIDs) == 0 || len(pq.numIDs) == 1 && pq.numIDs[0] == k.sub && k.sub != 0:
 		ev.numState = ChangeAdded
 		score *= 0.6
 	default:
@@ -364,14 +362,14 @@ func (ix *Index) score(pq *query, c *cand) {
 	}
 	// Sub-building.
 	switch {
-	case k.sub == "" && pq.sub == "":
+	case k.sub == 0 && pq.subID == 0:
 		ev.subState = ChangeNone
-	case k.sub == "":
+	case k.sub == 0:
 		ev.subState = ChangeNone
 		score *= 0.85
-	case k.sub == pq.sub || pq.sub == "" && slices.Contains(pq.nums, k.sub) && (len(pq.nums) >= 2 || k.num == ""):
+	case k.sub == pq.subID || pq.subID == 0 && slices.Contains(pq.numIDs, k.sub) && (len(pq.numIDs) >= 2 || k.num == 0):
 		ev.subState = ChangeUnchanged
-	case pq.sub == "":
+	case pq.subID == 0:
 		ev.subState = ChangeAdded
 		score *= 0.7
 	default:

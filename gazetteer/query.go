@@ -20,6 +20,9 @@ type query struct {
 	toks    []qTok
 	nums    []string
 	sub     string
+	numIDs  []uint32 // ids of nums in Index.numIDs (noID when unknown)
+	subID   uint32   // id of sub; 0 when none, noID when unknown
+	pcRecs  []uint32 // the records having the postcode given
 
 	pc      string // canonical postcode found, "" if none
 	pcRaw   string // as written
@@ -66,7 +69,7 @@ func districtKey(toks []string) (string, bool) {
 // parse takes a Query apart.
 func (ix *Index) parse(q Query, sc *scratch) *query {
 	pq := &sc.q
-	*pq = query{country: strings.ToUpper(strings.TrimSpace(q.Country)), toks: pq.toks[:0], nums: pq.nums[:0], addr: pq.addr[:0], towns: pq.towns[:0], regions: pq.regions[:0]}
+	*pq = query{country: strings.ToUpper(strings.TrimSpace(q.Country)), toks: pq.toks[:0], nums: pq.nums[:0], numIDs: pq.numIDs[:0], addr: pq.addr[:0], towns: pq.towns[:0], regions: pq.regions[:0]}
 	parts := splitParts(q.Lines)
 	// The postcode may be on any line; the last one found wins because
 	// postcodes are written last.
@@ -186,7 +189,27 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 			}
 		}
 	}
+	for _, n := range pq.nums {
+		pq.numIDs = append(pq.numIDs, ix.numID(n))
+	}
+	if pq.sub != "" {
+		pq.subID = ix.numID(pq.sub)
+	}
+	if pq.pc != "" {
+		pq.pcRecs = ix.byPostcode[strings.ReplaceAll(pq.pc, " ", "")]
+	}
 	return pq
+}
+
+// noID stands for a number the reference does not have: it equals no
+// record's number.
+const noID = ^uint32(0)
+
+func (ix *Index) numID(s string) uint32 {
+	if id, ok := ix.numIDs[s]; ok {
+		return id
+	}
+	return noID
 }
 
 // qtok looks a word up, with typo alternatives when it is unknown.
