@@ -14,7 +14,7 @@ type Index struct {
 	recs  []Record
 	keys  []recKey
 	arena []uint32 // word ids of all records, one run per record
-	byID map[string]uint32
+	byID  map[string]uint32
 
 	// numIDs numbers the folded house numbers and sub-building keys, so
 	// candidates compare integers rather than strings.
@@ -73,7 +73,7 @@ type area struct {
 }
 
 type builder struct {
-	ix     *Index
+	ix   *Index
 	toks []uint32
 }
 

@@ -19,7 +19,7 @@ const (
 	// the candidates scored in full: together they bound one Match's cost.
 	maxSeeds   = 4000
 	smallSeeds = 600
-	topK     = 24
+	topK       = 24
 )
 
 // scratch is the per-call working memory, pooled so Match allocates little.
