@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,15 +108,15 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	var source readers.Reader = src
-	if o.limit > 0 {
-		source = &limitReader{Reader: src, n: o.limit}
+	retries := o.retries
+	if retries == 0 {
+		retries = -1 // the pipeline reads 0 as "the default"
 	}
 
 	prog := newProgress(s.err, src, log, o.noProgress)
 	stats, runErr := pipeline.Run(ctx, pipeline.Config{
-		Source: source, Mapper: mapper, Verifier: conn.client, Limiter: limiter,
-		Outputs: outs, Workers: o.workers, Retries: o.retries, Timeout: o.timeout, MaxWait: o.maxWait,
+		Source: src, Limit: int64(o.limit), Mapper: mapper, Verifier: conn.client, Limiter: limiter,
+		Outputs: outs, Workers: o.workers, Retries: retries, Timeout: o.timeout, MaxWait: o.maxWait,
 		Logger: log, Progress: prog.update,
 	})
 	prog.finish()
@@ -254,21 +253,4 @@ func inputError(err error) error {
 		return withCode(exitUsage, err)
 	}
 	return withCode(exitFatal, err)
-}
-
-// limitReader ends the input after n rows (--limit).
-type limitReader struct {
-	readers.Reader
-	n, done int
-}
-
-func (l *limitReader) Next(ctx context.Context) (readers.Row, error) {
-	if l.done >= l.n {
-		return readers.Row{}, io.EOF
-	}
-	r, err := l.Reader.Next(ctx)
-	if err == nil {
-		l.done++
-	}
-	return r, err
 }
