@@ -117,7 +117,7 @@ var abbreviations = map[string]string{
 	"limited": "ltd", "ltd": "ltd",
 	"post": "po", "po": "po", "pob": "pobox",
 	"no": "", "number": "", "nr": "", "the": "", "of": "",
-	"ireland": "", "eire": "", "uk": "", "gb": "", "united": "", "kingdom": "",
+	"ireland": "", "eire": "", "rep": "", "republic": "", "uk": "", "gb": "", "united": "", "kingdom": "",
 }
 
 // canon returns the canonical key of a folded word ("" for words that carry
@@ -166,6 +166,9 @@ func appendTokens(dst []string, s string) []string {
 			}
 		}
 		w := string(b[st:i])
+		if strings.IndexByte(w, '/') > 0 {
+			w = strings.ReplaceAll(w, "/", "-") // "12/14" is the range "12-14"
+		}
 		if w == "c" && i < len(b) && b[i] == '/' {
 			// "c/o" (care of) is noise, not a word.
 			j := i + 1
@@ -178,6 +181,13 @@ func appendTokens(dst []string, s string) []string {
 		if len(w) == 1 && w[0] >= 'a' && w[0] <= 'z' && len(dst) > first && isDigitRun([]byte(dst[len(dst)-1])) {
 			dst[len(dst)-1] += w
 			continue
+		}
+		if w == "o" && len(dst) > first && dst[len(dst)-1] == "p" {
+			dst[len(dst)-1] = "po" // "P.O."
+			continue
+		}
+		if w == "office" && len(dst) > first && dst[len(dst)-1] == "po" {
+			continue // "Post Office Box"
 		}
 		if w == "box" && len(dst) > first && dst[len(dst)-1] == "po" {
 			dst[len(dst)-1] = "pobox"

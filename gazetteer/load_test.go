@@ -1,0 +1,157 @@
+package gazetteer
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func loadSmall(t testing.TB) *Index {
+	t.Helper()
+	ix, err := LoadFile(context.Background(), "testdata/small.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+func TestLoadSmall(t *testing.T) {
+	ix := loadSmall(t)
+	if ix.Len() != 11 {
+		t.Fatalf("Len = %d, want 11", ix.Len())
+	}
+	r, ok := ix.Lookup("IE8")
+	if !ok {
+		t.Fatal("IE8 missing")
+	}
+	if r.City != "Dún Laoghaire" || r.Postcode != "A96 K4D2" || r.Type != Residential || !r.HasLocation {
+		t.Errorf("IE8 = %+v", r)
+	}
+	if r, _ := ix.Lookup("GB3"); r.HasLocation {
+		t.Errorf("GB3 has a location: %+v", r)
+	}
+	if r, _ := ix.Lookup("IE7"); r.Type != POBox {
+		t.Errorf("IE7 type %q", r.Type)
+	}
+	if _, ok := ix.Lookup("nope"); ok {
+		t.Error("Lookup found an unknown id")
+	}
+	n := 0
+	ix.Records(func(*Record) bool { n++; return n < 3 })
+	if n != 3 {
+		t.Errorf("Records did not stop: %d", n)
+	}
+}
+
+func TestLoadFlexibleHeader(t *testing.T) {
+	// BOM, other order, aliases, an unknown column, postcode spacing.
+	in := "\ufeffCountry,ID,Town,Street,Number,Eircode,Notes\nie,X1,Ennis,Main Street,12,v95x2y3,hello\n"
+	ix, err := Load(context.Background(), strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := ix.Lookup("X1")
+	if !ok || r.Country != "IE" || r.Postcode != "V95 X2Y3" || r.BuildingNumber != "12" || r.City != "Ennis" {
+		t.Fatalf("record = %+v, %v", r, ok)
+	}
+}
+
+func TestLoadBadRows(t *testing.T) {
+	header := strings.Join(Columns, ",") + "\n"
+	for _, tc := range []struct {
+		name string
+		body string
+		line int
+		msg  string
+	}{
+		{"empty id", ",,,,1,Main St,,Ennis,Clare,,IE,,,\n", 2, "empty id"},
+		{"country", "A,,,,1,Main St,,Ennis,Clare,,Ireland,,,\n", 2, "ISO alpha-2"},
+		{"eircode", "A,,,,1,Main St,,Ennis,Clare,V95 ABCD,IE,,,\n", 2, "not an Eircode"},
+		{"uk postcode", "A,,,,1,High St,,London,,SW1A,GB,,,\n", 2, "not a UK postcode"},
+		{"coordinates", "A,,,,1,Main St,,Ennis,Clare,,IE,95,0,\n", 2, "bad coordinates"},
+		{"half coordinates", "A,,,,1,Main St,,Ennis,Clare,,IE,52.1,,\n", 2, "bad coordinates"},
+		{"type", "A,,,,1,Main St,,Ennis,Clare,,IE,,,Castle\n", 2, "unknown type"},
+		{"no street", "A,,,,1,,,Ennis,Clare,,IE,,,\n", 2, "no street"},
+		{"no city", "A,,,,1,Main St,,,Clare,,IE,,,\n", 2, "empty city"},
+		{"fields", "A,,,,1,Main St,,Ennis\n", 2, "fields"},
+		{"duplicate", "A,,,,1,Main St,,Ennis,Clare,,IE,,,\nA,,,,2,Main St,,Ennis,Clare,,IE,,,\n", 3, "duplicate id"},
+		{"after multi-line cell", "A,\"Acme\nLtd\",,,1,Main St,,Ennis,Clare,,IE,,,\nB,,,,1,Main St,,Ennis,Clare,,XX1,,,\n", 4, "ISO"},
+		{"bad quote", "A,,,,1,\"Main\" St,,Ennis,Clare,,IE,,,\n", 2, "quote"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(context.Background(), strings.NewReader(header+tc.body))
+			var le *LoadError
+			if !errors.As(err, &le) {
+				t.Fatalf("err = %v, want *LoadError", err)
+			}
+			if len(le.Rows) == 0 || le.Rows[0].Line != tc.line || !strings.Contains(le.Rows[0].Err.Error(), tc.msg) {
+				t.Fatalf("err = %v, want line %d with %q", err, tc.line, tc.msg)
+			}
+			if !strings.Contains(err.Error(), "line") {
+				t.Errorf("message %q does not name the line", err)
+			}
+		})
+	}
+}
+
+func TestLoadManyBadRows(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(strings.Join(Columns, ",") + "\n")
+	for range 50 {
+		b.WriteString(",,,,1,Main St,,Ennis,Clare,,IE,,,\n")
+	}
+	_, err := Load(context.Background(), strings.NewReader(b.String()))
+	var le *LoadError
+	if !errors.As(err, &le) || le.Total != 50 || len(le.Rows) != maxRowErrors {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestLoadBadHeader(t *testing.T) {
+	for _, in := range []string{"", "id,street,city\n", "id,id,street,city,country\n"} {
+		if _, err := Load(context.Background(), strings.NewReader(in)); !errors.Is(err, ErrBadHeader) {
+			t.Errorf("Load(%q) err = %v, want ErrBadHeader", in, err)
+		}
+	}
+}
+
+func TestLoadCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Load(ctx, strings.NewReader(strings.Join(Columns, ",")+"\n"))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestLoadFileMissing(t *testing.T) {
+	_, err := LoadFile(context.Background(), filepath.Join(t.TempDir(), "none.csv"))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestWriteCSVRoundTrip writes records and loads them back unchanged.
+func TestWriteCSVRoundTrip(t *testing.T) {
+	ix := loadSmall(t)
+	var b strings.Builder
+	if err := WriteCSV(&b, func(yield func(Record) bool) {
+		ix.Records(func(r *Record) bool { return yield(*r) })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ix2, err := Load(context.Background(), strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ix.recs {
+		a, c := ix.recs[i], ix2.recs[i]
+		a.Latitude, a.Longitude, c.Latitude, c.Longitude = 0, 0, 0, 0
+		if a != c {
+			t.Errorf("round trip:\n%+v\n%+v", a, c)
+		}
+	}
+}

@@ -1,0 +1,271 @@
+package gazetteer
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestMatch(t *testing.T) {
+	ix := loadSmall(t)
+	for _, tc := range []struct {
+		name    string
+		q       Query
+		verdict Verdict
+		level   Level
+		id      string
+		lines   []string
+		city    string
+		region  string
+		pc      string
+		check   func(t *testing.T, m Match)
+	}{
+		{
+			name: "exact", q: Query{Lines: []string{"12 Main Street", "V95 X2Y3"}, City: "Ennis", Region: "Clare", Country: "IE"},
+			verdict: VerdictAccept, level: LevelBuilding, id: "IE1",
+			lines: []string{"12 Main Street"}, city: "Ennis", region: "Clare", pc: "V95 X2Y3",
+			check: func(t *testing.T, m Match) {
+				want := Details{ChangeNone, ChangeUnchanged, ChangeUnchanged, ChangeNone, ChangeUnchanged, ChangeUnchanged, ChangeUnchanged, ChangeUnchanged}
+				if m.Details != want {
+					t.Errorf("details %+v", m.Details)
+				}
+				if m.AddressLinesAmended || m.CityAmended || m.RegionAmended || m.PostcodeAmended {
+					t.Errorf("amended flags set: %+v", m)
+				}
+				if m.Location == nil || m.Location.Latitude != 52.844 {
+					t.Errorf("location %+v", m.Location)
+				}
+			},
+		},
+		{
+			name: "cosmetic", q: Query{Lines: []string{"12 MAIN ST.", "ennis", "co clare", "v95x2y3"}},
+			verdict: VerdictAccept, level: LevelBuilding, id: "IE1", lines: []string{"12 Main Street"},
+			check: func(t *testing.T, m Match) {
+				if !m.AddressLinesAmended || !m.PostcodeAmended || !m.CityAmended {
+					t.Errorf("amended flags not set: %+v", m)
+				}
+				if m.Details.Postcode != ChangeUnchanged || m.Details.Street != ChangeUnchanged {
+					t.Errorf("details %+v", m.Details)
+				}
+			},
+		},
+		{
+			name: "postcode and county added", q: Query{Lines: []string{"14 Main Street"}, City: "Ennis", Country: "IE"},
+			verdict: VerdictAccept, level: LevelBuilding, id: "IE2", pc: "V95 X2Y4", region: "Clare",
+			check: func(t *testing.T, m Match) {
+				if m.Details.Postcode != ChangeAdded || m.Details.Region != ChangeAdded || !m.PostcodeAmended {
+					t.Errorf("details %+v", m.Details)
+				}
+			},
+		},
+		{
+			name: "street typo", q: Query{Lines: []string{"12 Mian Street", "Ennis"}, Country: "IE"},
+			verdict: VerdictSuggest, level: LevelBuilding, id: "IE1",
+			check: func(t *testing.T, m Match) {
+				if m.Details.Street != ChangeChanged {
+					t.Errorf("street %q", m.Details.Street)
+				}
+			},
+		},
+		{
+			name: "eircode alone names the house", q: Query{Lines: []string{"D02 X286"}, Country: "IE"},
+			verdict: VerdictSuggest, level: LevelSubBuilding, id: "IE5",
+			lines: []string{"Apartment 2", "The Maltings", "3 Quay Road"}, city: "Dublin 2",
+		},
+		{
+			name: "flat", q: Query{Lines: []string{"Apt 1", "3 Quay Rd", "Dublin 2"}},
+			verdict: VerdictAccept, level: LevelSubBuilding, id: "IE4",
+		},
+		{
+			name: "flat missing is ambiguous", q: Query{Lines: []string{"The Maltings", "3 Quay Road"}, City: "Dublin 2"},
+			verdict: VerdictConfirm, level: LevelStreet, lines: []string{"3 Quay Road"}, city: "Dublin 2",
+		},
+		{
+			name: "district as D2", q: Query{Lines: []string{"Apartment 2, The Maltings, 3 Quay Road", "D2"}},
+			verdict: VerdictAccept, level: LevelSubBuilding, id: "IE5",
+		},
+		{
+			name: "organisation added", q: Query{Lines: []string{"16 Main St"}, City: "Ennis"},
+			verdict: VerdictAccept, level: LevelBuilding, id: "IE3", lines: []string{"Murphy's Pharmacy", "16 Main Street"},
+			check: func(t *testing.T, m Match) {
+				if m.Details.Organization != ChangeAdded {
+					t.Errorf("organization %q", m.Details.Organization)
+				}
+			},
+		},
+		{
+			name: "number not in reference", q: Query{Lines: []string{"99 Main Street"}, City: "Ennis"},
+			verdict: VerdictConfirm, level: LevelStreet, lines: []string{"99 Main Street"}, city: "Ennis", region: "Clare",
+			check: func(t *testing.T, m Match) {
+				if m.Record != nil || m.Details.BuildingNumber != ChangeIgnored {
+					t.Errorf("record %v, number %q", m.Record, m.Details.BuildingNumber)
+				}
+			},
+		},
+		{
+			name: "wrong number", q: Query{Lines: []string{"13 Main Street", "V95 X2Y3"}, City: "Ennis"},
+			verdict: VerdictConfirm,
+		},
+		{
+			name: "named house in townland", q: Query{Lines: []string{"Rose Cottage", "Ballyard", "Tullamore", "Co. Offaly"}},
+			verdict: VerdictAccept, level: LevelBuilding, id: "IE6", lines: []string{"Rose Cottage", "Ballyard"},
+		},
+		{
+			name: "po box", q: Query{Lines: []string{"P.O. Box 1234", "Tullamore"}},
+			verdict: VerdictAccept, level: LevelBuilding, id: "IE7",
+		},
+		{
+			name: "diacritics kept in output", q: Query{Lines: []string{"5 Dun Emer Drive", "Dun Laoghaire"}},
+			verdict: VerdictAccept, id: "IE8", lines: []string{"5 Dún Emer Drive"}, city: "Dún Laoghaire",
+		},
+		{
+			name: "uk", q: Query{Lines: []string{"10 Downing St", "London", "sw1a2aa"}, Country: "GB"},
+			verdict: VerdictAccept, id: "GB1", pc: "SW1A 2AA",
+		},
+		{
+			name: "uk flat", q: Query{Lines: []string{"Flat 2b", "11 Downing Street"}, City: "London"},
+			verdict: VerdictAccept, level: LevelSubBuilding, id: "GB2",
+		},
+		{
+			name: "postcode changed", q: Query{Lines: []string{"10 Downing Street", "London", "SW1A 2AB"}},
+			verdict: VerdictSuggest, id: "GB1", pc: "SW1A 2AA",
+			check: func(t *testing.T, m Match) {
+				if m.Details.Postcode != ChangeChanged || !m.PostcodeAmended {
+					t.Errorf("postcode details %q %v", m.Details.Postcode, m.PostcodeAmended)
+				}
+			},
+		},
+		{
+			name: "town only", q: Query{Lines: []string{"Somewhere unknown"}, City: "Tullamore"},
+			verdict: VerdictConfirm, level: LevelLocality, city: "Tullamore", region: "Offaly",
+			lines: []string{"Somewhere unknown"},
+			check: func(t *testing.T, m Match) {
+				if m.Location == nil {
+					t.Error("no locality location")
+				}
+			},
+		},
+		{
+			name: "county only", q: Query{Lines: []string{"Nowhere House"}, Region: "Co. Clare"},
+			verdict: VerdictConfirm, level: LevelRegion, region: "Clare",
+		},
+		{
+			name: "foreign", q: Query{Lines: []string{"12 Rue des Lilas", "Lyon", "69003"}, Country: "FR"},
+			verdict: VerdictConfirm, level: LevelNone, lines: []string{"12 Rue des Lilas", "Lyon", "69003"},
+		},
+		{
+			name: "nothing", q: Query{},
+			verdict: VerdictConfirm, level: LevelNone,
+		},
+		{
+			name: "noise line is a real change", q: Query{Lines: []string{"c/o Jane Doe", "12 Main Street", "Ennis", "V95 X2Y3"}},
+			verdict: VerdictSuggest, id: "IE1",
+		},
+		{
+			name: "wrong county", q: Query{Lines: []string{"12 Main Street", "Ennis", "Co. Kerry", "V95 X2Y3"}},
+			verdict: VerdictSuggest, id: "IE1", region: "Clare",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := ix.Match(tc.q)
+			if m.Verdict != tc.verdict {
+				t.Errorf("verdict %s, want %s (%+v)", m.Verdict, tc.verdict, m)
+			}
+			if tc.level != "" && m.Level != tc.level {
+				t.Errorf("level %s, want %s", m.Level, tc.level)
+			}
+			switch {
+			case tc.id == "" && m.Record != nil && m.Verdict == VerdictConfirm:
+				t.Errorf("Confirm with a record %s", m.Record.ID)
+			case tc.id != "" && (m.Record == nil || m.Record.ID != tc.id):
+				t.Errorf("record %v, want %s", m.Record, tc.id)
+			}
+			if tc.lines != nil && strings.Join(m.Lines, "|") != strings.Join(tc.lines, "|") {
+				t.Errorf("lines %q, want %q", m.Lines, tc.lines)
+			}
+			if tc.city != "" && m.City != tc.city {
+				t.Errorf("city %q, want %q", m.City, tc.city)
+			}
+			if tc.region != "" && m.Region != tc.region {
+				t.Errorf("region %q, want %q", m.Region, tc.region)
+			}
+			if tc.pc != "" && m.Postcode != tc.pc {
+				t.Errorf("postcode %q, want %q", m.Postcode, tc.pc)
+			}
+			if m.Score < 0 || m.Score > 1 || m.RunnerUp > m.Score {
+				t.Errorf("scores %v %v", m.Score, m.RunnerUp)
+			}
+			if tc.check != nil {
+				tc.check(t, m)
+			}
+		})
+	}
+}
+
+// TestMatchConcurrent runs Match from many goroutines (meant for -race) and
+// checks every answer equals the sequential one.
+func TestMatchConcurrent(t *testing.T) {
+	ix := loadSmall(t)
+	qs := []Query{
+		{Lines: []string{"12 Main Street", "Ennis"}},
+		{Lines: []string{"Apt 1", "3 Quay Rd", "Dublin 2"}},
+		{Lines: []string{"10 Downing St", "London"}},
+		{Lines: []string{"Rose Cottage", "Tullamore"}},
+	}
+	want := make([]string, len(qs))
+	for i, q := range qs {
+		want[i] = describe(ix.Match(q))
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				j := (g + i) % len(qs)
+				if got := describe(ix.Match(qs[j])); got != want[j] {
+					t.Errorf("concurrent Match(%v) = %s, want %s", qs[j], got, want[j])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// describe prints a Match with its pointers followed.
+func describe(m Match) string {
+	id, loc := "", ""
+	if m.Record != nil {
+		id = m.Record.ID
+	}
+	if m.Location != nil {
+		loc = fmt.Sprint(*m.Location)
+	}
+	m.Record, m.Location = nil, nil
+	return fmt.Sprintf("%s %s %+v", id, loc, m)
+}
+
+// FuzzMatch sends arbitrary lines to Match: it must not panic, and what it
+// returns must hold together.
+func FuzzMatch(f *testing.F) {
+	ix := loadSmall(f)
+	for _, s := range []string{"12 Main St|Ennis|V95 X2Y3", "Flat 2b|11 Downing Street", "d2", "c/o|,,,|\n\n", "Dublin 6W|D6W 1234", "PO Box|12-14|12/14"} {
+		f.Add(s, "Ennis", "Clare", "IE")
+	}
+	f.Fuzz(func(t *testing.T, lines, city, region, country string) {
+		q := Query{Lines: strings.Split(lines, "|"), City: city, Region: region, Country: country}
+		m := ix.Match(q)
+		switch m.Verdict {
+		case VerdictAccept, VerdictSuggest:
+			if m.Record == nil {
+				t.Fatalf("%s without a record", m.Verdict)
+			}
+		case VerdictConfirm:
+		default:
+			t.Fatalf("verdict %q", m.Verdict)
+		}
+		if m.Score < 0 || m.Score > 1 {
+			t.Fatalf("score %v", m.Score)
+		}
+	})
+}
