@@ -1,3 +1,19 @@
 // Package gazetteer holds reference address data: loading, normalisation, the
 // index, matching and scoring. It knows nothing about HTTP.
+//
+// The reference file format is described in FORMAT.md. Load builds an
+// Index; Index.Match takes an address as the verify endpoint received it and
+// returns the best reference address with a verdict (Accept, Suggest or
+// Confirm), the match level, the standardised address to display and what
+// changed element by element.
+//
+// Matching works on keys: text is folded (case, accents, punctuation),
+// street types and unit words are unified (St/Street/Saint, Rd/Road,
+// Apt/Apartment/Flat/Unit), "12 A" becomes "12a", ranges ("12-14") stay
+// whole, and Eircodes, UK postcodes and Dublin postal districts are
+// recognised on any line. Candidates come from blocking tables (the full
+// postcode; towns, counties and postcode areas crossed with the rarest
+// words) and are scored on IDF-weighted word agreement with typo tolerance,
+// house and flat number agreement, postcode, town and county. A match is
+// confident when its score is high and well ahead of the runner-up.
 package gazetteer
