@@ -97,7 +97,10 @@ func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
 		d.BuildingNumber == ChangeChanged || d.BuildingNumber == ChangeAdded ||
 		d.SubBuildingNumber == ChangeChanged || d.SubBuildingNumber == ChangeAdded ||
 		d.City == ChangeChanged || d.Region == ChangeChanged || d.Postcode == ChangeChanged ||
-		d.Organization == ChangeChanged || ev.unmatched
+		d.Organization == ChangeChanged || ev.unmatched ||
+		// Without town and postcode the place itself was inferred: too
+		// much to accept unseen, even if nothing was corrected.
+		d.City == ChangeAdded && d.Postcode == ChangeAdded
 	m.Verdict = VerdictAccept
 	if real {
 		m.Verdict = VerdictSuggest

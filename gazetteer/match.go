@@ -13,6 +13,12 @@ const (
 	confidentScore = 0.80
 	// confidentGap is how far ahead of the runner-up a confident match must be.
 	confidentGap = 0.08
+	// queryWeight is the share of the score given to how much of the input
+	// the candidate explains (the rest is how much of the candidate's street
+	// the input gives).
+	queryWeight = 0.2
+	// contraWeight is how much known words the candidate lacks cost.
+	contraWeight = 0.3
 	// streetScore is the lowest street similarity for a street-level match.
 	streetScore = 0.80
 	// maxSeeds bounds the records taken from one posting list, and topK
@@ -26,6 +32,7 @@ const (
 type scratch struct {
 	q     query
 	lists []plist
+	parts [][]uint32
 	seeds []uint32
 	areas []uint32
 	cands []cand
@@ -37,8 +44,10 @@ type pre struct {
 	pre float32
 }
 
+// plist is one word's postings over the searched areas: parts[from:to].
 type plist struct {
-	ids []uint32
+	from, to int
+	total    int
 }
 
 type cand struct {
@@ -82,17 +91,24 @@ func (ix *Index) Match(q Query) Match {
 // house number and town, and the best topK kept for full scoring.
 func (ix *Index) candidates(pq *query, sc *scratch) []cand {
 	sc.lists = sc.lists[:0]
+	sc.parts = sc.parts[:0]
 	sc.cands = sc.cands[:0]
 	sc.seeds = sc.seeds[:0]
 	if pq.country != "" && pq.country != "IE" && pq.country != "GB" && !ix.hasCountry(pq.country) {
 		return nil
 	}
 	sc.seeds = append(sc.seeds, pq.pcRecs...)
+	// Search where the input says the address is: its towns and postcode
+	// area; failing those, its county (and towns so named); failing that,
+	// everywhere.
 	areas := sc.areas[:0]
 	areas = append(areas, pq.towns...)
-	areas = append(areas, pq.regions...)
 	if pq.pcArea != 0 {
 		areas = append(areas, pq.pcArea)
+	}
+	if len(areas) == 0 {
+		areas = append(areas, pq.blockTowns...)
+		areas = append(areas, pq.regions...)
 	}
 	slices.Sort(areas)
 	areas = slices.Compact(areas)
@@ -100,39 +116,29 @@ func (ix *Index) candidates(pq *query, sc *scratch) []cand {
 		areas = append(areas, 0)
 	}
 	sc.areas = areas
-	// For each word (and each typo reading of it), its shortest list over
-	// the query's areas.
-	word := func(t uint32) {
-		var best []uint32
-		for _, a := range areas {
-			if ids := ix.postings[uint64(a)<<32|uint64(t)]; len(ids) > 0 && (best == nil || len(ids) < len(best)) {
-				best = ids
-			}
-		}
-		if best != nil {
-			sc.lists = append(sc.lists, plist{ids: best})
-		}
-	}
+	// Each word (and each typo reading of it) gives the union of its lists
+	// over those areas; the rarest words' lists seed the candidates.
 	for _, t := range pq.toks {
 		if t.id >= 0 {
-			word(uint32(t.id))
+			ix.wordLists(sc, uint32(t.id))
 		}
 		for _, alt := range t.alts {
-			word(alt)
+			ix.wordLists(sc, alt)
 		}
 	}
-	slices.SortFunc(sc.lists, func(a, b plist) int { return len(a.ids) - len(b.ids) })
-	// The rarest word's list always; more lists while they stay small, in
-	// case the rarest word is noise that the true address lacks.
+	slices.SortFunc(sc.lists, func(a, b plist) int { return a.total - b.total })
+	// The rarest word always; more words while the seeds stay few, in case
+	// the rarest word is noise that the true address lacks.
 	for i, l := range sc.lists {
-		if i > 0 && (i >= 3 || len(sc.seeds)+len(l.ids) > smallSeeds) {
+		if i > 0 && (i >= 3 || len(sc.seeds)+l.total > smallSeeds) {
 			break
 		}
-		ids := l.ids
-		if len(ids) > maxSeeds {
-			ids = ids[:maxSeeds]
+		for _, ids := range sc.parts[l.from:l.to] {
+			if len(ids) > maxSeeds {
+				ids = ids[:maxSeeds]
+			}
+			sc.seeds = append(sc.seeds, ids...)
 		}
-		sc.seeds = append(sc.seeds, ids...)
 	}
 	slices.Sort(sc.seeds)
 	sc.seeds = slices.Compact(sc.seeds)
@@ -161,6 +167,21 @@ func (ix *Index) candidates(pq *query, sc *scratch) []cand {
 		sc.cands = append(sc.cands, cand{n: t.n, pre: t.pre})
 	}
 	return sc.cands
+}
+
+// wordLists adds a word's posting lists over the searched areas.
+func (ix *Index) wordLists(sc *scratch, t uint32) {
+	l := plist{from: len(sc.parts)}
+	for _, a := range sc.areas {
+		if ids := ix.postings[uint64(a)<<32|uint64(t)]; len(ids) > 0 {
+			sc.parts = append(sc.parts, ids)
+			l.total += len(ids)
+		}
+	}
+	l.to = len(sc.parts)
+	if l.total > 0 {
+		sc.lists = append(sc.lists, l)
+	}
 }
 
 // prescore is a cheap first ranking: the weight of the query words the
@@ -326,21 +347,35 @@ func (ix *Index) score(pq *query, c *cand) {
 		mark(t)
 	}
 	p := 0.0
+	contra := 0.0
 	if len(pq.toks) > 0 {
-		var pn, pd float64
+		var pn, pd, kn, kd float64
 		for i, q := range pq.toks {
 			w := float64(q.idf)
 			pd += w
-			if i < 64 && matchedQ&(1<<i) != 0 {
+			matched := i < 64 && matchedQ&(1<<i) != 0
+			if matched {
 				pn += w
+			}
+			if q.id >= 0 {
+				kd += w
+				if !matched {
+					kn += w
+				}
 			}
 		}
 		p = pn / pd
 		ev.unmatched = pn < pd
+		if kd > 0 {
+			// Known address words the candidate lacks ("Great" in "Great
+			// St Joseph's Lawns" against "St Joseph's Lawns") speak against
+			// it; unknown words are mostly names and notes.
+			contra = kn / kd
+		}
 	} else {
 		p = 1
 	}
-	score := 0.8*s + 0.2*p
+	score := ((1-queryWeight)*s + queryWeight*p) * (1 - contraWeight*contra)
 
 	// House number.
 	switch {

@@ -1,6 +1,7 @@
 package gazetteer
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -119,6 +120,18 @@ var abbreviations = map[string]string{
 	"no": "", "number": "", "nr": "", "the": "", "of": "",
 	"ireland": "", "eire": "", "rep": "", "republic": "", "uk": "", "gb": "", "united": "", "kingdom": "",
 }
+
+// longForms are the spelled-out words of abbreviations, for typo matching.
+var longForms = func() []string {
+	var l []string
+	for w, c := range abbreviations {
+		if len(w) >= 4 && c != "" && c != w {
+			l = append(l, w)
+		}
+	}
+	slices.Sort(l)
+	return l
+}()
 
 // canon returns the canonical key of a folded word ("" for words that carry
 // no information for matching).

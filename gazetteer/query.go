@@ -24,12 +24,15 @@ type query struct {
 	subID   uint32   // id of sub; 0 when none, noID when unknown
 	pcRecs  []uint32 // the records having the postcode given
 
-	pc      string // canonical postcode found, "" if none
-	pcRaw   string // as written
-	pcKind  PostcodeKind
-	pcArea  uint32
-	towns   []uint32
-	regions []uint32
+	pc     string // canonical postcode found, "" if none
+	pcRaw  string // as written
+	pcKind PostcodeKind
+	pcArea uint32
+	towns  []uint32 // towns the input names as its town
+	// blockTowns are towns named where a county was expected ("Co.
+	// Wicklow" is also the town Wicklow): searched, but not evidence.
+	blockTowns []uint32
+	regions    []uint32
 
 	addr     []string // address parts without postcode, town and county parts
 	cityIn   string   // the input's town, from the city field or a line
@@ -69,7 +72,7 @@ func districtKey(toks []string) (string, bool) {
 // parse takes a Query apart.
 func (ix *Index) parse(q Query, sc *scratch) *query {
 	pq := &sc.q
-	*pq = query{country: strings.ToUpper(strings.TrimSpace(q.Country)), toks: pq.toks[:0], nums: pq.nums[:0], numIDs: pq.numIDs[:0], addr: pq.addr[:0], towns: pq.towns[:0], regions: pq.regions[:0]}
+	*pq = query{country: strings.ToUpper(strings.TrimSpace(q.Country)), toks: pq.toks[:0], nums: pq.nums[:0], numIDs: pq.numIDs[:0], addr: pq.addr[:0], towns: pq.towns[:0], blockTowns: pq.blockTowns[:0], regions: pq.regions[:0]}
 	parts := splitParts(q.Lines)
 	// The postcode may be on any line; the last one found wins because
 	// postcodes are written last.
@@ -131,7 +134,7 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 		key := strings.Join(appendTokens(tmp[:0], r), " ")
 		pq.regKey = key
 		pq.regions = append(pq.regions, ix.regions[key]...)
-		pq.towns = append(pq.towns, ix.towns[key]...)
+		pq.blockTowns = append(pq.blockTowns, ix.towns[key]...)
 	}
 	for _, p := range parts {
 		if p == "" {
@@ -154,7 +157,7 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 				pq.regionIn, pq.regKey = p, key
 			}
 			pq.regions = append(pq.regions, r...)
-			pq.towns = append(pq.towns, t...)
+			pq.blockTowns = append(pq.blockTowns, t...)
 			continue
 		case len(t) > 0:
 			if pq.cityIn == "" {
@@ -230,6 +233,15 @@ func (ix *Index) qtok(w string) qTok {
 	}
 	for _, id := range ix.deletes[w] {
 		add(id)
+	}
+	// A misspelt street type ("Raod", "Lowzr") is a typo of the long form,
+	// whose key is the abbreviation.
+	for _, long := range longForms {
+		if dlDistance1(w, long) {
+			if id, ok := ix.vocab[abbreviations[long]]; ok && len(t.alts) < 8 && indexOf(t.alts, id) < 0 {
+				t.alts = append(t.alts, id)
+			}
+		}
 	}
 	for i := 0; i < len(w); i++ {
 		d := w[:i] + w[i+1:]

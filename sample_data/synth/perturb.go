@@ -140,6 +140,10 @@ func (p *Perturber) Mess(r *gazetteer.Record, ops ...Op) Case {
 			c.Expect = gazetteer.VerdictSuggest
 		}
 	}
+	if slices.Contains(c.Ops, OpDropPC) && slices.Contains(c.Ops, OpDropTown) {
+		// Town and postcode both inferred: the matcher asks first.
+		c.Expect = gazetteer.VerdictSuggest
+	}
 	if slices.Contains(c.Ops, OpDropNumber) {
 		c.Expect = gazetteer.VerdictConfirm
 		// An Eircode names the house on its own.

@@ -23,8 +23,8 @@ const ukInwardLetters = "ABDEFGHJLNPQRSTUWXYZ"
 type generator struct {
 	rng      *rand.Rand
 	seq      int
-	pcSeq    map[string]int          // per postcode area: postcodes issued
-	streets  map[int]map[string]bool // per town: street names used
+	pcSeq    map[string]int             // per postcode area: postcodes issued
+	streets  map[string]map[string]bool // per town name: street names used
 	cumW     []int
 	totalW   int
 	ukPC     string // the UK postcode being filled
@@ -35,7 +35,7 @@ func newGenerator(seed uint64) *generator {
 	g := &generator{
 		rng:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		pcSeq:   make(map[string]int),
-		streets: make(map[int]map[string]bool),
+		streets: make(map[string]map[string]bool),
 	}
 	for _, t := range Towns {
 		g.totalW += t.Weight
@@ -112,10 +112,13 @@ func (g *generator) id(country string) string {
 
 // streetName invents a street name not yet used in the town.
 func (g *generator) streetName(ti int) string {
-	used := g.streets[ti]
+	// Towns served by several postcode areas (Cork, London) appear more
+	// than once in Towns; a street name is unique in the town as a whole.
+	key := Towns[ti].Country + ":" + Towns[ti].Name
+	used := g.streets[key]
 	if used == nil {
 		used = make(map[string]bool)
-		g.streets[ti] = used
+		g.streets[key] = used
 	}
 	for try := 0; ; try++ {
 		name := g.pick(streetNames) + " " + g.pick(streetTypes)
@@ -230,26 +233,28 @@ func (g *generator) apartments(ti int, t *Town, emit func(gazetteer.Record) bool
 
 // rural emits named houses in an invented townland outside an Irish town.
 func (g *generator) rural(ti int, t *Town, emit func(gazetteer.Record) bool) bool {
-	if g.streets[ti] == nil {
-		g.streets[ti] = make(map[string]bool)
+	key := t.Country + ":" + t.Name
+	if g.streets[key] == nil {
+		g.streets[key] = make(map[string]bool)
 	}
+	used := g.streets[key]
 	townland := g.pick(townlandStart) + g.pick(townlandEnd)
-	for try := 0; g.streets[ti][townland]; try++ {
+	for try := 0; used[townland]; try++ {
 		townland = g.pick(townlandStart) + g.pick(townlandEnd)
 		if try > 20 {
 			townland = g.pick([]string{"Upper ", "Lower ", "East ", "West "}) + townland
 		}
 	}
-	g.streets[ti][townland] = true
+	used[townland] = true
 	lat, lon := t.Lat+g.jitter(0.08), t.Lon+g.jitter(0.1)
-	used := map[string]bool{}
+	names := map[string]bool{}
 	houses := 3 + g.rng.IntN(8)
 	for h := 0; h < houses; h++ {
 		name := g.pick(houseNames)
-		if used[name] {
+		if names[name] {
 			continue
 		}
-		used[name] = true
+		names[name] = true
 		r := g.base(t, lat+g.jitter(0.005), lon+g.jitter(0.005))
 		r.BuildingName = name
 		r.Locality = townland

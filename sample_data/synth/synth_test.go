@@ -94,7 +94,8 @@ func TestPerturbExpectations(t *testing.T) {
 	}{
 		{nil, gazetteer.VerdictAccept},
 		{[]Op{OpCase, OpAbbrev, OpSpacing}, gazetteer.VerdictAccept},
-		{[]Op{OpDropPC, OpDropTown}, gazetteer.VerdictAccept},
+		{[]Op{OpDropPC, OpDropCounty}, gazetteer.VerdictAccept},
+		{[]Op{OpDropPC, OpDropTown}, gazetteer.VerdictSuggest},
 		{[]Op{OpWrongCounty}, gazetteer.VerdictSuggest},
 		{[]Op{OpNoise, OpCase}, gazetteer.VerdictSuggest},
 		{[]Op{OpDropNumber}, gazetteer.VerdictSuggest}, // the Eircode still names the house
