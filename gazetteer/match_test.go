@@ -163,6 +163,15 @@ func TestMatch(t *testing.T) {
 			verdict: VerdictSuggest, id: "IE1",
 		},
 		{
+			name: "country in a line", q: Query{Lines: []string{"1 High Street", "Belfast", "Northern Ireland", "BT1 1AA"}},
+			verdict: VerdictAccept, id: "GB3",
+			check: func(t *testing.T, m Match) {
+				if m.Location != nil {
+					t.Errorf("location without coordinates: %v", m.Location)
+				}
+			},
+		},
+		{
 			name: "wrong county", q: Query{Lines: []string{"12 Main Street", "Ennis", "Co. Kerry", "V95 X2Y3"}},
 			verdict: VerdictSuggest, id: "IE1", region: "Clare",
 		},

@@ -151,6 +151,11 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 		lp := strings.ToLower(p)
 		coPrefix := strings.HasPrefix(lp, "co ") || strings.HasPrefix(lp, "co.") || strings.HasPrefix(lp, "county ")
 		t, r := ix.towns[key], ix.regions[key]
+		if len(t) == 0 && len(r) == 0 && len(toks) <= 3 {
+			if _, ok := CountryISO(p); ok {
+				continue // "Northern Ireland", "UK": the country, said in a line
+			}
+		}
 		switch {
 		case len(r) > 0 && (coPrefix || len(t) == 0 || pq.cityIn != ""):
 			if pq.regionIn == "" {
