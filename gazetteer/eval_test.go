@@ -48,10 +48,10 @@ func TestEvaluation(t *testing.T) {
 	p := synth.NewPerturber(11, in)
 	rng := rand.New(rand.NewPCG(3, 5))
 	var cases []synth.Case
-	for range 3000 {
+	for range 5000 {
 		cases = append(cases, p.Random(&in[rng.IntN(len(in))]))
 	}
-	for range 400 {
+	for range 800 {
 		c := p.Random(&out[rng.IntN(len(out))])
 		c.HeldOut, c.Expect = true, gazetteer.VerdictConfirm
 		cases = append(cases, c)
@@ -60,7 +60,7 @@ func TestEvaluation(t *testing.T) {
 	verdicts := []gazetteer.Verdict{gazetteer.VerdictAccept, gazetteer.VerdictSuggest, gazetteer.VerdictConfirm}
 	confusion := map[[2]gazetteer.Verdict]int{}
 	var accepts, goodAccepts, wantID, gotID int
-	var overAccepts int
+	var overAccepts, wrongSuggests int
 	failures := map[string]int{}
 	var examples []string
 	for _, c := range cases {
@@ -80,6 +80,9 @@ func TestEvaluation(t *testing.T) {
 					examples = append(examples, fmt.Sprintf("OVER-ACCEPT %v %+v -> %v %+v", c.Ops, c.Input, m.Lines, m.Details))
 				}
 			}
+		}
+		if m.Verdict == gazetteer.VerdictSuggest && !right {
+			wrongSuggests++
 		}
 		if c.Expect == gazetteer.VerdictConfirm && m.Verdict != gazetteer.VerdictConfirm && len(examples) < 40 {
 			examples = append(examples, fmt.Sprintf("NOT CONFIRMED held-out=%v %v %+v -> %v %v %q %.2f/%.2f", c.HeldOut, c.Ops, c.Input, m.Verdict, m.Level, m.Lines, m.Score, m.RunnerUp))
@@ -114,8 +117,8 @@ func TestEvaluation(t *testing.T) {
 	}
 	precision := float64(goodAccepts) / float64(max(accepts, 1))
 	recall := float64(gotID) / float64(max(wantID, 1))
-	fmt.Fprintf(&b, "\nAccept precision %.4f (%d/%d), over-accepts %d; correct-id recall %.4f (%d/%d)",
-		precision, goodAccepts, accepts, overAccepts, recall, gotID, wantID)
+	fmt.Fprintf(&b, "\nAccept precision %.4f (%d/%d), over-accepts %d, Suggests of a wrong address %d; correct-id recall %.4f (%d/%d)",
+		precision, goodAccepts, accepts, overAccepts, wrongSuggests, recall, gotID, wantID)
 	keys := make([]string, 0, len(failures))
 	for k := range failures {
 		keys = append(keys, k)
