@@ -21,11 +21,14 @@ func (ix *Index) decide(pq *query, cands []cand) Match {
 	if best != nil && best.score > 0 {
 		m.Score, m.RunnerUp = best.score, runner
 		confident := best.score >= confidentScore && best.score-runner >= confidentGap
-		if !confident && ix.eircodeDecides(pq, best) {
-			confident = true
-		}
-		if confident {
+		// A clear winner with a lower score (a typo and a noise line and a
+		// wrong county...) is still the address, but never auto-accepted.
+		clear := best.score >= clearScore && best.score-runner >= clearGap
+		if confident || clear || ix.eircodeDecides(pq, best) {
 			ix.buildingMatch(pq, best, &m)
+			if !confident {
+				m.Verdict = VerdictSuggest
+			}
 			return m
 		}
 		m.Ambiguous = best.score >= confidentScore

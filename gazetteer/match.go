@@ -19,6 +19,10 @@ const (
 	queryWeight = 0.2
 	// contraWeight is how much known words the candidate lacks cost.
 	contraWeight = 0.3
+	// clearScore and clearGap admit a lower-scoring match that is far
+	// ahead of any other, as a Suggest at most.
+	clearScore = 0.65
+	clearGap   = 0.25
 	// streetScore is the lowest street similarity for a street-level match.
 	streetScore = 0.80
 	// maxSeeds bounds the records taken from one posting list, and topK
