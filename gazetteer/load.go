@@ -54,8 +54,10 @@ type RowError struct {
 	Err  error
 }
 
+// Error returns "line N: reason".
 func (e RowError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 
+// Unwrap returns the reason the row is bad.
 func (e RowError) Unwrap() error { return e.Err }
 
 // maxRowErrors bounds how many bad rows a LoadError lists, so a wrong file
@@ -69,6 +71,7 @@ type LoadError struct {
 	Total int        // how many rows were bad in all
 }
 
+// Error returns the count of bad rows and the first five of them.
 func (e *LoadError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "reference: %d bad row(s)", e.Total)
