@@ -241,6 +241,20 @@ func TestMatchConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
+// TestMatchHugeInput checks that a very long input costs little: one huge
+// word (no typo search) and very many words (only the first are used).
+func TestMatchHugeInput(t *testing.T) {
+	ix := loadSmall(t)
+	long := strings.Repeat("abcdefghij", 10000)
+	many := strings.Repeat("lorem ipsum 12 ", 5000)
+	for _, q := range []Query{{Lines: []string{long}}, {Lines: []string{many, "Ennis"}}} {
+		m := ix.Match(q)
+		if m.Verdict == VerdictAccept {
+			t.Errorf("accepted %.40q...", q.Lines[0])
+		}
+	}
+}
+
 // describe prints a Match with its pointers followed.
 func describe(m Match) string {
 	id, loc := "", ""

@@ -189,9 +189,14 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 					pq.towns = append(pq.towns, ix.towns[d]...)
 					i++
 				}
-				pq.toks = append(pq.toks, ix.qtok(w))
+				if len(pq.toks) < maxWords {
+					pq.toks = append(pq.toks, ix.qtok(w))
+				}
 			case isNumberToken(w):
-				pq.nums = append(pq.nums, w)
+				if len(pq.nums) < maxWords {
+					pq.nums = append(pq.nums, w)
+				}
+			case len(pq.toks) >= maxWords:
 			default:
 				pq.toks = append(pq.toks, ix.qtok(w))
 			}
@@ -220,6 +225,13 @@ func (ix *Index) numID(s string) uint32 {
 	return noID
 }
 
+// maxTypoWord is the longest word searched for typos; maxWords bounds the
+// words of one query that take part in matching.
+const (
+	maxTypoWord = 32
+	maxWords    = 64
+)
+
 // qtok looks a word up, with typo alternatives when it is unknown.
 func (ix *Index) qtok(w string) qTok {
 	if id, ok := ix.vocab[w]; ok {
@@ -228,7 +240,9 @@ func (ix *Index) qtok(w string) qTok {
 	// Unknown words are mostly names and notes ("c/o Mary"): they weigh
 	// less than known words so that they do not drown the address.
 	t := qTok{w: w, id: -1, idf: 0.3 * ix.maxIDF}
-	if len(w) < 4 || isNumberToken(w) {
+	// Long words get no typo search: its cost grows with the square of the
+	// length, and no address word is that long.
+	if len(w) < 4 || len(w) > maxTypoWord || isNumberToken(w) {
 		return t
 	}
 	add := func(id uint32) {
