@@ -340,11 +340,12 @@ func (ix *Index) score(pq *query, c *cand) {
 		}
 	}
 	// Town words written in the lines are explained by the record too.
-	townHit := 0
+	townHit, townTypo := 0, false
 	cityToks := ix.areas[k.town].toks
 	for _, t := range cityToks {
-		if mark(t) > 0 {
+		if m := mark(t); m > 0 {
 			townHit++
+			townTypo = townTypo || m < 1
 		}
 	}
 	for _, t := range ix.areas[k.region].toks {
@@ -451,7 +452,7 @@ func (ix *Index) score(pq *query, c *cand) {
 		// The town is in the input, maybe written in another line or as
 		// "Dublin" for "Dublin 2": a refinement, not a correction.
 		ev.townState = ChangeUnchanged
-		if pq.cityIn != "" && !strings.HasPrefix(ix.areas[k.town].fkey, pq.cityKey) {
+		if pq.cityIn != "" && !strings.HasPrefix(ix.areas[k.town].fkey, pq.cityKey+" ") || pq.cityIn == "" && townTypo {
 			ev.townState = ChangeChanged
 		}
 	default:

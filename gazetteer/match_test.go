@@ -163,6 +163,23 @@ func TestMatch(t *testing.T) {
 			verdict: VerdictSuggest, id: "IE1",
 		},
 		{
+			name: "town typo", q: Query{Lines: []string{"Rose Cottage", "Ballyard"}, City: "Tullamor"},
+			verdict: VerdictSuggest, id: "IE6", city: "Tullamore",
+			check: func(t *testing.T, m Match) {
+				if m.Details.City != ChangeChanged || !m.CityAmended {
+					t.Errorf("city %q %v", m.Details.City, m.CityAmended)
+				}
+			},
+		},
+		{
+			name: "town typo in a line", q: Query{Lines: []string{"Rose Cottage", "Ballyard", "Tullamroe"}},
+			verdict: VerdictSuggest, id: "IE6", city: "Tullamore",
+		},
+		{
+			name: "county typo", q: Query{Lines: []string{"Nowhere House"}, Region: "Co. Ofaly"},
+			verdict: VerdictConfirm, level: LevelRegion, region: "Offaly",
+		},
+		{
 			name: "country in a line", q: Query{Lines: []string{"1 High Street", "Belfast", "Northern Ireland", "BT1 1AA"}},
 			verdict: VerdictAccept, id: "GB3",
 			check: func(t *testing.T, m Match) {

@@ -126,15 +126,23 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 			key = d
 		}
 		pq.cityKey = key
-		pq.towns = append(pq.towns, ix.towns[key]...)
-		pq.regions = append(pq.regions, ix.regions[key]...)
+		t, r := ix.towns[key], ix.regions[key]
+		if len(t) == 0 && len(r) == 0 {
+			t = fuzzyArea(ix.towns, key)
+		}
+		pq.towns = append(pq.towns, t...)
+		pq.regions = append(pq.regions, r...)
 	}
 	if r := Tidy(q.Region); r != "" {
 		pq.regionIn = r
 		key := strings.Join(appendTokens(tmp[:0], r), " ")
 		pq.regKey = key
-		pq.regions = append(pq.regions, ix.regions[key]...)
-		pq.blockTowns = append(pq.blockTowns, ix.towns[key]...)
+		r, t := ix.regions[key], ix.towns[key]
+		if len(r) == 0 && len(t) == 0 {
+			r = fuzzyArea(ix.regions, key)
+		}
+		pq.regions = append(pq.regions, r...)
+		pq.blockTowns = append(pq.blockTowns, t...)
 	}
 	for _, p := range parts {
 		if p == "" {
@@ -231,6 +239,27 @@ const (
 	maxTypoWord = 32
 	maxWords    = 64
 )
+
+// fuzzyArea returns the areas of the one name within one typo of key (a
+// town or county written with a slip, "Ballinsloe"); several such names, or
+// a very large table, give nothing.
+func fuzzyArea(m map[string][]uint32, key string) []uint32 {
+	if len(key) < 5 || len(key) > maxTypoWord || len(m) > 20000 {
+		return nil
+	}
+	var found []uint32
+	n := 0
+	for k, ids := range m {
+		if dlDistance1(key, k) {
+			found = ids
+			n++
+		}
+	}
+	if n != 1 {
+		return nil
+	}
+	return found
+}
 
 // qtok looks a word up, with typo alternatives when it is unknown.
 func (ix *Index) qtok(w string) qTok {
