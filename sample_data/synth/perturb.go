@@ -55,6 +55,7 @@ const (
 	OpDropTown    Op = "drop-town"     // town left out (cosmetic)
 	OpReorder     Op = "reorder"       // lines joined, split or moved (cosmetic)
 	OpTypo        Op = "typo"          // a typo in the street or house name (real)
+	OpTownTypo    Op = "town-typo"     // a typo in the town (real)
 	OpWrongPC     Op = "wrong-postcode"
 	OpWrongCounty Op = "wrong-county"
 	OpNoise       Op = "noise"       // an extra line such as "c/o Mary Byrne" (real)
@@ -110,7 +111,7 @@ func (p *Perturber) Clean(r *gazetteer.Record) Input {
 // Random returns a case with zero to three random kinds of mess.
 func (p *Perturber) Random(r *gazetteer.Record) Case {
 	all := []Op{OpCase, OpAbbrev, OpPunct, OpSpacing, OpDropPC, OpDropCounty, OpDropTown,
-		OpReorder, OpTypo, OpWrongPC, OpWrongCounty, OpNoise, OpDropNumber}
+		OpReorder, OpTypo, OpTownTypo, OpWrongPC, OpWrongCounty, OpNoise, OpDropNumber}
 	n := p.rng.IntN(4)
 	var ops []Op
 	for len(ops) < n {
@@ -127,8 +128,8 @@ func (p *Perturber) Random(r *gazetteer.Record) Case {
 func (p *Perturber) Mess(r *gazetteer.Record, ops ...Op) Case {
 	c := Case{Input: p.Clean(r), TrueID: r.ID}
 	// Order matters: structural changes first, spelling last.
-	order := []Op{OpDropPC, OpWrongPC, OpDropCounty, OpWrongCounty, OpDropNumber, OpTypo,
-		OpNoise, OpDropTown, OpReorder, OpAbbrev, OpPunct, OpSpacing, OpCase}
+	order := []Op{OpDropPC, OpWrongPC, OpDropCounty, OpWrongCounty, OpDropNumber, OpDropTown,
+		OpTypo, OpTownTypo, OpNoise, OpReorder, OpAbbrev, OpPunct, OpSpacing, OpCase}
 	for _, op := range order {
 		if slices.Contains(ops, op) && p.apply(&c.Input, r, op) {
 			c.Ops = append(c.Ops, op)
@@ -218,6 +219,11 @@ func (p *Perturber) apply(in *Input, r *gazetteer.Record, op Op) bool {
 		}
 	case OpTypo:
 		return p.typo(in, r)
+	case OpTownTypo:
+		if len(in.City) < 6 || !isPlainWord(in.City) {
+			return false
+		}
+		in.City = misspell(p.rng, in.City)
 	case OpWrongPC:
 		if in.Postcode == "" {
 			return false
@@ -283,11 +289,24 @@ func (p *Perturber) typo(in *Input, r *gazetteer.Record) bool {
 		return false
 	}
 	w := words[p.rng.IntN(len(words))]
+	typo := misspell(p.rng, w)
+	for i, l := range in.Lines {
+		if strings.Contains(l, w) {
+			in.Lines[i] = strings.Replace(l, w, typo, 1)
+			return true
+		}
+	}
+	return false
+}
+
+// misspell makes one edit inside a word (never its first or last letter),
+// keeping its capitalisation.
+func misspell(rng *rand.Rand, w string) string {
 	b := []byte(strings.ToLower(w))
-	i := 1 + p.rng.IntN(len(b)-2)
-	switch p.rng.IntN(4) {
+	i := 1 + rng.IntN(len(b)-2)
+	switch rng.IntN(4) {
 	case 0: // substitution
-		c := byte('a' + p.rng.IntN(26))
+		c := byte('a' + rng.IntN(26))
 		if c == b[i] {
 			c = 'z' - (b[i] - 'a')
 		}
@@ -307,13 +326,7 @@ func (p *Perturber) typo(in *Input, r *gazetteer.Record) bool {
 	if w[0] >= 'A' && w[0] <= 'Z' {
 		typo = strings.ToUpper(typo[:1]) + typo[1:]
 	}
-	for i, l := range in.Lines {
-		if strings.Contains(l, w) {
-			in.Lines[i] = strings.Replace(l, w, typo, 1)
-			return true
-		}
-	}
-	return false
+	return typo
 }
 
 func isPlainWord(w string) bool {
