@@ -3,7 +3,6 @@ package gazetteer_test
 import (
 	"context"
 	"encoding/csv"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -13,12 +12,10 @@ import (
 	sampledata "github.com/addrclean/addrclean/sample_data"
 )
 
-var updateSample = flag.Bool("update-sample", false, "rewrite testdata/customers.golden")
-
 // TestSampleCustomers matches the bundled sample export against the bundled
 // reference and compares verdicts with testdata/customers.golden, so that a
 // change in matching shows up as a reviewable diff
-// (go test ./gazetteer -run SampleCustomers -update-sample).
+// (go test ./gazetteer -run SampleCustomers -update).
 func TestSampleCustomers(t *testing.T) {
 	ix, err := gazetteer.Load(context.Background(), sampledata.Reference())
 	if err != nil {
@@ -58,7 +55,7 @@ func TestSampleCustomers(t *testing.T) {
 	}
 	t.Logf("sample verdicts: %v", count)
 	got := b.String()
-	if *updateSample {
+	if gazetteer.UpdateGolden() {
 		if err := os.WriteFile("testdata/customers.golden", []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -66,9 +63,9 @@ func TestSampleCustomers(t *testing.T) {
 	}
 	want, err := os.ReadFile("testdata/customers.golden")
 	if err != nil {
-		t.Fatalf("%v (run with -update-sample to create it)", err)
+		t.Fatalf("%v (run with -update to create it)", err)
 	}
 	if got != string(want) {
-		t.Error("matches of the sample customers changed; review with -update-sample and git diff")
+		t.Error("matches of the sample customers changed; review with -update and git diff")
 	}
 }
