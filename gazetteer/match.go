@@ -25,8 +25,9 @@ const (
 	clearGap   = 0.25
 	// streetScore is the lowest street similarity for a street-level match.
 	streetScore = 0.80
-	// maxSeeds bounds the records taken from one posting list, and topK
-	// the candidates scored in full: together they bound one Match's cost.
+	// maxSeeds bounds the records taken from one posting list; smallSeeds
+	// is how many seeds a second or third word may still add to; topK is how
+	// many candidates are scored in full. Together they bound one Match.
 	maxSeeds   = 4000
 	smallSeeds = 600
 	topK       = 24
