@@ -199,7 +199,9 @@ func (c *Client) Stats() ClientStats {
 }
 
 // Verify sends one address to the verify endpoint and returns the answer,
-// whatever its action.
+// whatever its action. The answer holds no trace of the token, even from a
+// service that echoes the request: token parameters are removed from the
+// links and any other occurrence of the token reads "[REDACTED]".
 //
 // The address must have a non-empty line and a country, or the error wraps
 // ErrInvalidAddress and nothing is sent. A 401 makes the client refresh the
@@ -325,6 +327,9 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 				err:  err,
 			}
 		}
+		// The answer is written out whole (JSONL): a service that echoes
+		// the request must not put the token there.
+		redactToken(&vr, tok.Reveal())
 		return &vr, nil, nil
 	case hr.StatusCode == http.StatusUnauthorized:
 		return nil, c.statusError(op, hr, body.data, secrets), nil
