@@ -92,7 +92,7 @@ func connect(ctx context.Context, o connectOptions, log zerolog.Logger) (*connec
 	} else {
 		pu, err := url.Parse(baseURL)
 		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			return nil, usageErrorf("--base-url %q: want an http(s) URL such as https://api.example.com", baseURL)
+			return nil, usageErrorf("--base-url: want an http(s) URL such as https://api.example.com")
 		}
 		if pu.Scheme == "http" && !isLoopback(pu.Hostname()) {
 			log.Warn().Str("base_url", pu.Redacted()).Msg("the base URL is plain http: the API key and tokens cross the network unencrypted")
@@ -106,6 +106,9 @@ func connect(ctx context.Context, o connectOptions, log zerolog.Logger) (*connec
 	}
 	workers := max(o.workers, 1)
 	hc := &http.Client{
+		// A redirect would carry the token (in a POST body, or a GET URL) to
+		// wherever it points; the api client reports a 3xx as a wrong base URL.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Transport: &http.Transport{
 			Proxy: http.ProxyFromEnvironment,
 			// One idle connection per worker: the default of 2 per host makes
