@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -20,16 +21,25 @@ const progressLogEvery = 10 * time.Second
 // progressLogEvery otherwise. Its methods are called from the pipeline's one
 // progress goroutine.
 type progress struct {
-	bar     *progressbar.ProgressBar
-	src     readers.Reader
-	log     zerolog.Logger
-	lastLog time.Duration
-	bytes   bool
+	bar   *progressbar.ProgressBar
+	src   readers.Reader
+	log   zerolog.Logger
+	bytes bool
+
+	// Without a bar, a ticker logs the latest snapshot, so that a run whose
+	// first rows are stuck (a slow or failing service) still says where it is.
+	mu    sync.Mutex
+	last  pipeline.Progress
+	start time.Time
+	stop  chan struct{}
+	done  chan struct{}
 }
 
 func newProgress(w io.Writer, src readers.Reader, log zerolog.Logger, disabled bool) *progress {
-	p := &progress{src: src, log: log}
+	p := &progress{src: src, log: log, start: time.Now()}
 	if disabled || !isTerminal(w) {
+		p.stop, p.done = make(chan struct{}), make(chan struct{})
+		go p.logEvery(progressLogEvery)
 		return p
 	}
 	total := int64(-1)
@@ -55,15 +65,32 @@ func newProgress(w io.Writer, src readers.Reader, log zerolog.Logger, disabled b
 	return p
 }
 
-func (p *progress) update(s pipeline.Progress) {
-	if p.bar == nil {
-		if s.Elapsed-p.lastLog >= progressLogEvery {
-			p.lastLog = s.Elapsed
+func (p *progress) logEvery(d time.Duration) {
+	defer close(p.done)
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			s := p.last
+			p.mu.Unlock()
+			s.Elapsed = time.Since(p.start)
 			p.log.Info().Int64("rows", s.RowsDone).Float64("rows_per_s", rowsPerSecond(s)).
 				Interface("actions", s.Actions).Int64("calls", s.CallsMade).Int64("calls_saved", s.CallsSaved).
 				Int64("retries", s.Retries).Int64("rate_limited", s.RateLimited).Str("rate", rateString(s.RateLimit)).
 				Msg("progress")
 		}
+	}
+}
+
+func (p *progress) update(s pipeline.Progress) {
+	if p.bar == nil {
+		p.mu.Lock()
+		p.last = s
+		p.mu.Unlock()
 		return
 	}
 	p.bar.Describe(fmt.Sprintf("%d rows %.0f/s rate %s A%d S%d C%d R%d E%d", s.RowsDone, rowsPerSecond(s), rateString(s.RateLimit),
@@ -79,7 +106,10 @@ func (p *progress) update(s pipeline.Progress) {
 func (p *progress) finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
+		return
 	}
+	close(p.stop)
+	<-p.done
 }
 
 func rowsPerSecond(s pipeline.Progress) float64 {

@@ -32,6 +32,7 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 	}
 	o.input = pos[0]
 	o.rateSet = flagWasSet(fs, "rate")
+	o.cacheTTLSet = flagWasSet(fs, "cache-ttl")
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -56,8 +57,8 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 		}
 		return rep.Print(s.out)
 	}
-	if o.resume || o.cache != "" {
-		return usageErrorf("--resume and --cache are not built yet")
+	if o.cache != "" || o.cacheTTLSet {
+		return usageErrorf("--cache and --cache-ttl are not built yet")
 	}
 	outPath, reviewPath, err := o.outputPaths()
 	if err != nil {
@@ -84,6 +85,11 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 		}
 	}
 	ev.Msg("reading")
+	if o.resume {
+		// DESIGN: --resume starts afresh, saying so, when there is no journal,
+		// so cron jobs can always pass it. Runs write no journal yet.
+		log.Warn().Msg("--resume: no journal of an earlier run (journalling is not built yet): starting from the first row")
+	}
 	for _, n := range mapper.Notes() {
 		log.Warn().Msg(n)
 	}
@@ -134,8 +140,12 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 		return withCode(exitFatal, runErr)
 	}
 	// Interrupted runs keep what is done: an ordered prefix of the input.
-	for _, w := range outs {
+	for i, w := range outs {
 		if err := w.Close(); err != nil {
+			// Leave no temporary file behind for the outputs not finished yet.
+			for _, rest := range outs[i+1:] {
+				_ = rest.Abort()
+			}
 			return withCode(exitFatal, fmt.Errorf("finishing outputs: %w", err))
 		}
 	}
@@ -171,10 +181,31 @@ func (o *runOptions) validate() error {
 		return usageErrorf("--max-wait %v: want a duration such as 10m", o.maxWait)
 	case o.limit < 0:
 		return usageErrorf("--limit %d: want 0 (all rows) or more", o.limit)
-	case o.encoding != readers.EncodingUTF8 && !strings.EqualFold(o.encoding, "windows-1252") && !strings.EqualFold(o.encoding, "utf8"):
+	case !knownEncoding(o.encoding):
 		return usageErrorf("--encoding %q: want utf-8 or windows-1252", o.encoding)
 	}
 	return nil
+}
+
+// knownEncoding accepts the spellings the readers accept.
+func knownEncoding(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "utf-8", "utf8", "windows-1252", "windows1252", "cp1252", "cp-1252":
+		return true
+	}
+	return false
+}
+
+// outputExt is the extension of the default outputs for an input: the same
+// format, spelled as the writers know it.
+func outputExt(inputExt string) string {
+	switch strings.ToLower(inputExt) {
+	case ".xlsm":
+		return ".xlsx" // a macro workbook's outputs carry no macros
+	case ".tab":
+		return ".tsv"
+	}
+	return inputExt
 }
 
 // outputPaths works out --out and --review, defaulting to
@@ -187,10 +218,10 @@ func (o *runOptions) outputPaths() (out, review string, err error) {
 	ext := filepath.Ext(o.input)
 	stem := strings.TrimSuffix(o.input, ext)
 	if out == "" {
-		out = stem + ".cleaned" + ext
+		out = stem + ".cleaned" + outputExt(ext)
 	}
 	if review == "" {
-		review = stem + ".review" + ext
+		review = stem + ".review" + outputExt(ext)
 	}
 	for _, p := range []struct{ flag, path string }{{"--out", out}, {"--review", review}} {
 		if _, err := writers.FormatFromPath(p.path); err != nil {

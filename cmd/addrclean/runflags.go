@@ -34,7 +34,7 @@ type runOptions struct {
 	logFormat, logLevel             string
 	noProgress                      bool
 	method                          string
-	rateSet                         bool
+	rateSet, cacheTTLSet            bool
 }
 
 const runUsage = `Usage: addrclean run [flags] INPUT
@@ -86,9 +86,9 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.delimiter, "delimiter", "", "CSV delimiter (default: detected among , ; tab |)")
 	fs.StringVar(&o.encoding, "encoding", "utf-8", "input text encoding: utf-8 or windows-1252")
 	fs.BoolVar(&o.rawCells, "raw-cells", false, "do not neutralise spreadsheet formulas in CSV/XLSX outputs")
-	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted run (not built yet)")
+	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted run from its journal; without one (journalling is not built yet) start afresh, saying so")
 	fs.StringVar(&o.cache, "cache", "", "result cache `PATH` reused across runs (not built yet)")
-	fs.DurationVar(&o.cacheTTL, "cache-ttl", 30*24*time.Hour, "reuse cached results up to this age")
+	fs.DurationVar(&o.cacheTTL, "cache-ttl", 30*24*time.Hour, "reuse cached results up to this age (not built yet)")
 	fs.IntVar(&o.limit, "limit", 0, "only the first N data rows (0 = all)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "read, map and check the input; no service calls")
 	fs.StringVar(&o.summary, "summary", "", "also write the run's summary as JSON to `PATH`")

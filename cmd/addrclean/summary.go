@@ -91,6 +91,16 @@ func writeSummaryFile(path string, o runOptions, st pipeline.Stats, out, review 
 		tmp.Close()
 		return fmt.Errorf("--summary: %w", err)
 	}
+	// CreateTemp makes the file 0600; a summary is no secret and other
+	// jobs (monitoring) read it.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--summary: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--summary: %w", err)
+	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("--summary: %w", err)
 	}

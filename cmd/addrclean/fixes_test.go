@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/service"
+)
+
+// A redirecting base URL must not lead the client, and the token with it,
+// to another host: the run stops as a wrong base URL.
+func TestRunDoesNotFollowRedirects(t *testing.T) {
+	var elsewhere atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	defer other.Close()
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer redirector.Close()
+	res := runCLI(t, t.TempDir(), "--base-url", redirector.URL, "--rate", "0", "--country", "IE", "--limit", "5", sampleCSV(t))
+	if res.code != exitFatal {
+		t.Fatalf("exit %d, want %d\n%s", res.code, exitFatal, res.stderr)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("%d requests followed the redirect to another host", n)
+	}
+	if !strings.Contains(res.stderr, "base") {
+		t.Errorf("message does not point at the base URL: %s", tail(res.stderr, 400))
+	}
+}
+
+// Against a service whose quota is lower than --rate, the run adapts to the
+// 429s and finishes with the same outputs as an unlimited run.
+func TestRunAdaptsToServiceQuota(t *testing.T) {
+	in := sampleCSV(t)
+	clean := newTestService(t, 0, nil, nil)
+	want := runCLI(t, t.TempDir(), "--base-url", clean.URL, "--rate", "0", "--country", "IE", "--limit", "120", in)
+
+	integ := service.NewIntegration(testKey)
+	integ.RequestsPerSecond, integ.Burst, integ.Location = 30, 2, true
+	svc, err := service.New(sampleIx(t), []service.Integration{integ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited := httptest.NewServer(svc)
+	defer limited.Close()
+	got := runCLI(t, t.TempDir(), "--base-url", limited.URL, "--rate", "40", "--workers", "8", "--country", "IE", "--limit", "120", in)
+	if got.code != want.code {
+		t.Fatalf("exit %d, want %d\n%s", got.code, want.code, tail(got.stderr, 2000))
+	}
+	if got.enriched != want.enriched {
+		t.Error("enriched output under a quota differs from the unlimited run")
+	}
+	t.Logf("429s: %v, calls: %v, final rate limit: %v", got.summary["rate_limited"], got.summary["calls_made"], got.summary["rate_limit"])
+}
+
+func TestRunFlagFixes(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(in, []byte("Address 1,Town,Country\n1 Victoria Place,Swords,IE\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"encoding in capitals", []string{"--encoding", "UTF-8"}, exitOK, ""},
+		{"cp1252 alias", []string{"--encoding", "cp1252"}, exitOK, ""},
+		{"resume without a journal starts afresh", []string{"--resume"}, exitOK, "starting from the first row"},
+		{"cache-ttl is not built", []string{"--cache-ttl", "1h"}, exitUsage, "not built yet"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("ADDRCLEAN_BASE_URL", "")
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"run", "--log-format", "json", "--no-progress",
+				"-o", filepath.Join(dir, "o.csv"), "--review", filepath.Join(dir, "r.csv")}, tt.args...)
+			code := runMain(context.Background(), append(args, in), streams{in: strings.NewReader(""), out: &stdout, err: &stderr})
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d: %s", code, tt.wantCode, stderr.String())
+			}
+			if tt.wantErr != "" && !strings.Contains(stderr.String(), tt.wantErr) {
+				t.Errorf("stderr lacks %q: %s", tt.wantErr, stderr.String())
+			}
+		})
+	}
+}
+
+func TestOutputPathsDefaults(t *testing.T) {
+	tests := []struct{ input, out, review string }{
+		{"dir/crm.csv", "dir/crm.cleaned.csv", "dir/crm.review.csv"},
+		{"crm.xlsx", "crm.cleaned.xlsx", "crm.review.xlsx"},
+		{"crm.xlsm", "crm.cleaned.xlsx", "crm.review.xlsx"},
+		{"crm.tab", "crm.cleaned.tsv", "crm.review.tsv"},
+		{"crm.TSV", "crm.cleaned.TSV", "crm.review.TSV"},
+	}
+	for _, tt := range tests {
+		o := runOptions{input: tt.input}
+		out, review, err := o.outputPaths()
+		if err != nil || out != tt.out || review != tt.review {
+			t.Errorf("%s: got %q, %q, %v; want %q, %q", tt.input, out, review, err, tt.out, tt.review)
+		}
+	}
+}
+
+// lineWriter hands every log line to a channel, so a test can wait for one.
+type lineWriter chan string
+
+func (w lineWriter) Write(b []byte) (int, error) {
+	w <- string(b)
+	return len(b), nil
+}
+
+// The progress log is written on a timer, not only when rows complete: a
+// run whose first row is stuck still reports.
+func TestProgressLogsWithoutRows(t *testing.T) {
+	lines := make(lineWriter, 16)
+	p := &progress{log: zerolog.New(lines), start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	go p.logEvery(time.Millisecond)
+	line := <-lines
+	p.update(pipeline.Progress{RowsDone: 7})
+	close(p.stop)
+	<-p.done
+	if !strings.Contains(line, `"message":"progress"`) || !strings.Contains(line, `"rows":0`) {
+		t.Errorf("unexpected progress line %s", line)
+	}
+}
