@@ -250,18 +250,37 @@ func (w *warner) allow() (ok, last bool) {
 // "column_N" (N the 1-based column) when it is empty, with "_N" appended
 // until unique when an earlier column took the name.
 func jsonKeys(header []string) []string {
-	used := make(map[string]bool, len(header))
-	keys := make([]string, len(header))
-	for i, h := range header {
-		k := h
-		if k == "" {
-			k = fmt.Sprintf("column_%d", i+1)
-		}
-		for used[k] {
-			k = fmt.Sprintf("%s_%d", k, i+1)
-		}
-		used[k] = true
-		keys[i] = k
+	var ks keySet
+	for _, h := range header {
+		ks.add(h)
 	}
-	return keys
+	return ks.keys
+}
+
+// keySet hands out the object keys of jsonKeys one column at a time, so
+// cells past the header (keyed as unnamed columns) follow the same rules.
+type keySet struct {
+	used map[string]bool
+	keys []string
+}
+
+// add returns the key of the next column, named name.
+func (s *keySet) add(name string) string {
+	if s.used == nil {
+		s.used = make(map[string]bool)
+	}
+	if s.keys == nil {
+		s.keys = []string{}
+	}
+	col := len(s.keys) + 1
+	k := name
+	if k == "" {
+		k = fmt.Sprintf("column_%d", col)
+	}
+	for s.used[k] {
+		k = fmt.Sprintf("%s_%d", k, col)
+	}
+	s.used[k] = true
+	s.keys = append(s.keys, k)
+	return k
 }

@@ -137,7 +137,8 @@ func fixtureResults() []Result {
 		Response:   uni,
 	})
 
-	// 10. A short row (padded) and a row with extra cells (cut).
+	// 10. A short row (padded) and a row with extra cells (cut in CSV and
+	// XLSX, kept in JSONL).
 	add(Result{
 		Cells:      []string{"C010", "Short Row"},
 		InputLabel: "",

@@ -14,12 +14,15 @@ import (
 //
 // with "error" instead of "response" for an Error row, and "input_label" in
 // the review output. JSON is data, not a spreadsheet, so cells are not
-// neutralised.
+// neutralised. Unlike the CSV and XLSX outputs, whose appended columns fix
+// the width, it keeps cells past the header, keyed as unnamed columns
+// ("column_N", see jsonKeys).
 type jsonlWriter struct {
 	lay  *layout
 	out  *output
 	bw   *bufio.Writer
-	keys [][]byte // `"key":` per input column
+	ks   keySet   // the keys so far: the header's, then those of wider rows
+	keys [][]byte // `"key":` per column of ks
 	buf  bytes.Buffer
 	enc  *json.Encoder
 }
@@ -32,16 +35,24 @@ func newJSONL(lay *layout, path string, opts Options) (*jsonlWriter, error) {
 	w := &jsonlWriter{lay: lay, out: out, bw: bufio.NewWriterSize(out.w, csvBuffer)}
 	w.enc = json.NewEncoder(&w.buf)
 	w.enc.SetEscapeHTML(false)
-	for _, k := range jsonKeys(lay.header) {
-		w.buf.Reset()
-		if err := w.str(k); err != nil {
+	for _, h := range lay.header {
+		if err := w.addKey(h); err != nil {
 			_ = out.abort()
 			return nil, err
 		}
-		w.buf.WriteByte(':')
-		w.keys = append(w.keys, bytes.Clone(w.buf.Bytes()))
 	}
 	return w, nil
+}
+
+// addKey adds the encoded key of the next column, named name. It uses buf.
+func (w *jsonlWriter) addKey(name string) error {
+	w.buf.Reset()
+	if err := w.str(w.ks.add(name)); err != nil {
+		return err
+	}
+	w.buf.WriteByte(':')
+	w.keys = append(w.keys, bytes.Clone(w.buf.Bytes()))
+	return nil
 }
 
 // value appends v to buf as JSON, without the encoder's newline.
@@ -56,6 +67,12 @@ func (w *jsonlWriter) value(v any) error {
 func (w *jsonlWriter) str(s string) error { return w.value(s) }
 
 func (w *jsonlWriter) write(r Result) error {
+	// Cells past the header are kept, under keys added on first sight.
+	for len(w.keys) < len(r.Cells) {
+		if err := w.addKey(""); err != nil {
+			return err
+		}
+	}
 	w.buf.Reset()
 	w.buf.WriteString(`{"row":`)
 	w.buf.Write(strconv.AppendInt(w.buf.AvailableBuffer(), int64(r.Row), 10))
@@ -65,7 +82,7 @@ func (w *jsonlWriter) write(r Result) error {
 		return err
 	}
 	w.buf.WriteString(`,"input":{`)
-	for i, k := range w.keys {
+	for i, k := range w.keys[:max(w.lay.width, len(r.Cells))] {
 		if i > 0 {
 			w.buf.WriteByte(',')
 		}

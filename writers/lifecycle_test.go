@@ -298,33 +298,72 @@ func TestStdout(t *testing.T) {
 	})
 }
 
+// TestWarnings checks the warnings about rows wider than the header: CSV
+// and XLSX, which leave the extra cells out, warn for the first warnLimit
+// rows and give the total at Close; JSONL keeps the cells and says nothing.
 func TestWarnings(t *testing.T) {
-	var logs bytes.Buffer
-	log := zerolog.New(&logs)
-	w, err := NewEnriched(filepath.Join(t.TempDir(), "a.csv"), []string{"a"}, Options{Logger: log})
-	if err != nil {
-		t.Fatal(err)
+	const summary = "rows had more cells than the header; their extra cells are in no CSV/XLSX output column (JSONL keeps them)"
+	tests := []struct {
+		name     string
+		ctor     constructor
+		file     string
+		rows     int
+		wantRows int // rows that warn
+		wantSum  string
+	}{
+		{"enriched csv", NewEnriched, "a.csv", 2 * warnLimit, warnLimit, `"rows":20`},
+		{"enriched xlsx", NewEnriched, "a.xlsx", 3, 3, `"rows":3`},
+		{"review csv", NewReview, "a.csv", warnLimit + 1, warnLimit, `"rows":11`},
+		{"review xlsx", NewReview, "a.xlsx", 2 * warnLimit, warnLimit, `"rows":20`},
+		{"enriched jsonl", NewEnriched, "a.jsonl", 2 * warnLimit, 0, ""},
+		{"review jsonl", NewReview, "a.jsonl", 2 * warnLimit, 0, ""},
 	}
-	for i := 1; i <= 2*warnLimit; i++ {
-		if err := w.Write(context.Background(), Result{Row: i, Cells: []string{"x", "secret extra"}, Err: "e"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-	if len(lines) != warnLimit {
-		t.Fatalf("%d warnings, want %d:\n%s", len(lines), warnLimit, logs.String())
-	}
-	if !strings.Contains(lines[0], `"row":1`) || !strings.Contains(lines[0], `"output":"enriched"`) {
-		t.Fatalf("warning does not name the row and output: %s", lines[0])
-	}
-	if !strings.Contains(lines[warnLimit-1], "further_warnings_suppressed") {
-		t.Fatalf("last warning does not say more are suppressed: %s", lines[warnLimit-1])
-	}
-	if strings.Contains(logs.String(), "secret extra") {
-		t.Fatal("a warning logged cell contents")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			log := zerolog.New(&logs)
+			w, err := tt.ctor(filepath.Join(t.TempDir(), tt.file), []string{"a"}, Options{Logger: log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 1; i <= tt.rows; i++ {
+				if err := w.Write(context.Background(), Result{Row: i, Cells: []string{"x", "secret extra"}, Err: "e"}); err != nil {
+					t.Fatal(err)
+				}
+				// A row that fits does not count.
+				if err := w.Write(context.Background(), Result{Row: i, Cells: []string{"x"}, Err: "e"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(logs.String(), "secret extra") {
+				t.Fatal("a warning logged cell contents")
+			}
+			if tt.wantSum == "" {
+				if logs.Len() != 0 {
+					t.Fatalf("unexpected warnings:\n%s", logs.String())
+				}
+				return
+			}
+			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+			if len(lines) != tt.wantRows+1 {
+				t.Fatalf("%d warnings, want %d and the summary:\n%s", len(lines), tt.wantRows, logs.String())
+			}
+			if !strings.Contains(lines[0], `"row":1`) || !strings.Contains(lines[0], `"output":"`+strings.Fields(tt.name)[0]+`"`) {
+				t.Fatalf("warning does not name the row and output: %s", lines[0])
+			}
+			suppressed := strings.Contains(lines[tt.wantRows-1], "further_warnings_suppressed")
+			if suppressed != (tt.wantRows == warnLimit) {
+				t.Fatalf("last row warning: further_warnings_suppressed = %v, want %v: %s", suppressed, tt.wantRows == warnLimit, lines[tt.wantRows-1])
+			}
+			sum := lines[len(lines)-1]
+			if !strings.Contains(sum, tt.wantSum) || !strings.Contains(sum, `"level":"warn"`) ||
+				!strings.Contains(sum, fmt.Sprintf(`"message":"%d %s"`, tt.rows, summary)) {
+				t.Fatalf("summary = %s", sum)
+			}
+		})
 	}
 }
 

@@ -1,7 +1,11 @@
 package writers
 
 import (
+	"context"
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -283,5 +287,109 @@ func TestColumnIndexes(t *testing.T) {
 	}
 	if len(EnrichedColumns) != 24 || len(ReviewColumns) != 6 {
 		t.Errorf("%d enriched and %d review columns", len(EnrichedColumns), len(ReviewColumns))
+	}
+}
+
+// TestKeySetExtendsJSONKeys checks that keys added past the header are
+// those jsonKeys gives the header widened with unnamed columns.
+func TestKeySetExtendsJSONKeys(t *testing.T) {
+	headers := [][]string{
+		nil,
+		{"a", "b"},
+		{"column_3", "column_4_4"},
+		{"", "column_1"},
+		{"column_4", "x", "column_4"},
+	}
+	for _, h := range headers {
+		var ks keySet
+		for _, name := range h {
+			ks.add(name)
+		}
+		for range 3 {
+			ks.add("")
+		}
+		want := jsonKeys(append(slices.Clone(h), "", "", ""))
+		if !slices.Equal(ks.keys, want) {
+			t.Errorf("header %q widened by 3: keys %q, want %q", h, ks.keys, want)
+		}
+	}
+}
+
+// TestJSONLKeepsExtraCells checks that JSONL writes every cell of a row
+// wider than the header, keyed as unnamed columns, in both outputs.
+func TestJSONLKeepsExtraCells(t *testing.T) {
+	tests := []struct {
+		name   string
+		header []string
+		rows   [][]string
+		want   []string // the "input" object of each row
+	}{
+		{
+			name:   "one extra cell",
+			header: []string{"id", "city"},
+			rows:   [][]string{{"1", "Cork", "note"}},
+			want:   []string{`{"id":"1","city":"Cork","column_3":"note"}`},
+		},
+		{
+			name:   "rows of different widths",
+			header: []string{"id", ""},
+			rows:   [][]string{{"1"}, {"2", "b", "c", "d"}, {"3", "b"}, {"4", "b", "c"}},
+			want: []string{
+				`{"id":"1","column_2":""}`,
+				`{"id":"2","column_2":"b","column_3":"c","column_4":"d"}`,
+				`{"id":"3","column_2":"b"}`,
+				`{"id":"4","column_2":"b","column_3":"c"}`,
+			},
+		},
+		{
+			name:   "header already holds the name",
+			header: []string{"column_3", "column_3"},
+			rows:   [][]string{{"a", "b", "c"}},
+			want:   []string{`{"column_3":"a","column_3_2":"b","column_3_3":"c"}`},
+		},
+		{
+			name:   "empty extra cells are kept too",
+			header: []string{"a"},
+			rows:   [][]string{{"x", "", ""}},
+			want:   []string{`{"a":"x","column_2":"","column_3":""}`},
+		},
+	}
+	for _, tt := range tests {
+		for _, ctor := range []struct {
+			name string
+			new  constructor
+		}{{"enriched", NewEnriched}, {"review", NewReview}} {
+			t.Run(tt.name+"/"+ctor.name, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "out.jsonl")
+				w, err := ctor.new(path, tt.header, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, cells := range tt.rows {
+					if err := w.Write(context.Background(), Result{Row: i + 1, Cells: cells, Err: "e"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+				if len(lines) != len(tt.want) {
+					t.Fatalf("%d lines, want %d:\n%s", len(lines), len(tt.want), data)
+				}
+				for i, line := range lines {
+					if !json.Valid([]byte(line)) {
+						t.Errorf("line %d is not JSON: %s", i+1, line)
+					}
+					if !strings.Contains(line, `"input":`+tt.want[i]+`,`) {
+						t.Errorf("line %d = %s\nwant input %s", i+1, line, tt.want[i])
+					}
+				}
+			})
+		}
 	}
 }

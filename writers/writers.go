@@ -44,7 +44,7 @@ func newWriter(k kind, path string, header []string, opts Options) (Writer, erro
 	if err != nil {
 		return nil, err
 	}
-	return &guarded{fw: fw, kind: k, path: path, log: opts.Logger, width: len(header)}, nil
+	return &guarded{fw: fw, kind: k, path: path, log: opts.Logger, width: len(header), dropsExtra: format != JSONL}, nil
 }
 
 // formatWriter is one format's half of a Writer; guarded supplies the
@@ -71,7 +71,11 @@ type guarded struct {
 	err   error
 	state int
 	width int // input header width
-	wide  warner
+	// dropsExtra is true for the formats that leave out cells past the
+	// header (CSV and XLSX: the appended columns follow the header).
+	dropsExtra bool
+	wide       warner
+	wideRows   int // rows written whose extra cells were left out
 }
 
 // Write appends r, or skips it when this is a review output and r needs no
@@ -91,7 +95,8 @@ func (g *guarded) Write(ctx context.Context, r Result) error {
 	if g.kind == review && !NeedsReview(r) {
 		return nil
 	}
-	if extra := len(r.Cells) - g.width; extra > 0 {
+	if extra := len(r.Cells) - g.width; extra > 0 && g.dropsExtra {
+		g.wideRows++
 		if ok, last := g.wide.allow(); ok {
 			ev := g.log.Warn().Int("row", r.Row).Int("extra_cells", extra)
 			if last {
@@ -108,7 +113,8 @@ func (g *guarded) Write(ctx context.Context, r Result) error {
 }
 
 // Close completes the output and moves it into place. After a failed Write
-// it discards the output and returns that failure.
+// it discards the output and returns that failure. A CSV or XLSX output that
+// left out cells past the header logs how many rows did so.
 func (g *guarded) Close() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -117,6 +123,11 @@ func (g *guarded) Close() error {
 		return nil
 	case aborted:
 		return fmt.Errorf("close %s: %w", g.path, errAborted)
+	}
+	if g.wideRows > 0 {
+		// The warnings per row stop at warnLimit; this gives the total.
+		g.log.Warn().Int("rows", g.wideRows).
+			Msgf("%d rows had more cells than the header; their extra cells are in no CSV/XLSX output column (JSONL keeps them)", g.wideRows)
 	}
 	if g.err != nil {
 		g.state = aborted
