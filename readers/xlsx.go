@@ -31,6 +31,7 @@ type XLSXReader struct {
 	info     Info
 	rowCount int64
 	lastRow  int64 // last row number the sheet's dimension declares, or -1
+	lastCol  int   // last column number the sheet's dimension declares, or -1
 	line     int   // sheet row number of the last row read
 	num      int
 	skipped  int
@@ -82,9 +83,10 @@ func openXLSX(ctx context.Context, path string, opts Options) (_ *XLSXReader, er
 	}
 	// The dimension is read from the head of the sheet without parsing the
 	// rows, so it is cheap; the header row is taken off below.
-	r.lastRow = -1
+	r.lastRow, r.lastCol = -1, -1
 	if ref, err := f.GetSheetDimension(sheet); err == nil {
 		r.lastRow = lastRowOf(ref)
+		r.lastCol = lastColOf(ref)
 	}
 	r.rows, err = f.Rows(sheet)
 	if err != nil {
@@ -110,6 +112,15 @@ func openXLSX(ctx context.Context, path string, opts Options) (_ *XLSXReader, er
 		}
 		if len(cells) > 0 {
 			cells[0] = strings.TrimPrefix(cells[0], "\uFEFF")
+		}
+		// excelize leaves out trailing empty cells, so a column with data
+		// but no name at the end of the header would be lost: the header
+		// is as wide as the sheet declares it is.
+		if width := len(cells); r.lastCol > width {
+			cells = append(cells, make([]string, r.lastCol-width)...)
+			r.log.Info().Str("input", r.name).Str("sheet", sheet).Int("header_cells", width).
+				Int("columns", r.lastCol).
+				Msg("the sheet declares more columns than the header names; the columns past the header are read as unnamed")
 		}
 		r.header = cells
 		if r.lastRow >= 0 {
@@ -159,6 +170,26 @@ func lastRowOf(ref string) int64 {
 	return n
 }
 
+// lastColOf returns the last column number of a dimension reference such
+// as "A1:K2001", or -1 when the reference gives none. A dimension as wide as
+// a sheet can be (column XFD) says only that whole rows are formatted, not
+// where the data ends, and is ignored too.
+func lastColOf(ref string) int {
+	_, last, ok := strings.Cut(ref, ":")
+	if !ok {
+		return -1
+	}
+	i := strings.IndexFunc(last, func(r rune) bool { return r < 'A' || r > 'Z' && r < 'a' || r > 'z' })
+	if i <= 0 {
+		return -1
+	}
+	n, err := excelize.ColumnNameToNumber(last[:i])
+	if err != nil || n >= excelize.MaxColumns {
+		return -1
+	}
+	return n
+}
+
 // next returns the cells of the next sheet row, or nil for a row with no text
 // in it (counted in skipped), or io.EOF.
 func (r *XLSXReader) next(ctx context.Context) ([]string, error) {
@@ -202,7 +233,10 @@ func (r *XLSXReader) next(ctx context.Context) ([]string, error) {
 	return nil, nil
 }
 
-// Header returns the header cells as displayed.
+// Header returns the header cells as displayed, followed by empty names up
+// to the last column the sheet's dimension declares: excelize drops the
+// trailing empty cells of a row, and a data column without a header cell
+// at the end must not be lost.
 func (r *XLSXReader) Header() []string { return r.header }
 
 // Info returns the format and the sheet being read.

@@ -342,3 +342,148 @@ func TestXLSXContextCancelled(t *testing.T) {
 		t.Errorf("Next = %v", err)
 	}
 }
+
+// TestXLSXUnnamedTrailingColumn reads a sheet whose last column has data but
+// no header cell. excelize leaves trailing empty cells out of the header
+// row, so the header is widened to the sheet's declared dimension; cells
+// past even that are kept, with a warning, as in CSV.
+func TestXLSXUnnamedTrailingColumn(t *testing.T) {
+	header := []any{"id", "name", "city"}
+	rows := [][]any{
+		{"1", "Mary", "Cork", "note-in-unnamed-col"},
+		{"2", "Pat"},
+		{"3", "Joe", "Sligo", nil, nil, "far-out"},
+	}
+	tests := []struct {
+		name       string
+		dimension  string // "" leaves excelize's "A1"
+		rows       int    // how many of rows the sheet has
+		wantHeader []string
+		wantCells  [][]string
+		wantLong   int // long-row warnings
+		wantInfo   bool
+	}{
+		{
+			name:       "dimension names the unnamed column",
+			dimension:  "A1:D3",
+			rows:       2,
+			wantHeader: []string{"id", "name", "city", ""},
+			wantCells:  [][]string{{"1", "Mary", "Cork", "note-in-unnamed-col"}, {"2", "Pat", "", ""}},
+			wantInfo:   true,
+		},
+		{
+			name:       "dimension wider than every row: trailing empty columns",
+			dimension:  "A1:E3",
+			rows:       2,
+			wantHeader: []string{"id", "name", "city", "", ""},
+			wantCells:  [][]string{{"1", "Mary", "Cork", "note-in-unnamed-col", ""}, {"2", "Pat", "", "", ""}},
+			wantInfo:   true,
+		},
+		{
+			name:       "a row wider than the dimension keeps its cells",
+			dimension:  "A1:D4",
+			rows:       3,
+			wantHeader: []string{"id", "name", "city", ""},
+			wantCells: [][]string{
+				{"1", "Mary", "Cork", "note-in-unnamed-col"}, {"2", "Pat", "", ""},
+				{"3", "Joe", "Sligo", "", "", "far-out"},
+			},
+			wantLong: 1,
+			wantInfo: true,
+		},
+		{
+			name:       "no dimension: the wider row keeps its cells",
+			rows:       2,
+			wantHeader: []string{"id", "name", "city"},
+			wantCells:  [][]string{{"1", "Mary", "Cork", "note-in-unnamed-col"}, {"2", "Pat", ""}},
+			wantLong:   1,
+		},
+		{
+			name:       "dimension narrower than the header",
+			dimension:  "A1:B3",
+			rows:       2,
+			wantHeader: []string{"id", "name", "city"},
+			wantCells:  [][]string{{"1", "Mary", "Cork", "note-in-unnamed-col"}, {"2", "Pat", ""}},
+			wantLong:   1,
+		},
+		{
+			name:       "whole-row dimension is ignored",
+			dimension:  "A1:XFD3",
+			rows:       2,
+			wantHeader: []string{"id", "name", "city"},
+			wantCells:  [][]string{{"1", "Mary", "Cork", "note-in-unnamed-col"}, {"2", "Pat", ""}},
+			wantLong:   1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := excelize.NewFile()
+			if err := f.SetSheetRow("Sheet1", "A1", &header); err != nil {
+				t.Fatal(err)
+			}
+			for i, row := range rows[:tt.rows] {
+				cell, _ := excelize.CoordinatesToCellName(1, i+2)
+				if err := f.SetSheetRow("Sheet1", cell, &row); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := filepath.Join(dir, "built.xlsx")
+			if err := f.SaveAs(path); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			if tt.dimension != "" {
+				sized := filepath.Join(dir, "sized.xlsx")
+				rewriteZip(t, path, sized, setDimension(tt.dimension))
+				path = sized
+			}
+
+			var logs bytes.Buffer
+			r, err := Open(context.Background(), path, Options{Logger: zerolog.New(&logs)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if got := r.Header(); !reflect.DeepEqual(got, tt.wantHeader) {
+				t.Errorf("Header = %q, want %q", got, tt.wantHeader)
+			}
+			got, _, err := readAll(t, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.wantCells) {
+				t.Errorf("cells = %q, want %q", got, tt.wantCells)
+			}
+			if n := strings.Count(logs.String(), "more cells than the header; the extra cells are kept"); n != tt.wantLong {
+				t.Errorf("%d long-row warnings, want %d:\n%s", n, tt.wantLong, logs.String())
+			}
+			if info := strings.Contains(logs.String(), "read as unnamed"); info != tt.wantInfo {
+				t.Errorf("widened header logged = %v, want %v:\n%s", info, tt.wantInfo, logs.String())
+			}
+		})
+	}
+}
+
+func TestLastColOf(t *testing.T) {
+	tests := []struct {
+		ref  string
+		want int
+	}{
+		{"A1:K2001", 11},
+		{"B3:AA17", 27},
+		{"a1:d3", 4},
+		{"A1", -1},
+		{"", -1},
+		{"A1:7", -1},
+		{"A1:B", -1},
+		{"A1:XFC9", 16383},
+		{"A1:XFD9", -1},
+		{"A1:ZZZZ9", -1},
+	}
+	for _, tt := range tests {
+		if got := lastColOf(tt.ref); got != tt.want {
+			t.Errorf("lastColOf(%q) = %d, want %d", tt.ref, got, tt.want)
+		}
+	}
+}
