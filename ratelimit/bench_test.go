@@ -70,6 +70,56 @@ func BenchmarkAchievedRate(b *testing.B) {
 	}
 }
 
+// BenchmarkClimbAfter429 is the reviewer's reproduction on the real clock:
+// 16 workers at 40/s burst 1, one 429 at the tenth call, successes after it,
+// so that the limit climbs back in steps. One op is one call; run it with
+// -benchtime 300x or more to see every climb. It reports the most calls
+// started within 20 ms (max/20ms; 1 at burst 1, since the interval is at
+// least 25 ms), within any second (max/1s, bound 41) and the limit at the end.
+func BenchmarkClimbAfter429(b *testing.B) {
+	l := ratelimit.New(40, 1)
+	var (
+		mu     sync.Mutex
+		starts []time.Time
+	)
+	jobs := make(chan struct{})
+	var wg sync.WaitGroup
+	ctx := context.Background()
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range jobs {
+				if err := l.Wait(ctx); err != nil {
+					b.Error(err)
+					return
+				}
+				now := time.Now()
+				mu.Lock()
+				starts = append(starts, now)
+				n := len(starts)
+				mu.Unlock()
+				if n == 10 {
+					l.OnRateLimited(time.Second)
+				} else {
+					l.OnSuccess()
+				}
+			}
+		}()
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		jobs <- struct{}{}
+	}
+	close(jobs)
+	wg.Wait()
+	b.StopTimer()
+	sort.Slice(starts, func(i, j int) bool { return starts[i].Before(starts[j]) })
+	b.ReportMetric(float64(ratelimittest.MaxInWindow(starts, 20*time.Millisecond)), "max/20ms")
+	b.ReportMetric(float64(ratelimittest.MaxInWindow(starts, time.Second)), "max/1s")
+	b.ReportMetric(l.Rate(), "rate_end")
+}
+
 // BenchmarkWaitUnlimited measures the cost of Wait on an unlimited limiter,
 // the embedded-service default, where it must not be a bottleneck.
 func BenchmarkWaitUnlimited(b *testing.B) {
