@@ -4,10 +4,11 @@ import (
 	"time"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/writers"
 )
 
 // ActionError is the action of a row that could not be verified.
-const ActionError = "Error"
+const ActionError = writers.ActionError
 
 // Kinds of Error rows, the keys of Stats.Errors.
 const (

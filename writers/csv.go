@@ -53,9 +53,7 @@ func (w *csvWriter) neutralise(cells []string) {
 		return
 	}
 	for i, c := range cells {
-		if formulaLike(c) {
-			cells[i] = "'" + c
-		}
+		cells[i] = neutralise(c)
 	}
 }
 
