@@ -302,7 +302,7 @@ func TestStdout(t *testing.T) {
 // and XLSX, which leave the extra cells out, warn for the first warnLimit
 // rows and give the total at Close; JSONL keeps the cells and says nothing.
 func TestWarnings(t *testing.T) {
-	const summary = "rows had more cells than the header; their extra cells are in no CSV/XLSX output column (JSONL keeps them)"
+	const summary = "row(s) had more cells than the header; their extra cells are in no CSV/XLSX output column (JSONL keeps them)"
 	tests := []struct {
 		name     string
 		ctor     constructor

@@ -127,7 +127,7 @@ func (g *guarded) Close() error {
 	if g.wideRows > 0 {
 		// The warnings per row stop at warnLimit; this gives the total.
 		g.log.Warn().Int("rows", g.wideRows).
-			Msgf("%d rows had more cells than the header; their extra cells are in no CSV/XLSX output column (JSONL keeps them)", g.wideRows)
+			Msgf("%d row(s) had more cells than the header; their extra cells are in no CSV/XLSX output column (JSONL keeps them)", g.wideRows)
 	}
 	if g.err != nil {
 		g.state = aborted
