@@ -134,6 +134,13 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 			_ = w.Abort()
 		}
 		printSummary(s.err, log, o, stats, outPath, reviewPath, false)
+		// A monitor reading --summary learns of the failure too; no output
+		// was written, so none is named.
+		if o.summary != "" {
+			if err := writeSummaryFile(o.summary, o, stats, "", ""); err != nil {
+				log.Error().Err(err).Msg("writing the summary")
+			}
+		}
 		if msg := describeFatal(runErr); msg != "" {
 			return withCode(exitFatal, fmt.Errorf("%s (%w)", msg, runErr))
 		}

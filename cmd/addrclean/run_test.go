@@ -304,7 +304,8 @@ func TestRunBadKeyStopsAtOnce(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	code := runMain(context.Background(), []string{"run", "--log-format", "json", "--no-progress", "--base-url", srv.URL,
-		"--api-key-file", keyFile, "--rate", "0", "--country", "IE", "-o", filepath.Join(dir, "o.csv"), "--review", filepath.Join(dir, "r.csv"), sampleCSV(t)},
+		"--api-key-file", keyFile, "--rate", "0", "--country", "IE", "-o", filepath.Join(dir, "o.csv"), "--review", filepath.Join(dir, "r.csv"),
+		"--summary", filepath.Join(dir, "s.json"), sampleCSV(t)},
 		streams{in: strings.NewReader(""), out: &stdout, err: &stderr})
 	if code != exitFatal {
 		t.Fatalf("exit %d, want %d\n%s", code, exitFatal, stderr.String())
@@ -322,6 +323,12 @@ func TestRunBadKeyStopsAtOnce(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			t.Errorf("%s left behind by a failed run", f)
 		}
+	}
+	var sum map[string]any
+	if b, err := os.ReadFile(filepath.Join(dir, "s.json")); err != nil {
+		t.Errorf("no --summary after a fatal stop: %v", err)
+	} else if err := json.Unmarshal(b, &sum); err != nil || sum["enriched"] != nil {
+		t.Errorf("summary after a fatal stop: %s (%v)", b, err)
 	}
 }
 

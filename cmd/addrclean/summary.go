@@ -17,8 +17,8 @@ import (
 // summaryFile is the body of --summary.
 type summaryFile struct {
 	Input    string `json:"input"`
-	Enriched string `json:"enriched"`
-	Review   string `json:"review"`
+	Enriched string `json:"enriched,omitempty"`
+	Review   string `json:"review,omitempty"`
 	pipeline.Stats
 }
 
