@@ -60,16 +60,18 @@ type Verifier interface {
 	Verify(ctx context.Context, a api.Address) (*api.VerifyResponse, error)
 }
 
-// Cache keeps answers across runs (--cache). Keys are opaque strings that
-// may hold any bytes (hash them for storage); equal keys mean the same
-// address after normalising case and white space. Implementations must be
-// safe for concurrent use, handle their own errors (a failed Get is a miss)
-// and decide expiry themselves.
+// Cache keeps answers across runs (--cache); cache.Store satisfies it. Keys
+// are opaque strings that may hold any bytes (hash them for storage); equal
+// keys mean the same address after normalising case and white space.
+// Implementations must be safe for concurrent use and decide expiry
+// themselves. An error from either method stops the run (the cache is
+// broken, and treating it as a miss would pay again for stored answers).
 type Cache interface {
-	// Get returns the answer stored for key, if any.
-	Get(ctx context.Context, key string) (*api.VerifyResponse, bool)
-	// Put stores the answer for key.
-	Put(ctx context.Context, key string, resp *api.VerifyResponse)
+	// Get returns the answer stored for key, if any; a missing or expired
+	// answer is (nil, false, nil).
+	Get(ctx context.Context, key string) (*api.VerifyResponse, bool, error)
+	// Put stores the answer for key; it returns once the answer is kept.
+	Put(ctx context.Context, key string, resp *api.VerifyResponse) error
 }
 
 // Config is everything one run needs. Zero numeric fields take the defaults
@@ -85,8 +87,10 @@ type Config struct {
 	Verifier Verifier
 	// Limiter paces every attempt, retries included; nil means no pacing.
 	Limiter *ratelimit.Limiter
-	// Cache, when set, is asked before a call and given every answer; rows
-	// answered from it are marked Cached and counted in Stats.CacheHits.
+	// Cache, when set, is asked before a call and given every successful
+	// answer (refusals and failures are not stored); rows answered from it
+	// are marked Cached and FromCache, and the distinct addresses it
+	// answered are counted in Stats.CacheHits. A Cache error stops the run.
 	Cache Cache
 	// Outputs receive every result in input order. Run writes but does not
 	// close them: the caller closes (or aborts) them after Run returns.

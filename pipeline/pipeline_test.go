@@ -704,23 +704,31 @@ func TestCancelAfterLastRow(t *testing.T) {
 
 // mapCache is a Cache in memory.
 type mapCache struct {
-	mu   sync.Mutex
-	m    map[string]*api.VerifyResponse
-	puts int
+	mu             sync.Mutex
+	m              map[string]*api.VerifyResponse
+	puts           int
+	getErr, putErr error
 }
 
-func (c *mapCache) Get(_ context.Context, key string) (*api.VerifyResponse, bool) {
+func (c *mapCache) Get(_ context.Context, key string) (*api.VerifyResponse, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.getErr != nil {
+		return nil, false, c.getErr
+	}
 	r, ok := c.m[key]
-	return r, ok
+	return r, ok, nil
 }
 
-func (c *mapCache) Put(_ context.Context, key string, resp *api.VerifyResponse) {
+func (c *mapCache) Put(_ context.Context, key string, resp *api.VerifyResponse) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.putErr != nil {
+		return c.putErr
+	}
 	c.m[key] = resp
 	c.puts++
+	return nil
 }
 
 func TestCache(t *testing.T) {
@@ -753,11 +761,42 @@ func TestCache(t *testing.T) {
 	if got[1].Response != stored || !got[1].Cached || got[4].Response != stored || !got[4].Cached {
 		t.Fatalf("rows 2 and 5 were not answered from the cache: %+v", got[1])
 	}
-	if got[0].Cached || got[0].Response == stored {
+	if !got[1].FromCache || !got[4].FromCache {
+		t.Fatal("rows 2 and 5 not marked FromCache")
+	}
+	if got[0].Cached || got[0].FromCache || got[0].Response == stored {
 		t.Fatal("row 1 marked cached")
 	}
 	// Rows 1, 3, 4 are verified and stored; the refusal of row 6 is not.
 	if st.CacheHits != 1 || st.CallsSaved != 1 || v.calls.Load() != 4 || cache.puts != 3 {
 		t.Fatalf("cache hits %d, saved %d, calls %d, puts %d", st.CacheHits, st.CallsSaved, v.calls.Load(), cache.puts)
+	}
+}
+
+// TestCacheErrorStopsRun: a broken cache stops the run instead of being
+// read as a miss (which would pay again for every stored answer).
+func TestCacheErrorStopsRun(t *testing.T) {
+	broken := errors.New("disk on fire")
+	for _, tc := range []struct {
+		name  string
+		cache *mapCache
+	}{
+		{"get", &mapCache{m: map[string]*api.VerifyResponse{}, getErr: broken}},
+		{"put", &mapCache{m: map[string]*api.VerifyResponse{}, putErr: broken}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := &fakeVerifier{fn: func(_ context.Context, a api.Address, _ int64) (*api.VerifyResponse, error) {
+				return answer(a, api.ActionAccept), nil
+			}}
+			w := &memWriter{}
+			_, err := Run(testCtx(t), Config{Source: &genSource{n: 50, cells: distinct}, Mapper: cellMapper, Verifier: v,
+				Cache: tc.cache, Workers: 1}.with(w))
+			if !errors.Is(err, broken) {
+				t.Fatalf("err = %v, want the cache error", err)
+			}
+			if n := v.calls.Load(); n > 1 {
+				t.Fatalf("%d calls after a cache error; want the run stopped at once", n)
+			}
+		})
 	}
 }

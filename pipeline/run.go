@@ -300,6 +300,7 @@ func (r *runner) process(base writers.Result, addr api.Address) outcome {
 	case roleHit:
 		v = hit
 		o.res.Cached = true
+		o.res.FromCache = v.fromCache
 		r.callsSaved.Add(1)
 	case roleFollower:
 		select {
@@ -310,12 +311,14 @@ func (r *runner) process(base writers.Result, addr api.Address) outcome {
 		}
 		if !v.skipped {
 			o.res.Cached = true
+			o.res.FromCache = v.fromCache
 			r.callsSaved.Add(1)
 		}
 	default:
 		v = r.lookup(key, addr, base.Row)
 		if v.fromCache {
 			o.res.Cached = true
+			o.res.FromCache = true
 		}
 		r.dedup.finish(key, f, v)
 	}
@@ -327,19 +330,28 @@ func (r *runner) process(base writers.Result, addr api.Address) outcome {
 }
 
 // lookup answers a distinct address from the cross-run cache, or verifies it
-// and stores the answer.
+// and stores the answer. A cache error stops the run: a broken cache must
+// not silently become a second bill. An answer paid for before a failed Put
+// is still written.
 func (r *runner) lookup(key string, addr api.Address, row int) verdict {
 	c := r.cfg.Cache
 	if c == nil {
 		return r.verify(addr, row)
 	}
-	if resp, ok := c.Get(r.callCtx, key); ok && resp != nil {
+	resp, ok, err := c.Get(r.callCtx, key)
+	if err != nil {
+		r.stop(fmt.Errorf("pipeline: row %d: reading the cache: %w", row, err))
+		return verdict{skipped: true}
+	}
+	if ok && resp != nil {
 		r.cacheHits.Add(1)
 		return verdict{resp: resp, fromCache: true}
 	}
 	v := r.verify(addr, row)
 	if v.resp != nil {
-		c.Put(r.callCtx, key, v.resp)
+		if err := c.Put(r.callCtx, key, v.resp); err != nil {
+			r.stop(fmt.Errorf("pipeline: row %d: writing the cache: %w", row, err))
+		}
 	}
 	return v
 }

@@ -20,8 +20,13 @@ type Result struct {
 	// Err is the reason a row could not be verified (av_error); when it is
 	// non-empty the row's action is Error.
 	Err string
-	// Cached is true when the verdict came from a cache instead of a call.
+	// Cached is true when the verdict came from a cache instead of a call:
+	// an earlier identical address of the same run, or the persistent cache.
 	Cached bool
+	// FromCache is true when the verdict came from the persistent cache
+	// (--cache), for this row or an identical one earlier in the run; it is
+	// the av_cached column of Options.MarkCached.
+	FromCache bool
 }
 
 // Writer writes results to one output.
