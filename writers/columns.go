@@ -25,6 +25,9 @@ var ReviewColumns = []string{
 	"av_action", "av_message", "input_label", "matched_label", "av_address_id", "av_error",
 }
 
+// CachedColumn is the last enriched column with Options.MarkCached.
+const CachedColumn = "av_cached"
+
 // ActionError is the action of a row that could not be verified.
 const ActionError = "Error"
 
@@ -91,10 +94,12 @@ type layout struct {
 	cols   []string // the whole output header
 	// first is the index of the first appended column.
 	first int
+	// markCached appends CachedColumn (enriched only).
+	markCached bool
 }
 
-func newLayout(k kind, header []string) *layout {
-	l := &layout{kind: k, header: header, width: len(header)}
+func newLayout(k kind, header []string, markCached bool) *layout {
+	l := &layout{kind: k, header: header, width: len(header), markCached: markCached && k == enriched}
 	if k == review {
 		l.cols = append(l.cols, "row")
 	}
@@ -104,6 +109,9 @@ func newLayout(k kind, header []string) *layout {
 		l.cols = append(l.cols, ReviewColumns...)
 	} else {
 		l.cols = append(l.cols, EnrichedColumns...)
+		if l.markCached {
+			l.cols = append(l.cols, CachedColumn)
+		}
 	}
 	return l
 }
@@ -131,7 +139,11 @@ func (l *layout) cells(r Result, dst []string) []string {
 	if l.kind == review {
 		return appendReview(dst, r)
 	}
-	return appendEnriched(dst, r)
+	dst = appendEnriched(dst, r)
+	if l.markCached {
+		dst = append(dst, formatBool(r.FromCache))
+	}
+	return dst
 }
 
 func formatBool(b bool) string {

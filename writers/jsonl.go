@@ -12,8 +12,8 @@ import (
 //
 //	{"row":N,"action":A,"input":{header:cell,...},"response":{...}}
 //
-// with "error" instead of "response" for an Error row, and "input_label" in
-// the review output. JSON is data, not a spreadsheet, so cells are not
+// with "error" instead of "response" for an Error row, "input_label" in
+// the review output, and "cached" last with Options.MarkCached (enriched). JSON is data, not a spreadsheet, so cells are not
 // neutralised. Unlike the CSV and XLSX outputs, whose appended columns fix
 // the width, it keeps cells past the header, keyed as unnamed columns
 // ("column_N", see jsonKeys).
@@ -120,6 +120,10 @@ func (w *jsonlWriter) write(r Result) error {
 				return err
 			}
 		}
+	}
+	if w.lay.markCached {
+		w.buf.WriteString(`,"cached":`)
+		w.buf.WriteString(formatBool(r.FromCache))
 	}
 	w.buf.WriteString("}\n")
 	_, err := w.bw.Write(w.buf.Bytes())

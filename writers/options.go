@@ -70,6 +70,10 @@ type Options struct {
 	RawCells bool
 	// Stdout receives the output when the path is "-"; nil means os.Stdout.
 	Stdout io.Writer
+	// MarkCached adds a last column av_cached to the enriched output (a
+	// "cached" member in JSONL): true when the row's answer came from the
+	// persistent cache (Result.FromCache). The review output is unchanged.
+	MarkCached bool
 	// Logger receives warnings (truncated cells, rows wider than the
 	// header). The zero Logger discards them.
 	Logger zerolog.Logger

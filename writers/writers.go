@@ -30,7 +30,7 @@ func newWriter(k kind, path string, header []string, opts Options) (Writer, erro
 		return nil, err
 	}
 	header = append([]string(nil), header...)
-	lay := newLayout(k, header)
+	lay := newLayout(k, header, opts.MarkCached)
 	opts.Logger = opts.Logger.With().Str("output", k.String()).Logger()
 	var fw formatWriter
 	switch format {
