@@ -1,0 +1,557 @@
+package cache
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/addrclean/addrclean/api"
+)
+
+const secretKey = "pub_cache-test-key-must-never-be-stored"
+
+// clock is a settable clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func newClock() *clock { return &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
+
+func answer(id string) *api.VerifyResponse {
+	return &api.VerifyResponse{Type: "verify", Action: api.ActionAccept,
+		Address: api.MatchedAddress{ID: id, Label: []string{"1 Main Street " + id, "Cork"}}}
+}
+
+func open(t testing.TB, path string, c *clock) *DB {
+	t.Helper()
+	opts := Options{}
+	if c != nil {
+		opts.Now = c.Now
+	}
+	d, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return d
+}
+
+func store(t testing.TB, d *DB, ns Namespace, ttl time.Duration) *Store {
+	t.Helper()
+	s, err := d.Store(ns, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func mustGet(t *testing.T, s *Store, key string) (*api.VerifyResponse, bool) {
+	t.Helper()
+	r, ok, err := s.Get(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, ok
+}
+
+func mustPut(t testing.TB, s *Store, key string, r *api.VerifyResponse) {
+	t.Helper()
+	if err := s.Put(context.Background(), key, r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGetPutExpiry(t *testing.T) {
+	c := newClock()
+	path := filepath.Join(t.TempDir(), "c.db")
+	d := open(t, path, c)
+	live := LiveNamespace("https://api.example.com/", api.Secret(secretKey))
+	s := store(t, d, live, time.Hour)
+
+	if _, ok := mustGet(t, s, "1 main st\x00"); ok {
+		t.Fatal("hit in an empty cache")
+	}
+	mustPut(t, s, "1 main st\x00", answer("A1"))
+	r, ok := mustGet(t, s, "1 main st\x00")
+	if !ok || r.Address.ID != "A1" || r.Address.Label[0] != "1 Main Street A1" {
+		t.Fatalf("Get = %+v, %v", r, ok)
+	}
+	// Exactly the TTL old is still a hit; older is a miss, and a new Put
+	// replaces the entry.
+	c.add(time.Hour)
+	if _, ok := mustGet(t, s, "1 main st\x00"); !ok {
+		t.Fatal("miss at exactly the TTL")
+	}
+	c.add(time.Nanosecond)
+	if _, ok := mustGet(t, s, "1 main st\x00"); ok {
+		t.Fatal("hit after the TTL")
+	}
+	mustPut(t, s, "1 main st\x00", answer("A2"))
+	if r, ok := mustGet(t, s, "1 main st\x00"); !ok || r.Address.ID != "A2" {
+		t.Fatalf("after a re-Put: %+v, %v", r, ok)
+	}
+
+	// Another key, base URL or reference is another namespace.
+	for _, ns := range []Namespace{
+		LiveNamespace("https://api.example.com", "pub_other"),
+		LiveNamespace("https://api2.example.com", api.Secret(secretKey)),
+		mustEmbedded(t, "ref.csv", "v1", "id,street\n1,Main\n"),
+	} {
+		if ns.ID == live.ID {
+			t.Fatalf("namespace %s equals the live one", ns.Label)
+		}
+		if _, ok := mustGet(t, store(t, d, ns, time.Hour), "1 main st\x00"); ok {
+			t.Errorf("namespace %s sees another's entries", ns.Label)
+		}
+	}
+	// A trailing slash does not make a new namespace; the same reference
+	// bytes under another name do not either.
+	if LiveNamespace("https://api.example.com", api.Secret(secretKey)).ID != live.ID {
+		t.Error("a trailing slash changes the namespace")
+	}
+	a, b := mustEmbedded(t, "a.csv", "v1", "x"), mustEmbedded(t, "b.csv", "v1", "x")
+	if a.ID != b.ID || a.ID == mustEmbedded(t, "a.csv", "v2", "x").ID || a.ID == mustEmbedded(t, "a.csv", "v1", "y").ID {
+		t.Error("the embedded namespace does not follow the reference bytes and the build")
+	}
+
+	// Entries survive closing and reopening.
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d2 := open(t, path, c)
+	if r, ok := mustGet(t, store(t, d2, live, time.Hour), "1 main st\x00"); !ok || r.Address.ID != "A2" {
+		t.Fatalf("after reopening: %+v, %v", r, ok)
+	}
+}
+
+func mustEmbedded(t *testing.T, name, build, ref string) Namespace {
+	t.Helper()
+	ns, err := EmbeddedNamespace(name, build, strings.NewReader(ref))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+// TestNoSecretsInFile: neither the API key nor the address keys are in the
+// file's bytes.
+func TestNoSecretsInFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	d := open(t, path, nil)
+	s := store(t, d, LiveNamespace("https://user:pw@api.example.com", api.Secret(secretKey)), time.Hour)
+	var wg sync.WaitGroup
+	for i := range 100 {
+		wg.Go(func() { mustPut(t, s, fmt.Sprintf("address-key-%d\x00dublin", i), answer(strconv.Itoa(i))) })
+	}
+	wg.Wait()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{secretKey, "address-key-", "pw@"} {
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("the cache file contains %q", secret)
+		}
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	d := open(t, good, nil)
+	mustPut(t, store(t, d, LiveNamespace("https://x", "k"), time.Hour), "k", answer("1"))
+
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, bytes.Repeat([]byte("name,address\n"), 2000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	small := filepath.Join(dir, "small.db")
+	if err := os.WriteFile(small, []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	foreign := filepath.Join(dir, "foreign.db")
+	fb, err := bolt.Open(foreign, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fb.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("theirs")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	fb.Close()
+
+	tests := []struct {
+		name, path string
+		opts       Options
+		want       error
+		text       string
+	}{
+		{"locked", good, Options{Timeout: 50 * time.Millisecond}, ErrLocked, "is locked by another addrclean process"},
+		{"not bbolt", garbage, Options{}, ErrCorrupt, "not a readable addrclean cache"},
+		{"too small", small, Options{}, ErrCorrupt, "not a readable addrclean cache"},
+		{"another program's bbolt", foreign, Options{}, ErrCorrupt, "another program"},
+		{"missing", filepath.Join(dir, "none.db"), Options{MustExist: true}, ErrNotExist, "does not exist"},
+		{"directory", dir, Options{}, nil, "is a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Open(tt.path, tt.opts)
+			if err == nil {
+				d.Close()
+				t.Fatal("opened")
+			}
+			if tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("err = %v, want %v", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.path) || !strings.Contains(err.Error(), tt.text) {
+				t.Errorf("err = %q, want the path and %q", err, tt.text)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "none.db")); err == nil {
+		t.Error("MustExist created the file")
+	}
+}
+
+// TestDamagedEntryIsAnError: an entry that cannot be decoded is an error,
+// never a miss.
+func TestDamagedEntryIsAnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	d := open(t, path, nil)
+	ns := LiveNamespace("https://x", "k")
+	s := store(t, d, ns, time.Hour)
+	if err := d.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(ns.ID)).Put(entryKey("bad"), []byte{9, 9})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.Get(context.Background(), "bad"); !errors.Is(err, ErrCorrupt) || ok || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Get of a damaged entry: ok %v, err %v", ok, err)
+	}
+}
+
+func TestStatsPruneClear(t *testing.T) {
+	c := newClock()
+	d := open(t, filepath.Join(t.TempDir(), "c.db"), c)
+	live := store(t, d, LiveNamespace("https://api.example.com", "k"), 24*time.Hour)
+	emb := store(t, d, mustEmbedded(t, "ref.csv", "v1", "ref"), 24*time.Hour)
+	start := c.Now()
+	for i := range 30 { // 30 entries, one an hour
+		mustPut(t, live, "live"+strconv.Itoa(i), answer("L"))
+		if i%3 == 0 {
+			mustPut(t, emb, "emb"+strconv.Itoa(i), answer("E"))
+		}
+		c.add(time.Hour)
+	}
+	// Now is start+30h: entries stored before start+6h are over 24h old.
+	tests := []struct {
+		name      string
+		ttl       time.Duration
+		wantLive  [2]int64 // entries, expired
+		wantEmb   [2]int64
+		pruneLeft int64 // left after Prune(ttl)
+	}{
+		{"ttl 24h", 24 * time.Hour, [2]int64{30, 6}, [2]int64{10, 2}, 32},
+		{"ttl 1h", time.Hour, [2]int64{24, 23}, [2]int64{8, 8}, 1},
+		{"ttl 0 counts none expired", 0, [2]int64{1, 0}, [2]int64{0, 0}, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := d.Stats(tt.ttl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st.Namespaces) != 2 || st.Size == 0 {
+				t.Fatalf("stats %+v", st)
+			}
+			for _, ns := range st.Namespaces {
+				want := tt.wantLive
+				if strings.HasPrefix(ns.Label, "embedded") {
+					want = tt.wantEmb
+				}
+				if ns.Entries != want[0] || ns.Expired != want[1] {
+					t.Errorf("%s: entries %d expired %d, want %v", ns.Label, ns.Entries, ns.Expired, want)
+				}
+				if ns.Entries > 0 && (ns.Oldest.Before(start) || ns.Newest.After(c.Now()) || ns.Newest.Before(ns.Oldest)) {
+					t.Errorf("%s: oldest %v newest %v", ns.Label, ns.Oldest, ns.Newest)
+				}
+			}
+			if tt.pruneLeft < 0 {
+				return
+			}
+			n, err := d.Prune(tt.ttl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != tt.wantLive[1]+tt.wantEmb[1] {
+				t.Errorf("pruned %d, want %d", n, tt.wantLive[1]+tt.wantEmb[1])
+			}
+			if st, _ := d.Stats(0); st.Entries != tt.pruneLeft {
+				t.Errorf("%d entries left after prune, want %d", st.Entries, tt.pruneLeft)
+			}
+		})
+	}
+	n, err := d.Clear()
+	if err != nil || n != 1 {
+		t.Fatalf("Clear = %d, %v; want 1", n, err)
+	}
+	if st, err := d.Stats(0); err != nil || st.Entries != 0 || len(st.Namespaces) != 0 {
+		t.Fatalf("after Clear: %+v, %v", st, err)
+	}
+	if _, err := d.Prune(0); err == nil {
+		t.Error("Prune(0) accepted")
+	}
+}
+
+// TestPruneChunks: pruning more than one chunk removes exactly the expired
+// entries, whichever chunk they fall in.
+func TestPruneChunks(t *testing.T) {
+	c := newClock()
+	defer func(n int) { pruneChunk = n }(pruneChunk)
+	pruneChunk = 100
+	d := open(t, filepath.Join(t.TempDir(), "c.db"), c)
+	s := store(t, d, LiveNamespace("https://x", "k"), time.Hour)
+	n := 2*pruneChunk + 50
+	if err := d.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(s.bucket)
+		for i := range n {
+			at := c.Now()
+			if i%2 == 0 {
+				at = at.Add(-2 * time.Hour)
+			}
+			v := []byte{entryVersion, 0, 0, 0, 0, 0, 0, 0, 0, '{', '}'}
+			for j := range 8 {
+				v[1+j] = byte(uint64(at.UnixNano()) >> (56 - 8*j))
+			}
+			if err := b.Put(entryKey(strconv.Itoa(i)), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := d.Prune(time.Hour)
+	if err != nil || removed != int64(n/2) {
+		t.Fatalf("Prune = %d, %v; want %d", removed, err, n/2)
+	}
+	if st, _ := d.Stats(time.Hour); st.Entries != int64(n/2) || st.Namespaces[0].Expired != 0 {
+		t.Fatalf("after prune: %d entries, %d expired", st.Entries, st.Namespaces[0].Expired)
+	}
+}
+
+// TestConcurrentPuts: Puts from many goroutines share batches and all land.
+func TestConcurrentPuts(t *testing.T) {
+	d := open(t, filepath.Join(t.TempDir(), "c.db"), nil)
+	s := store(t, d, LiveNamespace("https://x", "k"), time.Hour)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 20 {
+				mustPut(t, s, fmt.Sprintf("%d-%d", w, i), answer("x"))
+			}
+		})
+	}
+	wg.Wait()
+	for w := range 8 {
+		for i := range 20 {
+			if _, ok := mustGet(t, s, fmt.Sprintf("%d-%d", w, i)); !ok {
+				t.Fatalf("entry %d-%d missing", w, i)
+			}
+		}
+	}
+}
+
+// killEnv makes the test binary a writer that TestSurvivesKill kills.
+const killEnv = "ADDRCLEAN_CACHE_KILL_WRITER"
+
+// TestMain runs the writer child when asked to.
+func TestMain(m *testing.M) {
+	if path := os.Getenv(killEnv); path != "" {
+		killWriter(path)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// killWriter puts entries from four goroutines until it is killed, printing
+// "n" on stdout after entry n is committed.
+func killWriter(path string) {
+	d, err := Open(path, Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	s, err := d.Store(LiveNamespace("https://x", "k"), time.Hour)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	var next atomic.Int64
+	var mu sync.Mutex
+	out := bufio.NewWriter(os.Stdout)
+	for range 4 {
+		go func() {
+			for {
+				n := next.Add(1)
+				if err := s.Put(context.Background(), strconv.FormatInt(n, 10), answer(strconv.FormatInt(n, 10))); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(1)
+				}
+				mu.Lock()
+				fmt.Fprintln(out, n)
+				out.Flush()
+				mu.Unlock()
+			}
+		}()
+	}
+	select {}
+}
+
+// TestSurvivesKill: entries committed before a SIGKILL are there after it,
+// and the file opens cleanly.
+func TestSurvivesKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a subprocess")
+	}
+	path := filepath.Join(t.TempDir(), "c.db")
+	for round := range 3 {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), killEnv+"="+path)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Kill it after a different number of commits each round.
+		target := 20 + 80*round
+		var done []int64
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			n, _ := strconv.ParseInt(sc.Text(), 10, 64)
+			done = append(done, n)
+			if len(done) == target {
+				_ = cmd.Process.Kill()
+				break
+			}
+		}
+		_ = cmd.Wait()
+		if len(done) < target {
+			t.Fatalf("writer stopped after %d entries: %s", len(done), stderr.String())
+		}
+		d, err := Open(path, Options{})
+		if err != nil {
+			t.Fatalf("round %d: reopening after the kill: %v", round, err)
+		}
+		s := store(t, d, LiveNamespace("https://x", "k"), time.Hour)
+		for _, n := range done {
+			r, ok, err := s.Get(context.Background(), strconv.FormatInt(n, 10))
+			if err != nil || !ok || r.Address.ID != strconv.FormatInt(n, 10) {
+				t.Fatalf("round %d: entry %d committed before the kill: %v, %v, %v", round, n, r, ok, err)
+			}
+		}
+		if err := d.db.View(func(tx *bolt.Tx) error {
+			for err := range tx.Check() {
+				return err
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("round %d: consistency check: %v", round, err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGetHit(b *testing.B) {
+	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
+	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
+	const n = 1000
+	for i := range n {
+		mustPut(b, s, strconv.Itoa(i), answer(strconv.Itoa(i)))
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, ok, err := s.Get(ctx, strconv.Itoa(i%n)); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}
+
+func BenchmarkGetMiss(b *testing.B) {
+	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
+	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, ok, err := s.Get(ctx, strconv.Itoa(i)); ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}
+
+// BenchmarkPut is one goroutine: every Put waits for its own commit (and
+// Batch's delay).
+func BenchmarkPut(b *testing.B) {
+	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
+	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
+	r := answer("x")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		mustPut(b, s, strconv.Itoa(i), r)
+	}
+}
+
+// BenchmarkPutParallel is Puts from GOMAXPROCS×8 goroutines, as from the
+// workers of a run: they share commits.
+func BenchmarkPutParallel(b *testing.B) {
+	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
+	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
+	r := answer("x")
+	var n atomic.Int64
+	b.SetParallelism(8)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			mustPut(b, s, strconv.FormatInt(n.Add(1), 10), r)
+		}
+	})
+}
