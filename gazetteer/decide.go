@@ -99,6 +99,9 @@ func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
 	real := d.Street == ChangeChanged || d.Street == ChangeAdded ||
 		d.BuildingNumber == ChangeChanged || d.BuildingNumber == ChangeAdded ||
 		d.SubBuildingNumber == ChangeChanged || d.SubBuildingNumber == ChangeAdded ||
+		// A flat or unit given that the record lacks is dropped from the
+		// answer: the reader must see that (Suggest, details Ignored).
+		d.SubBuildingNumber == ChangeIgnored ||
 		d.City == ChangeChanged || d.Region == ChangeChanged || d.Postcode == ChangeChanged ||
 		d.Organization == ChangeChanged || ev.unmatched ||
 		// Without town and postcode the place itself was inferred: too

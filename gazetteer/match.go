@@ -403,11 +403,17 @@ func (ix *Index) score(pq *query, c *cand) {
 	}
 	// Sub-building.
 	switch {
-	case k.sub == 0 && pq.subID == 0:
+	case k.sub == 0 && pq.subID == 0 && !extraNumber(pq.numIDs, k.num):
 		ev.subState = ChangeNone
-	case k.sub == 0:
-		ev.subState = ChangeNone
+	case k.sub == 0 && pq.subID != 0:
+		// A flat or unit the record does not have: the building may be
+		// right, but the address given is not the record's. Never cosmetic.
+		ev.subState = ChangeIgnored
 		score *= 0.85
+	case k.sub == 0 && extraNumber(pq.numIDs, k.num):
+		// "5, 17 Foxglove Way" for a house with no flats: the other number
+		// is most likely a flat the reference lacks.
+		ev.subState = ChangeIgnored
 	case k.sub == pq.subID || pq.subID == 0 && slices.Contains(pq.numIDs, k.sub) && (len(pq.numIDs) >= 2 || k.num == 0):
 		ev.subState = ChangeUnchanged
 	case pq.subID == 0:
@@ -476,4 +482,18 @@ func (ix *Index) score(pq *query, c *cand) {
 	c.score = min(score, 1)
 	c.s = s
 	c.ev = ev
+}
+
+// extraNumber reports whether the input has a number besides the record's
+// house number num (which must be among them).
+func extraNumber(numIDs []uint32, num uint32) bool {
+	if num == 0 || len(numIDs) < 2 || !slices.Contains(numIDs, num) {
+		return false
+	}
+	for _, n := range numIDs {
+		if n != num {
+			return true
+		}
+	}
+	return false
 }

@@ -78,6 +78,33 @@ func TestMatch(t *testing.T) {
 			verdict: VerdictAccept, level: LevelSubBuilding, id: "IE4",
 		},
 		{
+			name: "flat the reference lacks is not accepted", q: Query{Lines: []string{"Apt 5, 12 Main Street"}, City: "Ennis", Country: "IE"},
+			verdict: VerdictSuggest, level: LevelBuilding, id: "IE1", lines: []string{"12 Main Street"},
+			check: func(t *testing.T, m Match) {
+				if m.Details.SubBuildingNumber != ChangeIgnored {
+					t.Errorf("subBuildingNumber %q", m.Details.SubBuildingNumber)
+				}
+			},
+		},
+		{
+			name: "unit the reference lacks, own line", q: Query{Lines: []string{"Unit 5", "12 Main Street", "V95 X2Y3"}, City: "Ennis", Country: "IE"},
+			verdict: VerdictSuggest, level: LevelBuilding, id: "IE1",
+			check: func(t *testing.T, m Match) {
+				if m.Details.SubBuildingNumber != ChangeIgnored {
+					t.Errorf("subBuildingNumber %q", m.Details.SubBuildingNumber)
+				}
+			},
+		},
+		{
+			name: "second number the reference lacks", q: Query{Lines: []string{"5, 12 Main Street"}, City: "Ennis", Country: "IE"},
+			verdict: VerdictSuggest, level: LevelBuilding, id: "IE1",
+			check: func(t *testing.T, m Match) {
+				if m.Details.SubBuildingNumber != ChangeIgnored {
+					t.Errorf("subBuildingNumber %q", m.Details.SubBuildingNumber)
+				}
+			},
+		},
+		{
 			name: "flat missing is ambiguous", q: Query{Lines: []string{"The Maltings", "3 Quay Road"}, City: "Dublin 2"},
 			verdict: VerdictConfirm, level: LevelStreet, lines: []string{"3 Quay Road"}, city: "Dublin 2",
 		},

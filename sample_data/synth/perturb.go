@@ -60,6 +60,11 @@ const (
 	OpWrongCounty Op = "wrong-county"
 	OpNoise       Op = "noise"       // an extra line such as "c/o Mary Byrne" (real)
 	OpDropNumber  Op = "drop-number" // house number left out (ambiguous)
+	// OpExtraSub gives a flat or unit ("Apt 5") that the reference does not
+	// have: the building is right but the address is not the record's, so
+	// it is never accepted (real). Random does not draw it, so that the
+	// sample data stay as they were; the evaluation asks for it by name.
+	OpExtraSub Op = "extra-sub"
 )
 
 // cosmetic ops keep the expected verdict at Accept.
@@ -129,7 +134,7 @@ func (p *Perturber) Mess(r *gazetteer.Record, ops ...Op) Case {
 	c := Case{Input: p.Clean(r), TrueID: r.ID}
 	// Order matters: structural changes first, spelling last.
 	order := []Op{OpDropPC, OpWrongPC, OpDropCounty, OpWrongCounty, OpDropNumber, OpDropTown,
-		OpTypo, OpTownTypo, OpNoise, OpReorder, OpAbbrev, OpPunct, OpSpacing, OpCase}
+		OpTypo, OpTownTypo, OpNoise, OpExtraSub, OpReorder, OpAbbrev, OpPunct, OpSpacing, OpCase}
 	for _, op := range order {
 		if slices.Contains(ops, op) && p.apply(&c.Input, r, op) {
 			c.Ops = append(c.Ops, op)
@@ -256,6 +261,22 @@ func (p *Perturber) apply(in *Input, r *gazetteer.Record, op Op) bool {
 		noise := []string{"c/o %s %s", "Attn: %s %s", "FAO %s %s"}[p.rng.IntN(3)]
 		line := fmt.Sprintf(noise, firstNames[p.rng.IntN(len(firstNames))], surnames[p.rng.IntN(len(surnames))])
 		in.Lines = append([]string{line}, in.Lines...)
+	case OpExtraSub:
+		if r.SubBuilding != "" || r.BuildingNumber == "" || r.Type == gazetteer.POBox || len(in.Lines) == 0 {
+			return false
+		}
+		for _, o := range p.byCity[r.City] {
+			if o.SubBuilding != "" && o.Street == r.Street && o.BuildingNumber == r.BuildingNumber {
+				return false // the flat might exist after all
+			}
+		}
+		sub := fmt.Sprintf([]string{"Apt %d", "Unit %d", "Flat %d"}[p.rng.IntN(3)], 1+p.rng.IntN(30))
+		if p.rng.IntN(2) == 0 {
+			in.Lines = append([]string{sub}, in.Lines...)
+		} else {
+			in.Lines = slices.Clone(in.Lines)
+			in.Lines[0] = sub + ", " + in.Lines[0]
+		}
 	case OpDropNumber:
 		if r.BuildingNumber == "" {
 			return false
