@@ -110,11 +110,19 @@ type Match struct {
 	// locality centroid), or nil.
 	Location *Point
 	// Details and the amended flags describe what changed versus the input.
+	// The flags follow the details: an element is amended exactly when its
+	// details are Changed or Added (AddressLinesAmended follows
+	// Details.AddressLines). Differences of form only (case, spacing,
+	// punctuation, "Co.", abbreviations) are Unchanged and not amended.
 	Details             Details
 	AddressLinesAmended bool
 	CityAmended         bool
 	RegionAmended       bool
 	PostcodeAmended     bool
+	// Tidied is true when the returned text differs from the input at all,
+	// even only in form: an Accept that is Tidied says "formatting
+	// corrected".
+	Tidied bool
 	// Ambiguous is true when the runner-up was too close to the best
 	// candidate to choose.
 	Ambiguous bool

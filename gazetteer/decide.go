@@ -272,13 +272,25 @@ func (ix *Index) pcTown(pcArea uint32) uint32 {
 	return ix.keys[a.first].town
 }
 
-// amended sets the amended flags: an element is amended when the value
-// returned differs from the value given, by even a character.
+// amended sets the amended flags from the details, so that the two never
+// disagree: an element is amended when its details are Changed or Added,
+// that is when matching corrected or supplied it. Cosmetic differences
+// (case, spacing, punctuation, "Co.", abbreviations) leave the flags false
+// and set Tidied instead.
 func (ix *Index) amended(pq *query, m *Match) {
-	m.AddressLinesAmended = !slices.Equal(pq.addr, m.Lines)
-	m.CityAmended = pq.cityIn != m.City
-	m.RegionAmended = pq.regionIn != m.Region
-	m.PostcodeAmended = pq.pcRaw != m.Postcode && !(pq.pcRaw == "" && m.Postcode == "")
+	d := &m.Details
+	m.AddressLinesAmended = isAmended(d.AddressLines)
+	m.CityAmended = isAmended(d.City)
+	m.RegionAmended = isAmended(d.Region)
+	m.PostcodeAmended = isAmended(d.Postcode)
+	m.Tidied = !slices.Equal(pq.addr, m.Lines) || pq.cityIn != m.City || pq.regionIn != m.Region ||
+		pq.pcRaw != m.Postcode && !(pq.pcRaw == "" && m.Postcode == "")
+}
+
+// isAmended reports whether a detail means the returned value differs in
+// substance from the input.
+func isAmended(c Change) bool {
+	return c == ChangeChanged || c == ChangeAdded
 }
 
 // sameTokens reports whether two sets of lines say the same thing once

@@ -42,8 +42,9 @@ func TestMatch(t *testing.T) {
 			name: "cosmetic", q: Query{Lines: []string{"12 MAIN ST.", "ennis", "co clare", "v95x2y3"}},
 			verdict: VerdictAccept, level: LevelBuilding, id: "IE1", lines: []string{"12 Main Street"},
 			check: func(t *testing.T, m Match) {
-				if !m.AddressLinesAmended || !m.PostcodeAmended || !m.CityAmended {
-					t.Errorf("amended flags not set: %+v", m)
+				// Only cosmetic: the flags follow the details (Unchanged).
+				if m.AddressLinesAmended || m.PostcodeAmended || m.CityAmended || m.RegionAmended || !m.Tidied {
+					t.Errorf("amended flags set or not tidied: %+v", m)
 				}
 				if m.Details.Postcode != ChangeUnchanged || m.Details.Street != ChangeUnchanged {
 					t.Errorf("details %+v", m.Details)
@@ -335,4 +336,33 @@ func FuzzMatch(f *testing.F) {
 			t.Fatalf("score %v", m.Score)
 		}
 	})
+}
+
+// TestAmendedFollowsDetails holds the amended flags to the details: an
+// element is amended exactly when its details are Changed or Added.
+func TestAmendedFollowsDetails(t *testing.T) {
+	ix := loadSmall(t)
+	for _, q := range []Query{
+		{Lines: []string{"12 Main Street", "V95 X2Y3"}, City: "Ennis", Region: "Clare", Country: "IE"},
+		{Lines: []string{"12 MAIN ST.", "ennis", "co clare", "v95x2y3"}},
+		{Lines: []string{"12 Main Street"}, City: "ENNIS", Region: "Co. Clare", Country: "IE"},
+		{Lines: []string{"14 Main Street"}, City: "Ennis", Country: "IE"},
+		{Lines: []string{"12 Mian Street", "Ennis"}, Country: "IE"},
+		{Lines: []string{"12 Main Street", "V95 X2Y4"}, City: "Ennis", Region: "Co. Cork", Country: "IE"},
+		{Lines: []string{"99 Main Street"}, City: "Ennis"},
+		{Lines: []string{"Atlantis"}, City: "Nowhere", Region: "Sligo", Country: "IE"},
+	} {
+		m := ix.Match(q)
+		d := m.Details
+		for _, f := range []struct {
+			name string
+			flag bool
+			c    Change
+		}{{"addressLines", m.AddressLinesAmended, d.AddressLines}, {"city", m.CityAmended, d.City},
+			{"region", m.RegionAmended, d.Region}, {"postcode", m.PostcodeAmended, d.Postcode}} {
+			if want := f.c == ChangeChanged || f.c == ChangeAdded; f.flag != want {
+				t.Errorf("%+v: %s amended %v but details %s", q, f.name, f.flag, f.c)
+			}
+		}
+	}
 }

@@ -49,6 +49,8 @@ func fixtures() *fakeMatcher {
 	tidied := b(gazetteer.VerdictAccept, dunLaoghaire, "1 Main Street")
 	tidied.AddressLinesAmended, tidied.PostcodeAmended = true, true
 	tidied.Details.Postcode = gazetteer.ChangeAdded
+	caseOnly := b(gazetteer.VerdictAccept, dunLaoghaire, "1 Main Street")
+	caseOnly.Tidied = true // no flag: only the form changed
 	suggest := b(gazetteer.VerdictSuggest, dunLaoghaire, "1 Main Street")
 	suggest.AddressLinesAmended, suggest.CityAmended = true, true
 	suggest.Details.Street, suggest.Details.City = gazetteer.ChangeChanged, gazetteer.ChangeChanged
@@ -69,6 +71,7 @@ func fixtures() *fakeMatcher {
 	return &fakeMatcher{byLine: map[string]gazetteer.Match{
 		"1 Main Street":  b(gazetteer.VerdictAccept, dunLaoghaire, "1 Main Street"),
 		"1 main st":      tidied,
+		"1 MAIN STREET":  caseOnly,
 		"1 Mian Street":  suggest,
 		"Flat 3":         sub,
 		"1 Main Str":     weak,
@@ -106,6 +109,7 @@ func TestVerifyActions(t *testing.T) {
 	}{
 		{"accept", testKey, []string{"1 Main Street", "Dún Laoghaire"}, "IE", api.ActionAccept, MsgVerified, "Information", "Verified", "Building", true, "IE-0001", "None", "BUILDING"},
 		{"accept tidied", testKey, []string{"1 main st"}, "Ireland", api.ActionAccept, MsgVerifiedTidied, "Information", "Corrected", "Building", true, "IE-0001", "None", "BUILDING"},
+		{"accept case only", testKey, []string{"1 MAIN STREET"}, "IE", api.ActionAccept, MsgVerifiedTidied, "Information", "Corrected", "Building", true, "IE-0001", "None", "BUILDING"},
 		{"accept sub-building", testKey, []string{"Flat 3", "5 Main St"}, "ie", api.ActionAccept, MsgVerified, "Information", "Verified", "SubBuilding", true, "IE-0002", "Flat 3", ""},
 		{"suggest", testKey, []string{"1 Mian Street", "Dun Leary"}, "IE", api.ActionSuggest, MsgCorrected, "Warning", "Corrected", "Building", true, "IE-0001", "None", "BUILDING"},
 		{"confirm weak building", testKey, []string{"1 Main Str"}, "IE", api.ActionConfirm, MsgPartialBuilding, "Warning", "Partial", "Building", true, "IE-0001", "None", "BUILDING"},

@@ -199,7 +199,9 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.
 	if verdict != gazetteer.VerdictAccept && verdict != gazetteer.VerdictSuggest {
 		verdict = gazetteer.VerdictConfirm
 	}
-	amended := m.AddressLinesAmended || m.CityAmended || m.RegionAmended || m.PostcodeAmended
+	// Status and message speak of any change, cosmetic ones included; the
+	// amended flags (like details) only of changes in substance.
+	amended := m.Tidied || m.AddressLinesAmended || m.CityAmended || m.RegionAmended || m.PostcodeAmended
 	country := m.Country
 	if country == "" {
 		country = req.iso
