@@ -123,6 +123,9 @@ type Match struct {
 	// even only in form: an Accept that is Tidied says "formatting
 	// corrected".
 	Tidied bool
+	// POBox is true when the input itself names a PO Box ("PO Box 12"),
+	// whether or not a PO Box record was matched.
+	POBox bool
 	// Ambiguous is true when the runner-up was too close to the best
 	// candidate to choose.
 	Ambiguous bool

@@ -86,7 +86,9 @@ func (ix *Index) Match(q Query) Match {
 		}
 		return int(a.n) - int(b.n)
 	})
-	return ix.decide(pq, cands)
+	m := ix.decide(pq, cands)
+	m.POBox = pq.poBox
+	return m
 }
 
 // candidates gathers records through the blocking tables: the records of

@@ -144,6 +144,24 @@ func TestMatch(t *testing.T) {
 			verdict: VerdictAccept, level: LevelBuilding, id: "IE7",
 		},
 		{
+			name: "po box not in reference", q: Query{Lines: []string{"PO Box 9999", "Tullamore"}, Country: "IE"},
+			verdict: VerdictConfirm,
+			check: func(t *testing.T, m Match) {
+				if !m.POBox || m.Record != nil {
+					t.Errorf("POBox %v, record %v", m.POBox, m.Record)
+				}
+			},
+		},
+		{
+			name: "an ordinary address is not a po box", q: Query{Lines: []string{"12 Main Street"}, City: "Ennis", Country: "IE"},
+			verdict: VerdictAccept, id: "IE1",
+			check: func(t *testing.T, m Match) {
+				if m.POBox {
+					t.Error("POBox set")
+				}
+			},
+		},
+		{
 			name: "diacritics kept in output", q: Query{Lines: []string{"5 Dun Emer Drive", "Dun Laoghaire"}},
 			verdict: VerdictAccept, id: "IE8", lines: []string{"5 Dún Emer Drive"}, city: "Dún Laoghaire",
 		},

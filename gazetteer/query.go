@@ -34,6 +34,7 @@ type query struct {
 	blockTowns []uint32
 	regions    []uint32
 
+	poBox    bool     // an address part names a PO Box ("PO Box 12", "P.O. Box")
 	addr     []string // address parts without postcode, town and county parts
 	cityIn   string   // the input's town, from the city field or a line
 	regionIn string   // the input's county, from the region field or a line
@@ -187,6 +188,9 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 		}
 		for i := 0; i < len(toks); i++ {
 			w := toks[i]
+			if w == "pobox" {
+				pq.poBox = true
+			}
 			switch {
 			case w == "flat" && i+1 < len(toks) && isNumberToken(toks[i+1]):
 				pq.sub = toks[i+1]

@@ -243,7 +243,9 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.
 		}
 		resp.Form.Message = api.Message{ID: MsgRejectCountry, Severity: api.SeverityError,
 			Value: "Addresses in " + name + " are not accepted by this integration."}
-	case !it.POBoxes && m.Record != nil && m.Record.Type == gazetteer.POBox:
+	case !it.POBoxes && (m.POBox || m.Record != nil && m.Record.Type == gazetteer.POBox):
+		// A PO Box given is refused even when no record matched it: the
+		// integration does not take PO Boxes at all.
 		resp.Action = api.ActionReject
 		resp.Form.Message = api.Message{ID: MsgRejectPOBox, Severity: api.SeverityError,
 			Value: "PO Box addresses are not accepted by this integration."}
