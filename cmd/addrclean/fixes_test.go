@@ -83,7 +83,7 @@ func TestRunFlagFixes(t *testing.T) {
 		{"encoding in capitals", []string{"--encoding", "UTF-8"}, exitOK, ""},
 		{"cp1252 alias", []string{"--encoding", "cp1252"}, exitOK, ""},
 		{"resume without a journal starts afresh", []string{"--resume"}, exitOK, "starting from the first row"},
-		{"cache-ttl is not built", []string{"--cache-ttl", "1h"}, exitUsage, "not built yet"},
+		{"cache-ttl without cache", []string{"--cache-ttl", "1h"}, exitUsage, "--cache-ttl needs --cache"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

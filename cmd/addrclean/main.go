@@ -1,7 +1,7 @@
 // Command addrclean verifies the addresses of a CSV or XLSX export against an
 // address-verification service and writes an enriched file and a review file.
 //
-// Subcommands: run, serve, verify, version. See README.md.
+// Subcommands: run, serve, verify, cache, version. See README.md.
 package main
 
 import (
@@ -67,6 +67,8 @@ Usage:
   addrclean run [flags] INPUT       verify every row of INPUT; write enriched and review files
   addrclean serve [flags]           run the local address-verification service
   addrclean verify [flags] LINE...  verify one address
+  addrclean cache stats|prune|clear --cache PATH
+                                    housekeeping of the result cache of run --cache
   addrclean version                 print the version
 
 Run 'addrclean COMMAND --help' for the flags of a command.
@@ -107,6 +109,8 @@ func runMain(ctx context.Context, args []string, s streams) int {
 		err = cmdServe(ctx, args[1:], s)
 	case "verify":
 		err = cmdVerify(ctx, args[1:], s)
+	case "cache":
+		err = cmdCache(ctx, args[1:], s)
 	case "version", "--version", "-version":
 		fmt.Fprintf(s.out, "addrclean %s\n", version)
 	case "help", "-h", "--help", "-help":

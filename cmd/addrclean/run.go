@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/addrclean/addrclean/cache"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/ratelimit"
 	"github.com/addrclean/addrclean/readers"
@@ -57,12 +58,22 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 		}
 		return rep.Print(s.out)
 	}
-	if o.cache != "" || o.cacheTTLSet {
-		return usageErrorf("--cache and --cache-ttl are not built yet")
-	}
 	outPath, reviewPath, err := o.outputPaths()
 	if err != nil {
 		return err
+	}
+	// The cache is opened first: a locked or damaged one stops the run
+	// before anything is read or started.
+	var cdb *cache.DB
+	if o.cache != "" {
+		if cdb, err = openCache(o.cache, false); err != nil {
+			return err
+		}
+		defer func() {
+			if err := cdb.Close(); err != nil {
+				log.Error().Err(err).Msg("closing the cache")
+			}
+		}()
 	}
 
 	src, err := readers.Open(ctx, o.input, ropts)
@@ -103,13 +114,31 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 	}
 	defer conn.stop()
 
+	var (
+		pcache pipeline.Cache
+		cstore *countingCache
+		ns     cache.Namespace
+	)
+	if cdb != nil {
+		if ns, err = cacheNamespace(o, conn.embedded); err != nil {
+			return err
+		}
+		st, err := cdb.Store(ns, o.cacheTTL)
+		if err != nil {
+			return withCode(exitFatal, err)
+		}
+		cstore = &countingCache{Store: st}
+		pcache = cstore
+		log.Info().Str("cache", o.cache).Str("namespace", ns.Label).Dur("cache_ttl", o.cacheTTL).Msg("reusing answers from the cache")
+	}
+
 	rate := o.rate
 	if conn.embedded && !o.rateSet {
 		rate = 0 // the embedded service has no quota to respect
 	}
 	limiter := ratelimit.New(rate, o.burst)
 
-	wopts := writers.Options{RawCells: o.rawCells, Stdout: s.out, Logger: log}
+	wopts := writers.Options{RawCells: o.rawCells, MarkCached: o.markCached, Stdout: s.out, Logger: log}
 	outs, err := openOutputs(src, outPath, reviewPath, wopts)
 	if err != nil {
 		return err
@@ -123,10 +152,13 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 	stats, runErr := pipeline.Run(ctx, pipeline.Config{
 		Source: src, Limit: int64(o.limit), Mapper: mapper, Verifier: conn.client, Limiter: limiter,
 		Outputs: outs, Workers: o.workers, Retries: retries, Timeout: o.timeout, MaxWait: o.maxWait,
-		Logger: log, Progress: prog.update,
+		Cache: pcache, Logger: log, Progress: prog.update,
 	})
 	prog.finish()
 	stats.TokenRefreshes = conn.client.Stats().TokenRefreshes
+	if cstore != nil {
+		logCache(log, cdb, ns, stats.CacheHits, cstore)
+	}
 
 	interrupted := errors.Is(runErr, context.Canceled) || stats.Interrupted
 	if runErr != nil && !interrupted {
@@ -191,7 +223,7 @@ func (o *runOptions) validate() error {
 	case !knownEncoding(o.encoding):
 		return usageErrorf("--encoding %q: want utf-8 or windows-1252", o.encoding)
 	}
-	return nil
+	return o.cacheFlagsError()
 }
 
 // knownEncoding accepts the spellings the readers accept.

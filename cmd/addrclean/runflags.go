@@ -28,6 +28,7 @@ type runOptions struct {
 	resume                          bool
 	cache                           string
 	cacheTTL                        time.Duration
+	markCached                      bool
 	limit                           int
 	dryRun                          bool
 	summary                         string
@@ -87,8 +88,9 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.encoding, "encoding", "utf-8", "input text encoding: utf-8 or windows-1252")
 	fs.BoolVar(&o.rawCells, "raw-cells", false, "do not neutralise spreadsheet formulas in CSV/XLSX outputs")
 	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted run from its journal; without one (journalling is not built yet) start afresh, saying so")
-	fs.StringVar(&o.cache, "cache", "", "result cache `PATH` reused across runs (not built yet)")
-	fs.DurationVar(&o.cacheTTL, "cache-ttl", 30*24*time.Hour, "reuse cached results up to this age (not built yet)")
+	fs.StringVar(&o.cache, "cache", "", "result cache `PATH` (a bbolt file, created if missing): answers are reused across runs\nfor the same service and key (or embedded reference); see 'addrclean cache --help'")
+	fs.DurationVar(&o.cacheTTL, "cache-ttl", 30*24*time.Hour, "reuse cached answers up to this age; older ones are verified again")
+	fs.BoolVar(&o.markCached, "mark-cached", false, "add a last column av_cached (true when the answer came from --cache) to the enriched output")
 	fs.IntVar(&o.limit, "limit", 0, "only the first N data rows (0 = all)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "read, map and check the input; no service calls")
 	fs.StringVar(&o.summary, "summary", "", "also write the run's summary as JSON to `PATH`")

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/cache"
+	sampledata "github.com/addrclean/addrclean/sample_data"
+)
+
+// cacheNow is the clock of the result cache; tests move it.
+var cacheNow = time.Now
+
+// cacheLockTimeout is how long a run or a cache command waits for another
+// process's lock on the cache file.
+var cacheLockTimeout = cache.DefaultTimeout
+
+// openCache opens the cache file of --cache; a locked or damaged file is
+// fatal (exit 1) with a message naming the path.
+func openCache(path string, mustExist bool) (*cache.DB, error) {
+	d, err := cache.Open(path, cache.Options{Timeout: cacheLockTimeout, MustExist: mustExist, Now: cacheNow})
+	if err != nil {
+		return nil, withCode(exitFatal, err)
+	}
+	return d, nil
+}
+
+// cacheNamespace is the namespace of the run's answers: the live service and
+// the SHA-256 of its key, or the embedded service's build and reference.
+func cacheNamespace(o runOptions, embedded bool) (cache.Namespace, error) {
+	if !embedded {
+		key, err := readAPIKey(connectOptions{apiKeyFile: o.apiKeyFile, apiKeyFlag: o.apiKeyFlag})
+		if err != nil {
+			return cache.Namespace{}, err
+		}
+		return cache.LiveNamespace(o.baseURL, key), nil
+	}
+	if o.reference == "" {
+		return cache.EmbeddedNamespace(referenceName(""), version, bytes.NewReader(sampledata.ReferenceBytes()))
+	}
+	f, err := os.Open(o.reference)
+	if err != nil {
+		return cache.Namespace{}, withCode(exitFatal, fmt.Errorf("--reference: %w", err))
+	}
+	defer f.Close()
+	ns, err := cache.EmbeddedNamespace(o.reference, version, f)
+	if err != nil {
+		return cache.Namespace{}, withCode(exitFatal, err)
+	}
+	return ns, nil
+}
+
+// countingCache counts the answers a run stored, for its log line.
+type countingCache struct {
+	*cache.Store
+	puts atomic.Int64
+}
+
+func (c *countingCache) Put(ctx context.Context, key string, resp *api.VerifyResponse) error {
+	if err := c.Store.Put(ctx, key, resp); err != nil {
+		return err
+	}
+	c.puts.Add(1)
+	return nil
+}
+
+// logCache reports what a run took from and gave to the cache.
+func logCache(log zerolog.Logger, d *cache.DB, ns cache.Namespace, hits int64, c *countingCache) {
+	log.Info().Str("cache", d.Path()).Str("namespace", ns.Label).Int64("cache_hits", hits).Int64("stored", c.puts.Load()).
+		Msgf("cache: %d answer(s) reused, %d stored", hits, c.puts.Load())
+}
+
+const cacheUsage = `Usage: addrclean cache stats|prune|clear --cache PATH [flags]
+
+Housekeeping of the result cache that 'addrclean run --cache PATH' keeps.
+
+  stats   entries per namespace (service and key hash, or embedded reference),
+          how many are older than --cache-ttl, the oldest and newest, the file size
+  prune   remove the entries older than --cache-ttl
+  clear   remove every entry (asks nothing; the file keeps its size and reuses it)
+
+A cache in use by a run is locked: the command waits a second, then fails.
+Exit codes: 0 done; 1 the cache is missing, locked or damaged; 2 usage error.
+
+Flags:
+`
+
+// cmdCache is 'addrclean cache stats|prune|clear'.
+func cmdCache(_ context.Context, args []string, s streams) error {
+	var (
+		path   string
+		ttl    time.Duration
+		asJSON bool
+	)
+	fs := flag.NewFlagSet("cache", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	fs.Usage = func() {
+		fmt.Fprint(s.err, cacheUsage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&path, "cache", "", "cache file `PATH` (required)")
+	fs.DurationVar(&ttl, "cache-ttl", cache.DefaultTTL, "age beyond which entries are expired (stats) or removed (prune)")
+	fs.BoolVar(&asJSON, "json", false, "stats as one JSON object")
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return withCode(exitUsage, nil)
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return usageErrorf("cache takes one action, stats, prune or clear; got %d", len(pos))
+	}
+	action := pos[0]
+	switch {
+	case action != "stats" && action != "prune" && action != "clear":
+		fs.Usage()
+		return usageErrorf("cache: unknown action %q: want stats, prune or clear", action)
+	case path == "":
+		return usageErrorf("cache %s needs --cache PATH", action)
+	case ttl <= 0:
+		return usageErrorf("--cache-ttl %v: want a positive duration such as 720h", ttl)
+	case asJSON && action != "stats":
+		return usageErrorf("--json is for cache stats")
+	}
+	d, err := openCache(path, true)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	switch action {
+	case "stats":
+		st, err := d.Stats(ttl)
+		if err != nil {
+			return withCode(exitFatal, err)
+		}
+		if asJSON {
+			enc := json.NewEncoder(s.out)
+			enc.SetIndent("", "  ")
+			return enc.Encode(st)
+		}
+		return printCacheStats(s.out, st, ttl)
+	case "prune":
+		n, err := d.Prune(ttl)
+		if err != nil {
+			return withCode(exitFatal, fmt.Errorf("pruned %d entries, then: %w", n, err))
+		}
+		fmt.Fprintf(s.out, "pruned %d entries older than %s from %s\n", n, ttl, path)
+	case "clear":
+		n, err := d.Clear()
+		if err != nil {
+			return withCode(exitFatal, err)
+		}
+		fmt.Fprintf(s.out, "cleared %d entries from %s\n", n, path)
+	}
+	return d.Close()
+}
+
+// printCacheStats writes stats as a table.
+func printCacheStats(w io.Writer, st cache.Stats, ttl time.Duration) error {
+	fmt.Fprintf(w, "cache %s: %s, %d entries\n", st.Path, byteSize(st.Size), st.Entries)
+	if len(st.Namespaces) == 0 {
+		_, err := fmt.Fprintln(w, "no namespaces")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "NAMESPACE\tENTRIES\tOLDER THAN %s\tOLDEST\tNEWEST\n", ttl)
+	for _, ns := range st.Namespaces {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", ns.Label, ns.Entries, ns.Expired, stamp(ns.Oldest), stamp(ns.Newest))
+	}
+	return tw.Flush()
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func byteSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// cacheFlagsError checks the cache flags of run.
+func (o *runOptions) cacheFlagsError() error {
+	switch {
+	case o.cache == "" && o.cacheTTLSet:
+		return usageErrorf("--cache-ttl needs --cache PATH")
+	case o.cache == "" && o.markCached:
+		return usageErrorf("--mark-cached needs --cache PATH")
+	case o.cacheTTL <= 0:
+		return usageErrorf("--cache-ttl %v: want a positive duration such as 720h", o.cacheTTL)
+	case o.cache != "" && strings.TrimSpace(o.cache) == "":
+		return usageErrorf("--cache %q: want a file path", o.cache)
+	}
+	return nil
+}
