@@ -169,3 +169,28 @@ func TestEndToEndSample(t *testing.T) {
 		})
 	}
 }
+
+// TestEndToEndFlatNotInReference: a flat the reference lacks is dropped from
+// the answer, so the answer is a Suggest that says so and shows it.
+func TestEndToEndFlatNotInReference(t *testing.T) {
+	ix := sampleIndex(t)
+	r := findRecord(t, ix, func(r *gazetteer.Record) bool {
+		return r.Country == "IE" && r.SubBuilding == "" && r.BuildingName == "" && r.Organisation == "" &&
+			r.BuildingNumber != "" && r.Street != "" && r.Type == gazetteer.Residential
+	})
+	s := newTestService(t, ix, []Integration{NewIntegration(testKey)})
+	tok := token(t, s, testKey)
+	for _, lines := range [][]string{
+		{"Apt 5, " + r.BuildingNumber + " " + r.Street, r.City},
+		{"Unit 5", r.BuildingNumber + " " + r.Street, r.City},
+	} {
+		q := query(lines, "country", "IE", "token", tok)
+		v := decodeVerify(t, do(s, http.MethodGet, "/3.0/verify?"+q.Encode(), "", nil))
+		if v.Action != api.ActionSuggest || v.Address.ID != r.ID || v.Information.Details.SubBuildingNumber != "Ignored" {
+			t.Errorf("%q: action %s id %q subBuildingNumber %q", lines, v.Action, v.Address.ID, v.Information.Details.SubBuildingNumber)
+		}
+		if len(v.Address.Highlights) == 0 || len(v.Address.Highlights[0]) != 2 {
+			t.Errorf("%q: highlights %v", lines, v.Address.Highlights)
+		}
+	}
+}

@@ -1,30 +1,91 @@
 package service
 
-import "unicode"
+import (
+	"strings"
+	"unicode"
+
+	"github.com/addrclean/addrclean/gazetteer"
+)
+
+// inputParts splits input lines the way the gazetteer does before matching
+// (at newlines, commas and semicolons, spaces tidied), so that a label line
+// is compared with the part of a cell it came from, not with the whole
+// cell: "Flat 2, Mill Court, 18 Main Street" is three parts.
+func inputParts(lines []string) []string {
+	var parts []string
+	for _, l := range lines {
+		for _, p := range strings.FieldsFunc(l, func(r rune) bool { return r == '\n' || r == '\r' || r == ',' || r == ';' }) {
+			if p = gazetteer.Tidy(p); p != "" {
+				parts = append(parts, p)
+			}
+		}
+	}
+	return parts
+}
 
 // highlights returns, for every label line, the [start, length] span (in
-// Unicode characters) of what differs from the closest input line, or an
+// Unicode characters) of what differs from the closest input part, or an
 // empty span when the line is there already (ignoring case). The interface
 // allows one pair per line, so several changes in a line become one span;
 // the span is widened to whole words, which is what a reader looks at.
 func highlights(label, input []string) [][]int {
 	out := make([][]int, len(label))
-	in := make([][]rune, len(input))
-	for i, s := range input {
-		in[i] = []rune(s)
-	}
+	in := runesOf(inputParts(input))
 	for i, l := range label {
-		out[i] = highlightLine([]rune(l), in)
+		out[i] = highlightLine([]rune(l), in, true)
 	}
 	return out
 }
 
-func highlightLine(a []rune, input [][]rune) []int {
+func runesOf(ss []string) [][]rune {
+	out := make([][]rune, len(ss))
+	for i, s := range ss {
+		out[i] = []rune(s)
+	}
+	return out
+}
+
+// highlightElement is the highlight of the label line of a city, region or
+// postcode value v whose details are c. own is the value the input gave for
+// that element ("" when it came from an address line or was not given);
+// parts are the input parts to look in then. A changed element is always
+// highlighted (whole, when no narrower difference shows); an added one is
+// highlighted whole even when its text is inside an input line ("Dublin"
+// added as the region of "Dublin 1"); an unchanged one only where its text
+// differs, and not for a mere deletion ("Co. Sligo" given, "Sligo" shown).
+func highlightElement(v, own string, c gazetteer.Change, parts [][]rune) []int {
+	a := []rune(v)
 	n := len(a)
 	if n == 0 {
 		return []int{}
 	}
-	bestPre, bestSuf := 0, 0
+	whole := []int{0, n}
+	if c == gazetteer.ChangeAdded {
+		return whole
+	}
+	changed := c == gazetteer.ChangeChanged
+	var h []int
+	if own = gazetteer.Tidy(own); own != "" {
+		h = highlightLine(a, [][]rune{[]rune(own)}, changed)
+	} else {
+		h = highlightLine(a, parts, changed)
+	}
+	if changed && len(h) == 0 {
+		return whole
+	}
+	return h
+}
+
+// highlightLine compares label line a with the input part that shares
+// most of it. deletion says whether a label line that is an input part with
+// something taken out highlights the word where the cut was ("Briestol"
+// shown as "Bristol"); otherwise it has nothing to point at.
+func highlightLine(a []rune, input [][]rune, deletion bool) []int {
+	n := len(a)
+	if n == 0 {
+		return []int{}
+	}
+	bestPre, bestSuf, bestLen := 0, 0, 0
 	for _, b := range input {
 		pre := 0
 		for pre < n && pre < len(b) && sameFold(a[pre], b[pre]) {
@@ -38,19 +99,44 @@ func highlightLine(a []rune, input [][]rune) []int {
 			suf++
 		}
 		if pre+suf > bestPre+bestSuf {
-			bestPre, bestSuf = pre, suf
+			bestPre, bestSuf, bestLen = pre, suf, len(b)
 		}
 	}
 	// A line that shares less than half its characters with every input
-	// line is new: highlight all of it rather than a meaningless middle.
+	// part is new: highlight all of it rather than a meaningless middle.
 	if 2*(bestPre+bestSuf) < n {
 		return []int{0, n}
 	}
 	start, end := bestPre, n-bestSuf
 	if start >= end {
-		// The label line is the input line with something removed: there
-		// is nothing in the line to point at.
-		return []int{}
+		// The label line is the input part with something removed.
+		if !deletion || bestLen <= n {
+			return []int{}
+		}
+		// Point at the word where the cut was: the word ending at it, or
+		// the one starting there when the cut follows a separator.
+		start, end = bestPre, bestPre
+		if start > 0 && !isSep(a[start-1]) {
+			start--
+		} else if end < n && !isSep(a[end]) {
+			end++
+		} else {
+			return []int{}
+		}
+	} else {
+		// Separators at the ends of the change belong to neither word: do
+		// not let them pull the next word in ("23 " added before "Wolfe").
+		for start < end && isSep(a[start]) {
+			start++
+		}
+		for end > start && isSep(a[end-1]) {
+			end--
+		}
+		if start >= end {
+			// Only a separator changed (postcode spacing): the words on
+			// both sides.
+			start, end = bestPre, n-bestSuf
+		}
 	}
 	for start > 0 && !isSep(a[start-1]) {
 		start--

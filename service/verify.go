@@ -301,23 +301,7 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.
 		a.Country = &api.Country{Language: "en", Value: gazetteer.CountryName(country), ISO: country}
 	}
 	a.Label = label
-	a.Highlights = highlights(label, inLabel)
-	// An element the match added is new to the reader even when its text
-	// appears inside an input line ("Dublin" added as the region of
-	// "Dublin 1"), so it is highlighted whole.
-	i := nLines
-	for _, el := range [...]struct {
-		v string
-		c gazetteer.Change
-	}{{m.City, m.Details.City}, {m.Region, m.Details.Region}, {m.Postcode, m.Details.Postcode}} {
-		if el.v == "" {
-			continue
-		}
-		if el.c == gazetteer.ChangeAdded {
-			a.Highlights[i] = []int{0, utf8.RuneCountInString(el.v)}
-		}
-		i++
-	}
+	a.Highlights = answerHighlights(req, m, label, nLines)
 
 	if it.Location && m.Location != nil {
 		if acc := accuracy(level); acc != "" {
@@ -326,6 +310,48 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.
 		}
 	}
 	return resp
+}
+
+// answerHighlights highlights the label: the address lines against the
+// input split into parts, and the city, region and postcode lines each
+// against the value the input gave for that element, so that a corrected
+// town is highlighted even when its name is written in another input line.
+func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines int) [][]int {
+	parts := inputParts(req.lines)
+	parts = appendNonEmpty(parts, req.city, req.region)
+	in := runesOf(parts)
+	out := make([][]int, len(label))
+	for i := 0; i < nLines; i++ {
+		out[i] = highlightLine([]rune(label[i]), in, true)
+	}
+	if m.Details.SubBuildingNumber == gazetteer.ChangeIgnored && nLines > 0 {
+		// A flat or unit given that the address lacks was left out; when
+		// no line shows a change, point at the first word of the first
+		// line, where the flat would have been.
+		shown := false
+		for i := 0; i < nLines; i++ {
+			shown = shown || len(out[i]) > 0
+		}
+		if !shown && label[0] != "" {
+			first := label[0]
+			if f := strings.IndexFunc(first, isSep); f > 0 {
+				first = first[:f]
+			}
+			out[0] = []int{0, utf8.RuneCountInString(first)}
+		}
+	}
+	i := nLines
+	for _, el := range [...]struct {
+		v, own string
+		c      gazetteer.Change
+	}{{m.City, req.city, m.Details.City}, {m.Region, req.region, m.Details.Region}, {m.Postcode, "", m.Details.Postcode}} {
+		if el.v == "" {
+			continue
+		}
+		out[i] = highlightElement(el.v, el.own, el.c, in)
+		i++
+	}
+	return out
 }
 
 func appendNonEmpty(dst []string, vs ...string) []string {
