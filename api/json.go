@@ -14,6 +14,17 @@ import (
 // UnmarshalJSON decodes a verify answer, keeping members the interface does
 // not name in Extra. Nested objects ignore unknown members.
 func (r *VerifyResponse) UnmarshalJSON(b []byte) error {
+	if v, ok := fastDecodeVerifyResponse(b); ok {
+		*r = v
+		return nil
+	}
+	return r.unmarshalJSONReflect(b)
+}
+
+// unmarshalJSONReflect is UnmarshalJSON with encoding/json alone: the
+// reference that fastDecodeVerifyResponse must agree with, and what decodes
+// every answer the fast reader leaves alone.
+func (r *VerifyResponse) unmarshalJSONReflect(b []byte) error {
 	if isNull(b) {
 		return nil
 	}
