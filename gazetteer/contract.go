@@ -123,6 +123,11 @@ type Match struct {
 	// even only in form: an Accept that is Tidied says "formatting
 	// corrected".
 	Tidied bool
+	// UnusedInput is true when the input has words the matched address does
+	// not explain (a line that is neither address nor a recognised contact
+	// line such as "c/o ...", which is set aside as cosmetic): a real
+	// change, never accepted.
+	UnusedInput bool
 	// POBox is true when the input itself names a PO Box ("PO Box 12"),
 	// whether or not a PO Box record was matched.
 	POBox bool

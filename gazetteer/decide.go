@@ -73,6 +73,7 @@ func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
 	}
 	d := &m.Details
 	d.Organization = ev.orgState
+	m.UnusedInput = ev.unmatched
 	switch {
 	case r.Street == "" && r.BuildingName == "":
 		d.Street = ChangeNone

@@ -88,6 +88,14 @@ func (ix *Index) Match(q Query) Match {
 	})
 	m := ix.decide(pq, cands)
 	m.POBox = pq.poBox
+	if pq.contact {
+		// The contact line is not returned: the text changed, and the
+		// organisation element says a line was set aside.
+		m.Tidied = true
+		if m.Details.Organization == ChangeNone {
+			m.Details.Organization = ChangeIgnored
+		}
+	}
 	return m
 }
 

@@ -205,8 +205,38 @@ func TestMatch(t *testing.T) {
 			verdict: VerdictConfirm, level: LevelNone,
 		},
 		{
-			name: "noise line is a real change", q: Query{Lines: []string{"c/o Jane Doe", "12 Main Street", "Ennis", "V95 X2Y3"}},
+			name: "contact line is set aside", q: Query{Lines: []string{"c/o Jane Doe", "12 Main Street", "Ennis", "V95 X2Y3"}},
+			verdict: VerdictAccept, id: "IE1", lines: []string{"12 Main Street"},
+			check: func(t *testing.T, m Match) {
+				if m.Details.Organization != ChangeIgnored || m.UnusedInput || !m.Tidied || m.AddressLinesAmended {
+					t.Errorf("%+v", m)
+				}
+			},
+		},
+		{
+			name: "FAO line is set aside", q: Query{Lines: []string{"FAO Accounts Dept", "12 Main Street", "V95 X2Y3"}, City: "Ennis"},
+			verdict: VerdictAccept, id: "IE1",
+		},
+		{
+			name: "ATTN: line is set aside", q: Query{Lines: []string{"ATTN: J. Doe", "12 Main Street", "V95 X2Y3"}, City: "Ennis"},
+			verdict: VerdictAccept, id: "IE1",
+		},
+		{
+			name: "for the attention of, then the address in the same line", q: Query{Lines: []string{"For the attention of Jane Doe 12 Main Street", "V95 X2Y3"}, City: "Ennis"},
+			verdict: VerdictAccept, id: "IE1",
+		},
+		{
+			name: "care of", q: Query{Lines: []string{"Care of Jane Doe", "12 Main Street", "V95 X2Y3"}, City: "Ennis"},
+			verdict: VerdictAccept, id: "IE1",
+		},
+		{
+			name: "other unexplained line is a real change", q: Query{Lines: []string{"Ring bell twice", "12 Main Street", "Ennis", "V95 X2Y3"}},
 			verdict: VerdictSuggest, id: "IE1",
+			check: func(t *testing.T, m Match) {
+				if !m.UnusedInput || m.Details.Organization != ChangeNone {
+					t.Errorf("%+v", m)
+				}
+			},
 		},
 		{
 			name: "town typo", q: Query{Lines: []string{"Rose Cottage", "Ballyard"}, City: "Tullamor"},

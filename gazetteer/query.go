@@ -35,6 +35,7 @@ type query struct {
 	regions    []uint32
 
 	poBox    bool     // an address part names a PO Box ("PO Box 12", "P.O. Box")
+	contact  bool     // a contact line ("c/o Mary Byrne", "FAO ...") was set aside
 	addr     []string // address parts without postcode, town and county parts
 	cityIn   string   // the input's town, from the city field or a line
 	regionIn string   // the input's county, from the region field or a line
@@ -54,6 +55,39 @@ func splitParts(lines []string) []string {
 		}
 	}
 	return parts
+}
+
+// contactPrefixes open a line that names a person or department to deliver
+// to: care of, for the attention of. Lower case, without their separator.
+var contactPrefixes = []string{"c/o", "c.o.", "care of", "fao", "f.a.o.", "f.a.o", "for the attention of", "attn", "attn.", "attention"}
+
+// contactLine reports whether part is a contact line ("c/o Mary Byrne",
+// "FAO Accounts", "Attn: J. Smith") and returns what follows the name when
+// an address follows it in the same part ("Attn: Mary Byrne 5 Abbey
+// Crescent" gives "5 Abbey Crescent"): from the first word that starts with
+// a digit.
+func contactLine(part string) (string, bool) {
+	lp := strings.ToLower(part)
+	ok := false
+	for _, pre := range contactPrefixes {
+		if strings.HasPrefix(lp, pre) {
+			rest := lp[len(pre):]
+			if rest == "" || rest[0] == ' ' || rest[0] == ':' || rest[0] == '-' {
+				ok = true
+				break
+			}
+		}
+	}
+	if !ok {
+		return "", false
+	}
+	words := strings.Fields(part)
+	for i, w := range words {
+		if i > 0 && w[0] >= '0' && w[0] <= '9' {
+			return strings.Join(words[i:], " "), true
+		}
+	}
+	return "", true
 }
 
 // districtKey recognises Dublin postal districts written as "Dublin 2",
@@ -146,6 +180,12 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 		pq.blockTowns = append(pq.blockTowns, t...)
 	}
 	for _, p := range parts {
+		if rest, ok := contactLine(p); ok {
+			// Whom the letter is for, not where it goes: set aside, up to
+			// a house number written after the name.
+			pq.contact = true
+			p = rest
+		}
 		if p == "" {
 			continue
 		}

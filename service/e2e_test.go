@@ -194,3 +194,29 @@ func TestEndToEndFlatNotInReference(t *testing.T) {
 		}
 	}
 }
+
+// TestEndToEndContactLine: a "c/o" line is set aside (Accept, organization
+// Ignored); a line that is neither address nor contact is a Suggest whose
+// message says input was not used.
+func TestEndToEndContactLine(t *testing.T) {
+	ix := sampleIndex(t)
+	r := findRecord(t, ix, func(r *gazetteer.Record) bool {
+		return r.Country == "IE" && r.SubBuilding == "" && r.BuildingName == "" && r.Organisation == "" &&
+			r.BuildingNumber != "" && r.Street != "" && r.Type == gazetteer.Residential
+	})
+	s := newTestService(t, ix, []Integration{NewIntegration(testKey)})
+	tok := token(t, s, testKey)
+	addr := []string{r.BuildingNumber + " " + r.Street, r.City, r.Postcode}
+	for _, contact := range []string{"c/o Mary Byrne", "FAO Accounts", "ATTN: J. Smith", "Attn Jane Doe", "For the attention of Mr Byrne", "Care of Tom Walsh"} {
+		q := query(append([]string{contact}, addr...), "country", "IE", "token", tok)
+		v := decodeVerify(t, do(s, http.MethodGet, "/3.0/verify?"+q.Encode(), "", nil))
+		if v.Action != api.ActionAccept || v.Address.ID != r.ID || v.Information.Details.Organization != "Ignored" || v.Form.Message.ID != MsgVerifiedTidied {
+			t.Errorf("%q: action %s id %q organization %q message %+v", contact, v.Action, v.Address.ID, v.Information.Details.Organization, v.Form.Message)
+		}
+	}
+	q := query(append([]string{"Ring bell twice"}, addr...), "country", "IE", "token", tok)
+	v := decodeVerify(t, do(s, http.MethodGet, "/3.0/verify?"+q.Encode(), "", nil))
+	if v.Action != api.ActionSuggest || v.Address.ID != r.ID || v.Form.Message != msgCorrectedUnused {
+		t.Errorf("note line: action %s id %q message %+v", v.Action, v.Address.ID, v.Form.Message)
+	}
+}

@@ -234,6 +234,10 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.
 		resp.Information.SubBuilding = m.Record.SubBuilding
 	}
 	resp.Form = api.Form{Language: "en", Message: message(verdict, level, m.Ambiguous, amended)}
+	if verdict == gazetteer.VerdictSuggest && m.UnusedInput {
+		// Nothing in the label can show a line that was left out.
+		resp.Form.Message = msgCorrectedUnused
+	}
 	switch {
 	case it.allowed != nil && !it.allowed[country]:
 		resp.Action = api.ActionReject
@@ -418,6 +422,7 @@ var (
 	msgVerified        = api.Message{ID: MsgVerified, Severity: api.SeverityInformation, Value: "Address verified."}
 	msgVerifiedTidied  = api.Message{ID: MsgVerifiedTidied, Severity: api.SeverityInformation, Value: "Address verified; its formatting was corrected."}
 	msgCorrected       = api.Message{ID: MsgCorrected, Severity: api.SeverityWarning, Value: "Address corrected: check the changes before using it."}
+	msgCorrectedUnused = api.Message{ID: MsgCorrected, Severity: api.SeverityWarning, Value: "Address corrected: part of the input address was not used; check the changes before using it."}
 	msgPartialBuilding = api.Message{ID: MsgPartialBuilding, Severity: api.SeverityWarning, Value: "Possible match: please confirm the address."}
 	msgPartialStreet   = api.Message{ID: MsgPartialStreet, Severity: api.SeverityWarning, Value: "Partial match: the street was found but not the building."}
 	msgPartialLocality = api.Message{ID: MsgPartialLocality, Severity: api.SeverityWarning, Value: "Partial match: the town or locality was found but not the street."}

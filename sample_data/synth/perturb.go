@@ -58,19 +58,23 @@ const (
 	OpTownTypo    Op = "town-typo"     // a typo in the town (real)
 	OpWrongPC     Op = "wrong-postcode"
 	OpWrongCounty Op = "wrong-county"
-	OpNoise       Op = "noise"       // an extra line such as "c/o Mary Byrne" (real)
+	OpNoise       Op = "noise"       // a contact line such as "c/o Mary Byrne" (cosmetic: set aside)
 	OpDropNumber  Op = "drop-number" // house number left out (ambiguous)
 	// OpExtraSub gives a flat or unit ("Apt 5") that the reference does not
 	// have: the building is right but the address is not the record's, so
 	// it is never accepted (real). Random does not draw it, so that the
 	// sample data stay as they were; the evaluation asks for it by name.
 	OpExtraSub Op = "extra-sub"
+	// OpNote adds a line that is neither address nor contact ("Ring bell
+	// twice"): input the answer does not use, a real change. Like
+	// OpExtraSub, only asked for by name.
+	OpNote Op = "note"
 )
 
 // cosmetic ops keep the expected verdict at Accept.
 var cosmetic = map[Op]bool{
 	OpCase: true, OpAbbrev: true, OpPunct: true, OpSpacing: true, OpDropPC: true,
-	OpDropCounty: true, OpDropTown: true, OpReorder: true,
+	OpDropCounty: true, OpDropTown: true, OpReorder: true, OpNoise: true,
 }
 
 // Case is one evaluation case: a messy input, the record it came from, and
@@ -134,7 +138,7 @@ func (p *Perturber) Mess(r *gazetteer.Record, ops ...Op) Case {
 	c := Case{Input: p.Clean(r), TrueID: r.ID}
 	// Order matters: structural changes first, spelling last.
 	order := []Op{OpDropPC, OpWrongPC, OpDropCounty, OpWrongCounty, OpDropNumber, OpDropTown,
-		OpTypo, OpTownTypo, OpNoise, OpExtraSub, OpReorder, OpAbbrev, OpPunct, OpSpacing, OpCase}
+		OpTypo, OpTownTypo, OpNoise, OpNote, OpExtraSub, OpReorder, OpAbbrev, OpPunct, OpSpacing, OpCase}
 	for _, op := range order {
 		if slices.Contains(ops, op) && p.apply(&c.Input, r, op) {
 			c.Ops = append(c.Ops, op)
@@ -261,6 +265,9 @@ func (p *Perturber) apply(in *Input, r *gazetteer.Record, op Op) bool {
 		noise := []string{"c/o %s %s", "Attn: %s %s", "FAO %s %s"}[p.rng.IntN(3)]
 		line := fmt.Sprintf(noise, firstNames[p.rng.IntN(len(firstNames))], surnames[p.rng.IntN(len(surnames))])
 		in.Lines = append([]string{line}, in.Lines...)
+	case OpNote:
+		note := []string{"Ring bell twice", "Leave with neighbour", "Beware of the dog", "Deliveries round the side"}[p.rng.IntN(4)]
+		in.Lines = append(slices.Clone(in.Lines), note)
 	case OpExtraSub:
 		if r.SubBuilding != "" || r.BuildingNumber == "" || r.Type == gazetteer.POBox || len(in.Lines) == 0 {
 			return false

@@ -97,7 +97,8 @@ func TestPerturbExpectations(t *testing.T) {
 		{[]Op{OpDropPC, OpDropCounty}, gazetteer.VerdictAccept},
 		{[]Op{OpDropPC, OpDropTown}, gazetteer.VerdictSuggest},
 		{[]Op{OpWrongCounty}, gazetteer.VerdictSuggest},
-		{[]Op{OpNoise, OpCase}, gazetteer.VerdictSuggest},
+		{[]Op{OpNoise, OpCase}, gazetteer.VerdictAccept}, // a contact line is set aside
+		{[]Op{OpNote, OpCase}, gazetteer.VerdictSuggest},
 		{[]Op{OpDropNumber}, gazetteer.VerdictSuggest}, // the Eircode still names the house
 		{[]Op{OpDropNumber, OpDropPC}, gazetteer.VerdictConfirm},
 	} {
