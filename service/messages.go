@@ -15,7 +15,7 @@ const (
 	MsgPartialRegion   = 1202 // Confirm, matched to the region
 	MsgAmbiguous       = 1203 // Confirm, several candidates too close to choose
 	MsgNotFound        = 1204 // Confirm, no match
-	MsgPartialBuilding = 1205 // Confirm, building matched with low confidence
+	MsgPartialBuilding = 1205 // Confirm, building matched with low confidence (reserved: the bundled gazetteer never answers so)
 	MsgRejectCountry   = 1300 // Reject, outside the allowed countries
 	MsgRejectPOBox     = 1301 // Reject, PO Box where PO Boxes are disabled
 
