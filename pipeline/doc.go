@@ -14,7 +14,10 @@
 // jitter; 429 answers slow the limiter, are waited out and do not use up
 // retries; permanent ones make the row an Error row at once; fatal ones
 // (a refused key) stop the whole run. Rows with the same address, after
-// normalising case and white space, are verified once per run.
+// normalising case and white space, are verified once per run. With
+// Config.Cache, each distinct address is first looked up across runs, and
+// every successful answer is stored; a Cache error stops the run rather
+// than being read as a miss.
 //
 // Cancelling the context stops intake; calls in flight get Config.Timeout
 // to finish, and the rows done up to the first unfinished one are written.
