@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/cache"
 	"github.com/addrclean/addrclean/writers"
@@ -292,6 +294,57 @@ func TestRunCacheUnusable(t *testing.T) {
 				t.Error("outputs left behind")
 			}
 		})
+	}
+}
+
+// TestRunCacheDamagedEntryStops: an entry that cannot be read during the
+// run stops it (exit 1, the path named, no outputs) instead of being
+// verified and billed again.
+func TestRunCacheDamagedEntryStops(t *testing.T) {
+	srv, vc := countingService(t)
+	db := filepath.Join(t.TempDir(), "answers.db")
+	args := []string{"--base-url", srv.URL, "--rate", "0", "--country", "IE", "--limit", "40", "--cache", db, sampleCSV(t)}
+	wantExit(t, runCLI(t, t.TempDir(), args...), exitOK, exitRowErrors)
+	vc.reset()
+
+	bdb, err := bolt.Open(db, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bdb.Update(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			if !strings.HasPrefix(string(name), "live-") {
+				return nil
+			}
+			// Keep each entry's header (layout and a fresh time), break its
+			// JSON.
+			var keys, vals [][]byte
+			_ = b.ForEach(func(k, v []byte) error {
+				keys = append(keys, bytes.Clone(k))
+				vals = append(vals, append(bytes.Clone(v[:9]), `{"action":`...))
+				return nil
+			})
+			for i, k := range keys {
+				if err := b.Put(k, vals[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	bdb.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, t.TempDir(), args...)
+	if r.code != exitFatal || !strings.Contains(r.stderr, "cache "+db) || !strings.Contains(r.stderr, "reading the cache") {
+		t.Fatalf("exit %d, want %d naming the cache\n%s", r.code, exitFatal, tail(r.stderr, 1500))
+	}
+	if n := vc.calls.Load(); n != 0 {
+		t.Errorf("%d verify calls after a damaged entry", n)
+	}
+	if r.enriched != "" || r.review != "" {
+		t.Error("outputs left behind")
 	}
 }
 
