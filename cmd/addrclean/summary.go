@@ -42,8 +42,8 @@ func printSummary(w io.Writer, log zerolog.Logger, o runOptions, st pipeline.Sta
 	if len(st.Errors) > 0 {
 		fmt.Fprintf(&b, "  errors      %s\n", counts(st.Errors, nil))
 	}
-	fmt.Fprintf(&b, "  calls %d (saved by deduplication %d), retries %d, 429s %d, token refreshes %d, rate %.1f/s (limit %s)\n",
-		st.CallsMade, st.CallsSaved, st.Retries, st.RateLimited, st.TokenRefreshes, st.EffectiveRate, rateString(st.RateLimit))
+	fmt.Fprintf(&b, "  calls %d (saved by deduplication %d, answered from the cache %d), retries %d, 429s %d, token refreshes %d, rate %.1f/s (limit %s)\n",
+		st.CallsMade, st.CallsSaved, st.CacheHits, st.Retries, st.RateLimited, st.TokenRefreshes, st.EffectiveRate, rateString(st.RateLimit))
 	if written {
 		fmt.Fprintf(&b, "  enriched    %s\n  review      %s\n", out, review)
 	}
