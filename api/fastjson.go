@@ -475,15 +475,16 @@ func (d *fastReader) float(dst *float64) bool {
 	return true
 }
 
-// strings decodes a []string.
-func (d *fastReader) strings(dst *[]string) bool {
+// array decodes a JSON array into *dst, each element with elem: null leaves
+// *dst as it is and [] gives an empty, non-nil slice, as encoding/json does.
+func array[T any](d *fastReader, dst *[]T, capHint int, elem func(*fastReader, *T) bool) bool {
 	if d.null() {
 		return true
 	}
 	if !d.begin('[') {
 		return false
 	}
-	out := make([]string, 0, 8)
+	out := make([]T, 0, capHint)
 	for first := true; ; first = false {
 		more, ok := d.elem(first)
 		if !ok {
@@ -492,96 +493,33 @@ func (d *fastReader) strings(dst *[]string) bool {
 		if !more {
 			break
 		}
-		var s string
-		if !d.string(&s) {
+		var zero T
+		out = append(out, zero)
+		if !elem(d, &out[len(out)-1]) {
 			return false
 		}
-		out = append(out, s)
 	}
 	*dst = out
 	return true
+}
+
+// strings decodes a []string.
+func (d *fastReader) strings(dst *[]string) bool {
+	return array(d, dst, 8, (*fastReader).string)
 }
 
 // ints decodes a []int.
 func (d *fastReader) ints(dst *[]int) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('[') {
-		return false
-	}
-	var out []int
-	for first := true; ; first = false {
-		more, ok := d.elem(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			break
-		}
-		var n int
-		if !d.int(&n) {
-			return false
-		}
-		out = append(out, n)
-	}
-	if out == nil {
-		out = []int{}
-	}
-	*dst = out
-	return true
+	return array(d, dst, 2, (*fastReader).int)
 }
 
 // highlights decodes a [][]int.
 func (d *fastReader) highlights(dst *[][]int) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('[') {
-		return false
-	}
-	out := make([][]int, 0, 8)
-	for first := true; ; first = false {
-		more, ok := d.elem(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			break
-		}
-		var h []int
-		if !d.ints(&h) {
-			return false
-		}
-		out = append(out, h)
-	}
-	*dst = out
-	return true
+	return array(d, dst, 8, (*fastReader).ints)
 }
 
 func (d *fastReader) lines(dst *[]Line) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('[') {
-		return false
-	}
-	out := make([]Line, 0, 4)
-	for first := true; ; first = false {
-		more, ok := d.elem(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			break
-		}
-		out = append(out, Line{})
-		if !d.line(&out[len(out)-1]) {
-			return false
-		}
-	}
-	*dst = out
-	return true
+	return array(d, dst, 4, (*fastReader).line)
 }
 
 func (d *fastReader) line(dst *Line) bool {
@@ -999,28 +937,7 @@ func (d *fastReader) location(dst *Location) bool {
 }
 
 func (d *fastReader) links(dst *[]Link) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('[') {
-		return false
-	}
-	out := make([]Link, 0, 2)
-	for first := true; ; first = false {
-		more, ok := d.elem(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			break
-		}
-		out = append(out, Link{})
-		if !d.link(&out[len(out)-1]) {
-			return false
-		}
-	}
-	*dst = out
-	return true
+	return array(d, dst, 2, (*fastReader).link)
 }
 
 func (d *fastReader) link(dst *Link) bool {
