@@ -321,7 +321,15 @@ func formOf(e *apiError) api.Form {
 
 // writeError writes the error envelope for e and returns its status.
 func (s *Service) writeError(w http.ResponseWriter, e *apiError) int {
-	return s.writeJSON(w, e.status, errorBody{Type: "error", Form: formOf(e)})
+	body := errorBody{Type: "error", Form: formOf(e)}
+	bp := encPool.Get().(*[]byte)
+	b := appendError((*bp)[:0], &body)
+	writeBody(w, e.status, b)
+	if cap(b) <= 1<<20 {
+		*bp = b
+		encPool.Put(bp)
+	}
+	return e.status
 }
 
 // newUUID returns a random (version 4) UUID.

@@ -1,0 +1,477 @@
+package service
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"math"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/gazetteer"
+)
+
+// reflectEncode is how writeJSON encodes an answer: the reference the hand
+// encoders must agree with byte for byte.
+func reflectEncode(t testing.TB, v any) ([]byte, error) {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return buf.Bytes(), err
+}
+
+// checkVerifyEncoding asserts that appendVerify writes v as encoding/json
+// does, or declines exactly what encoding/json does not write the simple
+// way.
+func checkVerifyEncoding(t testing.TB, v *api.VerifyResponse) {
+	t.Helper()
+	want, err := reflectEncode(t, (*wireVerify)(v))
+	got, ok := appendVerify(nil, v)
+	if err != nil {
+		if ok {
+			t.Fatalf("encoding/json fails (%v) but appendVerify wrote %s", err, got)
+		}
+		return
+	}
+	if !ok {
+		if len(v.Data.Extra) == 0 {
+			t.Fatalf("appendVerify declined an answer encoding/json writes: %s", want)
+		}
+		return
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("appendVerify differs from encoding/json\n got: %q\nwant: %q", got, want)
+	}
+}
+
+// integrationVariants are integrations whose settings shape the answer
+// differently: every form setting, no location, PO Boxes and countries
+// refused.
+func integrationVariants() []Integration {
+	all := NewIntegration(testKey)
+	bare := NewIntegration(testKey + "-bare")
+	bare.Form = FormSettings{}
+	bare.Location = false
+	strict := NewIntegration(testKey + "-strict")
+	strict.POBoxes = false
+	strict.AllowedCountries = []string{"GB"}
+	strict.Form = FormSettings{City: true, Postcode: true}
+	some := NewIntegration(testKey + "-some")
+	some.Form = FormSettings{Lines: true, Region: true, Country: true}
+	return []Integration{all, bare, strict, some}
+}
+
+// answerOf builds the verify answer the service gives for form, as verify
+// does, without the token.
+func answerOf(t testing.TB, s *Service, it *integration, form url.Values) (api.VerifyResponse, bool) {
+	t.Helper()
+	req, e := parseRequest(form)
+	if e != nil {
+		return api.VerifyResponse{}, false
+	}
+	m := s.m.Match(gazetteer.Query{Lines: req.lines, City: req.city, Region: req.region, Country: req.iso, Language: req.language})
+	resp := s.answer(it, &req, &m)
+	r := httptest.NewRequest(http.MethodGet, "/3.0/verify?"+form.Encode(), nil)
+	resp.Links = []api.Link{{Rel: "self", Href: s.selfLink(r, &req), Title: "Verify"}}
+	return resp, true
+}
+
+// sampleForms are the verify requests of every row of the sample customers
+// file, mapped as the readers map them.
+func sampleForms(t testing.TB) []url.Values {
+	t.Helper()
+	f, err := os.Open("../sample_data/customers.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	var forms []url.Values
+	for _, rec := range recs[1:] {
+		get := func(name string) string { return strings.TrimSpace(rec[col[name]]) }
+		v := url.Values{}
+		for _, l := range []string{get("Address 1"), get("Address 2"), get("Postcode")} {
+			if l != "" {
+				v.Add("addressLine", l)
+			}
+		}
+		if c := get("Town"); c != "" {
+			v.Set("city", c)
+		}
+		if r := get("County"); r != "" {
+			v.Set("region", r)
+		}
+		c := get("Country")
+		if c == "" {
+			c = "IE"
+		}
+		v.Set("country", c)
+		forms = append(forms, v)
+	}
+	return forms
+}
+
+// recordForms are verify requests made of the reference records themselves.
+func recordForms(ix *gazetteer.Index) []url.Values {
+	var forms []url.Values
+	ix.Records(func(r *gazetteer.Record) bool {
+		v := url.Values{}
+		first := strings.TrimSpace(strings.Join([]string{r.SubBuilding, r.BuildingName}, " "))
+		for _, l := range []string{r.Organisation, first, strings.TrimSpace(r.BuildingNumber + " " + r.Street), r.Locality, r.Postcode} {
+			if l != "" {
+				v.Add("addressLine", l)
+			}
+		}
+		if r.City != "" {
+			v.Set("city", r.City)
+		}
+		if r.Region != "" {
+			v.Set("region", r.Region)
+		}
+		v.Set("country", r.Country)
+		forms = append(forms, v)
+		return true
+	})
+	return forms
+}
+
+// TestAnswerEncodingMatchesJSON holds the hand encoder of the verify answer
+// to encoding/json over every answer the service gives for the sample
+// customers and for the reference records, under several integrations, and
+// over hand-made answers with awkward strings and numbers.
+func TestAnswerEncodingMatchesJSON(t *testing.T) {
+	ix := sampleIndex(t)
+	s := newTestService(t, ix, integrationVariants())
+	forms := append(sampleForms(t), recordForms(ix)...)
+	n := 0
+	for _, it := range s.byKey {
+		for _, form := range forms {
+			resp, ok := answerOf(t, s, it, form)
+			if !ok {
+				continue
+			}
+			checkVerifyEncoding(t, &resp)
+			n++
+		}
+	}
+	if n < 1000 {
+		t.Fatalf("only %d answers compared", n)
+	}
+	t.Logf("%d service answers compared", n)
+
+	// Through the handler: the body sent is the encoding/json one.
+	tok := token(t, s, testKey)
+	for _, form := range forms[:50] {
+		form.Set("token", tok)
+		w := do(s, http.MethodGet, "/3.0/verify?"+form.Encode(), "", nil)
+		form.Del("token")
+		if w.Code != http.StatusOK {
+			continue
+		}
+		resp, _ := answerOf(t, s, s.byKey[testKey], form)
+		want, err := reflectEncode(t, (*wireVerify)(&resp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(w.Body.Bytes(), want) {
+			t.Fatalf("handler body differs\n got: %q\nwant: %q", w.Body.Bytes(), want)
+		}
+		if got := w.Header().Get("Content-Length"); got != strconv.Itoa(len(want)) {
+			t.Fatalf("Content-Length %s, body %d bytes", got, len(want))
+		}
+	}
+
+	for _, str := range awkwardStrings {
+		v := filledAnswer(str, str+"x", "<&>"+str)
+		checkVerifyEncoding(t, &v)
+	}
+	for _, f := range awkwardFloats {
+		v := filledAnswer("a", "b", "c")
+		v.Data.Location = &api.Location{Latitude: f, Longitude: -f, CRS: "EPSG:4326", Accuracy: "BUILDING"}
+		checkVerifyEncoding(t, &v)
+	}
+	// Empty and nil members, omitempty ones absent.
+	var zero api.VerifyResponse
+	checkVerifyEncoding(t, &zero)
+	empty := api.VerifyResponse{Input: api.InputAddress{Lines: []api.Line{}, Label: []string{}},
+		Address: api.MatchedAddress{Lines: []api.Line{}, Label: []string{}, Highlights: [][]int{nil, {}, {-1, 0, math.MaxInt32}}},
+		Links:   []api.Link{}, Data: api.Data{Location: &api.Location{}}}
+	checkVerifyEncoding(t, &empty)
+	// data.Extra: declined.
+	extra := filledAnswer("a", "b", "c")
+	extra.Data.Extra = map[string]json.RawMessage{"x": json.RawMessage(`1`)}
+	checkVerifyEncoding(t, &extra)
+	// Extra of the answer itself is not sent.
+	extra.Data.Extra = nil
+	extra.Extra = map[string]json.RawMessage{"x": json.RawMessage(`1`)}
+	checkVerifyEncoding(t, &extra)
+}
+
+// TestErrorEncodingMatchesJSON holds the hand encoder of the error envelope
+// to encoding/json.
+func TestErrorEncodingMatchesJSON(t *testing.T) {
+	errs := []*apiError{errMissingAddressLine, errMissingCountry, errUnknownCountry, errUnsupportedBody,
+		errMissingToken, errInvalidToken, errExpiredToken, errMissingAPIKey, errUnknownAPIKey, errNotFound,
+		errMethodNotAllowed, errTooLarge, errRateLimited, errInternal}
+	for _, s := range awkwardStrings {
+		errs = append(errs, invalidParam(s))
+	}
+	for _, e := range errs {
+		body := errorBody{Type: "error", Form: formOf(e)}
+		want, err := reflectEncode(t, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendError(nil, &body); !bytes.Equal(got, want) {
+			t.Fatalf("appendError differs\n got: %q\nwant: %q", got, want)
+		}
+	}
+}
+
+var awkwardStrings = []string{
+	"", "plain", "Dún Laoghaire", "Łódź – ‘quoted’", "日本語の住所", "emoji 🏠 house",
+	`quote " and backslash \ and slash /`, "tab\tnew\nline\rcr\bbs\fff", "\x00\x01\x1f\x7f",
+	"line\u2028sep\u2029par", "<script>&amp;</script>", "a=b&c=d?e#f",
+	"invalid \xff utf8", "\xc3", "\xe2\x80", "\xed\xa0\x80 surrogate", "\xf4\x90\x80\x80 too big",
+	"\xef\xbf\xbd real replacement", "\u00a0nbsp\u200bzwsp\ufeffbom", "\U0010ffff",
+}
+
+var awkwardFloats = []float64{
+	53.3498, -6.2603, 1e-7, -1e-7, 1e-6, 9.99999e-7, 1e21, -1e21, 1e20, 999999999999999999999.0,
+	0, math.Copysign(0, -1), 1, -1, 0.1, 1.0 / 3, 123456789.123456789, math.MaxFloat64,
+	math.SmallestNonzeroFloat64, 5e-324, 1e-300, 1e300, 2.5e-10, 90, -180,
+	math.NaN(), math.Inf(1), math.Inf(-1),
+}
+
+// filledAnswer is an answer with every member set from a, b and c.
+func filledAnswer(a, b, c string) api.VerifyResponse {
+	return api.VerifyResponse{
+		Type: a, Action: api.Action(b),
+		Form: api.Form{Language: c, Message: api.Message{ID: -7, Severity: a, Value: b}},
+		Information: api.Information{Status: c, MatchLevel: a, Complete: true, SubBuilding: b,
+			AddressLinesAmended: true, RegionAmended: true,
+			Details: api.Details{Organization: a, Street: b, AddressLines: c, SubBuildingNumber: a,
+				BuildingNumber: b, City: c, Region: a, Postcode: b}},
+		Input: api.InputAddress{Lines: []api.Line{{Key: a, Value: b}, {Key: c, Value: a}},
+			City: api.Value{Value: b}, Region: api.Value{Value: c}, Postcode: api.Value{Value: a},
+			Country: api.Country{Language: b, Value: c, ISO: a}, Label: []string{a, b, c}},
+		Address: api.MatchedAddress{ID: a, Language: b, Charset: c, Variation: a,
+			Lines: []api.Line{{Key: b, Value: c}}, City: &api.Value{Value: a}, Region: &api.Value{Value: b},
+			Postcode: &api.Value{Value: c}, Country: &api.Country{Language: a, Value: b, ISO: c},
+			Label: []string{c, b, a}, Highlights: [][]int{{0, 3}, {}, nil}},
+		Data:  api.Data{Location: &api.Location{Latitude: 53.3498, Longitude: -6.2603, CRS: a, Accuracy: c}},
+		Links: []api.Link{{Rel: a, Href: b, Title: c}},
+	}
+}
+
+// FuzzAnswerEncodingMatchesJSON builds answers from fuzzed strings and
+// numbers, with members present, empty or absent by mask, and holds the
+// hand encoder to encoding/json.
+func FuzzAnswerEncodingMatchesJSON(f *testing.F) {
+	for i, s := range awkwardStrings {
+		fl := awkwardFloats[i%len(awkwardFloats)]
+		f.Add(s, "Dublin", "<&>", fl, -fl, i*1000-7, uint32(i*2654435761))
+	}
+	f.Fuzz(func(t *testing.T, a, b, c string, lat, lon float64, id int, mask uint32) {
+		v := filledAnswer(a, b, c)
+		v.Form.Message.ID = id
+		v.Address.Highlights = [][]int{{id, len(a)}, {-id}}
+		bit := func(i uint) bool { return mask&(1<<i) != 0 }
+		if bit(0) {
+			v.Data.Location = nil
+		} else {
+			v.Data.Location.Latitude, v.Data.Location.Longitude = lat, lon
+		}
+		if bit(1) {
+			v.Address.ID, v.Address.Language, v.Address.Charset = "", "", ""
+		}
+		if bit(2) {
+			v.Address.Variation = ""
+		}
+		if bit(3) {
+			v.Address.Lines = nil
+		}
+		if bit(4) {
+			v.Address.Lines = []api.Line{}
+		}
+		if bit(5) {
+			v.Address.City, v.Address.Region = nil, nil
+		}
+		if bit(6) {
+			v.Address.Postcode, v.Address.Country = nil, nil
+		}
+		if bit(7) {
+			v.Address.Label, v.Address.Highlights = nil, nil
+		}
+		if bit(8) {
+			v.Input.Lines, v.Input.Label = nil, nil
+		}
+		if bit(9) {
+			v.Input.Lines, v.Input.Label = []api.Line{}, []string{}
+		}
+		if bit(10) {
+			v.Links = nil
+		}
+		if bit(11) {
+			v.Links = append(v.Links, api.Link{Rel: c, Href: a + "?x=" + b, Title: b})
+		}
+		if bit(12) {
+			v.Data.Extra = map[string]json.RawMessage{"k": json.RawMessage(`"v"`)}
+		}
+		if bit(13) {
+			v.Extra = map[string]json.RawMessage{"k": json.RawMessage(`"v"`)}
+		}
+		v.Information.Complete, v.Information.CityAmended, v.Information.PostcodeAmended = bit(14), bit(15), bit(16)
+		checkVerifyEncoding(t, &v)
+
+		body := errorBody{Type: a, Form: api.Form{Language: b, Message: api.Message{ID: id, Severity: c, Value: a + b}}}
+		want, err := reflectEncode(t, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendError(nil, &body); !bytes.Equal(got, want) {
+			t.Fatalf("appendError differs\n got: %q\nwant: %q", got, want)
+		}
+	})
+}
+
+// oldParseForm is parseForm as it was, through r.ParseForm: the reference
+// the direct parser must agree with.
+func oldParseForm(s *Service, w http.ResponseWriter, r *http.Request) (url.Values, *apiError) {
+	if int64(len(r.URL.RawQuery)) > s.maxBody {
+		return nil, errTooLarge
+	}
+	if r.Method == http.MethodPost {
+		if r.ContentLength > s.maxBody {
+			return nil, errTooLarge
+		}
+		ct := r.Header.Get("Content-Type")
+		if ct == "" {
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		} else if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/x-www-form-urlencoded" {
+			if r.ContentLength != 0 {
+				return nil, errUnsupportedBody
+			}
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+	}
+	if err := r.ParseForm(); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, errTooLarge
+		}
+		return nil, invalidParam("The query or body is not validly form-encoded.")
+	}
+	return r.Form, nil
+}
+
+// checkParseForm asserts that parseForm and the r.ParseForm way agree on a
+// request: the same error, or the same parameters.
+func checkParseForm(t testing.TB, s *Service, method, rawQuery, ct, body string, cl int64) {
+	t.Helper()
+	mk := func() *http.Request {
+		r := httptest.NewRequest(method, "/3.0/verify", strings.NewReader(body))
+		r.URL.RawQuery = rawQuery
+		if ct != "" {
+			r.Header.Set("Content-Type", ct)
+		}
+		r.ContentLength = cl
+		return r
+	}
+	wantForm, wantErr := oldParseForm(s, httptest.NewRecorder(), mk())
+	var p params
+	gotErr := s.parseForm(httptest.NewRecorder(), mk(), &p)
+	if (gotErr == nil) != (wantErr == nil) || gotErr != nil && *gotErr != *wantErr {
+		t.Fatalf("%s %q ct %q body %q cl %d: error %v, want %v", method, rawQuery, ct, body, cl, gotErr, wantErr)
+	}
+	if gotErr != nil {
+		return
+	}
+	var want params
+	want.lines = wantForm["addressLine"]
+	for _, x := range []struct {
+		name string
+		dst  *string
+		bit  uint8
+	}{{"token", &want.token, paramToken}, {"city", &want.city, paramCity}, {"region", &want.region, paramRegion},
+		{"country", &want.country, paramCountry}, {"language", &want.language, paramLanguage}} {
+		if vs := wantForm[x.name]; len(vs) > 0 {
+			want.set(x.bit, x.dst, vs[0])
+		}
+	}
+	if len(p.lines) == 0 && len(want.lines) == 0 {
+		p.lines, want.lines = nil, nil
+	}
+	if !reflect.DeepEqual(p, want) {
+		t.Fatalf("%s %q ct %q body %q cl %d: params %+v, want %+v", method, rawQuery, ct, body, cl, p, want)
+	}
+}
+
+var formCases = []string{
+	"", "addressLine=1+Main+St&addressLine=Dublin&country=IE&token=abc",
+	"addressLine=%zz", "a=b;c", "addressLine=%E2%80%A8&city=D%C3%BAn+Laoghaire&region=&language=ga",
+	"address%4Cine=x&%74oken=t&country=Ireland&country=GB&city=a&city=b",
+	"&&addressLine&=x&token=&token=second", "addressLine=%ff%00&country=%", "x=%2", "k=v%",
+	"addressLine=a+b%2Bc%26d%3De", strings.Repeat("&", 10001), strings.Repeat("a=b&", 9999) + "token=t",
+	strings.Repeat("a&", 10000),
+}
+
+// TestParseFormMatchesParseForm holds the direct form parser to
+// r.ParseForm over queries, bodies and content types.
+func TestParseFormMatchesParseForm(t *testing.T) {
+	s := newTestService(t, fixtures(), nil, WithMaxBodyBytes(64<<10))
+	cts := []string{"", formType, "application/x-www-form-urlencoded; charset=utf-8", "Application/X-WWW-Form-Urlencoded",
+		"application/x-www-form-urlencoded; charset", "text/plain", "multipart/form-data; boundary=x", "bogus/"}
+	for _, q := range formCases {
+		for _, b := range formCases {
+			for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodHead} {
+				for _, ct := range cts {
+					for _, cl := range []int64{int64(len(b)), 0, -1} {
+						checkParseForm(t, s, m, q, ct, b, cl)
+					}
+				}
+			}
+		}
+	}
+	small := newTestService(t, fixtures(), nil, WithMaxBodyBytes(16))
+	for _, b := range []string{"country=IE&addressLine=x", "short=1", "a=" + strings.Repeat("x", 20)} {
+		for _, cl := range []int64{int64(len(b)), 0, -1, 5} {
+			checkParseForm(t, small, http.MethodPost, "token=t", "", b, cl)
+			checkParseForm(t, small, http.MethodPost, strings.Repeat("q", 17), "", b, cl)
+		}
+	}
+}
+
+// FuzzParseFormMatchesParseForm holds the direct form parser to
+// r.ParseForm on fuzzed queries and bodies.
+func FuzzParseFormMatchesParseForm(f *testing.F) {
+	for i, c := range formCases[:10] {
+		f.Add(c, formCases[(i+3)%10], uint8(i))
+	}
+	s := newTestService(f, fixtures(), nil, WithMaxBodyBytes(4096))
+	cts := []string{"", formType, "application/x-www-form-urlencoded; charset", "text/plain"}
+	f.Fuzz(func(t *testing.T, q, body string, sel uint8) {
+		method := []string{http.MethodGet, http.MethodPost, http.MethodPost, http.MethodHead}[sel&3]
+		ct := cts[sel>>2&3]
+		cl := []int64{int64(len(body)), 0, -1, int64(len(body)) / 2}[sel>>4&3]
+		checkParseForm(t, s, method, q, ct, body, cl)
+	})
+}
