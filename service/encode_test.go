@@ -475,3 +475,33 @@ func FuzzParseFormMatchesParseForm(f *testing.F) {
 		checkParseForm(t, s, method, q, ct, body, cl)
 	})
 }
+
+func queryEscaped(v string) string {
+	var b strings.Builder
+	writeQueryEscaped(&b, v)
+	return b.String()
+}
+
+// TestQueryEscapeMatches holds the self link's escaping to url.QueryEscape.
+func TestQueryEscapeMatches(t *testing.T) {
+	var all []byte
+	for c := 0; c < 256; c++ {
+		all = append(all, byte(c))
+	}
+	for _, v := range append(awkwardStrings, string(all), "1 Main St, Dún Laoghaire & Co. #5/6?x=y+z%20~._-") {
+		if got, want := queryEscaped(v), url.QueryEscape(v); got != want {
+			t.Fatalf("writeQueryEscaped(%q) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func FuzzQueryEscapeMatches(f *testing.F) {
+	for _, s := range awkwardStrings {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if got, want := queryEscaped(v), url.QueryEscape(v); got != want {
+			t.Fatalf("writeQueryEscaped(%q) = %q, want %q", v, got, want)
+		}
+	})
+}

@@ -385,10 +385,13 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.
 			Value: "PO Box addresses are not accepted by this integration."}
 	}
 
-	// input: the address as sent.
+	// input: the address as sent. The lines and labels of input and
+	// address share one allocation each, as do the members of address.
+	lines := make([]api.Line, 0, len(req.rawLines)+len(m.Lines))
+	labels := make([]string, 0, len(req.lines)+2+len(m.Lines)+3)
 	in := &resp.Input
-	in.Lines = make([]api.Line, 0, len(req.rawLines))
-	inLabel := make([]string, 0, len(req.lines)+2)
+	in.Lines = lines[:0:len(req.rawLines)]
+	inLabel := labels[: 0 : len(req.lines)+2]
 	for _, l := range req.rawLines {
 		if strings.TrimSpace(l) == "" {
 			continue
@@ -408,39 +411,49 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.
 		a.ID = m.Record.ID
 	}
 	a.Language, a.Charset, a.Variation = lang, "Latn", "V"
-	label := make([]string, 0, len(m.Lines)+3)
+	label := labels[len(req.lines)+2 : len(req.lines)+2]
 	for _, l := range m.Lines {
 		label = appendNonEmpty(label, l)
 	}
 	nLines := len(label)
 	label = appendNonEmpty(label, m.City, m.Region, m.Postcode)
 	if it.Form.Lines {
-		a.Lines = make([]api.Line, 0, len(m.Lines))
+		a.Lines = lines[len(req.rawLines):len(req.rawLines)]
 		for _, l := range m.Lines {
 			if l != "" {
 				a.Lines = append(a.Lines, api.Line{Key: lineKey(len(a.Lines) + 1), Value: l})
 			}
 		}
 	}
+	members := new(struct {
+		city, region, postcode api.Value
+		country                api.Country
+		location               api.Location
+	})
 	if it.Form.City {
-		a.City = &api.Value{Value: m.City}
+		members.city.Value = m.City
+		a.City = &members.city
 	}
 	if it.Form.Region {
-		a.Region = &api.Value{Value: m.Region}
+		members.region.Value = m.Region
+		a.Region = &members.region
 	}
 	if it.Form.Postcode {
-		a.Postcode = &api.Value{Value: m.Postcode}
+		members.postcode.Value = m.Postcode
+		a.Postcode = &members.postcode
 	}
 	if it.Form.Country {
-		a.Country = &api.Country{Language: "en", Value: gazetteer.CountryName(country), ISO: country}
+		members.country = api.Country{Language: "en", Value: gazetteer.CountryName(country), ISO: country}
+		a.Country = &members.country
 	}
 	a.Label = label
 	a.Highlights = answerHighlights(req, m, label, nLines)
 
 	if it.Location && m.Location != nil {
 		if acc := accuracy(level); acc != "" {
-			resp.Data.Location = &api.Location{Latitude: m.Location.Latitude, Longitude: m.Location.Longitude,
+			members.location = api.Location{Latitude: m.Location.Latitude, Longitude: m.Location.Longitude,
 				CRS: "EPSG:4326", Accuracy: acc}
+			resp.Data.Location = &members.location
 		}
 	}
 	return resp
@@ -609,7 +622,7 @@ func (s *Service) selfLink(r *http.Request, req *request) string {
 		sep = '&'
 		b.WriteString(k)
 		b.WriteByte('=')
-		b.WriteString(url.QueryEscape(v))
+		writeQueryEscaped(&b, v)
 	}
 	for _, l := range req.rawLines {
 		add("addressLine", l)
@@ -625,4 +638,28 @@ func (s *Service) selfLink(r *http.Request, req *request) string {
 		add("language", req.language)
 	}
 	return b.String()
+}
+
+// writeQueryEscaped writes url.QueryEscape(v) to b without building the
+// escaped string first.
+func writeQueryEscaped(b *strings.Builder, v string) {
+	const upperHex = "0123456789ABCDEF"
+	start := 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			c == '-' || c == '_' || c == '.' || c == '~' {
+			continue
+		}
+		b.WriteString(v[start:i])
+		if c == ' ' {
+			b.WriteByte('+')
+		} else {
+			b.WriteByte('%')
+			b.WriteByte(upperHex[c>>4])
+			b.WriteByte(upperHex[c&0xf])
+		}
+		start = i + 1
+	}
+	b.WriteString(v[start:])
 }
