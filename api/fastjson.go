@@ -475,6 +475,30 @@ func (d *fastReader) float(dst *float64) bool {
 	return true
 }
 
+// object decodes a JSON object (null leaves the destination as it is),
+// handing each member's key to field, which decodes the value; field must not
+// keep the closure, so it stays on the caller's stack.
+func (d *fastReader) object(field func(key string) bool) bool {
+	if d.null() {
+		return true
+	}
+	if !d.begin('{') {
+		return false
+	}
+	for first := true; ; first = false {
+		key, more, ok := d.member(first)
+		if !ok {
+			return false
+		}
+		if !more {
+			return true
+		}
+		if !field(key) {
+			return false
+		}
+	}
+}
+
 // array decodes a JSON array into *dst, each element with elem: null leaves
 // *dst as it is and [] gives an empty, non-nil slice, as encoding/json does.
 func array[T any](d *fastReader, dst *[]T, capHint int, elem func(*fastReader, *T) bool) bool {
@@ -523,61 +547,29 @@ func (d *fastReader) lines(dst *[]Line) bool {
 }
 
 func (d *fastReader) line(dst *Line) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('{') {
-		return false
-	}
 	var seen uint32
-	for first := true; ; first = false {
-		key, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.object(func(key string) bool {
 		switch key {
 		case "key":
-			ok = once(&seen, 1) && d.string(&dst.Key)
+			return once(&seen, 1) && d.string(&dst.Key)
 		case "value":
-			ok = once(&seen, 2) && d.string(&dst.Value)
+			return once(&seen, 2) && d.string(&dst.Value)
 		default:
-			ok = d.unknown(key, "key", "value")
+			return d.unknown(key, "key", "value")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (d *fastReader) value(dst *Value) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('{') {
-		return false
-	}
 	var seen uint32
-	for first := true; ; first = false {
-		key, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.object(func(key string) bool {
 		switch key {
 		case "value":
-			ok = once(&seen, 1) && d.string(&dst.Value)
+			return once(&seen, 1) && d.string(&dst.Value)
 		default:
-			ok = d.unknown(key, "value")
+			return d.unknown(key, "value")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 // valuePtr decodes a *Value: null leaves it nil.
@@ -591,223 +583,127 @@ func (d *fastReader) valuePtr(dst **Value) bool {
 }
 
 func (d *fastReader) country(dst *Country) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('{') {
-		return false
-	}
 	var seen uint32
-	for first := true; ; first = false {
-		key, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.object(func(key string) bool {
 		switch key {
 		case "language":
-			ok = once(&seen, 1) && d.string(&dst.Language)
+			return once(&seen, 1) && d.string(&dst.Language)
 		case "value":
-			ok = once(&seen, 2) && d.string(&dst.Value)
+			return once(&seen, 2) && d.string(&dst.Value)
 		case "iso":
-			ok = once(&seen, 4) && d.string(&dst.ISO)
+			return once(&seen, 4) && d.string(&dst.ISO)
 		default:
-			ok = d.unknown(key, "language", "value", "iso")
+			return d.unknown(key, "language", "value", "iso")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (d *fastReader) form(dst *Form) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('{') {
-		return false
-	}
 	var seen uint32
-	for first := true; ; first = false {
-		key, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.object(func(key string) bool {
 		switch key {
 		case "language":
-			ok = once(&seen, 1) && d.string(&dst.Language)
+			return once(&seen, 1) && d.string(&dst.Language)
 		case "message":
-			ok = once(&seen, 2) && d.message(&dst.Message)
+			return once(&seen, 2) && d.message(&dst.Message)
 		default:
-			ok = d.unknown(key, "language", "message")
+			return d.unknown(key, "language", "message")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (d *fastReader) message(dst *Message) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('{') {
-		return false
-	}
 	var seen uint32
-	for first := true; ; first = false {
-		key, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.object(func(key string) bool {
 		switch key {
 		case "id":
-			ok = once(&seen, 1) && d.int(&dst.ID)
+			return once(&seen, 1) && d.int(&dst.ID)
 		case "severity":
-			ok = once(&seen, 2) && d.string(&dst.Severity)
+			return once(&seen, 2) && d.string(&dst.Severity)
 		case "value":
-			ok = once(&seen, 4) && d.string(&dst.Value)
+			return once(&seen, 4) && d.string(&dst.Value)
 		default:
-			ok = d.unknown(key, "id", "severity", "value")
+			return d.unknown(key, "id", "severity", "value")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (d *fastReader) information(dst *Information) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('{') {
-		return false
-	}
 	var seen uint32
-	for first := true; ; first = false {
-		key, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.object(func(key string) bool {
 		switch key {
 		case "status":
-			ok = once(&seen, 1) && d.string(&dst.Status)
+			return once(&seen, 1) && d.string(&dst.Status)
 		case "matchLevel":
-			ok = once(&seen, 2) && d.string(&dst.MatchLevel)
+			return once(&seen, 2) && d.string(&dst.MatchLevel)
 		case "complete":
-			ok = once(&seen, 4) && d.bool(&dst.Complete)
+			return once(&seen, 4) && d.bool(&dst.Complete)
 		case "subBuilding":
-			ok = once(&seen, 8) && d.string(&dst.SubBuilding)
+			return once(&seen, 8) && d.string(&dst.SubBuilding)
 		case "addressLinesAmended":
-			ok = once(&seen, 16) && d.bool(&dst.AddressLinesAmended)
+			return once(&seen, 16) && d.bool(&dst.AddressLinesAmended)
 		case "cityAmended":
-			ok = once(&seen, 32) && d.bool(&dst.CityAmended)
+			return once(&seen, 32) && d.bool(&dst.CityAmended)
 		case "regionAmended":
-			ok = once(&seen, 64) && d.bool(&dst.RegionAmended)
+			return once(&seen, 64) && d.bool(&dst.RegionAmended)
 		case "postcodeAmended":
-			ok = once(&seen, 128) && d.bool(&dst.PostcodeAmended)
+			return once(&seen, 128) && d.bool(&dst.PostcodeAmended)
 		case "details":
-			ok = once(&seen, 256) && d.details(&dst.Details)
+			return once(&seen, 256) && d.details(&dst.Details)
 		default:
-			ok = d.unknown(key, "status", "matchLevel", "complete", "subBuilding", "addressLinesAmended",
+			return d.unknown(key, "status", "matchLevel", "complete", "subBuilding", "addressLinesAmended",
 				"cityAmended", "regionAmended", "postcodeAmended", "details")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (d *fastReader) details(dst *Details) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('{') {
-		return false
-	}
 	var seen uint32
-	for first := true; ; first = false {
-		key, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.object(func(key string) bool {
 		switch key {
 		case "organization":
-			ok = once(&seen, 1) && d.string(&dst.Organization)
+			return once(&seen, 1) && d.string(&dst.Organization)
 		case "street":
-			ok = once(&seen, 2) && d.string(&dst.Street)
+			return once(&seen, 2) && d.string(&dst.Street)
 		case "addressLines":
-			ok = once(&seen, 4) && d.string(&dst.AddressLines)
+			return once(&seen, 4) && d.string(&dst.AddressLines)
 		case "subBuildingNumber":
-			ok = once(&seen, 8) && d.string(&dst.SubBuildingNumber)
+			return once(&seen, 8) && d.string(&dst.SubBuildingNumber)
 		case "buildingNumber":
-			ok = once(&seen, 16) && d.string(&dst.BuildingNumber)
+			return once(&seen, 16) && d.string(&dst.BuildingNumber)
 		case "city":
-			ok = once(&seen, 32) && d.string(&dst.City)
+			return once(&seen, 32) && d.string(&dst.City)
 		case "region":
-			ok = once(&seen, 64) && d.string(&dst.Region)
+			return once(&seen, 64) && d.string(&dst.Region)
 		case "postcode":
-			ok = once(&seen, 128) && d.string(&dst.Postcode)
+			return once(&seen, 128) && d.string(&dst.Postcode)
 		default:
-			ok = d.unknown(key, "organization", "street", "addressLines", "subBuildingNumber",
+			return d.unknown(key, "organization", "street", "addressLines", "subBuildingNumber",
 				"buildingNumber", "city", "region", "postcode")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (d *fastReader) input(dst *InputAddress) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('{') {
-		return false
-	}
 	var seen uint32
-	for first := true; ; first = false {
-		key, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.object(func(key string) bool {
 		switch key {
 		case "lines":
-			ok = once(&seen, 1) && d.lines(&dst.Lines)
+			return once(&seen, 1) && d.lines(&dst.Lines)
 		case "city":
-			ok = once(&seen, 2) && d.value(&dst.City)
+			return once(&seen, 2) && d.value(&dst.City)
 		case "region":
-			ok = once(&seen, 4) && d.value(&dst.Region)
+			return once(&seen, 4) && d.value(&dst.Region)
 		case "postcode":
-			ok = once(&seen, 8) && d.value(&dst.Postcode)
+			return once(&seen, 8) && d.value(&dst.Postcode)
 		case "country":
-			ok = once(&seen, 16) && d.country(&dst.Country)
+			return once(&seen, 16) && d.country(&dst.Country)
 		case "label":
-			ok = once(&seen, 32) && d.strings(&dst.Label)
+			return once(&seen, 32) && d.strings(&dst.Label)
 		default:
-			ok = d.unknown(key, "lines", "city", "region", "postcode", "country", "label")
+			return d.unknown(key, "lines", "city", "region", "postcode", "country", "label")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 func (d *fastReader) address(dst *MatchedAddress) bool {
@@ -941,35 +837,19 @@ func (d *fastReader) links(dst *[]Link) bool {
 }
 
 func (d *fastReader) link(dst *Link) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('{') {
-		return false
-	}
 	var seen uint32
-	for first := true; ; first = false {
-		key, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.object(func(key string) bool {
 		switch key {
 		case "rel":
-			ok = once(&seen, 1) && d.string(&dst.Rel)
+			return once(&seen, 1) && d.string(&dst.Rel)
 		case "href":
-			ok = once(&seen, 2) && d.string(&dst.Href)
+			return once(&seen, 2) && d.string(&dst.Href)
 		case "title":
-			ok = once(&seen, 4) && d.string(&dst.Title)
+			return once(&seen, 4) && d.string(&dst.Title)
 		default:
-			ok = d.unknown(key, "rel", "href", "title")
+			return d.unknown(key, "rel", "href", "title")
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
 // verifyResponse decodes the answer as (*VerifyResponse).UnmarshalJSON does;
