@@ -146,13 +146,22 @@ func New(baseURL string, key Secret, opts ...Option) (*Client, error) {
 }
 
 func defaultHTTPClient() *http.Client {
+	return NewHTTPClient(64, DefaultTimeout)
+}
+
+// NewHTTPClient returns an http.Client fit for the service: idle connections
+// kept for maxIdle concurrent callers (the default of 2 per host makes every
+// caller beyond the second open a new connection per request), the given
+// overall timeout (0 for none, when the caller bounds each request with its
+// context), and redirects refused, since a redirect would carry the token to
+// wherever it points; the client reports the 3xx as a wrong base URL.
+func NewHTTPClient(maxIdle int, timeout time.Duration) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	// The default of 2 idle connections per host makes every worker beyond
-	// the second open a new connection per request.
-	tr.MaxIdleConnsPerHost = 64
+	tr.MaxIdleConns = max(tr.MaxIdleConns, maxIdle)
+	tr.MaxIdleConnsPerHost = maxIdle
 	return &http.Client{
 		Transport: tr,
-		Timeout:   DefaultTimeout,
+		Timeout:   timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},

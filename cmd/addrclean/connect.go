@@ -105,21 +105,8 @@ func connect(ctx context.Context, o connectOptions, log zerolog.Logger) (*connec
 		}
 	}
 	workers := max(o.workers, 1)
-	hc := &http.Client{
-		// A redirect would carry the token (in a POST body, or a GET URL) to
-		// wherever it points; the api client reports a 3xx as a wrong base URL.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		Transport: &http.Transport{
-			Proxy: http.ProxyFromEnvironment,
-			// One idle connection per worker: the default of 2 per host makes
-			// every other request open a new connection.
-			MaxIdleConns:        workers + 4,
-			MaxIdleConnsPerHost: workers + 4,
-			IdleConnTimeout:     90 * time.Second,
-			TLSHandshakeTimeout: 10 * time.Second,
-			ForceAttemptHTTP2:   true,
-		},
-	}
+	// No client-wide timeout: the pipeline bounds each attempt with --timeout.
+	hc := api.NewHTTPClient(workers+4, 0)
 	opts := []api.Option{
 		api.WithHTTPClient(hc),
 		api.WithMethod(method),
