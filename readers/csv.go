@@ -109,7 +109,7 @@ func newCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	enc, err := normaliseEncoding(opts.Encoding)
+	enc, err := NormaliseEncoding(opts.Encoding)
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +363,10 @@ func sizeOf(r io.Reader) int64 {
 	return fi.Size() - off
 }
 
-func normaliseEncoding(s string) (string, error) {
+// NormaliseEncoding returns the canonical name (EncodingUTF8 or
+// EncodingWindows1252) of an encoding as a user may spell it (UTF-8, utf8,
+// cp1252, ...), or an error naming the encodings that can be read.
+func NormaliseEncoding(s string) (string, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "utf-8", "utf8":
 		return EncodingUTF8, nil

@@ -124,7 +124,7 @@ func warnIgnored(opts Options, name, format string) {
 }
 
 func normalisedEncoding(s string) string {
-	enc, err := normaliseEncoding(s)
+	enc, err := NormaliseEncoding(s)
 	if err != nil {
 		return s
 	}

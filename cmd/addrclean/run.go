@@ -220,19 +220,11 @@ func (o *runOptions) validate() error {
 		return usageErrorf("--max-wait %v: want a duration such as 10m", o.maxWait)
 	case o.limit < 0:
 		return usageErrorf("--limit %d: want 0 (all rows) or more", o.limit)
-	case !knownEncoding(o.encoding):
-		return usageErrorf("--encoding %q: want utf-8 or windows-1252", o.encoding)
+	}
+	if _, err := readers.NormaliseEncoding(o.encoding); err != nil {
+		return usageErrorf("--encoding: %w", err)
 	}
 	return o.cacheFlagsError()
-}
-
-// knownEncoding accepts the spellings the readers accept.
-func knownEncoding(s string) bool {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "utf-8", "utf8", "windows-1252", "windows1252", "cp1252", "cp-1252":
-		return true
-	}
-	return false
 }
 
 // outputExt is the extension of the default outputs for an input: the same
