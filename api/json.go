@@ -11,6 +11,17 @@ import (
 	"sync"
 )
 
+// DecodeVerifyResponse decodes a verify answer as UnmarshalJSON does: the
+// hand-written reader for the usual shapes, encoding/json for the rest. It
+// pairs with AppendVerifyResponse; the result shares no memory with b.
+func DecodeVerifyResponse(b []byte) (*VerifyResponse, error) {
+	v := new(VerifyResponse)
+	if err := v.UnmarshalJSON(b); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
 // UnmarshalJSON decodes a verify answer, keeping members the interface does
 // not name in Extra. Nested objects ignore unknown members.
 func (r *VerifyResponse) UnmarshalJSON(b []byte) error {

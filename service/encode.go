@@ -19,8 +19,9 @@ import (
 //	enc.Encode((*wireVerify)(resp)) // or errorBody
 //
 // trailing newline included; TestAnswerEncodingMatchesJSON and
-// FuzzAnswerEncodingMatchesJSON hold them to it. What they do not handle
-// (NaN or infinite coordinates, data.Extra members) goes through writeJSON.
+// TestErrorEncodingMatchesJSON hold them to it, api's tests hold
+// api.AppendVerifyResponse. What they do not handle (NaN or infinite
+// coordinates, data.Extra members) goes through writeJSON.
 
 // encPool holds the buffers of hand-encoded answers.
 var encPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
@@ -57,187 +58,30 @@ func writeBody(w http.ResponseWriter, status int, b []byte) {
 	_, _ = w.Write(b)
 }
 
-// appendVerify appends the JSON of v as the service sends it; ok is false
-// when v holds something only encoding/json handles (b is then unusable).
+// appendVerify appends the JSON of v as the service sends it:
+// api.AppendVerifyResponse, which writes encoding/json's bytes for an
+// answer without Extra members and with finite coordinates, and the
+// encoder's trailing newline. ok is false when v holds something only
+// encoding/json writes the service's way (data.Extra members, NaN or
+// infinite coordinates); b is then unchanged.
 func appendVerify(b []byte, v *api.VerifyResponse) ([]byte, bool) {
 	if len(v.Data.Extra) > 0 {
 		return b, false
 	}
-	b = append(b, `{"type":`...)
-	b = appendString(b, v.Type, false)
-	b = append(b, `,"action":`...)
-	b = appendString(b, string(v.Action), false)
-	b = append(b, `,"form":`...)
-	b = appendForm(b, &v.Form)
-
-	in := &v.Information
-	b = append(b, `,"information":{"status":`...)
-	b = appendString(b, in.Status, false)
-	b = append(b, `,"matchLevel":`...)
-	b = appendString(b, in.MatchLevel, false)
-	b = append(b, `,"complete":`...)
-	b = strconv.AppendBool(b, in.Complete)
-	b = append(b, `,"subBuilding":`...)
-	b = appendString(b, in.SubBuilding, false)
-	b = append(b, `,"addressLinesAmended":`...)
-	b = strconv.AppendBool(b, in.AddressLinesAmended)
-	b = append(b, `,"cityAmended":`...)
-	b = strconv.AppendBool(b, in.CityAmended)
-	b = append(b, `,"regionAmended":`...)
-	b = strconv.AppendBool(b, in.RegionAmended)
-	b = append(b, `,"postcodeAmended":`...)
-	b = strconv.AppendBool(b, in.PostcodeAmended)
-	d := &in.Details
-	b = append(b, `,"details":{"organization":`...)
-	b = appendString(b, d.Organization, false)
-	b = append(b, `,"street":`...)
-	b = appendString(b, d.Street, false)
-	b = append(b, `,"addressLines":`...)
-	b = appendString(b, d.AddressLines, false)
-	b = append(b, `,"subBuildingNumber":`...)
-	b = appendString(b, d.SubBuildingNumber, false)
-	b = append(b, `,"buildingNumber":`...)
-	b = appendString(b, d.BuildingNumber, false)
-	b = append(b, `,"city":`...)
-	b = appendString(b, d.City, false)
-	b = append(b, `,"region":`...)
-	b = appendString(b, d.Region, false)
-	b = append(b, `,"postcode":`...)
-	b = appendString(b, d.Postcode, false)
-	b = append(b, "}}"...)
-
-	ia := &v.Input
-	b = append(b, `,"input":{"lines":`...)
-	b = appendLines(b, ia.Lines)
-	b = append(b, `,"city":`...)
-	b = appendValue(b, &ia.City)
-	b = append(b, `,"region":`...)
-	b = appendValue(b, &ia.Region)
-	b = append(b, `,"postcode":`...)
-	b = appendValue(b, &ia.Postcode)
-	b = append(b, `,"country":`...)
-	b = appendCountry(b, &ia.Country)
-	b = append(b, `,"label":`...)
-	b = appendStrings(b, ia.Label)
-	b = append(b, '}')
-
-	a := &v.Address
-	b = append(b, `,"address":{`...)
-	// Every member before label is omitempty: each writes its own comma.
-	start := len(b)
-	sep := func(b []byte) []byte {
-		if len(b) > start {
-			b = append(b, ',')
-		}
-		return b
+	if l := v.Data.Location; l != nil && !(finite(l.Latitude) && finite(l.Longitude)) {
+		return b, false
 	}
-	if a.ID != "" {
-		b = append(sep(b), `"id":`...)
-		b = appendString(b, a.ID, false)
+	if len(v.Extra) > 0 {
+		// wireVerify has no MarshalJSON: the answer's own Extra is not sent.
+		c := *v
+		c.Extra = nil
+		v = &c
 	}
-	if a.Language != "" {
-		b = append(sep(b), `"language":`...)
-		b = appendString(b, a.Language, false)
-	}
-	if a.Charset != "" {
-		b = append(sep(b), `"charset":`...)
-		b = appendString(b, a.Charset, false)
-	}
-	if a.Variation != "" {
-		b = append(sep(b), `"variation":`...)
-		b = appendString(b, a.Variation, false)
-	}
-	if len(a.Lines) > 0 {
-		b = append(sep(b), `"lines":`...)
-		b = appendLines(b, a.Lines)
-	}
-	if a.City != nil {
-		b = append(sep(b), `"city":`...)
-		b = appendValue(b, a.City)
-	}
-	if a.Region != nil {
-		b = append(sep(b), `"region":`...)
-		b = appendValue(b, a.Region)
-	}
-	if a.Postcode != nil {
-		b = append(sep(b), `"postcode":`...)
-		b = appendValue(b, a.Postcode)
-	}
-	if a.Country != nil {
-		b = append(sep(b), `"country":`...)
-		b = appendCountry(b, a.Country)
-	}
-	b = append(sep(b), `"label":`...)
-	b = appendStrings(b, a.Label)
-	b = append(b, `,"highlights":`...)
-	if a.Highlights == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, h := range a.Highlights {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if h == nil {
-				b = append(b, "null"...)
-				continue
-			}
-			b = append(b, '[')
-			for j, n := range h {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = strconv.AppendInt(b, int64(n), 10)
-			}
-			b = append(b, ']')
-		}
-		b = append(b, ']')
-	}
-	b = append(b, '}')
-
-	// data goes through api.Data's MarshalJSON, that is json.Marshal: its
-	// strings are HTML-escaped.
-	b = append(b, `,"data":{`...)
-	if l := v.Data.Location; l != nil {
-		var ok bool
-		b = append(b, `"location":{"latitude":`...)
-		if b, ok = appendFloat(b, l.Latitude); !ok {
-			return b, false
-		}
-		b = append(b, `,"longitude":`...)
-		if b, ok = appendFloat(b, l.Longitude); !ok {
-			return b, false
-		}
-		b = append(b, `,"crs":`...)
-		b = appendString(b, l.CRS, true)
-		b = append(b, `,"accuracy":`...)
-		b = appendString(b, l.Accuracy, true)
-		b = append(b, '}')
-	}
-	b = append(b, '}')
-
-	b = append(b, `,"links":`...)
-	if v.Links == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range v.Links {
-			l := &v.Links[i]
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"rel":`...)
-			b = appendString(b, l.Rel, false)
-			b = append(b, `,"href":`...)
-			b = appendString(b, l.Href, false)
-			b = append(b, `,"title":`...)
-			b = appendString(b, l.Title, false)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
-	return append(b, "}\n"...), true
+	b = api.AppendVerifyResponse(b, v)
+	return append(b, '\n'), true
 }
+
+func finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
 
 // appendError appends the JSON of the error envelope e.
 func appendError(b []byte, e *errorBody) []byte {
@@ -260,83 +104,13 @@ func appendForm(b []byte, f *api.Form) []byte {
 	return append(b, "}}"...)
 }
 
-func appendLines(b []byte, ls []api.Line) []byte {
-	if ls == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i := range ls {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"key":`...)
-		b = appendString(b, ls[i].Key, false)
-		b = append(b, `,"value":`...)
-		b = appendString(b, ls[i].Value, false)
-		b = append(b, '}')
-	}
-	return append(b, ']')
-}
-
-func appendStrings(b []byte, ss []string) []byte {
-	if ss == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, s, false)
-	}
-	return append(b, ']')
-}
-
-func appendValue(b []byte, v *api.Value) []byte {
-	b = append(b, `{"value":`...)
-	b = appendString(b, v.Value, false)
-	return append(b, '}')
-}
-
-func appendCountry(b []byte, c *api.Country) []byte {
-	b = append(b, `{"language":`...)
-	b = appendString(b, c.Language, false)
-	b = append(b, `,"value":`...)
-	b = appendString(b, c.Value, false)
-	b = append(b, `,"iso":`...)
-	b = appendString(b, c.ISO, false)
-	return append(b, '}')
-}
-
-// appendFloat formats f as encoding/json's float64 encoder does; ok is
-// false for NaN and infinities, which encoding/json refuses.
-func appendFloat(b []byte, f float64) ([]byte, bool) {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return b, false
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 becomes e-9, as encoding/json writes it.
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b, true
-}
-
 const hexDigits = "0123456789abcdef"
 
 // appendString appends s as a JSON string exactly as encoding/json writes
 // it: control characters, quotes and backslashes escaped, invalid UTF-8 as
 // \ufffd, U+2028 and U+2029 escaped, and <, > and & escaped when html is
-// set.
+// set. It is api's own, kept here for the error envelope rather than
+// exported from api for it.
 func appendString(b []byte, s string, html bool) []byte {
 	b = append(b, '"')
 	start := 0
