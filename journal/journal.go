@@ -1,0 +1,680 @@
+// Package journal keeps the finished rows of a run in a sidecar file, so that
+// an interrupted run (Ctrl-C, kill -9, a reboot, a service outage) can be
+// continued by 'addrclean run --resume' without paying again for the rows
+// already verified.
+//
+// The file is text, one record per line, each line
+//
+//	<CRC-32C of the JSON, 8 lower-case hex digits> <space> <JSON object> <LF>
+//
+// The first record is the header (Meta: what was read and how); then come a
+// run record for every run that appended to the file, the row records of
+// that run in the order the rows finished, and, once a run has written every
+// row, a done record. See FORMAT.md beside this file.
+//
+// Records are only ever appended, each with one write, so a process killed at
+// any instant leaves at most its last record torn: a line without its LF, or
+// whose checksum does not match. Open finds the end of the intact records and
+// Continue cuts what follows before appending; a torn record is dropped and
+// its row verified again, never misread. The file is synced to disk every
+// second, so a power cut loses at most that much work.
+//
+// Rows finish out of order (up to the pipeline's reorder window), so Lookup
+// reads the journal as a stream beside the input, holding at most a window's
+// worth of records: memory does not grow with the file.
+package journal
+
+import (
+	"bufio"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/addrclean/addrclean/api"
+)
+
+// Version is the format version written in the header.
+const Version = 1
+
+// maxRecord bounds one line: an answer is a few kilobytes, so a longer line
+// is damage, not a record.
+const maxRecord = 4 << 20
+
+// syncEvery is how often appended records are synced to disk.
+const syncEvery = time.Second
+
+// slack is added to a run's reorder window when deciding that a row is not
+// in the journal: the feeder can hold a row or two beyond the window.
+const slack = 16
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrLocked is wrapped by Open's and Create's error when another process has
+// the journal open.
+var ErrLocked = errors.New("in use by another addrclean run")
+
+// ErrCorrupt is wrapped by Open's error when the file is not an addrclean
+// journal or its header cannot be read.
+var ErrCorrupt = errors.New("not a readable addrclean journal")
+
+// Meta is what a journal was written for: resuming with a different input or
+// different options that change answers would mix two runs' results.
+type Meta struct {
+	// Input identifies the input file.
+	Input Input `json:"input"`
+	// Options are the settings that change results (mapping, country,
+	// language, service), by name.
+	Options map[string]string `json:"options"`
+}
+
+// Input identifies an input file by content.
+type Input struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// Diff lists, for people, how m (the journal's) differs from now (the run
+// about to resume). It is empty when they agree.
+func (m Meta) Diff(now Meta) []string {
+	var d []string
+	if m.Input.Size != now.Input.Size || m.Input.SHA256 != now.Input.SHA256 {
+		d = append(d, fmt.Sprintf("the input file changed since the interrupted run (%s: %d bytes then, %d bytes now; content differs)",
+			now.Input.Path, m.Input.Size, now.Input.Size))
+	}
+	keys := make([]string, 0, len(m.Options)+len(now.Options))
+	for k := range m.Options {
+		keys = append(keys, k)
+	}
+	for k := range now.Options {
+		if _, ok := m.Options[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if a, b := m.Options[k], now.Options[k]; a != b {
+			d = append(d, fmt.Sprintf("%s was %s, now %s", k, show(a), show(b)))
+		}
+	}
+	return d
+}
+
+func show(s string) string {
+	if s == "" {
+		return "not set"
+	}
+	return strconv.Quote(s)
+}
+
+// Entry is one finished row.
+type Entry struct {
+	// Row is the input row number.
+	Row int
+	// Key is a hash of the row's normalised address: a record is used only
+	// for a row with the same address.
+	Key uint64
+	// Response is the answer; nil for a refused row.
+	Response *api.VerifyResponse
+	// Err and Kind are the reason and kind of a row the service refused.
+	Err, Kind string
+	// FromCache is true when the answer came from the persistent cache.
+	FromCache bool
+}
+
+// Info describes a journal found by Open.
+type Info struct {
+	Path    string
+	Meta    Meta
+	Created time.Time
+	// Rows is the number of intact row records.
+	Rows int64
+	// Runs is the number of runs that wrote to the file.
+	Runs int
+	// Complete is true when the last run wrote every row.
+	Complete bool
+	// Torn is the number of bytes after the last intact record (a record
+	// cut short by a crash); Continue drops them.
+	Torn int64
+	// Updated is the file's modification time.
+	Updated time.Time
+}
+
+// record is the JSON of every line; T tells which kind it is ("" for a row).
+type record struct {
+	T string `json:"t,omitempty"`
+
+	// header
+	Journal string    `json:"journal,omitempty"`
+	Version int       `json:"version,omitempty"`
+	Created time.Time `json:"created,omitzero"`
+	Meta    *Meta     `json:"meta,omitempty"`
+
+	// run
+	Started time.Time `json:"started,omitzero"`
+	Window  int       `json:"window,omitempty"`
+
+	// done
+	Rows int64 `json:"rows,omitempty"`
+
+	// row
+	Row       int             `json:"row,omitempty"`
+	Key       string          `json:"key,omitempty"`
+	FromCache bool            `json:"fc,omitempty"`
+	Err       string          `json:"err,omitempty"`
+	Kind      string          `json:"kind,omitempty"`
+	Resp      json.RawMessage `json:"resp,omitempty"`
+}
+
+const (
+	tHeader = "header"
+	tRun    = "run"
+	tDone   = "done"
+)
+
+// Journal is an open journal file, locked against other runs. Record and
+// Lookup may be called concurrently with each other; Lookup is called for
+// rows in increasing order.
+type Journal struct {
+	path string
+	f    *os.File
+	info Info
+	now  func() time.Time
+
+	valid int64 // length of the intact records found by Open
+
+	mu    sync.Mutex // guards appends
+	dirty bool
+	werr  error // first write error: later appends fail too
+	buf   []byte
+
+	stopSync chan struct{}
+	syncDone chan struct{}
+
+	// Replay state of Continue; used by Lookup only.
+	rd       *bufio.Reader
+	rdFile   *os.File
+	pending  map[int]record
+	maxSeen  int
+	bound    int
+	eof      bool
+	replayed int64
+	changed  int64
+}
+
+// Open opens and locks the journal at path and reads what it holds. A
+// missing file is an error wrapping fs.ErrNotExist; a file whose header
+// cannot be read wraps ErrCorrupt; a file another run has open wraps
+// ErrLocked. Nothing is changed until Start or Continue.
+func Open(path string) (*Journal, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	if err := lock(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	j := &Journal{path: path, f: f, now: time.Now}
+	if err := j.scan(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// Create creates (or replaces) the journal at path for a run with meta and
+// reorder window, locked against other runs.
+func Create(path string, meta Meta, window int) (*Journal, error) {
+	// Not O_TRUNC: another run's journal must survive until the lock is ours.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	if err := lock(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	j := &Journal{path: path, f: f, now: time.Now}
+	if err := j.Start(meta, window); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// Info describes what Open found.
+func (j *Journal) Info() Info { return j.info }
+
+// Path is the journal's file name.
+func (j *Journal) Path() string { return j.path }
+
+// Start discards what the journal holds and begins it afresh for a run with
+// meta and reorder window.
+func (j *Journal) Start(meta Meta, window int) error {
+	if err := j.f.Truncate(0); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	if _, err := j.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	now := j.now().UTC()
+	j.info = Info{Path: j.path, Meta: meta, Created: now, Runs: 1}
+	if err := j.append(record{T: tHeader, Journal: "addrclean", Version: Version, Created: now, Meta: &meta}); err != nil {
+		return err
+	}
+	if err := j.append(record{T: tRun, Started: now, Window: window}); err != nil {
+		return err
+	}
+	return j.begin()
+}
+
+// Continue keeps the intact records for Lookup, drops a torn tail and appends
+// a run record for a run with reorder window.
+func (j *Journal) Continue(window int) error {
+	if err := j.f.Truncate(j.valid); err != nil {
+		return fmt.Errorf("journal %s: dropping a torn record: %w", j.path, err)
+	}
+	if _, err := j.f.Seek(j.valid, io.SeekStart); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	rf, err := os.Open(j.path)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	j.rdFile = rf
+	j.rd = bufio.NewReaderSize(io.NewSectionReader(rf, 0, j.valid), 64<<10)
+	j.pending = make(map[int]record)
+	j.info.Runs++
+	j.info.Complete = false
+	j.info.Torn = 0
+	if err := j.append(record{T: tRun, Started: j.now().UTC(), Window: window}); err != nil {
+		return err
+	}
+	return j.begin()
+}
+
+// begin syncs the records so far and starts the periodic sync.
+func (j *Journal) begin() error {
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	j.stopSync = make(chan struct{})
+	j.syncDone = make(chan struct{})
+	go j.syncLoop()
+	return nil
+}
+
+func (j *Journal) syncLoop() {
+	defer close(j.syncDone)
+	t := time.NewTicker(syncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-j.stopSync:
+			return
+		case <-t.C:
+			_ = j.sync()
+		}
+	}
+}
+
+func (j *Journal) sync() error {
+	j.mu.Lock()
+	dirty := j.dirty
+	j.dirty = false
+	j.mu.Unlock()
+	if !dirty {
+		return nil
+	}
+	// A failed sync is reported by the next append or by Close.
+	if err := j.f.Sync(); err != nil {
+		j.mu.Lock()
+		if j.werr == nil {
+			j.werr = fmt.Errorf("journal %s: %w", j.path, err)
+		}
+		j.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// Record appends a finished row.
+func (j *Journal) Record(e Entry) error {
+	if e.Row < 1 {
+		return fmt.Errorf("journal %s: row %d: want a positive row number", j.path, e.Row)
+	}
+	body, err := appendRow(nil, e)
+	if err != nil {
+		return fmt.Errorf("journal %s: row %d: %w", j.path, e.Row, err)
+	}
+	return j.write(body, true)
+}
+
+// appendRow appends the JSON of a row record. It is written by hand because
+// it runs once per row: encoding/json would scan the answer again to check
+// it.
+func appendRow(b []byte, e Entry) ([]byte, error) {
+	b = append(b, `{"row":`...)
+	b = strconv.AppendInt(b, int64(e.Row), 10)
+	b = append(b, `,"key":"`...)
+	b = strconv.AppendUint(b, e.Key, 16)
+	b = append(b, '"')
+	if e.FromCache {
+		b = append(b, `,"fc":true`...)
+	}
+	for _, f := range [...]struct{ name, v string }{{"err", e.Err}, {"kind", e.Kind}} {
+		if f.v == "" {
+			continue
+		}
+		q, err := json.Marshal(f.v)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"`...)
+		b = append(b, f.name...)
+		b = append(b, `":`...)
+		b = append(b, q...)
+	}
+	if e.Response != nil {
+		resp, err := encodeResponse(e.Response)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"resp":`...)
+		b = append(b, resp...)
+	}
+	return append(b, '}'), nil
+}
+
+// Complete records that the run wrote every one of its rows rows.
+func (j *Journal) Complete(rows int64) error {
+	if err := j.append(record{T: tDone, Rows: rows}); err != nil {
+		return err
+	}
+	j.info.Complete = true
+	return nil
+}
+
+// append writes one record other than a row.
+func (j *Journal) append(rec record) error {
+	body, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("journal %s: encoding a record: %w", j.path, err)
+	}
+	return j.write(body, false)
+}
+
+// write writes one record as one line with one write, so that a kill can
+// tear at most this record.
+func (j *Journal) write(body []byte, row bool) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.werr != nil {
+		return j.werr
+	}
+	j.buf = appendLine(j.buf[:0], body)
+	if _, err := j.f.Write(j.buf); err != nil {
+		j.werr = fmt.Errorf("journal %s: %w", j.path, err)
+		return j.werr
+	}
+	j.dirty = true
+	if row {
+		j.info.Rows++
+	}
+	return nil
+}
+
+func appendLine(b, body []byte) []byte {
+	b = fmt.Appendf(b, "%08x ", crc32.Checksum(body, crcTable))
+	b = append(b, body...)
+	return append(b, '\n')
+}
+
+func keyText(k uint64) string { return strconv.FormatUint(k, 16) }
+
+// Lookup returns the journalled result of row when the journal holds one for
+// the same address key. Rows must be asked for in increasing order. A record
+// whose key differs is not used (the row is verified again) and counted in
+// Changed.
+func (j *Journal) Lookup(row int, key uint64) (Entry, bool, error) {
+	if j.rd == nil {
+		return Entry{}, false, nil
+	}
+	for {
+		if rec, ok := j.pending[row]; ok {
+			delete(j.pending, row)
+			if rec.Key != keyText(key) {
+				j.changed++
+				return Entry{}, false, nil
+			}
+			e := Entry{Row: row, Key: key, Err: rec.Err, Kind: rec.Kind, FromCache: rec.FromCache}
+			if len(rec.Resp) > 0 {
+				resp, err := decodeResponse(rec.Resp)
+				if err != nil {
+					return Entry{}, false, fmt.Errorf("journal %s: row %d: %w", j.path, row, err)
+				}
+				e.Response = resp
+			}
+			j.replayed++
+			return e, true, nil
+		}
+		// Rows finish at most a window out of order: once a record lies
+		// further ahead than that, row's would have been read already.
+		if j.eof || j.maxSeen > row+j.bound {
+			j.trim(row)
+			return Entry{}, false, nil
+		}
+		if err := j.readOne(row); err != nil {
+			return Entry{}, false, err
+		}
+	}
+}
+
+// readOne reads the next record of the replay into pending.
+func (j *Journal) readOne(row int) error {
+	line, err := readLine(j.rd)
+	if errors.Is(err, io.EOF) {
+		j.eof = true
+		j.rdFile.Close()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	rec, ok := parseLine(line)
+	if !ok {
+		// Open checked every record up to the end it found.
+		return fmt.Errorf("journal %s: a record changed while it was read: %w", j.path, ErrCorrupt)
+	}
+	switch rec.T {
+	case tRun:
+		j.bound = max(j.bound, rec.Window+slack)
+	case "":
+		if rec.Row >= row {
+			j.pending[rec.Row] = rec
+		}
+		j.maxSeen = max(j.maxSeen, rec.Row)
+	}
+	return nil
+}
+
+// trim drops records of rows already passed; they belong to rows the run
+// did not ask about (unmapped rows, or rows recorded twice).
+func (j *Journal) trim(row int) {
+	if len(j.pending) <= 2*j.bound {
+		return
+	}
+	for r := range j.pending {
+		if r < row {
+			delete(j.pending, r)
+		}
+	}
+}
+
+// Replayed is the number of rows Lookup answered; Changed the number of
+// records not used because the row's address differs.
+func (j *Journal) Replayed() int64 { return j.replayed }
+
+// Changed is the number of records not used because the row's address
+// differs from the journalled one.
+func (j *Journal) Changed() int64 { return j.changed }
+
+// Close syncs and closes the journal, keeping the file.
+func (j *Journal) Close() error {
+	if j.stopSync != nil {
+		close(j.stopSync)
+		<-j.syncDone
+		j.stopSync = nil
+	}
+	if j.rdFile != nil && !j.eof {
+		j.rdFile.Close()
+	}
+	j.mu.Lock()
+	werr := j.werr
+	j.mu.Unlock()
+	err := j.f.Sync()
+	if cerr := j.f.Close(); err == nil {
+		err = cerr
+	}
+	if werr != nil {
+		return werr
+	}
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	return nil
+}
+
+// Remove closes the journal and deletes the file.
+func (j *Journal) Remove() error {
+	// Removed while still locked, so no other run can open it halfway.
+	if err := os.Remove(j.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		_ = j.Close()
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	return j.Close()
+}
+
+// scan reads the whole file, checking every record, and fills info and
+// valid.
+func (j *Journal) scan() error {
+	st, err := j.f.Stat()
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	j.info = Info{Path: j.path, Updated: st.ModTime()}
+	rd := bufio.NewReaderSize(io.NewSectionReader(j.f, 0, st.Size()), 64<<10)
+	var off int64
+	first := true
+	for {
+		line, err := readLine(rd)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil && !errors.Is(err, errTorn) {
+			return fmt.Errorf("journal %s: %w", j.path, err)
+		}
+		var rec record
+		ok := false
+		if err == nil {
+			rec, ok = parseLine(line)
+		}
+		if !ok {
+			break // torn: this record and everything after it are dropped
+		}
+		if first {
+			if rec.T != tHeader || rec.Journal != "addrclean" || rec.Meta == nil {
+				return fmt.Errorf("journal %s: %w (no header)", j.path, ErrCorrupt)
+			}
+			if rec.Version != Version {
+				return fmt.Errorf("journal %s: format version %d, this addrclean reads %d: %w", j.path, rec.Version, Version, ErrCorrupt)
+			}
+			j.info.Meta = *rec.Meta
+			j.info.Created = rec.Created
+			first = false
+		} else {
+			switch rec.T {
+			case tRun:
+				j.info.Runs++
+				j.info.Complete = false
+			case tDone:
+				j.info.Complete = true
+			case "":
+				j.info.Rows++
+				j.info.Complete = false
+			}
+		}
+		off += int64(len(line))
+	}
+	if first {
+		if st.Size() == 0 {
+			return fmt.Errorf("journal %s: empty file: %w", j.path, ErrCorrupt)
+		}
+		return fmt.Errorf("journal %s: %w (no intact header)", j.path, ErrCorrupt)
+	}
+	j.valid = off
+	j.info.Torn = st.Size() - off
+	return nil
+}
+
+var errTorn = errors.New("torn record")
+
+// readLine returns the next line with its LF; a last line without one, or
+// one longer than maxRecord, is errTorn.
+func readLine(rd *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := rd.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > maxRecord {
+			return nil, errTorn
+		}
+		switch {
+		case err == nil:
+			return line, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			if len(line) == 0 {
+				return nil, io.EOF
+			}
+			return nil, errTorn
+		default:
+			return nil, err
+		}
+	}
+}
+
+// parseLine checks a line's checksum and decodes it.
+func parseLine(line []byte) (record, bool) {
+	if len(line) < 11 || line[8] != ' ' || line[len(line)-1] != '\n' {
+		return record{}, false
+	}
+	var sum [4]byte
+	if _, err := hex.Decode(sum[:], line[:8]); err != nil {
+		return record{}, false
+	}
+	body := line[9 : len(line)-1]
+	want := uint32(sum[0])<<24 | uint32(sum[1])<<16 | uint32(sum[2])<<8 | uint32(sum[3])
+	if crc32.Checksum(body, crcTable) != want {
+		return record{}, false
+	}
+	var rec record
+	if err := json.Unmarshal(body, &rec); err != nil {
+		return record{}, false
+	}
+	if rec.T == "" && rec.Row < 1 {
+		return record{}, false
+	}
+	return rec, true
+}

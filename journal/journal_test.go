@@ -1,0 +1,459 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/addrclean/addrclean/api"
+)
+
+func answer(id string) *api.VerifyResponse {
+	return &api.VerifyResponse{Type: "verify", Action: api.ActionAccept,
+		Address: api.MatchedAddress{ID: id, Label: []string{"1 Main Street " + id, "Cork"}},
+		Extra:   map[string]json.RawMessage{"echo": json.RawMessage(`{"n":` + id + `}`)}}
+}
+
+var testMeta = Meta{
+	Input:   Input{Path: "in.csv", Size: 42, SHA256: "abc"},
+	Options: map[string]string{"country": "IE", "service": "embedded"},
+}
+
+// entry is row n's result: refusals every seventh row, answers otherwise.
+func entry(n int) Entry {
+	e := Entry{Row: n, Key: uint64(n) * 0x9e3779b97f4a7c15, FromCache: n%5 == 0}
+	if n%7 == 0 {
+		e.Err, e.Kind = "service answered 400: bad address", "permanent"
+	} else {
+		e.Response = answer(strconv.Itoa(n))
+	}
+	return e
+}
+
+// write creates a journal holding rows in the order given, and closes it.
+func write(t *testing.T, path string, window int, rows []int) {
+	t.Helper()
+	j, err := Create(path, testMeta, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range rows {
+		if err := j.Record(entry(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func reopen(t *testing.T, path string) *Journal {
+	t.Helper()
+	j, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = j.Close() })
+	return j
+}
+
+// shuffled returns 1..n with every row moved at most window places, the way
+// a pool of workers finishes rows.
+func shuffled(n, window int, seed uint64) []int {
+	rows := make([]int, n)
+	for i := range rows {
+		rows[i] = i + 1
+	}
+	r := rand.New(rand.NewPCG(seed, 1))
+	for i := 0; i+window < n; i += window / 2 {
+		part := rows[i : i+window/2]
+		r.Shuffle(len(part), func(a, b int) { part[a], part[b] = part[b], part[a] })
+	}
+	return rows
+}
+
+// TestReplay: rows recorded out of order come back for exactly the rows
+// recorded, with their results unchanged, and the reader never holds much
+// more than a window of records.
+func TestReplay(t *testing.T) {
+	tests := []struct {
+		name   string
+		rows   []int
+		asked  int // rows 1..asked are looked up
+		window int
+	}{
+		{"in order", shuffled(500, 2, 1), 500, 8},
+		{"out of order within the window", shuffled(3000, 64, 2), 3000, 64},
+		{"gaps: rows never recorded", []int{1, 2, 4, 5, 9, 10, 11, 30}, 40, 8},
+		{"empty", nil, 10, 8},
+		{"more asked than recorded", shuffled(100, 16, 3), 300, 16},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "j")
+			write(t, path, tc.window, tc.rows)
+			j := reopen(t, path)
+			if info := j.Info(); info.Rows != int64(len(tc.rows)) || info.Runs != 1 || info.Complete || info.Torn != 0 ||
+				!reflect.DeepEqual(info.Meta, testMeta) {
+				t.Fatalf("info = %+v", info)
+			}
+			if err := j.Continue(tc.window); err != nil {
+				t.Fatal(err)
+			}
+			recorded := map[int]bool{}
+			for _, n := range tc.rows {
+				recorded[n] = true
+			}
+			peak := 0
+			for n := 1; n <= tc.asked; n++ {
+				e, ok, err := j.Lookup(n, entry(n).Key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok != recorded[n] {
+					t.Fatalf("row %d: found %v, recorded %v", n, ok, recorded[n])
+				}
+				if ok && !reflect.DeepEqual(e, entry(n)) {
+					t.Fatalf("row %d:\n got %+v\nwant %+v", n, e, entry(n))
+				}
+				peak = max(peak, len(j.pending))
+			}
+			if limit := 3 * (tc.window + slack); peak > limit {
+				t.Errorf("reader held %d records at once, want at most %d", peak, limit)
+			}
+			if j.Replayed() != int64(len(tc.rows)) {
+				t.Errorf("Replayed = %d, want %d", j.Replayed(), len(tc.rows))
+			}
+		})
+	}
+}
+
+// TestTornLastRecord cuts the file at every byte of its last record, and
+// appends garbage or flips a bit in it: the record is dropped, every other
+// one is read, and a resumed journal appends cleanly after the cut.
+func TestTornLastRecord(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "j")
+	write(t, path, 8, []int{1, 2, 3, 4})
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := bytes.LastIndexByte(whole[:len(whole)-1], '\n') + 1
+	damage := map[string][]byte{}
+	for cut := last + 1; cut < len(whole); cut++ {
+		damage["cut at "+strconv.Itoa(cut)] = whole[:cut]
+	}
+	flipped := bytes.Clone(whole)
+	flipped[len(flipped)-20] ^= 0x04
+	damage["bit flip"] = flipped
+	damage["zeros after a cut"] = append(bytes.Clone(whole[:last+30]), make([]byte, 4096)...)
+	damage["line without checksum"] = append(bytes.Clone(whole[:last]), []byte(`{"row":4}`+"\n")...)
+	for name, b := range damage {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "j")
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			j, err := Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info := j.Info()
+			if info.Rows != 3 || info.Torn != int64(len(b)-last) {
+				t.Fatalf("rows %d torn %d, want 3 and %d", info.Rows, info.Torn, len(b)-last)
+			}
+			if err := j.Continue(8); err != nil {
+				t.Fatal(err)
+			}
+			for n := 1; n <= 4; n++ {
+				_, ok, err := j.Lookup(n, entry(n).Key)
+				if err != nil || ok != (n < 4) {
+					t.Fatalf("row %d: found %v, %v", n, ok, err)
+				}
+			}
+			if err := j.Record(entry(4)); err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			j2 := reopen(t, p)
+			if info := j2.Info(); info.Rows != 4 || info.Torn != 0 || info.Runs != 2 {
+				t.Fatalf("after the resumed run: %+v", info)
+			}
+		})
+	}
+}
+
+func TestOpenRefuses(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	write(t, good, 8, []int{1})
+	goodBytes, _ := os.ReadFile(good)
+	firstLine := goodBytes[:bytes.IndexByte(goodBytes, '\n')+1]
+	tests := []struct {
+		name    string
+		content []byte
+		want    error
+	}{
+		{"empty", nil, ErrCorrupt},
+		{"not a journal", []byte("id,name\n1,x\n"), ErrCorrupt},
+		{"torn header", firstLine[:len(firstLine)-5], ErrCorrupt},
+		{"row before the header", goodBytes[len(firstLine):], ErrCorrupt},
+		{"newer format", []byte(checked(`{"t":"header","journal":"addrclean","version":99,"meta":{}}`)), ErrCorrupt},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "j")
+			if err := os.WriteFile(p, tc.content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Open(p)
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), p) {
+				t.Fatalf("Open = %v, want %v naming the file", err, tc.want)
+			}
+		})
+	}
+	if _, err := Open(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func checked(body string) string { return string(appendLine(nil, []byte(body))) }
+
+// TestLocked: a second run cannot open or replace a journal in use.
+func TestLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := Create(path, testMeta, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if err := j.Record(entry(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(path); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Open while in use: %v", err)
+	}
+	if _, err := Create(path, testMeta, 8); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Create while in use: %v", err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Fatalf("the journal in use was damaged: %v %v", fi, err)
+	}
+}
+
+// TestChangedAddress: a record whose address key differs is not used.
+func TestChangedAddress(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	write(t, path, 8, []int{1, 2, 3})
+	j := reopen(t, path)
+	if err := j.Continue(8); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := j.Lookup(1, entry(1).Key); !ok {
+		t.Fatal("row 1 not found")
+	}
+	if _, ok, _ := j.Lookup(2, 12345); ok {
+		t.Fatal("row 2 used for a different address")
+	}
+	if _, ok, _ := j.Lookup(3, entry(3).Key); !ok {
+		t.Fatal("row 3 not found")
+	}
+	if j.Changed() != 1 || j.Replayed() != 2 {
+		t.Fatalf("changed %d replayed %d", j.Changed(), j.Replayed())
+	}
+}
+
+// TestCompleteAndRestart: a done record marks the journal complete; Start
+// empties it for a new run; another run's records make it incomplete again.
+func TestCompleteAndRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := Create(path, testMeta, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 3; n++ {
+		if err := j.Record(entry(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Complete(3); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j = reopen(t, path)
+	if info := j.Info(); !info.Complete || info.Rows != 3 {
+		t.Fatalf("info %+v", info)
+	}
+	other := testMeta
+	other.Options = map[string]string{"country": "GB"}
+	if err := j.Start(other, 8); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j = reopen(t, path)
+	if info := j.Info(); info.Complete || info.Rows != 0 || info.Meta.Options["country"] != "GB" {
+		t.Fatalf("after Start: %+v", info)
+	}
+}
+
+func TestRemove(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := Create(path, testMeta, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("journal still there: %v", err)
+	}
+}
+
+func TestMetaDiff(t *testing.T) {
+	base := Meta{Input: Input{Path: "a.csv", Size: 10, SHA256: "x"},
+		Options: map[string]string{"country": "IE", "mapping": "line1=Street", "service": "embedded"}}
+	with := func(f func(*Meta)) Meta {
+		m := base
+		m.Options = map[string]string{}
+		for k, v := range base.Options {
+			m.Options[k] = v
+		}
+		f(&m)
+		return m
+	}
+	tests := []struct {
+		name string
+		now  Meta
+		want []string
+	}{
+		{"same", with(func(*Meta) {}), nil},
+		{"same content, other path", with(func(m *Meta) { m.Input.Path = "b.csv" }), nil},
+		{"content", with(func(m *Meta) { m.Input.SHA256 = "y" }), []string{"the input file changed"}},
+		{"size", with(func(m *Meta) { m.Input.Size = 11 }), []string{"10 bytes then, 11 bytes now"}},
+		{"option changed", with(func(m *Meta) { m.Options["country"] = "GB" }), []string{`country was "IE", now "GB"`}},
+		{"option added", with(func(m *Meta) { m.Options["language"] = "ga" }), []string{`language was not set, now "ga"`}},
+		{"option removed", with(func(m *Meta) { delete(m.Options, "country") }), []string{`country was "IE", now not set`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := base.Diff(tc.now)
+			if len(got) != len(tc.want) {
+				t.Fatalf("Diff = %q, want %d differences", got, len(tc.want))
+			}
+			for i := range got {
+				if !strings.Contains(got[i], tc.want[i]) {
+					t.Errorf("difference %d = %q, want it to contain %q", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+// FuzzOpen: whatever the file holds, Open and a replay neither panic nor
+// return a row other than one recorded with exactly that result.
+func FuzzOpen(f *testing.F) {
+	dir := f.TempDir()
+	path := filepath.Join(dir, "seed")
+	j, err := Create(path, testMeta, 8)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, n := range []int{2, 1, 3, 5, 4} {
+		if err := j.Record(entry(n)); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		f.Fatal(err)
+	}
+	seed, _ := os.ReadFile(path)
+	f.Add(seed)
+	f.Add(seed[:len(seed)/2])
+	f.Add([]byte(checked(`{"t":"header","journal":"addrclean","version":1,"meta":{}}`) + checked(`{"row":1,"key":"1"}`)))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(t.TempDir(), "j")
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		j, err := Open(p)
+		if err != nil {
+			return
+		}
+		defer j.Close()
+		if err := j.Continue(8); err != nil {
+			t.Fatal(err)
+		}
+		for n := 1; n <= 8; n++ {
+			e, ok, err := j.Lookup(n, entry(n).Key)
+			if err != nil || !ok {
+				continue
+			}
+			// A record can only match if its checksum held, so it is one
+			// written by Record: for the seed, entry(n) itself.
+			if want := entry(n); e.Row != n || e.Key != want.Key {
+				t.Fatalf("row %d: got %+v", n, e)
+			}
+		}
+	})
+}
+
+// TestRowRecordIsJSON: the hand-written row record decodes with
+// encoding/json to what it holds, strings with quotes and controls included.
+func TestRowRecordIsJSON(t *testing.T) {
+	for _, e := range []Entry{
+		entry(1), entry(7), entry(10),
+		{Row: 3, Key: 1<<64 - 1, Err: "service answered 400: \"bad\"\n\x01 <b>é", Kind: "permanent"},
+	} {
+		b, err := appendRow(nil, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec record
+		if err := json.Unmarshal(b, &rec); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		if rec.Row != e.Row || rec.Key != keyText(e.Key) || rec.Err != e.Err || rec.Kind != e.Kind || rec.FromCache != e.FromCache {
+			t.Fatalf("%s decoded to %+v", b, rec)
+		}
+		if e.Response != nil {
+			got, err := decodeResponse(rec.Resp)
+			if err != nil || !reflect.DeepEqual(got, e.Response) {
+				t.Fatalf("answer: %v %+v", err, got)
+			}
+		}
+	}
+}
+
+// BenchmarkRecord is the journal's cost per row of a run.
+func BenchmarkRecord(b *testing.B) {
+	j, err := Create(filepath.Join(b.TempDir(), "j"), testMeta, 256)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close()
+	e := entry(1)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := j.Record(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
