@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/ratelimit"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/writers"
@@ -39,7 +40,30 @@ const (
 	DefaultDedupCache = 1024
 	// DefaultProgressInterval is how often Progress is called at most.
 	DefaultProgressInterval = 200 * time.Millisecond
+	// DefaultBreakerRows is how many rows in a row may fail with the
+	// service's fault (retries spent, or 429s past MaxWait) before the run
+	// stops with ErrServiceUnavailable.
+	DefaultBreakerRows = 20
+	// DefaultBreakerWindow and DefaultBreakerShare: the run also stops when
+	// more than that share of the last that many verified rows failed.
+	DefaultBreakerWindow = 200
+	DefaultBreakerShare  = 0.5
+	// DefaultMinRowsForShare is how many rows must be written before
+	// MaxErrorShare is applied mid-run (the end of the run checks it too).
+	DefaultMinRowsForShare = 100
 )
+
+// ReorderWindow is the reorder window a run uses for window and workers (the
+// Config fields): rows finish at most this far out of input order.
+func ReorderWindow(window, workers int) int {
+	if workers < 1 {
+		workers = DefaultWorkers
+	}
+	if window < 1 {
+		window = DefaultWindow
+	}
+	return max(window, 4*workers)
+}
 
 // Mapper turns an input row into the address to verify.
 type Mapper interface {
@@ -74,6 +98,18 @@ type Cache interface {
 	Put(ctx context.Context, key string, resp *api.VerifyResponse) error
 }
 
+// Journal keeps finished rows for a later run to resume from;
+// *journal.Journal satisfies it.
+type Journal interface {
+	// Lookup returns the journalled result of row if there is one for the
+	// same address key. It is called from one goroutine, for rows in
+	// increasing order.
+	Lookup(row int, key uint64) (journal.Entry, bool, error)
+	// Record keeps a finished row; it is called concurrently, as rows
+	// finish.
+	Record(journal.Entry) error
+}
+
 // Config is everything one run needs. Zero numeric fields take the defaults
 // above; Source, Mapper and Verifier are required.
 type Config struct {
@@ -92,6 +128,12 @@ type Config struct {
 	// are marked Cached and FromCache, and the distinct addresses it
 	// answered are counted in Stats.CacheHits. A Cache error stops the run.
 	Cache Cache
+	// Journal, when set, answers the rows a previous run finished (they are
+	// counted in Stats.RowsResumed and not sent), and records every row
+	// this run finishes with an answer or a refusal. Rows that failed
+	// (retries spent) are not recorded, so that a resumed run tries them
+	// again. A Journal error stops the run.
+	Journal Journal
 	// Outputs receive every result in input order. Run writes but does not
 	// close them: the caller closes (or aborts) them after Run returns.
 	Outputs []writers.Writer
@@ -120,6 +162,26 @@ type Config struct {
 	// DedupCache is how many verdicts are kept for later duplicates (default
 	// 1024); negative keeps none (concurrent duplicates still share a call).
 	DedupCache int
+
+	// BreakerRows stops the run with ErrServiceUnavailable after that many
+	// rows in a row failed with the service's fault (default 20; negative:
+	// never). BreakerShare over BreakerWindow does the same when more than
+	// that share of the last BreakerWindow verified rows failed (defaults
+	// 0.5 and 200; a negative share: never). Intake stops, calls in flight
+	// finish within Timeout, and the rows not reached are not written:
+	// they are not Error rows, a resumed run verifies them.
+	BreakerRows   int
+	BreakerWindow int
+	BreakerShare  float64
+	// With LimitErrors, the run stops with ErrTooManyErrors once more than
+	// MaxErrors rows are Error (0: at the first). MaxErrorShare, when positive,
+	// does the same once more than that share (0 to 1) of the rows written
+	// are Error, checked after MinRowsForShare rows (default 100) and at the
+	// end.
+	LimitErrors     bool
+	MaxErrors       int64
+	MaxErrorShare   float64
+	MinRowsForShare int64
 
 	// Logger receives row-level problems (once per row, with its number)
 	// and debug lines about retries. The zero Logger logs nothing.
@@ -169,11 +231,18 @@ func (c Config) withDefaults() Config {
 	if c.BackoffMax < c.BackoffBase {
 		c.BackoffMax = c.BackoffBase
 	}
-	if c.Window < 1 {
-		c.Window = DefaultWindow
+	c.Window = ReorderWindow(c.Window, c.Workers)
+	if c.BreakerRows == 0 {
+		c.BreakerRows = DefaultBreakerRows
 	}
-	if c.Window < 4*c.Workers {
-		c.Window = 4 * c.Workers
+	if c.BreakerWindow < 1 {
+		c.BreakerWindow = DefaultBreakerWindow
+	}
+	if c.BreakerShare == 0 {
+		c.BreakerShare = DefaultBreakerShare
+	}
+	if c.MinRowsForShare <= 0 {
+		c.MinRowsForShare = DefaultMinRowsForShare
 	}
 	if c.DedupCache == 0 {
 		c.DedupCache = DefaultDedupCache

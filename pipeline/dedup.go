@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"container/list"
+	"hash/fnv"
 	"strings"
 	"sync"
 	"unicode"
@@ -37,6 +38,14 @@ func dedupKey(a api.Address) string {
 		appendNormal(&b, f)
 	}
 	return b.String()
+}
+
+// keyHash is the 64-bit FNV-1a hash of a dedup key: the journal stores it to
+// check that a record belongs to the same address.
+func keyHash(key string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(key))
+	return h.Sum64()
 }
 
 // normalise lower-cases s and folds white space.
@@ -165,6 +174,22 @@ func (d *dedup) acquire(key string) (role, *flight, verdict) {
 func (d *dedup) finish(key string, f *flight, v verdict) {
 	d.mu.Lock()
 	delete(d.inflight, key)
+	d.keep(key, v)
+	d.mu.Unlock()
+	f.v = v
+	close(f.done)
+}
+
+// remember keeps a verdict found elsewhere (the journal) for later
+// duplicates.
+func (d *dedup) remember(key string, v verdict) {
+	d.mu.Lock()
+	d.keep(key, v)
+	d.mu.Unlock()
+}
+
+// keep puts v in the LRU; d.mu is held.
+func (d *dedup) keep(key string, v verdict) {
 	if d.size > 0 && v.cacheable() {
 		if el, ok := d.index[key]; ok {
 			el.Value.(*cached).v = v
@@ -178,7 +203,4 @@ func (d *dedup) finish(key string, f *flight, v verdict) {
 			}
 		}
 	}
-	d.mu.Unlock()
-	f.v = v
-	close(f.done)
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -35,8 +36,9 @@ type runner struct {
 	callCtx   context.Context // calls in flight; outlives runCtx by the grace
 	cancelCal context.CancelFunc
 
-	dedup *dedup
-	start time.Time
+	dedup   *dedup
+	breaker *breaker
+	start   time.Time
 
 	rowsRead    atomic.Int64
 	callsMade   atomic.Int64
@@ -44,6 +46,7 @@ type runner struct {
 	cacheHits   atomic.Int64
 	retries     atomic.Int64
 	rateLimited atomic.Int64
+	resumed     atomic.Int64
 
 	stopOnce sync.Once
 	stopErr  error // the fatal cause, set once before runCtx is cancelled
@@ -69,7 +72,8 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		return Stats{}, errors.New("pipeline: no verifier")
 	}
 	cfg = cfg.withDefaults()
-	r := &runner{cfg: cfg, dedup: newDedup(cfg.DedupCache), start: cfg.Now()}
+	r := &runner{cfg: cfg, dedup: newDedup(cfg.DedupCache), start: cfg.Now(),
+		breaker: newBreaker(cfg.BreakerRows, cfg.BreakerWindow, cfg.BreakerShare)}
 	r.runCtx, r.cancelRun = context.WithCancelCause(ctx)
 	defer r.cancelRun(nil)
 	// Calls in flight must not die with ctx: an interrupt lets them finish
@@ -119,6 +123,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	st.CacheHits = r.cacheHits.Load()
 	st.Retries = r.retries.Load()
 	st.RateLimited = r.rateLimited.Load()
+	st.RowsResumed = r.resumed.Load()
 	st.RateLimit = cfg.Limiter.Rate()
 	st.Elapsed = cfg.Now().Sub(r.start)
 	if s := st.Elapsed.Seconds(); s > 0 {
@@ -130,7 +135,23 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		cfg.Progress(r.progress(st.RowsWritten, counts, r.start.Add(st.Elapsed)))
 	}
 
+	st.Complete = f.all && !gap && readErr == nil
+	if r.stopErr == nil && st.Complete {
+		// The share of Error rows is judged on the whole file too: a small
+		// file never reaches MinRowsForShare.
+		if err := r.tooManyErrors(st.Actions[ActionError], st.RowsWritten, true); err != nil {
+			r.stopErr = err
+		}
+	}
 	if r.stopErr != nil {
+		switch {
+		case errors.Is(r.stopErr, ErrServiceUnavailable):
+			st.Stopped = "service_unavailable"
+		case errors.Is(r.stopErr, ErrTooManyErrors):
+			st.Stopped = "max_errors"
+		default:
+			st.Stopped = "fatal"
+		}
 		return st, r.stopErr
 	}
 	// A cancellation that came after the last row was done interrupted
@@ -153,6 +174,30 @@ func (r *runner) stop(err error) {
 		r.cancelCal()
 		r.cancelRun(err)
 	})
+}
+
+// halt ends the run like an interrupt, because of err: intake stops, calls in
+// flight get the grace to finish, and Run returns err.
+func (r *runner) halt(err error) {
+	r.stopOnce.Do(func() {
+		r.stopErr = err
+		r.cancelRun(err)
+	})
+}
+
+// tooManyErrors returns the error that stops a run whose Error rows passed
+// MaxErrors or MaxErrorShare, or nil.
+func (r *runner) tooManyErrors(errs, written int64, final bool) error {
+	c := &r.cfg
+	if c.LimitErrors && errs > c.MaxErrors {
+		return fmt.Errorf("%w: %d, more than the limit of %d", ErrTooManyErrors, errs, c.MaxErrors)
+	}
+	if c.MaxErrorShare > 0 && written > 0 && (final || written >= c.MinRowsForShare) &&
+		float64(errs) > c.MaxErrorShare*float64(written) {
+		return fmt.Errorf("%w: %d of %d rows (%.1f%%), more than the limit of %g%%", ErrTooManyErrors,
+			errs, written, 100*float64(errs)/float64(written), 100*c.MaxErrorShare)
+	}
+	return nil
 }
 
 // feed reads rows, queues one slot per row in input order and hands the
@@ -194,10 +239,27 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 			continue
 		}
 		addr := m.Address
+		key := dedupKey(addr)
+		if r.cfg.Journal != nil {
+			e, ok, err := r.cfg.Journal.Lookup(row.Num, keyHash(key))
+			if err != nil {
+				r.stop(fmt.Errorf("pipeline: row %d: reading the journal: %w", row.Num, err))
+				s <- outcome{res: base, skipped: true}
+				return false, nil
+			}
+			if ok {
+				r.resumed.Add(1)
+				// Later duplicates of a replayed row need no call either.
+				r.dedup.remember(key, verdict{resp: e.Response, reason: e.Err, kind: e.Kind, fromCache: e.FromCache})
+				base.Response, base.Err, base.FromCache, base.Cached = e.Response, e.Err, e.FromCache, e.FromCache
+				s <- outcome{res: base, kind: e.Kind}
+				continue
+			}
+		}
 		// Go blocks while every worker is busy; that, with the queue's
 		// capacity, is the backpressure that bounds memory.
 		g.Go(func() error {
-			s <- r.process(base, addr)
+			s <- r.process(base, addr, key)
 			return nil
 		})
 	}
@@ -257,6 +319,14 @@ func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, counts
 		}
 		st.Actions[action]++
 		counts.add(action)
+		if action == ActionError {
+			if err := r.tooManyErrors(st.Actions[ActionError], st.RowsWritten, false); err != nil {
+				// The outputs end at the row that passed the limit, whatever
+				// has finished behind it (it is journalled all the same).
+				r.halt(err)
+				stopped = true
+			}
+		}
 		if r.cfg.Progress != nil {
 			now := r.cfg.Now()
 			if r.cfg.ProgressInterval < 0 || now.Sub(last) >= r.cfg.ProgressInterval {
@@ -288,13 +358,12 @@ func (r *runner) progress(done int64, counts Counts, now time.Time) Progress {
 }
 
 // process verifies one row's address, sharing the verdict with duplicates.
-func (r *runner) process(base writers.Result, addr api.Address) outcome {
+func (r *runner) process(base writers.Result, addr api.Address, key string) outcome {
 	o := outcome{res: base}
 	if r.runCtx.Err() != nil {
 		o.skipped = true
 		return o
 	}
-	key := dedupKey(addr)
 	var v verdict
 	switch rl, f, hit := r.dedup.acquire(key); rl {
 	case roleHit:
@@ -319,8 +388,20 @@ func (r *runner) process(base writers.Result, addr api.Address) outcome {
 		if v.fromCache {
 			o.res.Cached = true
 			o.res.FromCache = true
+		} else if !v.skipped {
+			serviceFault := v.kind == ErrKindTransient || v.kind == ErrKindRateLimited
+			if err := r.breaker.observe(serviceFault, base.Row, v.reason); err != nil {
+				r.halt(err)
+			}
 		}
 		r.dedup.finish(key, f, v)
+	}
+	if r.cfg.Journal != nil && !v.skipped && (v.resp != nil || v.kind == ErrKindPermanent) {
+		err := r.cfg.Journal.Record(journal.Entry{Row: base.Row, Key: keyHash(key), Response: v.resp,
+			Err: v.reason, Kind: v.kind, FromCache: o.res.FromCache})
+		if err != nil {
+			r.stop(fmt.Errorf("pipeline: row %d: writing the journal: %w", base.Row, err))
+		}
 	}
 	o.skipped = v.skipped
 	o.res.Response = v.resp

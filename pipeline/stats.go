@@ -111,6 +111,13 @@ type Stats struct {
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	// RowsPerSecond is RowsWritten over Elapsed.
 	RowsPerSecond float64 `json:"rows_per_second"`
+	// RowsResumed counts rows answered from the journal of an earlier run.
+	RowsResumed int64 `json:"rows_resumed"`
+	// Complete is true when every input row (up to Limit) was written.
+	Complete bool `json:"complete"`
+	// Stopped says why the run stopped early: "service_unavailable" (the
+	// circuit breaker), "max_errors" or "fatal"; empty otherwise.
+	Stopped string `json:"stopped,omitempty"`
 	// Interrupted is true when the context was cancelled before the input
 	// was finished.
 	Interrupted bool `json:"interrupted"`

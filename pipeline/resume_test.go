@@ -1,0 +1,288 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/journal"
+	"github.com/addrclean/addrclean/writers"
+)
+
+// outage answers the first ok calls and fails every later one with 503.
+func outage(ok int64) *fakeVerifier {
+	return &fakeVerifier{fn: func(ctx context.Context, a api.Address, call int64) (*api.VerifyResponse, error) {
+		if call <= ok {
+			return answer(a, api.ActionAccept), nil
+		}
+		return nil, statusErr(503, "down for maintenance")
+	}}
+}
+
+// TestBreakerStopsOutage: a service that fails everything after some calls
+// stops the run with ErrServiceUnavailable after about BreakerRows rows, not
+// a million Error rows; the rows not reached are not written.
+func TestBreakerStopsOutage(t *testing.T) {
+	const workers, good = 8, 300
+	s := &noSleep{}
+	v := outage(good)
+	w := &memWriter{}
+	st, err := Run(testCtx(t), Config{
+		Source: &genSource{n: 1_000_000, cells: distinct}, Mapper: cellMapper, Verifier: v, Workers: workers,
+		Retries: 2, Sleep: s.sleep, Jitter: identityJitter,
+	}.with(w))
+	if !errors.Is(err, ErrServiceUnavailable) || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("err = %v, want ErrServiceUnavailable naming the last failure", err)
+	}
+	if st.Stopped != "service_unavailable" || st.Complete || st.Interrupted {
+		t.Fatalf("stats: stopped %q complete %v interrupted %v", st.Stopped, st.Complete, st.Interrupted)
+	}
+	// Each failed row costs 3 calls and the breaker needs 20 in a row; good
+	// answers finishing late (rows overtake each other) may restart the
+	// count once or twice. A million rows must not be tried.
+	if calls := v.calls.Load(); calls > good+200 {
+		t.Fatalf("%d calls for %d good ones: the outage was not cut short", calls, good)
+	}
+	got := w.rows()
+	checkPrefix(t, got)
+	// How many good rows come before the first gap depends on scheduling
+	// (a row may be in its retries when the breaker trips): the written
+	// rows must be answers, or failures of the outage itself.
+	for _, r := range got {
+		if r.Response == nil && !strings.Contains(r.Err, "503") {
+			t.Fatalf("row %d: %q", r.Row, r.Err)
+		}
+	}
+	if errs := st.Actions[ActionError]; errs > DefaultBreakerRows+workers {
+		t.Fatalf("%d Error rows written", errs)
+	}
+}
+
+// TestBreakerShare trips on a service failing most calls without ever
+// failing twenty rows in a row; refusals and scattered failures do not trip.
+func TestBreakerShare(t *testing.T) {
+	tests := []struct {
+		name     string
+		fail     func(call int64) error
+		wantTrip bool
+	}{
+		{"three of four rows fail", func(c int64) error {
+			if c%4 != 0 {
+				return statusErr(502, "bad gateway")
+			}
+			return nil
+		}, true},
+		{"one in ten rows fails", func(c int64) error {
+			if c%10 == 0 {
+				return statusErr(502, "bad gateway")
+			}
+			return nil
+		}, false},
+		{"every row refused (400)", func(int64) error { return statusErr(400, "no such address") }, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := &fakeVerifier{fn: func(ctx context.Context, a api.Address, call int64) (*api.VerifyResponse, error) {
+				if err := tc.fail(call); err != nil {
+					return nil, err
+				}
+				return answer(a, api.ActionAccept), nil
+			}}
+			const n = 2000
+			st, err := Run(testCtx(t), Config{
+				Source: &genSource{n: n, cells: distinct}, Mapper: cellMapper, Verifier: v, Workers: 1,
+				Retries: -1, Sleep: (&noSleep{}).sleep,
+			}.with(&memWriter{}))
+			if tripped := errors.Is(err, ErrServiceUnavailable); tripped != tc.wantTrip {
+				t.Fatalf("err = %v, want tripped %v", err, tc.wantTrip)
+			}
+			if tc.wantTrip && (st.RowsWritten < DefaultBreakerWindow || st.RowsWritten > DefaultBreakerWindow+10) {
+				t.Fatalf("tripped after %d rows, want just after the window of %d", st.RowsWritten, DefaultBreakerWindow)
+			}
+			if !tc.wantTrip && (err != nil || st.RowsWritten != n) {
+				t.Fatalf("err %v, %d rows written", err, st.RowsWritten)
+			}
+		})
+	}
+}
+
+// TestMaxErrors: the run stops once the Error rows pass the limit, or
+// finishes and still reports the limit passed when the share is judged at
+// the end.
+func TestMaxErrors(t *testing.T) {
+	everyTenth := func(i int) []string {
+		if i%10 == 0 {
+			return []string{"", "IE"} // no address: an Error row
+		}
+		return distinct(i)
+	}
+	tests := []struct {
+		name         string
+		n            int
+		count        int64
+		share        float64
+		wantErr      bool
+		wantComplete bool
+		maxWritten   int64
+	}{
+		{"count passed", 1000, 5, 0, true, false, 60},
+		{"count not passed", 1000, 100, 0, false, true, 1000},
+		{"share passed after 100 rows", 1000, 0, 0.05, true, false, 100},
+		{"share not passed", 1000, 0, 0.2, false, true, 1000},
+		{"share passed at the end of a small file", 30, 0, 0.05, true, true, 30},
+		{"no limit", 1000, 0, 0, false, true, 1000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &memWriter{}
+			st, err := Run(testCtx(t), Config{
+				Source: &genSource{n: tc.n, cells: everyTenth}, Mapper: cellMapper, Verifier: &fakeVerifier{},
+				Workers: 4, LimitErrors: tc.count > 0, MaxErrors: tc.count, MaxErrorShare: tc.share,
+			}.with(w))
+			if got := errors.Is(err, ErrTooManyErrors); got != tc.wantErr {
+				t.Fatalf("err = %v, want ErrTooManyErrors %v", err, tc.wantErr)
+			}
+			if tc.wantErr && !strings.Contains(err.Error(), "more than the limit") {
+				t.Errorf("err %q does not name the limit", err)
+			}
+			if st.Complete != tc.wantComplete || st.RowsWritten > tc.maxWritten {
+				t.Fatalf("complete %v, %d rows written; want %v, at most %d", st.Complete, st.RowsWritten, tc.wantComplete, tc.maxWritten)
+			}
+			if tc.wantErr && st.Stopped != "max_errors" {
+				t.Errorf("stopped = %q", st.Stopped)
+			}
+			checkPrefix(t, w.rows())
+		})
+	}
+}
+
+// TestResumeFromJournal interrupts a run, resumes it from its journal and
+// checks that the resumed outputs equal an uninterrupted run's, that no row
+// is verified twice, that refusals are replayed and that rows whose retries
+// ran out are tried again.
+func TestResumeFromJournal(t *testing.T) {
+	const n, workers = 3000, 8
+	cells := func(i int) []string {
+		switch {
+		case i%97 == 0:
+			return []string{"", "IE"} // no address
+		case i%13 == 0:
+			return distinct(i - 1) // a duplicate of the row before
+		}
+		return distinct(i)
+	}
+	refused := func(a api.Address) bool { return strings.HasPrefix(a.Lines[0], "5") }
+	flaky := func(a api.Address) bool { return strings.HasPrefix(a.Lines[0], "77") }
+	var broken atomic.Bool // rows starting 77 fail while broken
+	var mu sync.Mutex
+	answered := map[string]int{} // calls the service answered or refused, per address
+	service := func(cancelAt int64, cancel context.CancelFunc) *fakeVerifier {
+		return &fakeVerifier{fn: func(ctx context.Context, a api.Address, call int64) (*api.VerifyResponse, error) {
+			if call == cancelAt {
+				cancel()
+			}
+			if flaky(a) && broken.Load() {
+				return nil, statusErr(503, "down")
+			}
+			mu.Lock()
+			answered[a.Lines[0]]++
+			mu.Unlock()
+			if refused(a) {
+				return nil, statusErr(400, "refused")
+			}
+			return answer(a, api.ActionSuggest), nil
+		}}
+	}
+	cfg := func(v Verifier, j Journal, w *memWriter) Config {
+		c := Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Verifier: v, Workers: workers,
+			Retries: -1, BreakerRows: -1, BreakerShare: -1}.with(w)
+		if j != nil {
+			c.Journal = j
+		}
+		return c
+	}
+
+	// The reference: one uninterrupted run with the service healthy, which
+	// answers every distinct address once.
+	clean := &memWriter{}
+	if _, err := Run(testCtx(t), cfg(service(0, nil), nil, clean)); err != nil {
+		t.Fatal(err)
+	}
+	broken.Store(true)
+
+	path := filepath.Join(t.TempDir(), "out.journal")
+	meta := journal.Meta{Options: map[string]string{"test": "1"}}
+	window := ReorderWindow(0, workers)
+	j, err := journal.Create(path, meta, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(testCtx(t))
+	v1 := service(1200, cancel)
+	st1, err := Run(ctx, cfg(v1, j, &memWriter{}))
+	if !errors.Is(err, context.Canceled) || !st1.Interrupted {
+		t.Fatalf("first run: %v", err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	broken.Store(false) // the service recovered
+	j, err = journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Continue(window); err != nil {
+		t.Fatal(err)
+	}
+	v2 := service(0, nil)
+	resumed := &memWriter{}
+	st2, err := Run(testCtx(t), cfg(v2, j, resumed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	got, want := resumed.rows(), clean.rows()
+	if len(got) != len(want) {
+		t.Fatalf("resumed run wrote %d rows, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !sameResult(got[i], want[i]) {
+			t.Fatalf("row %d differs:\n resumed %+v\n   clean %+v", want[i].Row, got[i], want[i])
+		}
+	}
+	if st2.RowsResumed == 0 || st2.RowsResumed != j.Replayed() {
+		t.Fatalf("rows resumed %d, journal replayed %d", st2.RowsResumed, j.Replayed())
+	}
+	// The clean run's calls are not counted: once for each address over
+	// both runs of the interrupted one, apart from the 503s.
+	for addr, calls := range answered {
+		if calls != 2 {
+			t.Fatalf("%q answered %d times by the interrupted and resumed runs", addr, calls-1)
+		}
+	}
+	if st1.Errors[ErrKindTransient] == 0 {
+		t.Fatal("the first run had no failed rows to retry: the test proves nothing about them")
+	}
+	if st2.Errors[ErrKindTransient] != 0 {
+		t.Fatalf("rows that failed in the first run are still Error: %v", st2.Errors)
+	}
+	if st2.Errors[ErrKindPermanent] == 0 {
+		t.Fatal("no refusals")
+	}
+}
+
+// sameResult compares what the writers see of a result.
+func sameResult(a, b writers.Result) bool {
+	return a.Row == b.Row && a.Err == b.Err && a.FromCache == b.FromCache && a.InputLabel == b.InputLabel &&
+		reflect.DeepEqual(a.Cells, b.Cells) && reflect.DeepEqual(a.Response, b.Response)
+}
