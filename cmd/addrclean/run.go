@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/addrclean/addrclean/cache"
+	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/ratelimit"
 	"github.com/addrclean/addrclean/readers"
@@ -35,6 +36,10 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 	o.rateSet = flagWasSet(fs, "rate")
 	o.cacheTTLSet = flagWasSet(fs, "cache-ttl")
 	if err := o.validate(); err != nil {
+		return err
+	}
+	limit, err := parseMaxErrors(o.maxErrors)
+	if err != nil {
 		return err
 	}
 	log, err := newLogger(s.err, o.logFormat, o.logLevel)
@@ -96,13 +101,34 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 		}
 	}
 	ev.Msg("reading")
-	if o.resume {
-		// DESIGN: --resume starts afresh, saying so, when there is no journal,
-		// so cron jobs can always pass it. Runs write no journal yet.
-		log.Warn().Msg("--resume: no journal of an earlier run (journalling is not built yet): starting from the first row")
-	}
 	for _, n := range mapper.Notes() {
 		log.Warn().Msg(n)
+	}
+
+	// The journal is settled before anything is started or written: a
+	// refusal to resume must leave the last run's work as it was.
+	var jnl *journal.Journal
+	if o.input == "-" {
+		if o.resume {
+			log.Warn().Msg("--resume: stdin cannot be read twice, so a run over stdin keeps no journal: starting from the first row")
+		}
+	} else {
+		meta, err := runMeta(o, src, mapper)
+		if err != nil {
+			return err
+		}
+		jnl, err = openJournal(o, journalPath(outPath, reviewPath), meta, pipeline.ReorderWindow(0, o.workers), log)
+		if err != nil {
+			return err
+		}
+		// Until the run is over the journal stays; finishJournal decides.
+		defer func() {
+			if jnl != nil {
+				_ = jnl.Close()
+			}
+		}()
+		removeStaleTemps(outPath, log)
+		removeStaleTemps(reviewPath, log)
 	}
 
 	conn, err := connect(ctx, connectOptions{
@@ -149,11 +175,16 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 	}
 
 	prog := newProgress(s.err, src, log, o.noProgress)
-	stats, runErr := pipeline.Run(ctx, pipeline.Config{
+	pcfg := pipeline.Config{
 		Source: src, Limit: int64(o.limit), Mapper: mapper, Verifier: conn.client, Limiter: limiter,
 		Outputs: outs, Workers: o.workers, Retries: retries, Timeout: o.timeout, MaxWait: o.maxWait,
 		Cache: pcache, Logger: log, Progress: prog.update,
-	})
+		LimitErrors: limit.set, MaxErrors: limit.rows, MaxErrorShare: limit.share,
+	}
+	if jnl != nil {
+		pcfg.Journal = jnl
+	}
+	stats, runErr := pipeline.Run(ctx, pcfg)
 	prog.finish()
 	stats.TokenRefreshes = conn.client.Stats().TokenRefreshes
 	if cstore != nil {
@@ -161,10 +192,14 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 	}
 
 	interrupted := errors.Is(runErr, context.Canceled) || stats.Interrupted
-	if runErr != nil && !interrupted {
+	unavailable := errors.Is(runErr, pipeline.ErrServiceUnavailable)
+	tooMany := errors.Is(runErr, pipeline.ErrTooManyErrors)
+	if runErr != nil && !interrupted && !unavailable && !tooMany {
 		for _, w := range outs {
 			_ = w.Abort()
 		}
+		resumable := finishJournal(jnl, stats, o.keepJournal, log)
+		jnl = nil
 		printSummary(s.err, log, o, stats, outPath, reviewPath, false)
 		// A monitor reading --summary learns of the failure too; no output
 		// was written, so none is named.
@@ -173,30 +208,51 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 				log.Error().Err(err).Msg("writing the summary")
 			}
 		}
-		if msg := describeFatal(runErr); msg != "" {
-			return withCode(exitFatal, fmt.Errorf("%s (%w)", msg, runErr))
+		hint := ""
+		if resumable {
+			hint = "; the finished rows are journalled: fix the cause and run again with --resume"
 		}
-		return withCode(exitFatal, runErr)
+		if msg := describeFatal(runErr); msg != "" {
+			return withCode(exitFatal, fmt.Errorf("%s (%w)%s", msg, runErr, hint))
+		}
+		return withCode(exitFatal, fmt.Errorf("%w%s", runErr, hint))
 	}
-	// Interrupted runs keep what is done: an ordered prefix of the input.
+	// Interrupted and stopped runs keep what is done: an ordered prefix of
+	// the input.
 	for i, w := range outs {
 		if err := w.Close(); err != nil {
 			// Leave no temporary file behind for the outputs not finished yet.
 			for _, rest := range outs[i+1:] {
 				_ = rest.Abort()
 			}
+			finishJournal(jnl, pipeline.Stats{}, o.keepJournal, log) // keep it: the outputs are not there
+			jnl = nil
 			return withCode(exitFatal, fmt.Errorf("finishing outputs: %w", err))
 		}
 	}
+	resumable := finishJournal(jnl, stats, o.keepJournal, log)
+	jnl = nil
 	printSummary(s.err, log, o, stats, outPath, reviewPath, true)
 	if o.summary != "" {
 		if err := writeSummaryFile(o.summary, o, stats, outPath, reviewPath); err != nil {
 			return withCode(exitFatal, err)
 		}
 	}
+	resume := ""
+	if resumable {
+		resume = "; run the same command with --resume to continue"
+	}
 	switch {
 	case interrupted:
-		return withCode(exitInterrupted, fmt.Errorf("interrupted after %d rows; the outputs hold rows 1 to %d", stats.RowsWritten, stats.RowsWritten))
+		return withCode(exitInterrupted, fmt.Errorf("interrupted after %d rows; the outputs hold rows 1 to %d%s", stats.RowsWritten, stats.RowsWritten, resume))
+	case unavailable && resumable:
+		return withCode(exitFatal, fmt.Errorf("service unavailable: resume with --resume once it is back (%w); the outputs hold the first %d rows",
+			runErr, stats.RowsWritten))
+	case unavailable:
+		return withCode(exitFatal, fmt.Errorf("service unavailable: run again once it is back (%w); the outputs hold the first %d rows",
+			runErr, stats.RowsWritten))
+	case tooMany:
+		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them%s", runErr, o.maxErrors, reviewPath, resume))
 	case stats.Actions[writers.ActionError] > 0:
 		return withCode(exitRowErrors, nil)
 	}

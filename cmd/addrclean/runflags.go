@@ -25,7 +25,8 @@ type runOptions struct {
 	reference                       string
 	delimiter, encoding             string
 	rawCells                        bool
-	resume                          bool
+	resume, keepJournal             bool
+	maxErrors                       string
 	cache                           string
 	cacheTTL                        time.Duration
 	markCached                      bool
@@ -47,8 +48,16 @@ file (the rows a person must look at: Suggest, Confirm, Reject, Error).
 Without --base-url (or ADDRCLEAN_BASE_URL) the run uses the embedded local service over
 the bundled sample reference (or --reference): no key, no network.
 
-Exit codes: 0 every row verified; 1 fatal error; 2 usage error; 3 finished but some
-rows are Error; 130 interrupted.
+While it runs, the finished rows are journalled beside the enriched output
+(<out>.journal); after a crash, Ctrl-C or a service outage, run the same command with
+--resume to continue without paying again for them. The journal is removed when the
+run finishes. When the service keeps failing after retries (20 rows in a row, or more
+than half of the last 200), the run stops with "service unavailable: resume with
+--resume" instead of marking every remaining row Error.
+
+Exit codes: 0 every row verified; 1 fatal error (including service unavailable and
+--max-errors passed); 2 usage error; 3 finished but some rows are Error; 130
+interrupted (resumable).
 
 Flags:
 `
@@ -87,7 +96,9 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.delimiter, "delimiter", "", "CSV delimiter (default: detected among , ; tab |)")
 	fs.StringVar(&o.encoding, "encoding", "utf-8", "input text encoding: utf-8 or windows-1252")
 	fs.BoolVar(&o.rawCells, "raw-cells", false, "do not neutralise spreadsheet formulas in CSV/XLSX outputs")
-	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted run from its journal; without one (journalling is not built yet) start afresh, saying so")
+	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted run from its journal (<out>.journal): finished rows are not sent again;\nwithout a journal, start afresh (saying so), so cron jobs can always pass it")
+	fs.BoolVar(&o.keepJournal, "keep-journal", false, "keep the journal after a run that finished (default: removed); a later --resume replays it")
+	fs.StringVar(&o.maxErrors, "max-errors", "", "stop with exit 1 once more than `N` rows, or N% of the rows written, are Error (default: no limit; exit 3)")
 	fs.StringVar(&o.cache, "cache", "", "result cache `PATH` (a bbolt file, created if missing): answers are reused across runs\nfor the same service and key (or embedded reference); see 'addrclean cache --help'")
 	fs.DurationVar(&o.cacheTTL, "cache-ttl", 30*24*time.Hour, "reuse cached answers up to this age; older ones are verified again")
 	fs.BoolVar(&o.markCached, "mark-cached", false, "add a last column av_cached (true when the answer came from --cache) to the enriched output")

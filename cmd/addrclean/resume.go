@@ -1,0 +1,253 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/journal"
+	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/readers"
+)
+
+// journalPath is the journal beside the enriched output (beside the review
+// output when the enriched one goes to stdout).
+func journalPath(out, review string) string {
+	if out == "-" {
+		return review + ".journal"
+	}
+	return out + ".journal"
+}
+
+// runMeta is what a journal is written for: the input's content and every
+// option that changes the answers or the rows. Output options (paths
+// aside, which name the journal) may change between runs: outputs are
+// written afresh from the journal.
+func runMeta(o runOptions, src readers.Reader, mapper *readers.Mapper) (journal.Meta, error) {
+	in, err := hashInput(o.input)
+	if err != nil {
+		return journal.Meta{}, withCode(exitFatal, err)
+	}
+	cols := mapper.Columns()
+	var mapping []string
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range cols {
+			if k != "default_country" && k != "language" && !yield(k) {
+				return
+			}
+		}
+	}) {
+		mapping = append(mapping, k+"="+strconv.Quote(cols[k]))
+	}
+	opts := map[string]string{
+		"column mapping": strings.Join(mapping, " "),
+		"--country":      cols["default_country"],
+		"--language":     cols["language"],
+		"--encoding":     strings.ToLower(o.encoding),
+	}
+	if d, ok := src.(readers.Describer); ok {
+		info := d.Info()
+		if info.Format == readers.FormatCSV {
+			opts["--delimiter"] = string(info.Delimiter)
+		} else {
+			opts["--sheet"] = info.Sheet
+		}
+	}
+	if o.baseURL != "" {
+		opts["service"] = strings.TrimRight(o.baseURL, "/")
+	} else {
+		// The embedded service answers from its reference and its build.
+		ns, err := cacheNamespace(o, true)
+		if err != nil {
+			return journal.Meta{}, err
+		}
+		opts["service"] = ns.Label
+	}
+	return journal.Meta{Input: in, Options: opts}, nil
+}
+
+// hashInput identifies the input by its content, so that a resumed run
+// never mixes the results of two versions of a file.
+func hashInput(path string) (journal.Input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return journal.Input{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return journal.Input{}, fmt.Errorf("reading %s: %w", path, err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	return journal.Input{Path: abs, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// openJournal opens the run's journal: a new one, or with --resume the one
+// an interrupted run left. It refuses (exit 2) to resume a journal written
+// for another input or other options, and to start afresh over an
+// unfinished journal without --resume, since that would pay again for the
+// rows it holds.
+func openJournal(o runOptions, path string, meta journal.Meta, window int, log zerolog.Logger) (*journal.Journal, error) {
+	j, err := journal.Open(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if o.resume {
+			log.Warn().Str("journal", path).Msg("--resume: no journal of an earlier run: starting from the first row")
+		}
+		j, err = journal.Create(path, meta, window)
+		if err != nil {
+			return nil, journalError(err)
+		}
+		return j, nil
+	case err != nil:
+		return nil, journalError(err)
+	}
+	info := j.Info()
+	if !o.resume {
+		if info.Complete || info.Rows == 0 {
+			log.Info().Str("journal", path).Msg("replacing the journal of a finished run")
+			if err := j.Start(meta, window); err != nil {
+				_ = j.Close()
+				return nil, journalError(err)
+			}
+			return j, nil
+		}
+		_ = j.Close()
+		return nil, usageErrorf("%s holds %d finished rows of an interrupted run (last written %s): "+
+			"run the same command with --resume to continue it without paying for them again, or delete the file to start afresh",
+			path, info.Rows, info.Updated.Format("2006-01-02 15:04:05"))
+	}
+	if diff := info.Meta.Diff(meta); len(diff) > 0 {
+		_ = j.Close()
+		return nil, usageErrorf("--resume: %s was written for a different run: %s. "+
+			"Resume with the same input and options, or delete the file to start afresh",
+			path, strings.Join(diff, "; "))
+	}
+	if info.Torn > 0 {
+		log.Warn().Str("journal", path).Int64("bytes", info.Torn).
+			Msg("journal: dropping a last record torn by the crash; its row is verified again")
+	}
+	if err := j.Continue(window); err != nil {
+		_ = j.Close()
+		return nil, journalError(err)
+	}
+	log.Info().Str("journal", path).Int64("rows", info.Rows).Bool("complete", info.Complete).
+		Msgf("--resume: %d rows are already verified and will not be sent again", info.Rows)
+	return j, nil
+}
+
+func journalError(err error) error {
+	switch {
+	case errors.Is(err, journal.ErrLocked):
+		return withCode(exitFatal, fmt.Errorf("%w: another run is writing the same outputs", err))
+	case errors.Is(err, journal.ErrCorrupt):
+		return withCode(exitFatal, fmt.Errorf("%w: delete it to start afresh", err))
+	}
+	return withCode(exitFatal, err)
+}
+
+// finishJournal keeps or removes the journal after a run: a complete run
+// removes it (unless --keep-journal, when it is marked complete); a stopped
+// run keeps it for --resume unless it holds nothing. kept reports that a
+// journal to resume from is left.
+func finishJournal(j *journal.Journal, st pipeline.Stats, keep bool, log zerolog.Logger) (kept bool) {
+	if j == nil {
+		return false
+	}
+	path := j.Path()
+	var err error
+	switch {
+	case st.Complete && keep:
+		if err = j.Complete(st.RowsWritten); err == nil {
+			err = j.Close()
+		}
+		if err == nil {
+			log.Info().Str("journal", path).Msg("--keep-journal: the journal of the finished run is kept")
+		}
+	case st.Complete || j.Info().Rows == 0:
+		err = j.Remove()
+	default:
+		if err = j.Close(); err == nil {
+			log.Info().Str("journal", path).Int64("rows", j.Info().Rows).
+				Msg("the journal keeps the finished rows: run the same command with --resume to continue")
+			return true
+		}
+	}
+	if err != nil {
+		log.Error().Err(err).Msg("finishing the journal")
+	}
+	return false
+}
+
+// removeStaleTemps deletes the temporary outputs a killed run left beside
+// path. The caller holds the journal's lock, so no other run is writing
+// them.
+func removeStaleTemps(path string, log zerolog.Logger) {
+	if path == "-" {
+		return
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "."+escapeGlob(base)+".tmp-*"))
+	for _, m := range matches {
+		if err := os.Remove(m); err == nil {
+			log.Debug().Str("file", m).Msg("removed a temporary output left by an earlier run")
+		}
+	}
+}
+
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// errorLimit is --max-errors: at most rows Error rows, or at most share of
+// the rows written.
+type errorLimit struct {
+	set   bool
+	rows  int64
+	share float64
+}
+
+// parseMaxErrors reads --max-errors: N rows (0: stop at the first), or P%
+// of the rows written.
+func parseMaxErrors(s string) (errorLimit, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return errorLimit{}, nil
+	}
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || v <= 0 || v > 100 {
+			return errorLimit{}, usageErrorf("--max-errors %q: want a share such as 5%% (more than 0, at most 100)", s)
+		}
+		return errorLimit{share: v / 100}, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return errorLimit{}, usageErrorf("--max-errors %q: want a number of rows such as 100, or a share such as 5%%", s)
+	}
+	return errorLimit{set: true, rows: n}, nil
+}
