@@ -251,8 +251,11 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 	case unavailable:
 		return withCode(exitFatal, fmt.Errorf("service unavailable: run again once it is back (%w); the outputs hold the first %d rows",
 			runErr, stats.RowsWritten))
+	case tooMany && resumable:
+		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them. "+
+			"Fix the input or raise --max-errors, then run again with --resume: the rows done are journalled", runErr, o.maxErrors, reviewPath))
 	case tooMany:
-		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them%s", runErr, o.maxErrors, reviewPath, resume))
+		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them", runErr, o.maxErrors, reviewPath))
 	case stats.Actions[writers.ActionError] > 0:
 		return withCode(exitRowErrors, nil)
 	}

@@ -37,6 +37,15 @@ func printSummary(w io.Writer, log zerolog.Logger, o runOptions, st pipeline.Sta
 	fmt.Fprintf(&b, "\nSummary of %s\n", o.input)
 	fmt.Fprintf(&b, "  rows read %d, written %d in %.1fs (%.0f rows/s)%s\n", st.RowsRead, st.RowsWritten, st.ElapsedSeconds, st.RowsPerSecond,
 		map[bool]string{true: ", INTERRUPTED", false: ""}[st.Interrupted])
+	switch st.Stopped {
+	case "service_unavailable":
+		fmt.Fprintf(&b, "  STOPPED: the service kept failing (circuit breaker); the rows not written were not tried\n")
+	case "max_errors":
+		fmt.Fprintf(&b, "  STOPPED: more rows are Error than --max-errors %s allows\n", o.maxErrors)
+	}
+	if st.RowsResumed > 0 {
+		fmt.Fprintf(&b, "  resumed     %d rows from the journal of the interrupted run (not sent again)\n", st.RowsResumed)
+	}
 	fmt.Fprintf(&b, "  actions     %s\n", counts(st.Actions, []string{"Accept", "Suggest", "Confirm", "Reject", "Error"}))
 	fmt.Fprintf(&b, "  match level %s\n", counts(st.MatchLevels, []string{"Building", "SubBuilding", "Street", "Locality", "Region", "None"}))
 	if len(st.Errors) > 0 {
