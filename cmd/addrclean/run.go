@@ -253,7 +253,8 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 			runErr, stats.RowsWritten))
 	case tooMany && resumable:
 		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them. "+
-			"Fix the input or raise --max-errors, then run again with --resume: the rows done are journalled", runErr, o.maxErrors, reviewPath))
+			"To go on, raise --max-errors and run again with --resume (the rows done are journalled); "+
+			"after fixing the input instead, delete %s and run afresh", runErr, o.maxErrors, reviewPath, journalPath(outPath, reviewPath)))
 	case tooMany:
 		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them", runErr, o.maxErrors, reviewPath))
 	case stats.Actions[writers.ActionError] > 0:
