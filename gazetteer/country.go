@@ -3,6 +3,7 @@ package gazetteer
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -325,43 +326,40 @@ func init() {
 
 // countryKey folds case, accents, punctuation and spaces away, and a leading
 // "the", so that "the Netherlands", "NETHERLANDS" and "Nether-lands" meet.
-func countryKey(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
+func countryKey(s string) string { return string(appendCountryKey(nil, s)) }
+
+// appendCountryKey appends the countryKey of s to dst.
+func appendCountryKey(dst []byte, s string) []byte {
+	start := len(dst)
 	if countryIsASCII(s) {
 		// Most values are plain ASCII: skip the decomposition.
 		for i := 0; i < len(s); i++ {
 			switch c := s[i]; {
 			case c == '&':
-				b.WriteString("and")
+				dst = append(dst, "and"...)
 			case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-				b.WriteByte(c)
+				dst = append(dst, c)
 			case 'A' <= c && c <= 'Z':
-				b.WriteByte(c + 'a' - 'A')
+				dst = append(dst, c+'a'-'A')
 			}
 		}
-		return countryTrimThe(b.String())
-	}
-	for _, r := range norm.NFD.String(s) {
-		switch {
-		case unicode.Is(unicode.Mn, r):
-			// accent split off by NFD
-		case r == '&':
-			b.WriteString("and")
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteRune(unicode.ToLower(r))
+	} else {
+		for _, r := range norm.NFD.String(s) {
+			switch {
+			case unicode.Is(unicode.Mn, r):
+				// accent split off by NFD
+			case r == '&':
+				dst = append(dst, "and"...)
+			case unicode.IsLetter(r) || unicode.IsDigit(r):
+				dst = utf8.AppendRune(dst, unicode.ToLower(r))
+			}
 		}
 	}
-	return countryTrimThe(b.String())
-}
-
-// countryTrimThe drops a leading "the": no country's name begins with it, so the
-// article can always go.
-func countryTrimThe(k string) string {
-	if len(k) > 5 && strings.HasPrefix(k, "the") {
-		return k[len("the"):]
+	// A leading "the" goes: no country's name begins with it.
+	if k := dst[start:]; len(k) > 5 && string(k[:3]) == "the" {
+		dst = append(dst[:start], k[3:]...)
 	}
-	return k
+	return dst
 }
 
 func countryIsASCII(s string) bool {
@@ -380,11 +378,13 @@ func CountryISO(s string) (iso string, ok bool) {
 	if len(s) > 128 {
 		return "", false
 	}
-	k := countryKey(s)
-	if k == "" {
+	// The key is built on the stack: m[string(b)] does not allocate.
+	var buf [512]byte
+	k := appendCountryKey(buf[:0], s)
+	if len(k) == 0 {
 		return "", false
 	}
-	iso, ok = countryByKey[k]
+	iso, ok = countryByKey[string(k)]
 	return iso, ok
 }
 

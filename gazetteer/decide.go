@@ -90,7 +90,7 @@ func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
 	d.Region = ev.regionState
 	d.Postcode = ev.pcState
 	d.AddressLines = ChangeUnchanged
-	if !sameTokens(pq.addr, m.Lines) {
+	if !pq.sameTokens(pq.addr, m.Lines) {
 		d.AddressLines = ChangeChanged
 	}
 	ix.amended(pq, m)
@@ -126,13 +126,19 @@ func (ix *Index) streetMatch(pq *query, cands []cand, m *Match) bool {
 	if !best.ev.townOK && pq.pc == "" && len(pq.regions) == 0 {
 		return false
 	}
-	street := Fold(r.Street)
+	street := "" // Fold(r.Street), made when a spelling differs
 	var lat, lon float64
 	n := 0
 	for i := range cands {
 		c := &cands[i]
 		o := &ix.recs[c.n]
-		same := ix.keys[c.n].town == k.town && Fold(o.Street) == street
+		same := ix.keys[c.n].town == k.town
+		if same && o.Street != r.Street {
+			if street == "" {
+				street = Fold(r.Street)
+			}
+			same = Fold(o.Street) == street
+		}
 		if !same && c.s >= streetScore && c.score >= best.score-confidentGap {
 			return false // two streets are equally likely
 		}
@@ -176,7 +182,7 @@ func (ix *Index) streetMatch(pq *query, cands []cand, m *Match) bool {
 		d.Postcode = ChangeUnchanged
 	}
 	d.AddressLines = ChangeUnchanged
-	if !sameTokens(pq.addr, m.Lines) {
+	if !pq.sameTokens(pq.addr, m.Lines) {
 		d.AddressLines = ChangeChanged
 	}
 	ix.amended(pq, m)
@@ -296,14 +302,16 @@ func isAmended(c Change) bool {
 
 // sameTokens reports whether two sets of lines say the same thing once
 // normalised, in any order of lines.
-func sameTokens(a, b []string) bool {
-	var ta, tb []string
+// The token lists are pq's working memory.
+func (pq *query) sameTokens(a, b []string) bool {
+	ta, tb := pq.ta[:0], pq.tb[:0]
 	for _, l := range a {
 		ta = appendTokens(ta, l)
 	}
 	for _, l := range b {
 		tb = appendTokens(tb, l)
 	}
+	pq.ta, pq.tb = ta, tb
 	slices.Sort(ta)
 	slices.Sort(tb)
 	return slices.Equal(ta, tb)

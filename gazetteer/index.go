@@ -100,6 +100,9 @@ func (b *builder) token(w string) uint32 {
 	ix := b.ix
 	id, ok := ix.vocab[w]
 	if !ok {
+		// w is a substring of a folded line (appendTokens): a copy of its
+		// own keeps the index from holding the rest.
+		w = strings.Clone(w)
 		id = uint32(len(ix.words))
 		ix.vocab[w] = id
 		ix.words = append(ix.words, w)
@@ -232,7 +235,7 @@ func (b *builder) numID(s string) uint32 {
 	id, ok := b.ix.numIDs[s]
 	if !ok {
 		id = uint32(len(b.ix.numIDs))
-		b.ix.numIDs[s] = id
+		b.ix.numIDs[strings.Clone(s)] = id // s may be a substring of a folded line
 	}
 	return id
 }

@@ -159,6 +159,9 @@ func appendTokens(dst []string, s string) []string {
 		b = foldRune(b, r)
 	}
 	first := len(dst)
+	// The tokens are substrings of one copy of the folded text: one
+	// allocation per call rather than one per word.
+	fs := string(b)
 	i := 0
 	for i < len(b) {
 		for i < len(b) && (b[i] == ' ' || b[i] == '-' || b[i] == '/') {
@@ -172,13 +175,13 @@ func appendTokens(dst []string, s string) []string {
 			i++
 		}
 		// A range "12-14" (or "12/14") stays one token.
-		if i+1 < len(b) && (b[i] == '-' || b[i] == '/') && isDigitRun(b[st:i]) && b[i+1] >= '0' && b[i+1] <= '9' {
+		if i+1 < len(b) && (b[i] == '-' || b[i] == '/') && isDigitRun(fs[st:i]) && b[i+1] >= '0' && b[i+1] <= '9' {
 			i++
 			for i < len(b) && b[i] != ' ' && b[i] != '-' && b[i] != '/' {
 				i++
 			}
 		}
-		w := string(b[st:i])
+		w := fs[st:i]
 		if strings.IndexByte(w, '/') > 0 {
 			w = strings.ReplaceAll(w, "/", "-") // "12/14" is the range "12-14"
 		}
@@ -191,7 +194,7 @@ func appendTokens(dst []string, s string) []string {
 			}
 		}
 		// "12 A" is the lettered number "12a".
-		if len(w) == 1 && w[0] >= 'a' && w[0] <= 'z' && len(dst) > first && isDigitRun([]byte(dst[len(dst)-1])) {
+		if len(w) == 1 && w[0] >= 'a' && w[0] <= 'z' && len(dst) > first && isDigitRun(dst[len(dst)-1]) {
 			dst[len(dst)-1] += w
 			continue
 		}
@@ -215,12 +218,12 @@ func appendTokens(dst []string, s string) []string {
 	return dst
 }
 
-func isDigitRun(b []byte) bool {
-	if len(b) == 0 {
+func isDigitRun(s string) bool {
+	if len(s) == 0 {
 		return false
 	}
-	for _, c := range b {
-		if c < '0' || c > '9' {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
 			return false
 		}
 	}
@@ -230,7 +233,41 @@ func isDigitRun(b []byte) bool {
 // Tidy returns s with white space collapsed and trimmed; it is how input
 // values are shown when nothing better is known.
 func Tidy(s string) string {
+	if isTidy(s) {
+		return s // most values are; spare the copy
+	}
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// isTidy reports whether Tidy would return s unchanged: no white space
+// (as strings.Fields sees it) but single spaces between words.
+func isTidy(s string) bool {
+	space := true // at the start, as after a space
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if unicode.IsSpace(r) {
+				return false
+			}
+			space = false
+			i += size
+			continue
+		}
+		switch c {
+		case ' ':
+			if space {
+				return false
+			}
+			space = true
+		case '\t', '\n', '\v', '\f', '\r':
+			return false
+		default:
+			space = false
+		}
+		i++
+	}
+	return !space || s == ""
 }
 
 // dlDistance1 reports whether a and b are at most one edit apart (insert,

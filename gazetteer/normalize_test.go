@@ -128,6 +128,123 @@ func FuzzNormalize(f *testing.F) {
 			}
 		}
 		_, _ = districtKey(Tokens(s))
-		_ = splitParts([]string{s})
+		_ = splitParts(nil, []string{s})
 	})
+}
+
+// The allocation-free helpers of Match, held to the simple forms they
+// replace.
+
+func oldTidy(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func oldSplitParts(lines []string) []string {
+	var parts []string
+	for _, l := range lines {
+		for _, p := range strings.FieldsFunc(l, func(r rune) bool { return r == '\n' || r == '\r' || r == ',' || r == ';' }) {
+			if p = oldTidy(p); p != "" {
+				parts = append(parts, p)
+			}
+		}
+	}
+	return parts
+}
+
+func oldCountryISO(s string) (string, bool) {
+	if len(s) > 128 {
+		return "", false
+	}
+	k := countryKey(s)
+	if k == "" {
+		return "", false
+	}
+	iso, ok := countryByKey[k]
+	return iso, ok
+}
+
+func oldContactLine(part string) (string, bool) {
+	lp := strings.ToLower(part)
+	ok := false
+	for _, pre := range contactPrefixes {
+		if strings.HasPrefix(lp, pre) {
+			rest := lp[len(pre):]
+			if rest == "" || rest[0] == ' ' || rest[0] == ':' || rest[0] == '-' {
+				ok = true
+				break
+			}
+		}
+	}
+	if !ok {
+		return "", false
+	}
+	words := strings.Fields(part)
+	for i, w := range words {
+		if i > 0 && w[0] >= '0' && w[0] <= '9' {
+			return strings.Join(words[i:], " "), true
+		}
+	}
+	return "", true
+}
+
+func checkHelpers(t *testing.T, s string) {
+	t.Helper()
+	rest, ok := contactLine(s)
+	if wrest, wok := oldContactLine(s); rest != wrest || ok != wok {
+		t.Fatalf("contactLine(%q) = %q %v, want %q %v", s, rest, ok, wrest, wok)
+	}
+	if got, want := Tidy(s), oldTidy(s); got != want {
+		t.Fatalf("Tidy(%q) = %q, want %q", s, got, want)
+	}
+	lines := []string{s, "x, " + s, s + ";\n\r,y"}
+	if got, want := splitParts(nil, lines), oldSplitParts(lines); strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+		t.Fatalf("splitParts(%q) = %q, want %q", lines, got, want)
+	}
+	for _, pre := range append([]string{"co ", "co.", "county "}, contactPrefixes...) {
+		if got, want := hasLowerPrefix(s, pre), strings.HasPrefix(strings.ToLower(s), pre); got != want {
+			t.Fatalf("hasLowerPrefix(%q, %q) = %v, want %v", s, pre, got, want)
+		}
+	}
+	iso, ok := CountryISO(s)
+	if wiso, wok := oldCountryISO(s); iso != wiso || ok != wok {
+		t.Fatalf("CountryISO(%q) = %q %v, want %q %v", s, iso, ok, wiso, wok)
+	}
+}
+
+var helperCases = []string{
+	"", " ", "a", " a", "a ", "a  b", "a b", "a\tb", "a\u00a0b", "a\u0085b", "a\u2028b", "\xff", "a \xff b",
+	"12 Main St", "  12   Main\tSt \n", "Co. Clare", "CO CLARE", "County Cork", "İreland", "c/o Mary", "FAO x",
+	"Attn: J", "For the attentİon of", "the Netherlands", "NETHERLANDS", "Nether-lands", "Ireland", "UK",
+	"Northern Ireland", "Côte d'Ivoire", "Trinidad & Tobago", "thexyz", "the", strings.Repeat("a", 200),
+	"a,b;c\nd\re", ",,;;", "Dún Laoghaire, Co. Dublin", "\u212Aelvin",
+}
+
+func TestHelpersMatchSimpleForms(t *testing.T) {
+	for _, s := range helperCases {
+		checkHelpers(t, s)
+	}
+	for _, s := range countryNames(t) {
+		checkHelpers(t, s)
+		checkHelpers(t, strings.ToUpper(s))
+	}
+}
+
+// countryNames are the names, codes and aliases CountryISO knows.
+func countryNames(t *testing.T) []string {
+	t.Helper()
+	var names []string
+	for line := range strings.SplitSeq(countryTable, "\n") {
+		a2, rest, _ := strings.Cut(line, " ")
+		a3, name, _ := strings.Cut(rest, " ")
+		names = append(names, a2, a3, name, "The "+name)
+	}
+	for alias := range countryAliases {
+		names = append(names, alias)
+	}
+	return names
+}
+
+func FuzzHelpersMatchSimpleForms(f *testing.F) {
+	for _, s := range helperCases {
+		f.Add(s)
+	}
+	f.Fuzz(checkHelpers)
 }

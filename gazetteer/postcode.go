@@ -49,10 +49,10 @@ const (
 )
 
 // compactUpper upper-cases ASCII letters and drops spaces, so "d02 x285" and
-// "D02X285" compare equal; it gives up (returns "") on anything that cannot
-// be part of a postcode, which keeps the parsers cheap on ordinary words.
-func compactUpper(s string) string {
-	var b [16]byte
+// "D02X285" compare equal, writing into buf; it gives up (returns nil) on
+// anything that cannot be part of a postcode, which keeps the parsers cheap
+// on ordinary words.
+func compactUpper(buf *[16]byte, s string) []byte {
 	n := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -63,15 +63,15 @@ func compactUpper(s string) string {
 			c -= 'a' - 'A'
 		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		default:
-			return ""
+			return nil
 		}
-		if n == len(b) {
-			return ""
+		if n == len(buf) {
+			return nil
 		}
-		b[n] = c
+		buf[n] = c
 		n++
 	}
-	return string(b[:n])
+	return buf[:n]
 }
 
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
@@ -90,8 +90,9 @@ func eircodeIDChar(c byte) bool {
 // key, one space, unique identifier) written with any case and spacing; ok is
 // false unless the routing key is one of the 139 and the identifier is valid.
 func ParseEircode(s string) (canonical string, ok bool) {
-	c := compactUpper(s)
-	if len(c) != 7 || !routingKeySet[c[:3]] {
+	var buf [16]byte
+	c := compactUpper(&buf, s)
+	if len(c) != 7 || !routingKeySet[string(c[:3])] {
 		return "", false
 	}
 	for i := 3; i < 7; i++ {
@@ -99,29 +100,30 @@ func ParseEircode(s string) (canonical string, ok bool) {
 			return "", false
 		}
 	}
-	return c[:3] + " " + c[3:], true
+	return string(c[:3]) + " " + string(c[3:]), true
 }
 
 // ParseUKPostcode returns the canonical form of a UK postcode ("SW1A 1AA":
 // outward code, one space, inward code) written with any case and spacing;
 // ok is false when it does not have the shape of a UK postcode.
 func ParseUKPostcode(s string) (canonical string, ok bool) {
-	c := compactUpper(s)
+	var buf [16]byte
+	c := compactUpper(&buf, s)
 	n := len(c)
 	if n < 5 || n > 7 {
 		return "", false
 	}
-	if c == "GIR0AA" {
+	if string(c) == "GIR0AA" {
 		return "GIR 0AA", true
 	}
 	out, in := c[:n-3], c[n-3:]
 	if !isDigit(in[0]) || !ukInwardLetter(in[1]) || !ukInwardLetter(in[2]) {
 		return "", false
 	}
-	if !ukOutward(out) {
+	if !ukOutward(string(out)) {
 		return "", false
 	}
-	return out + " " + in, true
+	return string(out) + " " + string(in), true
 }
 
 // ukInwardLetter excludes C I K M O V, which the inward code never uses.

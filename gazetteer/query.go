@@ -2,6 +2,7 @@ package gazetteer
 
 import (
 	"strings"
+	"unicode/utf8"
 )
 
 // qTok is one word of the query's address lines with its vocabulary id (-1
@@ -41,20 +42,70 @@ type query struct {
 	regionIn string   // the input's county, from the region field or a line
 	cityKey  string
 	regKey   string
+
+	// Working memory of parse and of decide, kept across calls.
+	parts  []string
+	key    []byte
+	ta, tb []string
 }
 
-// splitParts splits lines at newlines and commas: each part is classified on
-// its own, because users put "Main St, Ennis" in one cell.
-func splitParts(lines []string) []string {
-	var parts []string
+// splitParts splits lines at newlines, commas and semicolons, appending
+// the parts to dst: each part is classified on its own, because users put
+// "Main St, Ennis" in one cell.
+func splitParts(dst, lines []string) []string {
 	for _, l := range lines {
-		for _, p := range strings.FieldsFunc(l, func(r rune) bool { return r == '\n' || r == '\r' || r == ',' || r == ';' }) {
+		for l != "" {
+			// The separators are ASCII, so bytes split as runes would.
+			i := strings.IndexAny(l, "\n\r,;")
+			p := l
+			if i >= 0 {
+				p, l = l[:i], l[i+1:]
+			} else {
+				l = ""
+			}
 			if p = Tidy(p); p != "" {
-				parts = append(parts, p)
+				dst = append(dst, p)
 			}
 		}
 	}
-	return parts
+	return dst
+}
+
+// hasLowerPrefix reports whether strings.ToLower(s) starts with the lower
+// case ASCII prefix, without making the lower-case copy when s is ASCII.
+func hasLowerPrefix(s, prefix string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			// Some non-ASCII letters lower to ASCII ones ("İ" to "i").
+			return strings.HasPrefix(strings.ToLower(s), prefix)
+		}
+	}
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// joinKey returns toks joined by single spaces in buf, for map lookups
+// (m[string(b)] does not allocate).
+func joinKey(buf []byte, toks []string) []byte {
+	buf = buf[:0]
+	for i, t := range toks {
+		if i > 0 {
+			buf = append(buf, ' ')
+		}
+		buf = append(buf, t...)
+	}
+	return buf
 }
 
 // contactPrefixes open a line that names a person or department to deliver
@@ -67,6 +118,13 @@ var contactPrefixes = []string{"c/o", "c.o.", "care of", "fao", "f.a.o.", "f.a.o
 // Crescent" gives "5 Abbey Crescent"): from the first word that starts with
 // a digit.
 func contactLine(part string) (string, bool) {
+	if part == "" {
+		return "", false
+	}
+	c := part[0] | 0x20
+	if c != 'c' && c != 'f' && c != 'a' && part[0] < utf8.RuneSelf {
+		return "", false // no prefix can match: the common case, cheaply
+	}
 	lp := strings.ToLower(part)
 	ok := false
 	for _, pre := range contactPrefixes {
@@ -107,8 +165,10 @@ func districtKey(toks []string) (string, bool) {
 // parse takes a Query apart.
 func (ix *Index) parse(q Query, sc *scratch) *query {
 	pq := &sc.q
-	*pq = query{country: strings.ToUpper(strings.TrimSpace(q.Country)), toks: pq.toks[:0], nums: pq.nums[:0], numIDs: pq.numIDs[:0], addr: pq.addr[:0], towns: pq.towns[:0], blockTowns: pq.blockTowns[:0], regions: pq.regions[:0]}
-	parts := splitParts(q.Lines)
+	*pq = query{country: strings.ToUpper(strings.TrimSpace(q.Country)), toks: pq.toks[:0], nums: pq.nums[:0], numIDs: pq.numIDs[:0], addr: pq.addr[:0], towns: pq.towns[:0], blockTowns: pq.blockTowns[:0], regions: pq.regions[:0],
+		parts: pq.parts[:0], key: pq.key, ta: pq.ta, tb: pq.tb}
+	parts := splitParts(pq.parts, q.Lines)
+	pq.parts = parts
 	// The postcode may be on any line; the last one found wins because
 	// postcodes are written last.
 	pcPart := -1
@@ -193,13 +253,19 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 		if len(toks) == 0 {
 			continue
 		}
-		key := strings.Join(toks, " ")
-		if d, ok := districtKey(toks); ok {
-			key = d
+		// The key is looked up in bytes, and made a string only when kept.
+		var t, r []uint32
+		key, district := districtKey(toks)
+		if district {
+			t, r = ix.towns[key], ix.regions[key]
+		} else {
+			pq.key = joinKey(pq.key, toks)
+			t, r = ix.towns[string(pq.key)], ix.regions[string(pq.key)]
+			if len(t) > 0 || len(r) > 0 {
+				key = string(pq.key)
+			}
 		}
-		lp := strings.ToLower(p)
-		coPrefix := strings.HasPrefix(lp, "co ") || strings.HasPrefix(lp, "co.") || strings.HasPrefix(lp, "county ")
-		t, r := ix.towns[key], ix.regions[key]
+		coPrefix := hasLowerPrefix(p, "co ") || hasLowerPrefix(p, "co.") || hasLowerPrefix(p, "county ")
 		if len(t) == 0 && len(r) == 0 && len(toks) <= 3 {
 			if _, ok := CountryISO(p); ok {
 				continue // "Northern Ireland", "UK": the country, said in a line
@@ -224,7 +290,8 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 		pq.addr = append(pq.addr, p)
 		// A town at the end of an address part still helps blocking.
 		for n := 1; n <= 3 && n < len(toks); n++ {
-			pq.towns = append(pq.towns, ix.towns[strings.Join(toks[len(toks)-n:], " ")]...)
+			pq.key = joinKey(pq.key, toks[len(toks)-n:])
+			pq.towns = append(pq.towns, ix.towns[string(pq.key)]...)
 		}
 		for i := 0; i < len(toks); i++ {
 			w := toks[i]
