@@ -9,7 +9,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,7 +46,24 @@ type Client struct {
 
 	tokens *tokenSource
 	stats  clientStats
+
+	// The header values of a verify request, shared by every request:
+	// net/http only reads them.
+	hdrUA []string
+
+	// tokParam caches the escaped token parameter of the current token.
+	tokParam atomic.Pointer[tokenParam]
 }
+
+// tokenParam is "token=<escaped token>&" for tok.
+type tokenParam struct {
+	tok, param Secret
+}
+
+var (
+	hdrAccept = []string{"application/json"}
+	hdrForm   = []string{"application/x-www-form-urlencoded"}
+)
 
 // Waiter paces requests; *rate.Limiter of golang.org/x/time/rate is one.
 type Waiter interface {
@@ -142,6 +161,7 @@ func New(baseURL string, key Secret, opts ...Option) (*Client, error) {
 	}
 	c.tokens.now = func() time.Time { return c.now() }
 	c.tokens.log = c.log
+	c.hdrUA = []string{c.userAgent}
 	return c, nil
 }
 
@@ -294,37 +314,42 @@ func queryEscape(s string) string { return url.QueryEscape(s) }
 
 // send makes one verify request. When the service refused the token it
 // returns the 401 answer as rejected, with a nil error.
+//
+// It runs once per row: the request is built from precomputed parts, the
+// answer read into a pooled buffer, and the lists of secrets to scrub from
+// error text made only when there is an error.
 func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *VerifyResponse, rejected *StatusError, err error) {
 	const op = "verify"
-	endpoint := c.base + "/3.0/verify"
-	shown := c.baseShown + "/3.0/verify"
-	query := "token=" + queryEscape(tok.Reveal()) + "&" + params
-	secrets := c.scrubList(tok.Reveal())
+	shown := func() string { return c.baseShown + "/3.0/verify" }
+	secrets := func() []string { return c.scrubList(tok.Reveal()) }
+	query := c.tokenParam(tok).Reveal() + params
 
 	var req *http.Request
 	if c.method == http.MethodGet {
-		req, err = http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"?"+query, nil)
+		req, err = http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/3.0/verify?"+query, nil)
 	} else {
-		req, err = http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(query))
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/3.0/verify", strings.NewReader(query))
 		if req != nil {
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header["Content-Type"] = hdrForm
 		}
 	}
 	if err != nil {
-		return nil, nil, fmtErr(unwrapURL(err), secrets, "api: %s: building request for %s: %s", op, shown, unwrapURL(err))
+		return nil, nil, fmtErr(unwrapURL(err), secrets(), "api: %s: building request for %s: %s", op, shown(), unwrapURL(err))
 	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
+	req.Header["Accept"] = hdrAccept
+	req.Header["User-Agent"] = c.hdrUA
 
 	c.stats.verifyRequests.Add(1)
-	hr, body, err := c.do(req)
+	bp := bodyPool.Get().(*[]byte)
+	hr, body, err := c.do(req, (*bp)[:0])
 	if err != nil {
-		return nil, nil, c.transportError(op, c.method, shown, err, secrets)
+		bodyPool.Put(bp)
+		return nil, nil, c.transportError(op, c.method, shown(), err, secrets())
 	}
 	switch {
 	case hr.StatusCode >= 200 && hr.StatusCode < 300:
 		if body.err != nil {
-			return nil, nil, c.transportError(op, c.method, shown, body.err, secrets)
+			return nil, nil, c.transportError(op, c.method, shown(), body.err, secrets())
 		}
 		// UnmarshalJSON directly: json.Unmarshal would first scan the
 		// whole body once more only to validate it.
@@ -332,19 +357,41 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 		if err := vr.UnmarshalJSON(body.data); err != nil {
 			return nil, nil, &kindError{
 				kind: KindTransient,
-				msg:  scrub(fmt.Sprintf("api: %s: unusable answer (HTTP %d, %d bytes): %v", op, hr.StatusCode, len(body.data), err), secrets...),
+				msg:  scrub(fmt.Sprintf("api: %s: unusable answer (HTTP %d, %d bytes): %v", op, hr.StatusCode, len(body.data), err), secrets()...),
 				err:  err,
 			}
+		}
+		// The decoded answer shares no memory with the body.
+		if cap(body.data) <= maxPooledBody {
+			*bp = body.data
+			bodyPool.Put(bp)
 		}
 		// The answer is written out whole (JSONL): a service that echoes
 		// the request must not put the token there.
 		redactToken(&vr, tok.Reveal())
 		return &vr, nil, nil
 	case hr.StatusCode == http.StatusUnauthorized:
-		return nil, c.statusError(op, hr, body.data, secrets), nil
+		return nil, c.statusError(op, hr, body.data, secrets()), nil
 	}
-	return nil, nil, c.failure(op, hr, body.data, secrets)
+	return nil, nil, c.failure(op, hr, body.data, secrets())
 }
+
+// tokenParam returns the token parameter of tok, "token=...&", made once
+// per token.
+func (c *Client) tokenParam(tok Secret) Secret {
+	if p := c.tokParam.Load(); p != nil && p.tok == tok {
+		return p.param
+	}
+	p := &tokenParam{tok: tok, param: Secret("token=" + queryEscape(tok.Reveal()) + "&")}
+	c.tokParam.Store(p)
+	return p.param
+}
+
+// bodyPool holds the buffers verify answers are read into; maxPooledBody
+// keeps the odd huge answer from staying in it.
+var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxPooledBody = 64 << 10
 
 // createToken fetches a new token with the API key.
 func (c *Client) createToken(ctx context.Context) (string, error) {
@@ -360,7 +407,7 @@ func (c *Client) createToken(ctx context.Context) (string, error) {
 	req.Header.Set("User-Agent", c.userAgent)
 
 	c.stats.tokenRequests.Add(1)
-	hr, body, err := c.do(req)
+	hr, body, err := c.do(req, nil)
 	if err != nil {
 		return "", c.transportError(op, http.MethodGet, shown, err, secrets)
 	}
@@ -395,19 +442,42 @@ type readResult struct {
 	err  error
 }
 
-// do sends req and reads the whole body, so the connection can be reused.
-func (c *Client) do(req *http.Request) (*http.Response, readResult, error) {
+// do sends req and reads the whole body, so the connection can be reused,
+// into buf (appended to it).
+func (c *Client) do(req *http.Request, buf []byte) (*http.Response, readResult, error) {
 	hr, err := c.hc.Do(req)
 	if err != nil {
 		return nil, readResult{}, err
 	}
 	defer hr.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(hr.Body, maxBody+1))
+	if n := hr.ContentLength; n > 0 && n <= maxBody {
+		// One allocation at most when the length is known, rather than
+		// the doublings of a growing buffer.
+		buf = slices.Grow(buf, int(n)+1)
+	}
+	data, err := readAll(io.LimitReader(hr.Body, maxBody+1), buf)
 	if err == nil && len(data) > maxBody {
 		err = fmt.Errorf("answer larger than %d bytes", maxBody)
 		data = data[:maxBody]
 	}
 	return hr, readResult{data: data, err: err}, nil
+}
+
+// readAll is io.ReadAll appending to b.
+func readAll(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+	}
 }
 
 // scrubList returns the strings to scrub from error text: the key in its
