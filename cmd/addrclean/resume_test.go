@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -221,6 +222,21 @@ func tearLastRecord(t *testing.T, path string) {
 	}
 }
 
+// messages is the text of stderr's JSON log lines, one per line.
+func messages(stderr string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(stderr, "\n") {
+		var ev struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil {
+			line = ev.Message
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
 func countAll(m map[string]int) int {
 	n := 0
 	for _, v := range m {
@@ -249,6 +265,12 @@ func TestRunOutageStopsAndResumes(t *testing.T) {
 	wantExit(t, got, exitFatal)
 	if !strings.Contains(got.stderr, "service unavailable: resume with --resume") {
 		t.Fatalf("stderr does not say what happened and what to do:\n%s", tail(got.stderr, 2000))
+	}
+	// With --log-format json the final error is a JSON line too.
+	for _, line := range strings.Split(strings.TrimSpace(got.stderr), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Fatalf("stderr line is not JSON: %q", line)
+		}
 	}
 	if got.summary["stopped"] != "service_unavailable" || got.summary["complete"] != false {
 		t.Errorf("summary: stopped %v complete %v", got.summary["stopped"], got.summary["complete"])
@@ -351,7 +373,7 @@ func TestRunJournalRules(t *testing.T) {
 			args := append(append(append([]string{}, common...), tc.args...), in)
 			r := runCLI(t, dir, args...)
 			wantExit(t, r, tc.wantCode)
-			if !strings.Contains(r.stderr, tc.wantErr) {
+			if !strings.Contains(messages(r.stderr), tc.wantErr) {
 				t.Fatalf("stderr does not contain %q:\n%s", tc.wantErr, tail(r.stderr, 1500))
 			}
 			made := len(calls.take())

@@ -18,7 +18,7 @@ import (
 )
 
 // cmdRun is 'addrclean run': read, verify, write.
-func cmdRun(ctx context.Context, args []string, s streams) error {
+func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	var o runOptions
 	fs := newRunFlags(&o, s.err)
 	pos, err := parseInterspersed(fs, args)
@@ -45,6 +45,17 @@ func cmdRun(ctx context.Context, args []string, s streams) error {
 	log, err := newLogger(s.err, o.logFormat, o.logLevel)
 	if err != nil {
 		return err
+	}
+	if o.logFormat == "json" || (o.logFormat == "auto" && !isTerminal(s.err)) {
+		// Every stderr line must stay one JSON object: the final error too,
+		// which main would otherwise print as text.
+		defer func() {
+			if err != nil && !isSilent(err) && err.Error() != "" {
+				code := exitCode(err)
+				log.Error().Int("exit_code", code).Msg("addrclean: " + err.Error())
+				err = withCode(code, nil)
+			}
+		}()
 	}
 	delim, err := parseDelimiter(o.delimiter)
 	if err != nil {
