@@ -11,16 +11,81 @@ import (
 // (at newlines, commas and semicolons, spaces tidied), so that a label line
 // is compared with the part of a cell it came from, not with the whole
 // cell: "Flat 2, Mill Court, 18 Main Street" is three parts.
-func inputParts(lines []string) []string {
-	var parts []string
+func inputParts(lines []string) []string { return appendInputParts(nil, lines) }
+
+// appendInputParts is inputParts appending to dst.
+func appendInputParts(dst, lines []string) []string {
 	for _, l := range lines {
-		for _, p := range strings.FieldsFunc(l, func(r rune) bool { return r == '\n' || r == '\r' || r == ',' || r == ';' }) {
+		for l != "" {
+			// The separators are ASCII, so bytes split as runes would.
+			i := strings.IndexAny(l, "\n\r,;")
+			p := l
+			if i >= 0 {
+				p, l = l[:i], l[i+1:]
+			} else {
+				l = ""
+			}
 			if p = gazetteer.Tidy(p); p != "" {
-				parts = append(parts, p)
+				dst = append(dst, p)
 			}
 		}
 	}
-	return parts
+	return dst
+}
+
+// span is one highlight, [start, n] in characters; a zero span (set false)
+// is the empty highlight of a line shown as given.
+type span struct {
+	start, n int
+	set      bool
+}
+
+func (s span) ints() []int {
+	if !s.set {
+		return []int{}
+	}
+	return []int{s.start, s.n}
+}
+
+// runeArena holds the characters of the strings a highlight compares,
+// in one buffer.
+type runeArena struct {
+	runes []rune
+	ends  []int
+	out   [][]rune
+}
+
+// reset empties the arena, keeping its memory.
+func (a *runeArena) reset() {
+	a.runes, a.ends, a.out = a.runes[:0], a.ends[:0], a.out[:0]
+}
+
+// add appends the characters of s ([]rune(s)).
+func (a *runeArena) add(s string) {
+	for _, r := range s {
+		a.runes = append(a.runes, r)
+	}
+	a.ends = append(a.ends, len(a.runes))
+}
+
+// slices returns the strings added, as characters; valid until the next
+// add or reset.
+func (a *runeArena) slices() [][]rune {
+	a.out = a.out[:0]
+	start := 0
+	for _, end := range a.ends {
+		a.out = append(a.out, a.runes[start:end:end])
+		start = end
+	}
+	return a.out
+}
+
+// appendRunes appends the characters of s to dst.
+func appendRunes(dst []rune, s string) []rune {
+	for _, r := range s {
+		dst = append(dst, r)
+	}
+	return dst
 }
 
 // highlights returns, for every label line, the [start, length] span (in
@@ -32,7 +97,7 @@ func highlights(label, input []string) [][]int {
 	out := make([][]int, len(label))
 	in := runesOf(inputParts(input))
 	for i, l := range label {
-		out[i] = highlightLine([]rune(l), in, true)
+		out[i] = highlightLine([]rune(l), in, true).ints()
 	}
 	return out
 }
@@ -53,24 +118,25 @@ func runesOf(ss []string) [][]rune {
 // highlighted whole even when its text is inside an input line ("Dublin"
 // added as the region of "Dublin 1"); an unchanged one only where its text
 // differs, and not for a mere deletion ("Co. Sligo" given, "Sligo" shown).
-func highlightElement(v, own string, c gazetteer.Change, parts [][]rune) []int {
-	a := []rune(v)
+func highlightElement(v, own string, c gazetteer.Change, parts [][]rune) span {
+	var abuf, obuf [64]rune // most values fit: no allocation
+	a := appendRunes(abuf[:0], v)
 	n := len(a)
 	if n == 0 {
-		return []int{}
+		return span{}
 	}
-	whole := []int{0, n}
+	whole := span{0, n, true}
 	if c == gazetteer.ChangeAdded {
 		return whole
 	}
 	changed := c == gazetteer.ChangeChanged
-	var h []int
+	var h span
 	if own = gazetteer.Tidy(own); own != "" {
-		h = highlightLine(a, [][]rune{[]rune(own)}, changed)
+		h = highlightLine(a, [][]rune{appendRunes(obuf[:0], own)}, changed)
 	} else {
 		h = highlightLine(a, parts, changed)
 	}
-	if changed && len(h) == 0 {
+	if changed && !h.set {
 		return whole
 	}
 	return h
@@ -80,10 +146,10 @@ func highlightElement(v, own string, c gazetteer.Change, parts [][]rune) []int {
 // most of it. deletion says whether a label line that is an input part with
 // something taken out highlights the word where the cut was ("Briestol"
 // shown as "Bristol"); otherwise it has nothing to point at.
-func highlightLine(a []rune, input [][]rune, deletion bool) []int {
+func highlightLine(a []rune, input [][]rune, deletion bool) span {
 	n := len(a)
 	if n == 0 {
-		return []int{}
+		return span{}
 	}
 	bestPre, bestSuf, bestLen := 0, 0, 0
 	for _, b := range input {
@@ -92,7 +158,7 @@ func highlightLine(a []rune, input [][]rune, deletion bool) []int {
 			pre++
 		}
 		if pre == n && len(b) == n {
-			return []int{}
+			return span{}
 		}
 		suf := 0
 		for suf < min(n, len(b))-pre && sameFold(a[n-1-suf], b[len(b)-1-suf]) {
@@ -105,13 +171,13 @@ func highlightLine(a []rune, input [][]rune, deletion bool) []int {
 	// A line that shares less than half its characters with every input
 	// part is new: highlight all of it rather than a meaningless middle.
 	if 2*(bestPre+bestSuf) < n {
-		return []int{0, n}
+		return span{0, n, true}
 	}
 	start, end := bestPre, n-bestSuf
 	if start >= end {
 		// The label line is the input part with something removed.
 		if !deletion || bestLen <= n {
-			return []int{}
+			return span{}
 		}
 		// Point at the word where the cut was: the word ending at it, or
 		// the one starting there when the cut follows a separator.
@@ -121,7 +187,7 @@ func highlightLine(a []rune, input [][]rune, deletion bool) []int {
 		} else if end < n && !isSep(a[end]) {
 			end++
 		} else {
-			return []int{}
+			return span{}
 		}
 	} else {
 		// Separators at the ends of the change belong to neither word: do
@@ -144,7 +210,7 @@ func highlightLine(a []rune, input [][]rune, deletion bool) []int {
 	for end < n && !isSep(a[end]) {
 		end++
 	}
-	return []int{start, end - start}
+	return span{start, end - start, true}
 }
 
 func sameFold(x, y rune) bool {

@@ -75,7 +75,7 @@ func TestHighlightElement(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := highlightElement(tc.v, tc.own, tc.c, parts); !reflect.DeepEqual(got, tc.want) {
+			if got := highlightElement(tc.v, tc.own, tc.c, parts).ints(); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("highlightElement(%q, %q, %s) = %v, want %v", tc.v, tc.own, tc.c, got, tc.want)
 			}
 		})

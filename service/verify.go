@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/addrclean/addrclean/api"
@@ -464,12 +465,31 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.
 // against the value the input gave for that element, so that a corrected
 // town is highlighted even when its name is written in another input line.
 func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines int) [][]int {
-	parts := inputParts(req.lines)
+	sc := hlPool.Get().(*hlScratch)
+	defer hlPool.Put(sc)
+	parts := appendInputParts(sc.parts[:0], req.lines)
 	parts = appendNonEmpty(parts, req.city, req.region)
-	in := runesOf(parts)
+	sc.parts = parts
+	sc.in.reset()
+	for _, p := range parts {
+		sc.in.add(p)
+	}
+	in := sc.in.slices()
+
+	// The answer's spans share one backing array.
 	out := make([][]int, len(label))
+	spans := make([]int, 2*len(label))
+	put := func(i int, h span) {
+		if h.set {
+			spans[2*i], spans[2*i+1] = h.start, h.n
+			out[i] = spans[2*i : 2*i+2 : 2*i+2]
+		} else {
+			out[i] = spans[2*i : 2*i : 2*i]
+		}
+	}
 	for i := 0; i < nLines; i++ {
-		out[i] = highlightLine([]rune(label[i]), in, true)
+		sc.line = appendRunes(sc.line[:0], label[i])
+		put(i, highlightLine(sc.line, in, true))
 	}
 	if m.Details.SubBuildingNumber == gazetteer.ChangeIgnored && nLines > 0 {
 		// A flat or unit given that the address lacks was left out; when
@@ -484,7 +504,7 @@ func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines i
 			if f := strings.IndexFunc(first, isSep); f > 0 {
 				first = first[:f]
 			}
-			out[0] = []int{0, utf8.RuneCountInString(first)}
+			put(0, span{0, utf8.RuneCountInString(first), true})
 		}
 	}
 	i := nLines
@@ -495,11 +515,20 @@ func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines i
 		if el.v == "" {
 			continue
 		}
-		out[i] = highlightElement(el.v, el.own, el.c, in)
+		put(i, highlightElement(el.v, el.own, el.c, in))
 		i++
 	}
 	return out
 }
+
+// hlScratch is the working memory of answerHighlights.
+type hlScratch struct {
+	parts []string
+	in    runeArena
+	line  []rune
+}
+
+var hlPool = sync.Pool{New: func() any { return new(hlScratch) }}
 
 func appendNonEmpty(dst []string, vs ...string) []string {
 	for _, v := range vs {
