@@ -33,11 +33,24 @@ var tokenLen = tokenEncoding.EncodedLen(tokenRawLen)
 // signer issues and checks tokens with one secret.
 type signer struct {
 	secret []byte
-	macs   *sync.Pool // of keyed HMAC-SHA256 states, reset before use
+	macs   *sync.Pool // of *macState, reset before use
 }
 
+// macState is a keyed HMAC-SHA256 state with the buffers of one MAC: what
+// is written to the hash and its sum live here, not in a heap allocation
+// per call (a slice passed to hash.Hash's methods escapes).
+type macState struct {
+	h       hash.Hash
+	payload [payloadLen]byte
+	sum     [sha256.Size]byte
+}
+
+// macPrefix separates token MACs from the key ids made with the same
+// secret.
+var macPrefix = []byte("addrclean token\x00")
+
 func newSigner(secret []byte) signer {
-	return signer{secret: secret, macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}}
+	return signer{secret: secret, macs: &sync.Pool{New: func() any { return &macState{h: hmac.New(sha256.New, secret)} }}}
 }
 
 // keyID derives the id of an API key under the secret.
@@ -53,13 +66,13 @@ func (s signer) keyID(key string) [kidLen]byte {
 // mac appends the truncated MAC of payload to dst. Keyed states are pooled:
 // every verify request checks one, and setting up HMAC costs more than
 // running it over a few dozen bytes.
-func (s signer) mac(dst, payload []byte) []byte {
-	m := s.macs.Get().(hash.Hash)
-	m.Reset()
-	m.Write([]byte("addrclean token\x00"))
-	m.Write(payload)
-	var sum [sha256.Size]byte
-	out := append(dst, m.Sum(sum[:0])[:macLen]...)
+func (s signer) mac(dst []byte, payload *[payloadLen]byte) []byte {
+	m := s.macs.Get().(*macState)
+	m.h.Reset()
+	m.h.Write(macPrefix)
+	m.payload = *payload
+	m.h.Write(m.payload[:])
+	out := append(dst, m.h.Sum(m.sum[:0])[:macLen]...)
 	s.macs.Put(m)
 	return out
 }
@@ -74,7 +87,7 @@ func (s signer) issue(kid [kidLen]byte, exp time.Time) (string, error) {
 		return "", fmt.Errorf("service: token nonce: %w", err)
 	}
 	var sum [macLen]byte
-	copy(raw[payloadLen:], s.mac(sum[:0], raw[:payloadLen]))
+	copy(raw[payloadLen:], s.mac(sum[:0], (*[payloadLen]byte)(raw[:payloadLen])))
 	return tokenEncoding.EncodeToString(raw[:]), nil
 }
 
@@ -87,12 +100,13 @@ func (s signer) check(tok string, now time.Time) ([kidLen]byte, error) {
 		return kid, errInvalidToken
 	}
 	var raw [tokenRawLen]byte
-	n, err := tokenEncoding.Decode(raw[:], []byte(tok))
+	var enc [64]byte // tokenLen: the token's bytes without a heap copy
+	n, err := tokenEncoding.Decode(raw[:], enc[:copy(enc[:], tok)])
 	if err != nil || n != tokenRawLen || raw[0] != tokenVersion {
 		return kid, errInvalidToken
 	}
 	var want [macLen]byte
-	if !hmac.Equal(raw[payloadLen:], s.mac(want[:0], raw[:payloadLen])) {
+	if !hmac.Equal(raw[payloadLen:], s.mac(want[:0], (*[payloadLen]byte)(raw[:payloadLen]))) {
 		return kid, errInvalidToken
 	}
 	copy(kid[:], raw[1:])
