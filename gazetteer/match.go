@@ -42,6 +42,9 @@ type scratch struct {
 	areas []uint32
 	cands []cand
 	top   []pre
+	// seen marks the seeds already taken, one bit per record; every bit
+	// is cleared again before the scratch goes back to the pool.
+	seen []uint64
 }
 
 type pre struct {
@@ -155,14 +158,23 @@ func (ix *Index) candidates(pq *query, sc *scratch) []cand {
 			sc.seeds = append(sc.seeds, ids...)
 		}
 	}
-	slices.Sort(sc.seeds)
-	sc.seeds = slices.Compact(sc.seeds)
-	// Keep the topK by prescore, by insertion into a short sorted list:
-	// cheaper than sorting every seed.
+	// Keep the topK by prescore, ties to the lower record number, by
+	// insertion into a short sorted list: cheaper than sorting every seed.
+	// The order is total, so the seeds need no sorting either: duplicates
+	// are skipped through a bit per record.
+	if need := (len(ix.recs) + 63) / 64; len(sc.seen) < need {
+		sc.seen = make([]uint64, need)
+	}
+	seen := sc.seen
 	top := sc.top[:0]
 	for _, n := range sc.seeds {
+		w, bit := n/64, uint64(1)<<(n%64)
+		if seen[w]&bit != 0 {
+			continue
+		}
+		seen[w] |= bit
 		p := ix.prescore(pq, n)
-		if len(top) == topK && p <= top[topK-1].pre {
+		if len(top) == topK && !ahead(p, n, top[topK-1]) {
 			continue
 		}
 		i := len(top)
@@ -171,17 +183,25 @@ func (ix *Index) candidates(pq *query, sc *scratch) []cand {
 		} else {
 			i = topK - 1
 		}
-		for i > 0 && top[i-1].pre < p {
+		for i > 0 && ahead(p, n, top[i-1]) {
 			top[i] = top[i-1]
 			i--
 		}
 		top[i] = pre{n, p}
+	}
+	for _, n := range sc.seeds {
+		seen[n/64] = 0
 	}
 	sc.top = top
 	for _, t := range top {
 		sc.cands = append(sc.cands, cand{n: t.n, pre: t.pre})
 	}
 	return sc.cands
+}
+
+// ahead reports whether record n with prescore p ranks before t.
+func ahead(p float32, n uint32, t pre) bool {
+	return p > t.pre || p == t.pre && n < t.n
 }
 
 // wordLists adds a word's posting lists over the searched areas.
