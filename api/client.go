@@ -55,9 +55,12 @@ type Client struct {
 	tokParam atomic.Pointer[tokenParam]
 }
 
-// tokenParam is "token=<escaped token>&" for tok.
+// tokenParam holds what is made of a token once for all the requests
+// that use it: the parameter "token=<escaped token>&" and the forms
+// redaction looks for.
 type tokenParam struct {
 	tok, param Secret
+	forms      []string
 }
 
 var (
@@ -322,7 +325,7 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 	const op = "verify"
 	shown := func() string { return c.baseShown + "/3.0/verify" }
 	secrets := func() []string { return c.scrubList(tok.Reveal()) }
-	query := c.tokenParam(tok).Reveal() + params
+	query := c.tokenParam(tok).param.Reveal() + params
 
 	var req *http.Request
 	if c.method == http.MethodGet {
@@ -361,14 +364,14 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 				err:  err,
 			}
 		}
+		// The answer is written out whole (JSONL): a service that echoes
+		// the request must not put the token there.
+		redactDecoded(&vr, tok.Reveal(), c.tokenParam(tok).forms, body.data)
 		// The decoded answer shares no memory with the body.
 		if cap(body.data) <= maxPooledBody {
 			*bp = body.data
 			bodyPool.Put(bp)
 		}
-		// The answer is written out whole (JSONL): a service that echoes
-		// the request must not put the token there.
-		redactToken(&vr, tok.Reveal())
 		return &vr, nil, nil
 	case hr.StatusCode == http.StatusUnauthorized:
 		return nil, c.statusError(op, hr, body.data, secrets()), nil
@@ -376,15 +379,17 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 	return nil, nil, c.failure(op, hr, body.data, secrets())
 }
 
-// tokenParam returns the token parameter of tok, "token=...&", made once
-// per token.
-func (c *Client) tokenParam(tok Secret) Secret {
+// Format keeps %v of a tokenParam from printing the token.
+func (p *tokenParam) Format(f fmt.State, _ rune) { _, _ = fmt.Fprint(f, "api.tokenParam") }
+
+// tokenParam returns the parameter and forms of tok, made once per token.
+func (c *Client) tokenParam(tok Secret) *tokenParam {
 	if p := c.tokParam.Load(); p != nil && p.tok == tok {
-		return p.param
+		return p
 	}
-	p := &tokenParam{tok: tok, param: Secret("token=" + queryEscape(tok.Reveal()) + "&")}
+	p := &tokenParam{tok: tok, param: Secret("token=" + queryEscape(tok.Reveal()) + "&"), forms: tokenForms(tok.Reveal())}
 	c.tokParam.Store(p)
-	return p.param
+	return p
 }
 
 // bodyPool holds the buffers verify answers are read into; maxPooledBody

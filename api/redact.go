@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // redactToken removes the token tok from a decoded verify answer, so that
@@ -21,6 +22,19 @@ import (
 //     string of the answer or in the raw JSON of members the interface does
 //     not name (Extra), becomes "[REDACTED]".
 func redactToken(r *VerifyResponse, tok string) {
+	redactDecoded(r, tok, nil, nil)
+}
+
+// redactDecoded is redactToken with the token's forms (tokenForms, made
+// when nil) and, when not nil, the body r was decoded from.
+//
+// The body spares the walk over every string of the answer (reflection,
+// once per row) when it shows that no decoded string can hold a form of
+// the token: a body without escapes that is valid UTF-8 decodes every
+// string, member name and raw member to a substring of itself, so if no
+// form is in the body, none is in them. The links, which dropTokenParam
+// may have rewritten, are checked on their own.
+func redactDecoded(r *VerifyResponse, tok string, forms []string, body []byte) {
 	if r == nil {
 		return
 	}
@@ -30,8 +44,36 @@ func redactToken(r *VerifyResponse, tok string) {
 	if strings.TrimSpace(tok) == "" {
 		return
 	}
-	forms := tokenForms(tok)
+	if forms == nil {
+		forms = tokenForms(tok)
+	}
+	if body != nil && !mayHoldForms(r, body, forms) {
+		return
+	}
 	redactValue(reflect.ValueOf(r).Elem(), forms)
+}
+
+// mayHoldForms reports whether a string of r, decoded from body, may hold
+// one of forms.
+func mayHoldForms(r *VerifyResponse, body []byte, forms []string) bool {
+	if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
+		return true
+	}
+	for _, f := range forms {
+		if bytes.Contains(body, []byte(f)) {
+			return true
+		}
+	}
+	for _, l := range r.Links {
+		for _, s := range [...]string{l.Rel, l.Href, l.Title} {
+			for _, f := range forms {
+				if strings.Contains(s, f) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // dropTokenParam returns href without its token query parameters (the name
@@ -53,19 +95,25 @@ func dropTokenParam(href string) string {
 	if !hasQuery {
 		return href
 	}
+	// Most links have no token parameter: look before splitting.
+	found := false
+	for rest := query; !found; {
+		p, more, ok := strings.Cut(rest, "&")
+		found = isTokenParam(p)
+		if !ok {
+			break
+		}
+		rest = more
+	}
+	if !found {
+		return href
+	}
 	params := strings.Split(query, "&")
 	kept := params[:0]
 	for _, p := range params {
-		name, _, _ := strings.Cut(p, "=")
-		if n, err := url.QueryUnescape(name); err == nil {
-			name = n
-		}
-		if !strings.EqualFold(strings.TrimSpace(name), "token") {
+		if !isTokenParam(p) {
 			kept = append(kept, p)
 		}
-	}
-	if len(kept) == len(params) {
-		return href
 	}
 	out := path
 	if q := strings.Join(kept, "&"); q != "" {
@@ -75,6 +123,16 @@ func dropTokenParam(href string) string {
 		out += "#" + frag
 	}
 	return out
+}
+
+// isTokenParam reports whether the query parameter p ("name=value") is a
+// token: its name, unescaped and trimmed, is "token" in any case.
+func isTokenParam(p string) bool {
+	name, _, _ := strings.Cut(p, "=")
+	if n, err := url.QueryUnescape(name); err == nil {
+		name = n
+	}
+	return strings.EqualFold(strings.TrimSpace(name), "token")
 }
 
 // tokenForms returns the token as sent and in the escaped forms an echo of

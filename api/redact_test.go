@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -229,4 +230,104 @@ func TestRedactToken(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkRedactDecoded holds redactDecoded, which may skip the walk over the
+// answer when the body shows no form of the token, to redactToken, which
+// always walks it: the same answer for the same body.
+func checkRedactDecoded(t *testing.T, body []byte, tok string) {
+	t.Helper()
+	var want, got VerifyResponse
+	if want.UnmarshalJSON(body) != nil || got.UnmarshalJSON(body) != nil {
+		return
+	}
+	redactToken(&want, tok)
+	redactDecoded(&got, tok, nil, body)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("token %q, body %q:\nredactDecoded %+v\nredactToken   %+v", tok, body, got, want)
+	}
+}
+
+var redactTokens = []string{"AbC-123_xyz", `tok/"x"<1>`, "a&b=c", "é\u2028", "t", ""}
+
+func TestRedactDecodedMatchesRedactToken(t *testing.T) {
+	bodies := fastSeeds(t)
+	for _, tok := range redactTokens {
+		esc, _ := json.Marshal(tok)
+		bodies = append(bodies, [][]byte{
+			[]byte(`{"type":"` + tok + `"}`),
+			[]byte(`{"type":` + string(esc) + `}`),
+			[]byte(`{"links":[{"href":"https://h/v?a=` + tok[:len(tok)/2] + `&token=1&b=` + tok[len(tok)/2:] + `"}]}`),
+			[]byte(`{"links":[{"href":"https://h/v?` + url.QueryEscape(tok) + `"}]}`),
+			[]byte(`{"x":{"` + tok + `":1}}`),
+			[]byte(`{"data":{"y":"` + url.PathEscape(tok) + `"}}`),
+			[]byte(`{"type":"\u0074"}`),
+			[]byte("{\"type\":\"\xff" + tok + "\"}"),
+		}...)
+	}
+	for _, tok := range redactTokens {
+		for _, b := range bodies {
+			checkRedactDecoded(t, b, tok)
+		}
+	}
+}
+
+func FuzzRedactDecodedMatchesRedactToken(f *testing.F) {
+	for i, b := range fastSeeds(f) {
+		f.Add(b, redactTokens[i%len(redactTokens)])
+	}
+	f.Fuzz(func(t *testing.T, body []byte, tok string) {
+		checkRedactDecoded(t, body, tok)
+	})
+}
+
+// oldDropTokenParam is dropTokenParam as it was, splitting every query:
+// the reference for the version that looks before splitting.
+func oldDropTokenParam(href string) string {
+	if !strings.ContainsAny(href, "?#") {
+		return href
+	}
+	if _, err := url.Parse(href); err != nil {
+		before, _, _ := strings.Cut(href, "?")
+		before, _, _ = strings.Cut(before, "#")
+		return before
+	}
+	rest, frag, hasFrag := strings.Cut(href, "#")
+	path, query, hasQuery := strings.Cut(rest, "?")
+	if !hasQuery {
+		return href
+	}
+	params := strings.Split(query, "&")
+	kept := params[:0]
+	for _, p := range params {
+		name, _, _ := strings.Cut(p, "=")
+		if n, err := url.QueryUnescape(name); err == nil {
+			name = n
+		}
+		if !strings.EqualFold(strings.TrimSpace(name), "token") {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == len(params) {
+		return href
+	}
+	out := path
+	if q := strings.Join(kept, "&"); q != "" {
+		out += "?" + q
+	}
+	if hasFrag {
+		out += "#" + frag
+	}
+	return out
+}
+
+func FuzzDropTokenParam(f *testing.F) {
+	for _, s := range []string{"https://h/v?a=1&token=T&b=2", "https://h/v?t%6Fken=T&a=1", "https://h/v?token", "https://h/v?&&", "https://h/%zz?x", "https://h/v? TOKEN =1#f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, href string) {
+		if got, want := dropTokenParam(href), oldDropTokenParam(href); got != want {
+			t.Fatalf("dropTokenParam(%q) = %q, want %q", href, got, want)
+		}
+	})
 }
