@@ -52,6 +52,26 @@ type fastReader struct {
 	s     string
 	i     int
 	depth int
+
+	// The members of an answer behind pointers, and the numbers of its
+	// highlights, share one allocation each rather than one per member
+	// or per highlight.
+	parts *answerParts
+	nums  []int
+}
+
+// answerParts holds the pointer members of one answer.
+type answerParts struct {
+	city, region, postcode Value
+	country                Country
+	location               Location
+}
+
+func (d *fastReader) answerParts() *answerParts {
+	if d.parts == nil {
+		d.parts = new(answerParts)
+	}
+	return d.parts
 }
 
 // maxSkipDepth bounds the nesting of skipped values; deeper ones are left to
@@ -532,9 +552,35 @@ func (d *fastReader) strings(dst *[]string) bool {
 	return array(d, dst, 8, (*fastReader).string)
 }
 
-// ints decodes a []int.
+// ints decodes a []int, as array does, into d.nums.
 func (d *fastReader) ints(dst *[]int) bool {
-	return array(d, dst, 2, (*fastReader).int)
+	if d.null() {
+		return true
+	}
+	if !d.begin('[') {
+		return false
+	}
+	if d.nums == nil {
+		d.nums = make([]int, 0, 16) // never nil: [] gives an empty, non-nil slice
+	}
+	start := len(d.nums)
+	for first := true; ; first = false {
+		more, ok := d.elem(first)
+		if !ok {
+			return false
+		}
+		if !more {
+			break
+		}
+		var n int
+		if !d.int(&n) {
+			return false
+		}
+		d.nums = append(d.nums, n)
+	}
+	// Capped, so that appending to one highlight cannot reach the next.
+	*dst = d.nums[start:len(d.nums):len(d.nums)]
+	return true
 }
 
 // highlights decodes a [][]int.
@@ -572,12 +618,11 @@ func (d *fastReader) value(dst *Value) bool {
 	})
 }
 
-// valuePtr decodes a *Value: null leaves it nil.
-func (d *fastReader) valuePtr(dst **Value) bool {
+// valuePtr decodes a *Value into v: null leaves it nil.
+func (d *fastReader) valuePtr(dst **Value, v *Value) bool {
 	if d.null() {
 		return true
 	}
-	v := new(Value)
 	*dst = v
 	return d.value(v)
 }
@@ -734,15 +779,15 @@ func (d *fastReader) address(dst *MatchedAddress) bool {
 		case "lines":
 			ok = once(&seen, 16) && d.lines(&dst.Lines)
 		case "city":
-			ok = once(&seen, 32) && d.valuePtr(&dst.City)
+			ok = once(&seen, 32) && d.valuePtr(&dst.City, &d.answerParts().city)
 		case "region":
-			ok = once(&seen, 64) && d.valuePtr(&dst.Region)
+			ok = once(&seen, 64) && d.valuePtr(&dst.Region, &d.answerParts().region)
 		case "postcode":
-			ok = once(&seen, 128) && d.valuePtr(&dst.Postcode)
+			ok = once(&seen, 128) && d.valuePtr(&dst.Postcode, &d.answerParts().postcode)
 		case "country":
 			ok = once(&seen, 256)
 			if ok && !d.null() {
-				dst.Country = new(Country)
+				dst.Country = &d.answerParts().country
 				ok = d.country(dst.Country)
 			}
 		case "label":
@@ -781,7 +826,7 @@ func (d *fastReader) data(dst *Data) bool {
 		case key == "location":
 			ok = once(&seen, 1)
 			if ok && !d.null() {
-				dst.Location = new(Location)
+				dst.Location = &d.answerParts().location
 				ok = d.location(dst.Location)
 			}
 		case foldsTo(key, "location"):
