@@ -75,6 +75,43 @@ type area struct {
 type builder struct {
 	ix   *Index
 	toks []uint32
+	// The records and their keys are collected in chunks and put in
+	// ix.recs and ix.keys once, by finish: growing those slices by append
+	// copied every record about five times over (most of the time of a
+	// large Load).
+	recs chunked[Record]
+	keys chunked[recKey]
+}
+
+// chunked collects the elements of a slice in chunks that are never
+// copied; flat returns them in one slice of the exact length.
+type chunked[T any] struct {
+	full [][]T
+	cur  []T
+	n    int
+}
+
+func (c *chunked[T]) add(v T) {
+	if len(c.cur) == cap(c.cur) {
+		size := 64
+		if c.cur != nil {
+			c.full = append(c.full, c.cur)
+			size = min(2*cap(c.cur), 8192)
+		}
+		c.cur = make([]T, 0, size)
+	}
+	c.cur = append(c.cur, v)
+	c.n++
+}
+
+func (c *chunked[T]) flat() []T {
+	out := make([]T, 0, c.n)
+	for _, ch := range c.full {
+		out = append(out, ch...)
+	}
+	out = append(out, c.cur...)
+	*c = chunked[T]{}
+	return out
 }
 
 func newBuilder() *builder {
@@ -138,10 +175,10 @@ func (b *builder) add(r Record) error {
 	if _, dup := ix.byID[r.ID]; dup {
 		return fmt.Errorf("%w %q", errDuplicateID, r.ID)
 	}
-	if len(ix.recs) >= math.MaxUint32-1 {
+	if b.recs.n >= math.MaxUint32-1 {
 		return errors.New("too many records")
 	}
-	n := uint32(len(ix.recs))
+	n := uint32(b.recs.n)
 	ix.byID[r.ID] = n
 	var k recKey
 	var tmp [32]string
@@ -225,8 +262,8 @@ func (b *builder) add(r Record) error {
 			ix.postings[key] = append(ix.postings[key], n)
 		}
 	}
-	ix.recs = append(ix.recs, r)
-	ix.keys = append(ix.keys, k)
+	b.recs.add(r)
+	b.keys.add(k)
 	return nil
 }
 
@@ -276,6 +313,7 @@ func indexOf32(s []uint32, v uint32) int { return indexOf(s, v) }
 // table and averages the area centroids.
 func (b *builder) finish() *Index {
 	ix := b.ix
+	ix.recs, ix.keys = b.recs.flat(), b.keys.flat()
 	N := float64(len(ix.recs)) + 1
 	ix.maxIDF = float32(math.Log(1 + N))
 	for i, df := range ix.idf {
