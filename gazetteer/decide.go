@@ -43,7 +43,7 @@ func (ix *Index) decide(pq *query, cands []cand) Match {
 // eircodeDecides reports whether the Eircode given is enough on its own: it
 // names exactly this record, and nothing written contradicts it.
 func (ix *Index) eircodeDecides(pq *query, c *cand) bool {
-	r := &ix.recs[c.n]
+	r := ix.rec(c.n)
 	if pq.pcKind != Eircode || r.Postcode != pq.pc {
 		return false
 	}
@@ -59,7 +59,7 @@ func (ix *Index) eircodeDecides(pq *query, c *cand) bool {
 
 // buildingMatch fills m from a confident match to one record.
 func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
-	r := &ix.recs[c.n]
+	r := ix.rec(c.n)
 	ev := &c.ev
 	m.Record = r
 	m.Level = LevelBuilding
@@ -118,7 +118,7 @@ func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
 // all lie on the same street of the same town; it reports whether it did.
 func (ix *Index) streetMatch(pq *query, cands []cand, m *Match) bool {
 	best := &cands[0]
-	r := &ix.recs[best.n]
+	r := ix.rec(best.n)
 	k := &ix.keys[best.n]
 	if best.s < streetScore || r.Street == "" || r.Type == POBox || k.nStreet == 0 {
 		return false
@@ -131,7 +131,7 @@ func (ix *Index) streetMatch(pq *query, cands []cand, m *Match) bool {
 	n := 0
 	for i := range cands {
 		c := &cands[i]
-		o := &ix.recs[c.n]
+		o := ix.rec(c.n)
 		same := ix.keys[c.n].town == k.town
 		if same && o.Street != r.Street {
 			if street == "" {

@@ -11,7 +11,8 @@ import (
 // blocking tables. It is read-only after Load, so Match is safe for
 // concurrent use.
 type Index struct {
-	recs  []Record
+	recs  recChunks // by record number: rec(n)
+	nRecs int
 	keys  []recKey
 	arena []uint32 // word ids of all records, one run per record
 	byID  map[string]uint32
@@ -75,12 +76,44 @@ type area struct {
 type builder struct {
 	ix   *Index
 	toks []uint32
-	// The records and their keys are collected in chunks and put in
-	// ix.recs and ix.keys once, by finish: growing those slices by append
-	// copied every record about five times over (most of the time of a
-	// large Load).
-	recs chunked[Record]
+	// The keys are collected in chunks and put in ix.keys once, by
+	// finish: growing a large slice by append copies it about five times
+	// over.
 	keys chunked[recKey]
+}
+
+// Records are kept in chunks of recChunk, never copied once added: a
+// slice of them grown by append was copied about five times over, which
+// was most of the time of a large Load, and the copies of pointer-laden
+// records stall the garbage collector.
+const (
+	recShift = 12
+	recChunk = 1 << recShift
+)
+
+type recChunks [][]Record
+
+// rec returns record n.
+func (ix *Index) rec(n uint32) *Record { return &ix.recs[n>>recShift][n&(recChunk-1)] }
+
+func (c *recChunks) add(r Record) {
+	k := len(*c)
+	if k == 0 || len((*c)[k-1]) == recChunk {
+		size := recChunk
+		if k == 0 {
+			size = 64 // the first chunk grows, for small references
+		}
+		*c = append(*c, make([]Record, 0, size))
+		k++
+	}
+	(*c)[k-1] = append((*c)[k-1], r)
+}
+
+// trim gives the last chunk its exact length.
+func (c *recChunks) trim() {
+	if k := len(*c); k > 0 {
+		(*c)[k-1] = append([]Record(nil), (*c)[k-1]...)
+	}
 }
 
 // chunked collects the elements of a slice in chunks that are never
@@ -175,10 +208,10 @@ func (b *builder) add(r Record) error {
 	if _, dup := ix.byID[r.ID]; dup {
 		return fmt.Errorf("%w %q", errDuplicateID, r.ID)
 	}
-	if b.recs.n >= math.MaxUint32-1 {
+	if ix.nRecs >= math.MaxUint32-1 {
 		return errors.New("too many records")
 	}
-	n := uint32(b.recs.n)
+	n := uint32(ix.nRecs)
 	ix.byID[r.ID] = n
 	var k recKey
 	var tmp [32]string
@@ -262,7 +295,8 @@ func (b *builder) add(r Record) error {
 			ix.postings[key] = append(ix.postings[key], n)
 		}
 	}
-	b.recs.add(r)
+	ix.recs.add(r)
+	ix.nRecs++
 	b.keys.add(k)
 	return nil
 }
@@ -313,8 +347,9 @@ func indexOf32(s []uint32, v uint32) int { return indexOf(s, v) }
 // table and averages the area centroids.
 func (b *builder) finish() *Index {
 	ix := b.ix
-	ix.recs, ix.keys = b.recs.flat(), b.keys.flat()
-	N := float64(len(ix.recs)) + 1
+	ix.keys = b.keys.flat()
+	ix.recs.trim()
+	N := float64(ix.nRecs) + 1
 	ix.maxIDF = float32(math.Log(1 + N))
 	for i, df := range ix.idf {
 		if df < 1 {
@@ -343,7 +378,7 @@ func (b *builder) finish() *Index {
 }
 
 // Len returns the number of reference records.
-func (ix *Index) Len() int { return len(ix.recs) }
+func (ix *Index) Len() int { return ix.nRecs }
 
 // Lookup returns the record with the given id.
 func (ix *Index) Lookup(id string) (*Record, bool) {
@@ -351,14 +386,16 @@ func (ix *Index) Lookup(id string) (*Record, bool) {
 	if !ok {
 		return nil, false
 	}
-	return &ix.recs[n], true
+	return ix.rec(n), true
 }
 
 // Records calls yield for every record in file order until it returns false.
 func (ix *Index) Records(yield func(*Record) bool) {
-	for i := range ix.recs {
-		if !yield(&ix.recs[i]) {
-			return
+	for _, c := range ix.recs {
+		for i := range c {
+			if !yield(&c[i]) {
+				return
+			}
 		}
 	}
 }

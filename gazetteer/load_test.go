@@ -147,8 +147,8 @@ func TestWriteCSVRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range ix.recs {
-		a, c := ix.recs[i], ix2.recs[i]
+	for i := range uint32(ix.Len()) {
+		a, c := *ix.rec(i), *ix2.rec(i)
 		a.Latitude, a.Longitude, c.Latitude, c.Longitude = 0, 0, 0, 0
 		if a != c {
 			t.Errorf("round trip:\n%+v\n%+v", a, c)

@@ -162,7 +162,7 @@ func (ix *Index) candidates(pq *query, sc *scratch) []cand {
 	// insertion into a short sorted list: cheaper than sorting every seed.
 	// The order is total, so the seeds need no sorting either: duplicates
 	// are skipped through a bit per record.
-	if need := (len(ix.recs) + 63) / 64; len(sc.seen) < need {
+	if need := (ix.nRecs + 63) / 64; len(sc.seen) < need {
 		sc.seen = make([]uint64, need)
 	}
 	seen := sc.seen
@@ -279,7 +279,7 @@ type evidence struct {
 // score computes a candidate's score in [0,1] and its evidence.
 func (ix *Index) score(pq *query, c *cand) {
 	k := &ix.keys[c.n]
-	r := &ix.recs[c.n]
+	r := ix.rec(c.n)
 	var ev evidence
 	if pq.country != "" && r.Country != pq.country {
 		c.score = 0
