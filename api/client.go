@@ -276,6 +276,12 @@ func (c *Client) Verify(ctx context.Context, a Address) (*VerifyResponse, error)
 // without the token.
 func encodeAddress(a Address) (string, error) {
 	var b strings.Builder
+	// One allocation: the names and values, a third more for escapes.
+	size := len("&city=&region=&country=&language=") + len(a.City) + len(a.Region) + len(a.Country) + len(a.Language)
+	for _, l := range a.Lines {
+		size += len("&addressLine=") + len(l)
+	}
+	b.Grow(size + size/3)
 	n := 0
 	for _, l := range a.Lines {
 		if strings.TrimSpace(l) == "" {
@@ -309,7 +315,32 @@ func addParam(b *strings.Builder, name, value string) {
 	}
 	b.WriteString(name)
 	b.WriteByte('=')
-	b.WriteString(queryEscape(value))
+	writeQueryEscaped(b, value)
+}
+
+// writeQueryEscaped writes url.QueryEscape(v) to b without making it
+// first: form encoding, space as +, all but letters, digits and -_.~
+// percent-encoded.
+func writeQueryEscaped(b *strings.Builder, v string) {
+	const upperHex = "0123456789ABCDEF"
+	start := 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			c == '-' || c == '_' || c == '.' || c == '~' {
+			continue
+		}
+		b.WriteString(v[start:i])
+		if c == ' ' {
+			b.WriteByte('+')
+		} else {
+			b.WriteByte('%')
+			b.WriteByte(upperHex[c>>4])
+			b.WriteByte(upperHex[c&0xf])
+		}
+		start = i + 1
+	}
+	b.WriteString(v[start:])
 }
 
 // queryEscape is form encoding (space as +), as url.Values uses.

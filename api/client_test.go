@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -682,4 +683,48 @@ func TestConnectionRefused(t *testing.T) {
 		t.Errorf("Classify(%v) = %v, want transient", err, k)
 	}
 	assertNoSecrets(t, err, f.secrets())
+}
+
+func queryEscaped(v string) string {
+	var b strings.Builder
+	writeQueryEscaped(&b, v)
+	return b.String()
+}
+
+// FuzzQueryEscape holds the request's escaping to url.QueryEscape, and the
+// encoded address to url.Values' encoding of the same parameters.
+func FuzzQueryEscape(f *testing.F) {
+	for _, s := range []string{"", "12 Main St", "Dún Laoghaire & Co. #5/6?x=y+z%20~._-", "\x00\xff", "a=b&c"} {
+		f.Add(s, "IE")
+	}
+	f.Fuzz(func(t *testing.T, v, country string) {
+		if got, want := queryEscaped(v), url.QueryEscape(v); got != want {
+			t.Fatalf("writeQueryEscaped(%q) = %q, want %q", v, got, want)
+		}
+		a := Address{Lines: []string{v, "x " + v}, City: v, Country: country, Language: v}
+		got, err := encodeAddress(a)
+		if err != nil {
+			return
+		}
+		var want strings.Builder
+		add := func(name, value string) {
+			if want.Len() > 0 {
+				want.WriteByte('&')
+			}
+			want.WriteString(url.QueryEscape(name) + "=" + url.QueryEscape(value))
+		}
+		for _, l := range a.Lines {
+			if strings.TrimSpace(l) != "" {
+				add("addressLine", l)
+			}
+		}
+		for _, p := range [][2]string{{"city", a.City}, {"region", a.Region}, {"country", a.Country}, {"language", a.Language}} {
+			if p[0] == "country" || strings.TrimSpace(p[1]) != "" {
+				add(p[0], p[1])
+			}
+		}
+		if got != want.String() {
+			t.Fatalf("encodeAddress(%+v) = %q, want %q", a, got, want.String())
+		}
+	})
 }
