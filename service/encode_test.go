@@ -81,7 +81,7 @@ func answerOf(t testing.TB, s *Service, it *integration, form url.Values) (api.V
 		return api.VerifyResponse{}, false
 	}
 	m := s.m.Match(gazetteer.Query{Lines: req.lines, City: req.city, Region: req.region, Country: req.iso, Language: req.language})
-	resp := s.answer(it, &req, &m)
+	resp := s.answer(it, &req, &m, new(answerScratch))
 	r := httptest.NewRequest(http.MethodGet, "/3.0/verify?"+form.Encode(), nil)
 	resp.Links = []api.Link{{Rel: "self", Href: s.selfLink(r, &req), Title: "Verify"}}
 	return resp, true

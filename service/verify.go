@@ -74,8 +74,13 @@ func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
 		Lines: req.lines, City: req.city, Region: req.region,
 		Country: req.iso, Language: req.language,
 	})
-	resp := s.answer(it, &req, &m)
-	resp.Links = []api.Link{{Rel: "self", Href: s.selfLink(r, &req), Title: "Verify"}}
+	// The answer is built in pooled memory: it is encoded and written
+	// before verify returns, and nothing keeps it.
+	sc := answerPool.Get().(*answerScratch)
+	defer answerPool.Put(sc)
+	resp := s.answer(it, &req, &m, sc)
+	sc.links[0] = api.Link{Rel: "self", Href: s.selfLink(r, &req), Title: "Verify"}
+	resp.Links = sc.links[:]
 	return s.writeVerify(w, &resp)
 }
 
@@ -308,7 +313,7 @@ func checkParam(name, v string) *apiError {
 
 // answer turns a match into the verify response under the integration's
 // settings.
-func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.VerifyResponse {
+func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *answerScratch) api.VerifyResponse {
 	lang := req.language
 	if lang == "" {
 		lang = "en"
@@ -387,9 +392,11 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.
 	}
 
 	// input: the address as sent. The lines and labels of input and
-	// address share one allocation each, as do the members of address.
-	lines := make([]api.Line, 0, len(req.rawLines)+len(m.Lines))
-	labels := make([]string, 0, len(req.lines)+2+len(m.Lines)+3)
+	// address share one array each, as do the members of address, all in
+	// sc.
+	lines := grow(sc.lines, len(req.rawLines)+len(m.Lines))
+	labels := grow(sc.labels, len(req.lines)+2+len(m.Lines)+3)
+	sc.lines, sc.labels = lines, labels
 	in := &resp.Input
 	in.Lines = lines[:0:len(req.rawLines)]
 	inLabel := labels[: 0 : len(req.lines)+2]
@@ -426,11 +433,8 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.
 			}
 		}
 	}
-	members := new(struct {
-		city, region, postcode api.Value
-		country                api.Country
-		location               api.Location
-	})
+	members := &sc.members
+	*members = answerMembers{}
 	if it.Form.City {
 		members.city.Value = m.City
 		a.City = &members.city
@@ -448,7 +452,7 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.
 		a.Country = &members.country
 	}
 	a.Label = label
-	a.Highlights = answerHighlights(req, m, label, nLines)
+	a.Highlights = answerHighlights(req, m, label, nLines, sc)
 
 	if it.Location && m.Location != nil {
 		if acc := accuracy(level); acc != "" {
@@ -464,9 +468,7 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match) api.
 // input split into parts, and the city, region and postcode lines each
 // against the value the input gave for that element, so that a corrected
 // town is highlighted even when its name is written in another input line.
-func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines int) [][]int {
-	sc := hlPool.Get().(*hlScratch)
-	defer hlPool.Put(sc)
+func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines int, sc *answerScratch) [][]int {
 	parts := appendInputParts(sc.parts[:0], req.lines)
 	parts = appendNonEmpty(parts, req.city, req.region)
 	sc.parts = parts
@@ -477,8 +479,10 @@ func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines i
 	in := sc.in.slices()
 
 	// The answer's spans share one backing array.
-	out := make([][]int, len(label))
-	spans := make([]int, 2*len(label))
+	out := grow(sc.out, len(label))[:len(label)]
+	spans := grow(sc.spans, 2*len(label))[:2*len(label)]
+	sc.out, sc.spans = out, spans
+	clear(out)
 	put := func(i int, h span) {
 		if h.set {
 			spans[2*i], spans[2*i+1] = h.start, h.n
@@ -521,14 +525,37 @@ func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines i
 	return out
 }
 
-// hlScratch is the working memory of answerHighlights.
-type hlScratch struct {
+// answerScratch is the memory of one verify answer: what answer and
+// answerHighlights build it in, and their working memory.
+type answerScratch struct {
+	lines   []api.Line
+	labels  []string
+	members answerMembers
+	out     [][]int
+	spans   []int
+	links   [1]api.Link
+
 	parts []string
 	in    runeArena
 	line  []rune
 }
 
-var hlPool = sync.Pool{New: func() any { return new(hlScratch) }}
+// answerMembers are the members of address and data behind pointers.
+type answerMembers struct {
+	city, region, postcode api.Value
+	country                api.Country
+	location               api.Location
+}
+
+var answerPool = sync.Pool{New: func() any { return new(answerScratch) }}
+
+// grow returns s emptied, with room for n elements.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s[:0]
+}
 
 func appendNonEmpty(dst []string, vs ...string) []string {
 	for _, v := range vs {
