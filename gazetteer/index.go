@@ -50,8 +50,36 @@ type recKey struct {
 	num     uint32 // folded building number (or PO Box number), as an id in Index.numIDs; 0 for none
 	sub     uint32 // folded sub-building key, likewise
 	town    uint32
-	region  uint32
+	region  uint32 // 0: the record has no county
 	pcArea  uint32
+	// country is the record's country packed (packCountry), 0 when it
+	// does not pack; pcHash is postcodeHash of its postcode.
+	country uint16
+	pcHash  uint32
+}
+
+// packCountry packs a two-byte country code into an integer that no other
+// string packs to, and that is not 0; ok is false for other strings.
+func packCountry(s string) (uint16, bool) {
+	if len(s) != 2 || s == "\x00\x00" {
+		return 0, false
+	}
+	return uint16(s[0])<<8 | uint16(s[1]), true
+}
+
+// postcodeHash is a hash of a postcode (FNV-1a), 0 only for the empty
+// one: equal postcodes have equal hashes, so unequal hashes tell unequal
+// postcodes apart without reading them.
+func postcodeHash(pc string) uint32 {
+	if pc == "" {
+		return 0
+	}
+	h := uint32(2166136261)
+	for i := 0; i < len(pc); i++ {
+		h ^= uint32(pc[i])
+		h *= 16777619
+	}
+	return max(h, 1)
 }
 
 // toksOf returns a record's word ids.
@@ -242,6 +270,8 @@ func (b *builder) add(r Record) error {
 	if r.BuildingNumber != "" {
 		num = strings.Join(appendTokens(tmp[:0], r.BuildingNumber), "")
 	}
+	k.country, _ = packCountry(r.Country)
+	k.pcHash = postcodeHash(r.Postcode)
 	k.num = b.numID(num)
 	k.sub = b.numID(subKey(appendTokens(tmp[:0], r.SubBuilding)))
 	if len(toks) > 255 {

@@ -248,3 +248,26 @@ func FuzzHelpersMatchSimpleForms(f *testing.F) {
 	}
 	f.Fuzz(checkHelpers)
 }
+
+// TestKeyPacking: the packed country and the postcode hash stand for the
+// strings in score only if they are exact where used.
+func TestKeyPacking(t *testing.T) {
+	codes := []string{"IE", "GB", "ie", "I", "IEX", "", "\x00\x00", "\x00A", "A\x00", "\xff\xff", "ZZ"}
+	for _, a := range codes {
+		pa, oka := packCountry(a)
+		if oka != (len(a) == 2 && a != "\x00\x00") || oka && pa == 0 {
+			t.Errorf("packCountry(%q) = %d, %v", a, pa, oka)
+		}
+		for _, b := range codes {
+			pb, okb := packCountry(b)
+			if oka && okb && (pa == pb) != (a == b) {
+				t.Errorf("packCountry(%q) = %d, packCountry(%q) = %d", a, pa, b, pb)
+			}
+		}
+	}
+	for _, pc := range []string{"", " ", "D02 X285", "SW1A 1AA", "\x00"} {
+		if h := postcodeHash(pc); (h == 0) != (pc == "") {
+			t.Errorf("postcodeHash(%q) = %d", pc, h)
+		}
+	}
+}

@@ -29,6 +29,10 @@ type query struct {
 	pcRaw  string // as written
 	pcKind PostcodeKind
 	pcArea uint32
+	pcHash uint32 // postcodeHash(pc)
+	// countryKey is country packed (packCountry), 0 when it does not
+	// pack: then no record has it.
+	countryKey uint16
 	towns  []uint32 // towns the input names as its town
 	// blockTowns are towns named where a county was expected ("Co.
 	// Wicklow" is also the town Wicklow): searched, but not evidence.
@@ -328,8 +332,18 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 		pq.subID = ix.numID(pq.sub)
 	}
 	if pq.pc != "" {
-		pq.pcRecs = ix.byPostcode[strings.ReplaceAll(pq.pc, " ", "")]
+		// strings.ReplaceAll(pq.pc, " ", ""), on the stack.
+		var buf [32]byte
+		b := buf[:0]
+		for i := 0; i < len(pq.pc); i++ {
+			if pq.pc[i] != ' ' {
+				b = append(b, pq.pc[i])
+			}
+		}
+		pq.pcRecs = ix.byPostcode[string(b)]
 	}
+	pq.pcHash = postcodeHash(pq.pc)
+	pq.countryKey, _ = packCountry(pq.country)
 	return pq
 }
 
