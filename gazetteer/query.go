@@ -33,7 +33,7 @@ type query struct {
 	// countryKey is country packed (packCountry), 0 when it does not
 	// pack: then no record has it.
 	countryKey uint16
-	towns  []uint32 // towns the input names as its town
+	towns      []uint32 // towns the input names as its town
 	// blockTowns are towns named where a county was expected ("Co.
 	// Wicklow" is also the town Wicklow): searched, but not evidence.
 	blockTowns []uint32
