@@ -147,6 +147,10 @@ type Info struct {
 	Torn int64
 	// Updated is the file's modification time.
 	Updated time.Time
+	// Headless is true for an empty file, or one whose first record was
+	// torn: a run killed while it created the journal. It holds no rows;
+	// Start replaces it.
+	Headless bool
 }
 
 // record is the JSON of every line; T tells which kind it is ("" for a row).
@@ -200,15 +204,25 @@ type Journal struct {
 	stopSync chan struct{}
 	syncDone chan struct{}
 
+	runs []int64 // offsets of the run records found by Open
+
 	// Replay state of Continue; used by Lookup only.
-	rd       *bufio.Reader
 	rdFile   *os.File
-	pending  map[int]record
-	maxSeen  int
-	bound    int
-	eof      bool
+	segs     []*segment
 	replayed int64
 	changed  int64
+}
+
+// segment replays the records of one run. Rows finish at most that run's
+// reorder window out of order, but a later run records rows an earlier one
+// left (those in flight, those that failed) after all of the earlier run's
+// records: so each run's part of the file is read by a reader of its own.
+type segment struct {
+	rd      *bufio.Reader
+	pending map[int]record
+	maxSeen int
+	bound   int
+	eof     bool
 }
 
 // Open opens and locks the journal at path and reads what it holds. A
@@ -216,13 +230,9 @@ type Journal struct {
 // cannot be read wraps ErrCorrupt; a file another run has open wraps
 // ErrLocked. Nothing is changed until Start or Continue.
 func Open(path string) (*Journal, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := openLocked(path, os.O_RDWR)
 	if err != nil {
-		return nil, fmt.Errorf("journal %s: %w", path, err)
-	}
-	if err := lock(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("journal %s: %w", path, err)
+		return nil, err
 	}
 	j := &Journal{path: path, f: f, now: time.Now}
 	if err := j.scan(); err != nil {
@@ -236,13 +246,9 @@ func Open(path string) (*Journal, error) {
 // reorder window, locked against other runs.
 func Create(path string, meta Meta, window int) (*Journal, error) {
 	// Not O_TRUNC: another run's journal must survive until the lock is ours.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openLocked(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
-		return nil, fmt.Errorf("journal %s: %w", path, err)
-	}
-	if err := lock(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("journal %s: %w", path, err)
+		return nil, err
 	}
 	j := &Journal{path: path, f: f, now: time.Now}
 	if err := j.Start(meta, window); err != nil {
@@ -250,6 +256,31 @@ func Create(path string, meta Meta, window int) (*Journal, error) {
 		return nil, err
 	}
 	return j, nil
+}
+
+// openLocked opens path and locks it. A run that finishes removes its
+// journal while holding the lock, so the file locked may no longer be the
+// one at path: then it tries again, rather than journal into a deleted file.
+func openLocked(path string, flag int) (*os.File, error) {
+	for attempt := 0; ; attempt++ {
+		f, err := os.OpenFile(path, flag, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("journal: %w", err)
+		}
+		if err := lock(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("journal %s: %w", path, err)
+		}
+		held, err1 := f.Stat()
+		now, err2 := os.Stat(path)
+		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+			return f, nil
+		}
+		f.Close()
+		if attempt == 3 {
+			return nil, fmt.Errorf("journal %s: %w (it keeps being replaced)", path, ErrLocked)
+		}
+	}
 }
 
 // Info describes what Open found.
@@ -269,6 +300,7 @@ func (j *Journal) Start(meta Meta, window int) error {
 	}
 	now := j.now().UTC()
 	j.info = Info{Path: j.path, Meta: meta, Created: now, Runs: 1}
+	j.runs, j.valid = nil, 0
 	if err := j.append(record{T: tHeader, Journal: "addrclean", Version: Version, Created: now, Meta: &meta}); err != nil {
 		return err
 	}
@@ -281,6 +313,9 @@ func (j *Journal) Start(meta Meta, window int) error {
 // Continue keeps the intact records for Lookup, drops a torn tail and appends
 // a run record for a run with reorder window.
 func (j *Journal) Continue(window int) error {
+	if j.info.Headless {
+		return fmt.Errorf("journal %s: no intact header to continue from: %w", j.path, ErrCorrupt)
+	}
 	if err := j.f.Truncate(j.valid); err != nil {
 		return fmt.Errorf("journal %s: dropping a torn record: %w", j.path, err)
 	}
@@ -292,8 +327,17 @@ func (j *Journal) Continue(window int) error {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
 	j.rdFile = rf
-	j.rd = bufio.NewReaderSize(io.NewSectionReader(rf, 0, j.valid), 64<<10)
-	j.pending = make(map[int]record)
+	for i, start := range j.runs {
+		end := j.valid
+		if i+1 < len(j.runs) {
+			end = j.runs[i+1]
+		}
+		j.segs = append(j.segs, &segment{
+			rd:      bufio.NewReaderSize(io.NewSectionReader(rf, start, end-start), 32<<10),
+			pending: make(map[int]record),
+			bound:   slack,
+		})
+	}
 	j.info.Runs++
 	j.info.Complete = false
 	j.info.Torn = 0
@@ -367,7 +411,7 @@ func appendRow(b []byte, e Entry) ([]byte, error) {
 	b = append(b, `{"row":`...)
 	b = strconv.AppendInt(b, int64(e.Row), 10)
 	b = append(b, `,"key":"`...)
-	b = strconv.AppendUint(b, e.Key, 16)
+	b = append(b, keyText(e.Key)...)
 	b = append(b, '"')
 	if e.FromCache {
 		b = append(b, `,"fc":true`...)
@@ -440,83 +484,99 @@ func appendLine(b, body []byte) []byte {
 	return append(b, '\n')
 }
 
-func keyText(k uint64) string { return strconv.FormatUint(k, 16) }
+// keyText is a key as 16 hex digits.
+func keyText(k uint64) string { return fmt.Sprintf("%016x", k) }
 
 // Lookup returns the journalled result of row when the journal holds one for
 // the same address key. Rows must be asked for in increasing order. A record
 // whose key differs is not used (the row is verified again) and counted in
 // Changed.
 func (j *Journal) Lookup(row int, key uint64) (Entry, bool, error) {
-	if j.rd == nil {
+	var found *record
+	for _, sg := range j.segs {
+		rec, ok, err := sg.find(row)
+		if err != nil {
+			return Entry{}, false, fmt.Errorf("journal %s: %w", j.path, err)
+		}
+		if ok && found == nil {
+			found = &rec
+		}
+	}
+	if found == nil {
 		return Entry{}, false, nil
 	}
+	if found.Key != keyText(key) {
+		j.changed++
+		return Entry{}, false, nil
+	}
+	e := Entry{Row: row, Key: key, Err: found.Err, Kind: found.Kind, FromCache: found.FromCache}
+	if len(found.Resp) > 0 {
+		resp, err := decodeResponse(found.Resp)
+		if err != nil {
+			return Entry{}, false, fmt.Errorf("journal %s: row %d: %w", j.path, row, err)
+		}
+		e.Response = resp
+	}
+	j.replayed++
+	return e, true, nil
+}
+
+// find returns the segment's record of row, reading ahead until it is
+// found or cannot come any more.
+func (sg *segment) find(row int) (record, bool, error) {
 	for {
-		if rec, ok := j.pending[row]; ok {
-			delete(j.pending, row)
-			if rec.Key != keyText(key) {
-				j.changed++
-				return Entry{}, false, nil
-			}
-			e := Entry{Row: row, Key: key, Err: rec.Err, Kind: rec.Kind, FromCache: rec.FromCache}
-			if len(rec.Resp) > 0 {
-				resp, err := decodeResponse(rec.Resp)
-				if err != nil {
-					return Entry{}, false, fmt.Errorf("journal %s: row %d: %w", j.path, row, err)
-				}
-				e.Response = resp
-			}
-			j.replayed++
-			return e, true, nil
+		if rec, ok := sg.pending[row]; ok {
+			delete(sg.pending, row)
+			return rec, true, nil
 		}
 		// Rows finish at most a window out of order: once a record lies
 		// further ahead than that, row's would have been read already.
-		if j.eof || j.maxSeen > row+j.bound {
-			j.trim(row)
-			return Entry{}, false, nil
+		if sg.eof || sg.maxSeen > row+sg.bound {
+			sg.trim(row)
+			return record{}, false, nil
 		}
-		if err := j.readOne(row); err != nil {
-			return Entry{}, false, err
+		if err := sg.readOne(row); err != nil {
+			return record{}, false, err
 		}
 	}
 }
 
-// readOne reads the next record of the replay into pending.
-func (j *Journal) readOne(row int) error {
-	line, err := readLine(j.rd)
+// readOne reads the segment's next record into pending.
+func (sg *segment) readOne(row int) error {
+	line, err := readLine(sg.rd)
 	if errors.Is(err, io.EOF) {
-		j.eof = true
-		j.rdFile.Close()
+		sg.eof = true
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+		return err
 	}
 	rec, ok := parseLine(line)
 	if !ok {
 		// Open checked every record up to the end it found.
-		return fmt.Errorf("journal %s: a record changed while it was read: %w", j.path, ErrCorrupt)
+		return fmt.Errorf("a record changed while it was read: %w", ErrCorrupt)
 	}
 	switch rec.T {
 	case tRun:
-		j.bound = max(j.bound, rec.Window+slack)
+		sg.bound = max(sg.bound, rec.Window+slack)
 	case "":
 		if rec.Row >= row {
-			j.pending[rec.Row] = rec
+			sg.pending[rec.Row] = rec
 		}
-		j.maxSeen = max(j.maxSeen, rec.Row)
+		sg.maxSeen = max(sg.maxSeen, rec.Row)
 	}
 	return nil
 }
 
 // trim drops records of rows already passed; they belong to rows the run
 // did not ask about (unmapped rows, or rows recorded twice).
-func (j *Journal) trim(row int) {
-	if len(j.pending) <= 2*j.bound {
+func (sg *segment) trim(row int) {
+	if len(sg.pending) <= 2*sg.bound {
 		return
 	}
-	for r := range j.pending {
+	for r := range sg.pending {
 		if r < row {
-			delete(j.pending, r)
+			delete(sg.pending, r)
 		}
 	}
 }
@@ -536,8 +596,9 @@ func (j *Journal) Close() error {
 		<-j.syncDone
 		j.stopSync = nil
 	}
-	if j.rdFile != nil && !j.eof {
+	if j.rdFile != nil {
 		j.rdFile.Close()
+		j.rdFile = nil
 	}
 	j.mu.Lock()
 	werr := j.werr
@@ -575,7 +636,7 @@ func (j *Journal) scan() error {
 	j.info = Info{Path: j.path, Updated: st.ModTime()}
 	rd := bufio.NewReaderSize(io.NewSectionReader(j.f, 0, st.Size()), 64<<10)
 	var off int64
-	first := true
+	first, torn := true, false
 	for {
 		line, err := readLine(rd)
 		if errors.Is(err, io.EOF) {
@@ -584,6 +645,7 @@ func (j *Journal) scan() error {
 		if err != nil && !errors.Is(err, errTorn) {
 			return fmt.Errorf("journal %s: %w", j.path, err)
 		}
+		torn = err != nil
 		var rec record
 		ok := false
 		if err == nil {
@@ -607,6 +669,7 @@ func (j *Journal) scan() error {
 			case tRun:
 				j.info.Runs++
 				j.info.Complete = false
+				j.runs = append(j.runs, off)
 			case tDone:
 				j.info.Complete = true
 			case "":
@@ -617,8 +680,9 @@ func (j *Journal) scan() error {
 		off += int64(len(line))
 	}
 	if first {
-		if st.Size() == 0 {
-			return fmt.Errorf("journal %s: empty file: %w", j.path, ErrCorrupt)
+		if st.Size() == 0 || torn {
+			j.info.Headless = true
+			return nil
 		}
 		return fmt.Errorf("journal %s: %w (no intact header)", j.path, ErrCorrupt)
 	}

@@ -113,36 +113,32 @@ func (v verdict) cacheable() bool {
 
 // flight is one address being verified; duplicates wait on done.
 type flight struct {
-	done chan struct{}
-	v    verdict
+	done     chan struct{}
+	v        verdict
+	finished bool // guarded by dedup.mu
 }
 
 // dedup shares verdicts between rows with the same address: concurrent
-// duplicates wait for the first call (single flight), later ones reuse it
-// from a bounded LRU.
+// duplicates wait for the first call (single flight), later ones reuse it.
+// Flights, finished or not, are kept in one bounded LRU, and acquire is
+// called by the feeder in input order: which row leads and which rows
+// reuse its verdict then depends on the input alone, not on which call
+// finished first, so two runs over one file write the same outputs (case
+// variants of an address share the verdict of the first of them).
 type dedup struct {
-	mu       sync.Mutex
-	inflight map[string]*flight
-	size     int
-	lru      *list.List // of *cached, most recent first
-	index    map[string]*list.Element
+	mu    sync.Mutex
+	size  int        // finished verdicts kept; <= 0: none (flights are still shared)
+	lru   *list.List // of *cached, most recent first
+	index map[string]*list.Element
 }
 
 type cached struct {
 	key string
-	v   verdict
+	f   *flight
 }
 
 func newDedup(size int) *dedup {
-	if size < 0 {
-		size = 0
-	}
-	return &dedup{
-		inflight: make(map[string]*flight),
-		size:     size,
-		lru:      list.New(),
-		index:    make(map[string]*list.Element),
-	}
+	return &dedup{size: size, lru: list.New(), index: make(map[string]*list.Element)}
 }
 
 // role says what a row must do about its address.
@@ -151,7 +147,7 @@ type role int
 const (
 	roleLeader   role = iota // call the service, then finish
 	roleFollower             // wait for the leader's flight
-	roleHit                  // reuse the cached verdict
+	roleHit                  // reuse the finished verdict
 )
 
 // acquire looks key up. A leader must call finish exactly once.
@@ -160,47 +156,47 @@ func (d *dedup) acquire(key string) (role, *flight, verdict) {
 	defer d.mu.Unlock()
 	if el, ok := d.index[key]; ok {
 		d.lru.MoveToFront(el)
-		return roleHit, nil, el.Value.(*cached).v
-	}
-	if f, ok := d.inflight[key]; ok {
+		f := el.Value.(*cached).f
+		if f.finished {
+			return roleHit, f, f.v
+		}
 		return roleFollower, f, verdict{}
 	}
 	f := &flight{done: make(chan struct{})}
-	d.inflight[key] = f
+	d.insert(key, f)
 	return roleLeader, f, verdict{}
 }
 
-// finish publishes the leader's verdict to its followers and the cache.
+// insert puts f at the front, evicting the least recently used entries
+// beyond size; a flight evicted while under way still serves the
+// followers it has. d.mu is held.
+func (d *dedup) insert(key string, f *flight) {
+	if el, ok := d.index[key]; ok {
+		el.Value.(*cached).f = f
+		d.lru.MoveToFront(el)
+	} else {
+		d.index[key] = d.lru.PushFront(&cached{key: key, f: f})
+	}
+	for d.lru.Len() > max(d.size, 0) {
+		old := d.lru.Back()
+		if !old.Value.(*cached).f.finished && d.size <= 0 {
+			break // with no room for verdicts, flights under way are still shared
+		}
+		d.lru.Remove(old)
+		delete(d.index, old.Value.(*cached).key)
+	}
+}
+
+// finish publishes the leader's verdict to its followers and, when later
+// duplicates may reuse it, keeps it.
 func (d *dedup) finish(key string, f *flight, v verdict) {
 	d.mu.Lock()
-	delete(d.inflight, key)
-	d.keep(key, v)
-	d.mu.Unlock()
 	f.v = v
-	close(f.done)
-}
-
-// remember keeps a verdict found elsewhere (the journal) for later
-// duplicates.
-func (d *dedup) remember(key string, v verdict) {
-	d.mu.Lock()
-	d.keep(key, v)
-	d.mu.Unlock()
-}
-
-// keep puts v in the LRU; d.mu is held.
-func (d *dedup) keep(key string, v verdict) {
-	if d.size > 0 && v.cacheable() {
-		if el, ok := d.index[key]; ok {
-			el.Value.(*cached).v = v
-			d.lru.MoveToFront(el)
-		} else {
-			d.index[key] = d.lru.PushFront(&cached{key: key, v: v})
-			if d.lru.Len() > d.size {
-				old := d.lru.Back()
-				d.lru.Remove(old)
-				delete(d.index, old.Value.(*cached).key)
-			}
-		}
+	f.finished = true
+	if el, ok := d.index[key]; ok && el.Value.(*cached).f == f && (!v.cacheable() || d.size <= 0) {
+		d.lru.Remove(el)
+		delete(d.index, key)
 	}
+	d.mu.Unlock()
+	close(f.done)
 }

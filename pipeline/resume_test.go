@@ -3,6 +3,9 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -174,12 +177,18 @@ func TestResumeFromJournal(t *testing.T) {
 			return []string{"", "IE"} // no address
 		case i%13 == 0:
 			return distinct(i - 1) // a duplicate of the row before
+		case i%17 == 0:
+			// A case variant of the row before: it shares that row's verdict
+			// in every run, even when that row failed in the first one.
+			c := distinct(i - 1)
+			c[0] = strings.ToUpper(c[0])
+			return c
 		}
 		return distinct(i)
 	}
 	refused := func(a api.Address) bool { return strings.HasPrefix(a.Lines[0], "5") }
-	flaky := func(a api.Address) bool { return strings.HasPrefix(a.Lines[0], "77") }
-	var broken atomic.Bool // rows starting 77 fail while broken
+	flaky := func(a api.Address) bool { return strings.HasPrefix(a.Lines[0], "7") }
+	var broken atomic.Bool // rows starting 7 fail while broken
 	var mu sync.Mutex
 	answered := map[string]int{} // calls the service answered or refused, per address
 	service := func(cancelAt int64, cancel context.CancelFunc) *fakeVerifier {
@@ -196,7 +205,11 @@ func TestResumeFromJournal(t *testing.T) {
 			if refused(a) {
 				return nil, statusErr(400, "refused")
 			}
-			return answer(a, api.ActionSuggest), nil
+			resp := answer(a, api.ActionSuggest)
+			if a.Lines[0] == strings.ToUpper(a.Lines[0]) {
+				resp.Information.Status = "Corrected" // the answer depends on the spelling
+			}
+			return resp, nil
 		}}
 	}
 	cfg := func(v Verifier, j Journal, w *memWriter) Config {
@@ -285,4 +298,77 @@ func TestResumeFromJournal(t *testing.T) {
 func sameResult(a, b writers.Result) bool {
 	return a.Row == b.Row && a.Err == b.Err && a.FromCache == b.FromCache && a.InputLabel == b.InputLabel &&
 		reflect.DeepEqual(a.Cells, b.Cells) && reflect.DeepEqual(a.Response, b.Response)
+}
+
+// TestOutputsDoNotDependOnTiming: with case variants of addresses (which
+// share one verdict, the first's) and a small deduplication cache, the
+// outputs are the same whatever the workers and whichever call finishes
+// first: which row leads is decided in input order.
+func TestOutputsDoNotDependOnTiming(t *testing.T) {
+	spellings := []string{"7 Kickham Lane", "7 kickham lane", "7 KICKHAM LANE"}
+	cells := func(i int) []string {
+		// 40 addresses, each under three spellings, in a shuffled order.
+		n := (i * 7919) % 120
+		return []string{strings.Replace(spellings[n%3], "7", strconv.Itoa(n/3), 1), "IE"}
+	}
+	run := func(workers int, seed uint64) []writers.Result {
+		rnd := rand.New(rand.NewPCG(seed, 3))
+		var mu sync.Mutex
+		v := &fakeVerifier{fn: func(ctx context.Context, a api.Address, call int64) (*api.VerifyResponse, error) {
+			mu.Lock()
+			spin := rnd.IntN(200)
+			mu.Unlock()
+			for range spin {
+				runtime.Gosched()
+			}
+			resp := answer(a, api.ActionAccept)
+			if a.Lines[0] != strings.ToUpper(a.Lines[0][:1])+a.Lines[0][1:] {
+				resp.Information.Status = "Corrected" // the answer depends on the spelling sent
+			}
+			return resp, nil
+		}}
+		w := &memWriter{}
+		if _, err := Run(testCtx(t), Config{Source: &genSource{n: 3000, cells: cells}, Mapper: cellMapper,
+			Verifier: v, Workers: workers, DedupCache: 16}.with(w)); err != nil {
+			t.Fatal(err)
+		}
+		return w.rows()
+	}
+	want := run(1, 1)
+	for i, workers := range []int{8, 64, 8, 64} {
+		got := run(workers, uint64(i+2))
+		for j := range want {
+			if !sameResult(got[j], want[j]) || got[j].Cached != want[j].Cached {
+				t.Fatalf("workers %d: row %d differs from the one-worker run:\n got %+v\nwant %+v",
+					workers, want[j].Row, got[j].Response.Information, want[j].Response.Information)
+			}
+		}
+	}
+}
+
+// TestFatalAfterLastRowIsNotComplete: a cache that fails to store the last
+// row's answer stops the run after every row was written; the run must not
+// call itself complete, or its caller would throw the journal away.
+func TestFatalAfterLastRowIsNotComplete(t *testing.T) {
+	c := &mapCache{m: map[string]*api.VerifyResponse{}, putErr: errors.New("disk full")}
+	w := &memWriter{}
+	st, err := Run(testCtx(t), Config{Source: &genSource{n: 1, cells: distinct}, Mapper: cellMapper,
+		Verifier: &fakeVerifier{}, Cache: c}.with(w))
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("err = %v", err)
+	}
+	if len(w.rows()) != 1 || st.Complete || st.Stopped != "fatal" {
+		t.Fatalf("%d rows written, complete %v, stopped %q", len(w.rows()), st.Complete, st.Stopped)
+	}
+}
+
+// TestOutageWithErrorLimit: during an outage a small error limit may stop
+// the run before the breaker; its error says the rows failed after
+// retries, not that the input is bad.
+func TestOutageWithErrorLimit(t *testing.T) {
+	_, err := Run(testCtx(t), Config{Source: &genSource{n: 10_000, cells: distinct}, Mapper: cellMapper,
+		Verifier: outage(50), Workers: 4, Retries: -1, LimitErrors: true, MaxErrors: 5}.with(&memWriter{}))
+	if !errors.Is(err, ErrTooManyErrors) || !strings.Contains(err.Error(), "6 failed after retries") {
+		t.Fatalf("err = %v", err)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,8 @@ type runner struct {
 	retries     atomic.Int64
 	rateLimited atomic.Int64
 	resumed     atomic.Int64
+
+	followers sync.WaitGroup // rows waiting for their address's flight
 
 	stopOnce sync.Once
 	stopErr  error // the fatal cause, set once before runCtx is cancelled
@@ -116,6 +119,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	f := <-feedDone
 	readErr := f.err
 	_ = g.Wait() // workers return nil: row failures are data
+	r.followers.Wait()
 
 	st.RowsRead = r.rowsRead.Load()
 	st.CallsMade = r.callsMade.Load()
@@ -135,13 +139,21 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		cfg.Progress(r.progress(st.RowsWritten, counts, r.start.Add(st.Elapsed)))
 	}
 
-	st.Complete = f.all && !gap && readErr == nil
-	if r.stopErr == nil && st.Complete {
+	allWritten := f.all && readErr == nil && st.RowsWritten == st.RowsRead
+	if r.stopErr == nil && allWritten {
 		// The share of Error rows is judged on the whole file too: a small
 		// file never reaches MinRowsForShare.
-		if err := r.tooManyErrors(st.Actions[ActionError], st.RowsWritten, true); err != nil {
+		if err := r.tooManyErrors(st.Errors, st.RowsWritten, true); err != nil {
 			r.stopErr = err
 		}
+	}
+	// A fatal error is never complete, even after the last row: the caller
+	// must keep what it needs to resume.
+	st.Complete = allWritten && (r.stopErr == nil || errors.Is(r.stopErr, ErrTooManyErrors))
+	if r.stopErr != nil && ctx.Err() != nil && !allWritten && !isFatal(r.stopErr) {
+		// The user's interrupt came first; the breaker or the error limit
+		// saw the rows it cut short.
+		r.stopErr = nil
 	}
 	if r.stopErr != nil {
 		switch {
@@ -185,19 +197,47 @@ func (r *runner) halt(err error) {
 	})
 }
 
-// tooManyErrors returns the error that stops a run whose Error rows passed
-// MaxErrors or MaxErrorShare, or nil.
-func (r *runner) tooManyErrors(errs, written int64, final bool) error {
+// isFatal reports a stop that is neither the breaker nor the error limit.
+func isFatal(err error) bool {
+	return !errors.Is(err, ErrServiceUnavailable) && !errors.Is(err, ErrTooManyErrors)
+}
+
+// tooManyErrors returns the error that stops a run whose Error rows (kinds:
+// Stats.Errors) passed MaxErrors or MaxErrorShare, or nil.
+func (r *runner) tooManyErrors(kinds map[string]int64, written int64, final bool) error {
 	c := &r.cfg
-	if c.LimitErrors && errs > c.MaxErrors {
-		return fmt.Errorf("%w: %d, more than the limit of %d", ErrTooManyErrors, errs, c.MaxErrors)
+	var errs int64
+	for _, n := range kinds {
+		errs += n
 	}
-	if c.MaxErrorShare > 0 && written > 0 && (final || written >= c.MinRowsForShare) &&
-		float64(errs) > c.MaxErrorShare*float64(written) {
-		return fmt.Errorf("%w: %d of %d rows (%.1f%%), more than the limit of %g%%", ErrTooManyErrors,
+	var why string
+	switch {
+	case c.LimitErrors && errs > c.MaxErrors:
+		why = fmt.Sprintf("%d, more than the limit of %d", errs, c.MaxErrors)
+	case c.MaxErrorShare > 0 && written > 0 && (final || written >= c.MinRowsForShare) &&
+		float64(errs) > c.MaxErrorShare*float64(written):
+		why = fmt.Sprintf("%d of %d rows (%.1f%%), more than the limit of %g%%",
 			errs, written, 100*float64(errs)/float64(written), 100*c.MaxErrorShare)
+	default:
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%w: %s (%s)", ErrTooManyErrors, why, errorKinds(kinds))
+}
+
+// errorKinds says what the Error rows are, for people.
+func errorKinds(kinds map[string]int64) string {
+	var parts []string
+	for _, k := range []struct{ kind, text string }{
+		{ErrKindInput, "not sent (no address or country)"},
+		{ErrKindPermanent, "refused by the service"},
+		{ErrKindTransient, "failed after retries"},
+		{ErrKindRateLimited, "rate limited past the maximum wait"},
+	} {
+		if n := kinds[k.kind]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k.text))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // feed reads rows, queues one slot per row in input order and hands the
@@ -240,28 +280,50 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 		}
 		addr := m.Address
 		key := dedupKey(addr)
-		if r.cfg.Journal != nil {
-			e, ok, err := r.cfg.Journal.Lookup(row.Num, keyHash(key))
-			if err != nil {
-				r.stop(fmt.Errorf("pipeline: row %d: reading the journal: %w", row.Num, err))
-				s <- outcome{res: base, skipped: true}
-				return false, nil
-			}
-			if ok {
-				r.resumed.Add(1)
-				// Later duplicates of a replayed row need no call either.
-				r.dedup.remember(key, verdict{resp: e.Response, reason: e.Err, kind: e.Kind, fromCache: e.FromCache})
-				base.Response, base.Err, base.FromCache, base.Cached = e.Response, e.Err, e.FromCache, e.FromCache
-				s <- outcome{res: base, kind: e.Kind}
+		// Deduplication is decided here, in input order (see dedup).
+		switch rl, f, hit := r.dedup.acquire(key); rl {
+		case roleHit:
+			r.callsSaved.Add(1)
+			s <- r.finishRow(base, key, hit, true, false)
+		case roleFollower:
+			// A follower only waits: it takes no worker's place.
+			r.followers.Add(1)
+			go func() {
+				defer r.followers.Done()
+				var v verdict
+				select {
+				case <-f.done:
+					v = f.v
+				case <-r.callCtx.Done():
+					v = verdict{skipped: true}
+				}
+				if !v.skipped {
+					r.callsSaved.Add(1)
+				}
+				s <- r.finishRow(base, key, v, true, false)
+			}()
+		default:
+			// A leader the journal answers needs no call; its duplicates
+			// follow it as they would have. Only leaders are journalled: a
+			// duplicate's verdict is its leader's, in every run.
+			if v, ok, err := r.replay(row.Num, key); err != nil || ok {
+				if err != nil {
+					v = verdict{skipped: true}
+				}
+				r.dedup.finish(key, f, v)
+				s <- r.finishRow(base, key, v, v.fromCache, false)
+				if err != nil {
+					return false, nil
+				}
 				continue
 			}
+			// Go blocks while every worker is busy; that, with the queue's
+			// capacity, is the backpressure that bounds memory.
+			g.Go(func() error {
+				s <- r.lead(base, addr, key, f)
+				return nil
+			})
 		}
-		// Go blocks while every worker is busy; that, with the queue's
-		// capacity, is the backpressure that bounds memory.
-		g.Go(func() error {
-			s <- r.process(base, addr, key)
-			return nil
-		})
 	}
 }
 
@@ -320,7 +382,7 @@ func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, counts
 		st.Actions[action]++
 		counts.add(action)
 		if action == ActionError {
-			if err := r.tooManyErrors(st.Actions[ActionError], st.RowsWritten, false); err != nil {
+			if err := r.tooManyErrors(st.Errors, st.RowsWritten, false); err != nil {
 				// The outputs end at the row that passed the limit, whatever
 				// has finished behind it (it is journalled all the same).
 				r.halt(err)
@@ -357,63 +419,70 @@ func (r *runner) progress(done int64, counts Counts, now time.Time) Progress {
 	return p
 }
 
-// process verifies one row's address, sharing the verdict with duplicates.
-func (r *runner) process(base writers.Result, addr api.Address, key string) outcome {
-	o := outcome{res: base}
-	if r.runCtx.Err() != nil {
-		o.skipped = true
-		return o
+// replay returns the journalled verdict of a leading row, if any. A journal
+// error stops the run.
+func (r *runner) replay(row int, key string) (verdict, bool, error) {
+	if r.cfg.Journal == nil {
+		return verdict{}, false, nil
 	}
-	var v verdict
-	switch rl, f, hit := r.dedup.acquire(key); rl {
-	case roleHit:
-		v = hit
-		o.res.Cached = true
-		o.res.FromCache = v.fromCache
-		r.callsSaved.Add(1)
-	case roleFollower:
-		select {
-		case <-f.done:
-			v = f.v
-		case <-r.callCtx.Done():
-			v = verdict{skipped: true}
-		}
-		if !v.skipped {
-			o.res.Cached = true
-			o.res.FromCache = v.fromCache
-			r.callsSaved.Add(1)
-		}
-	default:
+	e, ok, err := r.cfg.Journal.Lookup(row, keyHash(key))
+	if err != nil {
+		err = fmt.Errorf("pipeline: row %d: reading the journal: %w", row, err)
+		r.stop(err)
+		return verdict{}, false, err
+	}
+	if !ok {
+		return verdict{}, false, nil
+	}
+	r.resumed.Add(1)
+	return verdict{resp: e.Response, reason: e.Err, kind: e.Kind, fromCache: e.FromCache}, true, nil
+}
+
+// lead verifies the address of a row that leads its flight, and shares the
+// verdict with its duplicates.
+func (r *runner) lead(base writers.Result, addr api.Address, key string, f *flight) outcome {
+	v := verdict{skipped: true}
+	if r.runCtx.Err() == nil {
 		v = r.lookup(key, addr, base.Row)
-		if v.fromCache {
-			o.res.Cached = true
-			o.res.FromCache = true
-		} else if !v.skipped {
-			serviceFault := v.kind == ErrKindTransient || v.kind == ErrKindRateLimited
-			if err := r.breaker.observe(serviceFault, base.Row, v.reason); err != nil {
-				r.halt(err)
-			}
-		}
-		r.dedup.finish(key, f, v)
 	}
-	if r.cfg.Journal != nil && !v.skipped && (v.resp != nil || v.kind == ErrKindPermanent) {
+	if !v.fromCache && !v.skipped {
+		serviceFault := v.kind == ErrKindTransient || v.kind == ErrKindRateLimited
+		if err := r.breaker.observe(serviceFault, base.Row, v.reason); err != nil {
+			r.halt(err)
+		}
+	}
+	r.dedup.finish(key, f, v)
+	o := r.finishRow(base, key, v, v.fromCache, true)
+	// The cache is written after the journal: a row that a kill catches in
+	// between is verified again by the resumed run, not answered from the
+	// cache, so that its av_cached stays what an uninterrupted run writes.
+	if c := r.cfg.Cache; c != nil && v.resp != nil && !v.fromCache {
+		if err := c.Put(r.callCtx, key, v.resp); err != nil {
+			r.stop(fmt.Errorf("pipeline: row %d: writing the cache: %w", base.Row, err))
+		}
+	}
+	return o
+}
+
+// finishRow builds a row's outcome from its verdict and, for a leading row
+// (record), journals it when it is final: an answer or a refusal.
+func (r *runner) finishRow(base writers.Result, key string, v verdict, cached, record bool) outcome {
+	o := outcome{res: base, kind: v.kind, skipped: v.skipped}
+	o.res.Response, o.res.Err = v.resp, v.reason
+	o.res.Cached, o.res.FromCache = cached, v.fromCache
+	if record && r.cfg.Journal != nil && !v.skipped && (v.resp != nil || v.kind == ErrKindPermanent) {
 		err := r.cfg.Journal.Record(journal.Entry{Row: base.Row, Key: keyHash(key), Response: v.resp,
-			Err: v.reason, Kind: v.kind, FromCache: o.res.FromCache})
+			Err: v.reason, Kind: v.kind, FromCache: v.fromCache})
 		if err != nil {
 			r.stop(fmt.Errorf("pipeline: row %d: writing the journal: %w", base.Row, err))
 		}
 	}
-	o.skipped = v.skipped
-	o.res.Response = v.resp
-	o.res.Err = v.reason
-	o.kind = v.kind
 	return o
 }
 
-// lookup answers a distinct address from the cross-run cache, or verifies it
-// and stores the answer. A cache error stops the run: a broken cache must
-// not silently become a second bill. An answer paid for before a failed Put
-// is still written.
+// lookup answers a distinct address from the cross-run cache, or verifies
+// it. A cache error stops the run: a broken cache must not silently become a
+// second bill.
 func (r *runner) lookup(key string, addr api.Address, row int) verdict {
 	c := r.cfg.Cache
 	if c == nil {
@@ -428,11 +497,5 @@ func (r *runner) lookup(key string, addr api.Address, row int) verdict {
 		r.cacheHits.Add(1)
 		return verdict{resp: resp, fromCache: true}
 	}
-	v := r.verify(addr, row)
-	if v.resp != nil {
-		if err := c.Put(r.callCtx, key, v.resp); err != nil {
-			r.stop(fmt.Errorf("pipeline: row %d: writing the cache: %w", row, err))
-		}
-	}
-	return v
+	return r.verify(addr, row)
 }
