@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,10 +35,14 @@ func journalPath(out, review string) string {
 // option that changes the answers or the rows. Output options (paths
 // aside, which name the journal) may change between runs: outputs are
 // written afresh from the journal.
-func runMeta(o runOptions, src readers.Reader, mapper *readers.Mapper) (journal.Meta, error) {
-	in, err := hashInput(o.input)
+func runMeta(ctx context.Context, o runOptions, src readers.Reader, mapper *readers.Mapper) (journal.Meta, error) {
+	in, err := hashInput(ctx, o.input)
 	if err != nil {
 		return journal.Meta{}, withCode(exitFatal, err)
+	}
+	enc, err := readers.NormaliseEncoding(o.encoding)
+	if err != nil {
+		return journal.Meta{}, usageErrorf("--encoding: %w", err)
 	}
 	cols := mapper.Columns()
 	var mapping []string
@@ -53,7 +59,7 @@ func runMeta(o runOptions, src readers.Reader, mapper *readers.Mapper) (journal.
 		"column mapping": strings.Join(mapping, " "),
 		"--country":      cols["default_country"],
 		"--language":     cols["language"],
-		"--encoding":     strings.ToLower(o.encoding),
+		"--encoding":     enc,
 	}
 	if d, ok := src.(readers.Describer); ok {
 		info := d.Info()
@@ -64,28 +70,42 @@ func runMeta(o runOptions, src readers.Reader, mapper *readers.Mapper) (journal.
 		}
 	}
 	if o.baseURL != "" {
-		opts["service"] = strings.TrimRight(o.baseURL, "/")
+		opts["service"] = canonicalURL(o.baseURL)
 	} else {
-		// The embedded service answers from its reference and its build.
+		// The embedded service answers from its reference's content and its
+		// build, wherever the reference file lies.
 		ns, err := cacheNamespace(o, true)
 		if err != nil {
 			return journal.Meta{}, err
 		}
-		opts["service"] = ns.Label
+		opts["service"] = "embedded, reference and build " + strings.TrimPrefix(ns.ID, "embedded-")
 	}
 	return journal.Meta{Input: in, Options: opts}, nil
 }
 
+// canonicalURL spells a base URL one way: scheme and host in lower case,
+// no trailing slash.
+func canonicalURL(s string) string {
+	s = strings.TrimRight(s, "/")
+	u, err := url.Parse(s)
+	if err != nil {
+		return s
+	}
+	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	u.User = nil
+	return u.String()
+}
+
 // hashInput identifies the input by its content, so that a resumed run
 // never mixes the results of two versions of a file.
-func hashInput(path string) (journal.Input, error) {
+func hashInput(ctx context.Context, path string) (journal.Input, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return journal.Input{}, err
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := io.Copy(h, ctxReader{ctx, f})
 	if err != nil {
 		return journal.Input{}, fmt.Errorf("reading %s: %w", path, err)
 	}
@@ -94,6 +114,20 @@ func hashInput(path string) (journal.Input, error) {
 		abs = path
 	}
 	return journal.Input{Path: abs, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// ctxReader stops reading when ctx is done: hashing a large input must not
+// hold up Ctrl-C.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // openJournal opens the run's journal: a new one, or with --resume the one
@@ -117,24 +151,31 @@ func openJournal(o runOptions, path string, meta journal.Meta, window int, log z
 		return nil, journalError(err)
 	}
 	info := j.Info()
+	switch {
+	case info.Headless:
+		log.Warn().Str("journal", path).Msg("the journal has no intact header (a run was killed while it created it); it holds no rows: starting afresh")
+		return startOver(j, meta, window)
+	case o.restart:
+		if !info.Complete && info.Rows > 0 {
+			log.Warn().Str("journal", path).Int64("rows", info.Rows).
+				Msgf("--restart: discarding the journal of an interrupted run (%d finished rows); starting from the first row", info.Rows)
+		}
+		return startOver(j, meta, window)
+	}
 	if !o.resume {
 		if info.Complete || info.Rows == 0 {
 			log.Info().Str("journal", path).Msg("replacing the journal of a finished run")
-			if err := j.Start(meta, window); err != nil {
-				_ = j.Close()
-				return nil, journalError(err)
-			}
-			return j, nil
+			return startOver(j, meta, window)
 		}
 		_ = j.Close()
 		return nil, usageErrorf("%s holds %d finished rows of an interrupted run (last written %s): "+
-			"run the same command with --resume to continue it without paying for them again, or delete the file to start afresh",
+			"run the same command with --resume to continue it without paying for them again, or with --restart to discard them and start afresh",
 			path, info.Rows, info.Updated.Format("2006-01-02 15:04:05"))
 	}
 	if diff := info.Meta.Diff(meta); len(diff) > 0 {
 		_ = j.Close()
 		return nil, usageErrorf("--resume: %s was written for a different run: %s. "+
-			"Resume with the same input and options, or delete the file to start afresh",
+			"Resume with the same input and options, or pass --restart instead of --resume to discard it and start afresh",
 			path, strings.Join(diff, "; "))
 	}
 	if info.Torn > 0 {
@@ -147,6 +188,15 @@ func openJournal(o runOptions, path string, meta journal.Meta, window int, log z
 	}
 	log.Info().Str("journal", path).Int64("rows", info.Rows).Bool("complete", info.Complete).
 		Msgf("--resume: %d rows are already verified and will not be sent again", info.Rows)
+	return j, nil
+}
+
+// startOver empties j for this run.
+func startOver(j *journal.Journal, meta journal.Meta, window int) (*journal.Journal, error) {
+	if err := j.Start(meta, window); err != nil {
+		_ = j.Close()
+		return nil, journalError(err)
+	}
 	return j, nil
 }
 
@@ -181,11 +231,14 @@ func finishJournal(j *journal.Journal, st pipeline.Stats, keep bool, log zerolog
 	case st.Complete || j.Info().Rows == 0:
 		err = j.Remove()
 	default:
-		if err = j.Close(); err == nil {
-			log.Info().Str("journal", path).Int64("rows", j.Info().Rows).
-				Msg("the journal keeps the finished rows: run the same command with --resume to continue")
-			return true
+		// A journal whose last write failed (a full disk) is still good up
+		// to that record: a resume drops the torn rest.
+		if err := j.Close(); err != nil {
+			log.Warn().Str("journal", path).Err(err).Msg("the journal was not closed cleanly; a resume drops any torn last record")
 		}
+		log.Info().Str("journal", path).Int64("rows", j.Info().Rows).
+			Msg("the journal keeps the finished rows: run the same command with --resume to continue")
+		return true
 	}
 	if err != nil {
 		log.Error().Err(err).Msg("finishing the journal")

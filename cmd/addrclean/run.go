@@ -42,6 +42,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if err != nil {
 		return err
 	}
+	if o.resume && o.restart {
+		return usageErrorf("--resume and --restart contradict each other: pass one")
+	}
 	log, err := newLogger(s.err, o.logFormat, o.logLevel)
 	if err != nil {
 		return err
@@ -124,7 +127,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 			log.Warn().Msg("--resume: stdin cannot be read twice, so a run over stdin keeps no journal: starting from the first row")
 		}
 	} else {
-		meta, err := runMeta(o, src, mapper)
+		meta, err := runMeta(ctx, o, src, mapper)
 		if err != nil {
 			return err
 		}
@@ -197,6 +200,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	}
 	stats, runErr := pipeline.Run(ctx, pcfg)
 	prog.finish()
+	if jnl != nil && jnl.Changed() > 0 {
+		log.Warn().Int64("rows", jnl.Changed()).Msg("the journal held other addresses for some rows; they were verified again")
+	}
 	stats.TokenRefreshes = conn.client.Stats().TokenRefreshes
 	if cstore != nil {
 		logCache(log, cdb, ns, stats.CacheHits, cstore)
@@ -209,7 +215,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		for _, w := range outs {
 			_ = w.Abort()
 		}
-		resumable := finishJournal(jnl, stats, o.keepJournal, log)
+		// Never drop the journal after a fatal error, even one after the
+		// last row: the outputs were aborted, the journal is what is paid for.
+		resumable := finishJournal(jnl, pipeline.Stats{}, false, log)
 		jnl = nil
 		printSummary(s.err, log, o, stats, outPath, reviewPath, false)
 		// A monitor reading --summary learns of the failure too; no output
@@ -264,8 +272,8 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 			runErr, stats.RowsWritten))
 	case tooMany && resumable:
 		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them. "+
-			"To go on, raise --max-errors and run again with --resume (the rows done are journalled); "+
-			"after fixing the input instead, delete %s and run afresh", runErr, o.maxErrors, reviewPath, journalPath(outPath, reviewPath)))
+			"To go on, raise --max-errors and run again with --resume: the rows done are journalled, and rows that "+
+			"failed after retries are tried again; after fixing the input instead, run it with --restart", runErr, o.maxErrors, reviewPath))
 	case tooMany:
 		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them", runErr, o.maxErrors, reviewPath))
 	case stats.Actions[writers.ActionError] > 0:

@@ -25,7 +25,7 @@ type runOptions struct {
 	reference                       string
 	delimiter, encoding             string
 	rawCells                        bool
-	resume, keepJournal             bool
+	resume, restart, keepJournal    bool
 	maxErrors                       string
 	cache                           string
 	cacheTTL                        time.Duration
@@ -97,6 +97,7 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.encoding, "encoding", "utf-8", "input text encoding: utf-8 or windows-1252")
 	fs.BoolVar(&o.rawCells, "raw-cells", false, "do not neutralise spreadsheet formulas in CSV/XLSX outputs")
 	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted run from its journal (<out>.journal): finished rows are not sent again;\nwithout a journal, start afresh (saying so), so cron jobs can always pass it")
+	fs.BoolVar(&o.restart, "restart", false, "discard the journal of an interrupted run, if any, and start from the first row\n(for a nightly export that is regenerated: pair it with --cache)")
 	fs.BoolVar(&o.keepJournal, "keep-journal", false, "keep the journal after a run that finished (default: removed); a later --resume replays it")
 	fs.StringVar(&o.maxErrors, "max-errors", "", "stop with exit 1 once more than `N` rows, or N% of the rows written, are Error (default: no limit; exit 3)")
 	fs.StringVar(&o.cache, "cache", "", "result cache `PATH` (a bbolt file, created if missing): answers are reused across runs\nfor the same service and key (or embedded reference); see 'addrclean cache --help'")
