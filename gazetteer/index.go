@@ -108,6 +108,20 @@ type builder struct {
 	// finish: growing a large slice by append copies it about five times
 	// over.
 	keys chunked[recKey]
+	// areaOf caches area by its arguments as given (the id does not
+	// depend on the region, which only the first call stores): most
+	// records repeat a town, county and postcode area already seen, and
+	// folding the name and making the key cost several allocations.
+	areaOf map[areaArgs]uint32
+	// lists is where the first element of a new posting list goes: most
+	// postcodes have one record, and a list of its own each was one
+	// allocation per record.
+	lists []uint32
+}
+
+type areaArgs struct {
+	kind          byte
+	name, country string
 }
 
 // Records are kept in chunks of recChunk, never copied once added: a
@@ -209,6 +223,38 @@ func (b *builder) token(w string) uint32 {
 	return id
 }
 
+// cachedArea is area for a town or county name ('t', 'c'), folded into
+// its key, or a postcode area ('p'), its own key, through b.areaOf.
+func (b *builder) cachedArea(kind byte, name, region, country string) uint32 {
+	args := areaArgs{kind, name, country}
+	if id, ok := b.areaOf[args]; ok {
+		return id
+	}
+	key := name
+	if kind != 'p' {
+		key = Fold(name)
+	}
+	id := b.area(kind, key, name, region, country)
+	if b.areaOf == nil {
+		b.areaOf = make(map[areaArgs]uint32)
+	}
+	b.areaOf[args] = id
+	return id
+}
+
+// appendList is append(l, n) for a posting list, starting new lists in
+// a shared array.
+func (b *builder) appendList(l []uint32, n uint32) []uint32 {
+	if l != nil {
+		return append(l, n)
+	}
+	if len(b.lists) == cap(b.lists) {
+		b.lists = make([]uint32, 0, 4096)
+	}
+	b.lists = append(b.lists, n)
+	return b.lists[len(b.lists)-1 : len(b.lists) : len(b.lists)]
+}
+
 func (b *builder) area(kind byte, key, name, region, country string) uint32 {
 	ix := b.ix
 	k := string(kind) + ":" + country + ":" + key
@@ -280,17 +326,16 @@ func (b *builder) add(r Record) error {
 	k.off, k.nToks = uint32(len(ix.arena)), uint8(len(toks))
 	ix.arena = append(ix.arena, toks...)
 	b.toks = toks
-	cityKey := Fold(r.City)
-	k.town = b.area('t', cityKey, r.City, r.Region, r.Country)
+	k.town = b.cachedArea('t', r.City, r.Region, r.Country)
 	if r.Region != "" {
-		k.region = b.area('c', Fold(r.Region), r.Region, "", r.Country)
+		k.region = b.cachedArea('c', r.Region, "", r.Country)
 	}
 	if r.Postcode != "" {
 		if pa := PostcodeArea(r.Postcode); pa != "" {
-			k.pcArea = b.area('p', pa, pa, "", r.Country)
+			k.pcArea = b.cachedArea('p', pa, "", r.Country)
 		}
 		pc := strings.ReplaceAll(r.Postcode, " ", "")
-		ix.byPostcode[pc] = append(ix.byPostcode[pc], n)
+		ix.byPostcode[pc] = b.appendList(ix.byPostcode[pc], n)
 	}
 	if r.HasLocation {
 		for _, a := range [...]uint32{k.town, k.region, k.pcArea} {
