@@ -277,7 +277,56 @@ func (b *builder) area(kind byte, key, name, region, country string) uint32 {
 	return id
 }
 
-func (b *builder) add(r Record) error {
+// recWords are the words of a record that add looks up, made from the
+// record alone (split), so that Load can make them on another goroutine.
+type recWords struct {
+	// words are the street's words but its numbers, then the building
+	// name's, the locality's and the organisation's; street, name and
+	// loc count the first three.
+	words             []string
+	street, name, loc int
+	// num is the folded building number, sub the subKey of the
+	// sub-building, postcode the postcode without spaces.
+	num, sub, postcode string
+}
+
+// split fills w from r, its words appended to arena (returned), where
+// they stay.
+func (w *recWords) split(r *Record, arena []string) []string {
+	var tmp [32]string
+	start := len(arena)
+	words := arena
+	num := ""
+	for _, t := range appendTokens(tmp[:0], r.Street) {
+		if isNumberToken(t) {
+			if num == "" && r.BuildingNumber == "" {
+				num = t
+			}
+			continue
+		}
+		words = append(words, t)
+	}
+	w.street = len(words) - start
+	words = appendTokens(words, r.BuildingName)
+	w.name = len(words) - start - w.street
+	words = appendTokens(words, r.Locality)
+	w.loc = len(words) - start - w.street - w.name
+	words = appendTokens(words, r.Organisation)
+	w.words = words[start:len(words):len(words)]
+	if r.BuildingNumber != "" {
+		num = strings.Join(appendTokens(tmp[:0], r.BuildingNumber), "")
+	}
+	w.num = num
+	w.sub = subKey(appendTokens(tmp[:0], r.SubBuilding))
+	w.postcode = ""
+	if r.Postcode != "" {
+		w.postcode = strings.ReplaceAll(r.Postcode, " ", "")
+	}
+	return words
+}
+
+// add indexes r, whose words are w.
+func (b *builder) add(r *Record, w *recWords) error {
 	ix := b.ix
 	if _, dup := ix.byID[r.ID]; dup {
 		return fmt.Errorf("%w %q", errDuplicateID, r.ID)
@@ -288,38 +337,18 @@ func (b *builder) add(r Record) error {
 	n := uint32(ix.nRecs)
 	ix.byID[r.ID] = n
 	var k recKey
-	var tmp [32]string
 	toks := b.toks[:0]
-	num := ""
-	street := appendTokens(tmp[:0], r.Street)
-	for _, w := range street {
-		if isNumberToken(w) {
-			if num == "" && r.BuildingNumber == "" {
-				num = w
-			}
-			continue
-		}
-		toks = append(toks, b.token(w))
+	for _, t := range w.words {
+		toks = append(toks, b.token(t))
 	}
-	k.nStreet = uint8(min(len(toks), 255))
-	for _, w := range appendTokens(tmp[:0], r.BuildingName) {
-		toks = append(toks, b.token(w))
-	}
-	k.nName = uint8(min(len(toks)-int(k.nStreet), 255))
-	for _, w := range appendTokens(tmp[:0], r.Locality) {
-		toks = append(toks, b.token(w))
-	}
-	k.nLoc = uint8(min(len(toks)-int(k.nStreet)-int(k.nName), 255))
-	for _, w := range appendTokens(tmp[:0], r.Organisation) {
-		toks = append(toks, b.token(w))
-	}
-	if r.BuildingNumber != "" {
-		num = strings.Join(appendTokens(tmp[:0], r.BuildingNumber), "")
-	}
+	// Counts as they were when each element's words were added in turn.
+	k.nStreet = uint8(min(w.street, 255))
+	k.nName = uint8(min(w.street+w.name-int(k.nStreet), 255))
+	k.nLoc = uint8(min(w.street+w.name+w.loc-int(k.nStreet)-int(k.nName), 255))
 	k.country, _ = packCountry(r.Country)
 	k.pcHash = postcodeHash(r.Postcode)
-	k.num = b.numID(num)
-	k.sub = b.numID(subKey(appendTokens(tmp[:0], r.SubBuilding)))
+	k.num = b.numID(w.num)
+	k.sub = b.numID(w.sub)
 	if len(toks) > 255 {
 		toks = toks[:255]
 	}
@@ -334,8 +363,7 @@ func (b *builder) add(r Record) error {
 		if pa := PostcodeArea(r.Postcode); pa != "" {
 			k.pcArea = b.cachedArea('p', pa, "", r.Country)
 		}
-		pc := strings.ReplaceAll(r.Postcode, " ", "")
-		ix.byPostcode[pc] = b.appendList(ix.byPostcode[pc], n)
+		ix.byPostcode[w.postcode] = b.appendList(ix.byPostcode[w.postcode], n)
 	}
 	if r.HasLocation {
 		for _, a := range [...]uint32{k.town, k.region, k.pcArea} {
@@ -370,7 +398,7 @@ func (b *builder) add(r Record) error {
 			ix.postings[key] = append(ix.postings[key], n)
 		}
 	}
-	ix.recs.add(r)
+	ix.recs.add(*r)
 	ix.nRecs++
 	b.keys.add(k)
 	return nil

@@ -131,49 +131,121 @@ func Load(ctx context.Context, r io.Reader) (*Index, error) {
 			lerr.Rows = append(lerr.Rows, RowError{Line: line, Err: err})
 		}
 	}
-	for n := 0; ; n++ {
-		if n&4095 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("reference: %w", err)
-			}
-		}
-		fields, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		line, _ := cr.FieldPos(0)
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				bad(pe.StartLine, pe.Err)
-				if errors.Is(pe.Err, csv.ErrFieldCount) {
-					continue
+	// Reading, checking and splitting the rows into words runs on its own
+	// goroutine, ahead of the index: loading the reference is the whole
+	// start of a run, with a second core otherwise idle. The rows come
+	// in file order, so errors are reported as they always were.
+	rows := make(chan []loadRow, 4)
+	go readRows(ctx, cr, header, &pos, rows)
+	for batch := range rows {
+		for i := range batch {
+			row := &batch[i]
+			switch {
+			case row.fatal != nil:
+				// The reader stopped: drain nothing more, it sent its last.
+				return nil, row.fatal
+			case row.err != nil:
+				bad(row.line, row.err)
+			case row.skip:
+			default:
+				if err := b.add(&row.rec, &row.words); err != nil {
+					bad(row.line, err)
 				}
-				// A quoting error leaves the reader out of step; stop here.
-				break
 			}
-			return nil, fmt.Errorf("reference: %w", err)
-		}
-		if len(fields) != len(header) {
-			if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
-				continue
-			}
-			bad(line, fmt.Errorf("%d fields, header has %d", len(fields), len(header)))
-			continue
-		}
-		rec, err := parseRecord(fields, &pos)
-		if err != nil {
-			bad(line, err)
-			continue
-		}
-		if err := b.add(rec); err != nil {
-			bad(line, err)
 		}
 	}
 	if lerr.Total > 0 {
 		return nil, &lerr
 	}
 	return b.finish(), nil
+}
+
+// loadRow is one row of the reference as readRows hands it to Load: a
+// record and its words, a bad row, a row to skip, or the error that ended
+// the reading.
+type loadRow struct {
+	line  int
+	rec   Record
+	words recWords
+	err   error // a bad row
+	skip  bool  // a blank row
+	fatal error // the reading failed: the last row sent
+}
+
+// loadBatch is how many rows go to Load at once.
+const loadBatch = 256
+
+// readRows reads the rows after the header, checks them and splits their
+// words, and sends them to out in batches, in file order; it closes out
+// after the last. A quoting error ends the rows (a bad row, the last), as
+// does a failure to read (fatal).
+func readRows(ctx context.Context, cr *csv.Reader, header []string, pos *[numCols]int, out chan<- []loadRow) {
+	defer close(out)
+	batch := make([]loadRow, 0, loadBatch)
+	var arena []string
+	// next returns the next row of the batch, sending the batch when
+	// full: rows are made in place, their words pointing into them.
+	next := func() *loadRow {
+		if len(batch) == cap(batch) {
+			out <- batch
+			batch = make([]loadRow, 0, loadBatch)
+		}
+		batch = append(batch, loadRow{})
+		return &batch[len(batch)-1]
+	}
+	send := func(row loadRow) { *next() = row }
+	defer func() {
+		if len(batch) > 0 {
+			out <- batch
+		}
+	}()
+	for n := 0; ; n++ {
+		if n&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				send(loadRow{fatal: fmt.Errorf("reference: %w", err)})
+				return
+			}
+		}
+		fields, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				send(loadRow{line: pe.StartLine, err: pe.Err})
+				if errors.Is(pe.Err, csv.ErrFieldCount) {
+					continue
+				}
+				// A quoting error leaves the reader out of step; stop here.
+				return
+			}
+			send(loadRow{fatal: fmt.Errorf("reference: %w", err)})
+			return
+		}
+		if len(fields) != len(header) {
+			if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
+				send(loadRow{skip: true})
+				continue
+			}
+			send(loadRow{line: line, err: fmt.Errorf("%d fields, header has %d", len(fields), len(header))})
+			continue
+		}
+		rec, err := parseRecord(fields, pos)
+		if err != nil {
+			send(loadRow{line: line, err: err})
+			continue
+		}
+		row := next()
+		row.line, row.rec = line, rec
+		if len(arena) > cap(arena)-64 {
+			// The rows' words share arrays rather than one each; a full
+			// one stays with the rows that point into it.
+			arena = make([]string, 0, 16*loadBatch)
+		}
+		arena = row.words.split(&row.rec, arena)
+	}
 }
 
 // mapHeader finds each column's position; -1 for absent optional columns.
