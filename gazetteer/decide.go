@@ -8,11 +8,11 @@ import (
 // decide turns the scored candidates into a Match: a confident building
 // match, else the street, locality or region the input names, else the
 // input tidied up.
-func (ix *Index) decide(pq *query, cands []cand) Match {
+func (ix *Index) decide(pq *query, cands []*cand) Match {
 	var best *cand
 	runner := 0.0
 	if len(cands) > 0 {
-		best = &cands[0]
+		best = cands[0]
 	}
 	if len(cands) > 1 {
 		runner = cands[1].score
@@ -116,8 +116,8 @@ func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
 
 // streetMatch fills m with a street-level match when the best candidates
 // all lie on the same street of the same town; it reports whether it did.
-func (ix *Index) streetMatch(pq *query, cands []cand, m *Match) bool {
-	best := &cands[0]
+func (ix *Index) streetMatch(pq *query, cands []*cand, m *Match) bool {
+	best := cands[0]
 	r := ix.rec(best.n)
 	k := &ix.keys[best.n]
 	if best.s < streetScore || r.Street == "" || r.Type == POBox || k.nStreet == 0 {
@@ -129,8 +129,7 @@ func (ix *Index) streetMatch(pq *query, cands []cand, m *Match) bool {
 	street := "" // Fold(r.Street), made when a spelling differs
 	var lat, lon float64
 	n := 0
-	for i := range cands {
-		c := &cands[i]
+	for _, c := range cands {
 		o := ix.rec(c.n)
 		same := ix.keys[c.n].town == k.town
 		if same && o.Street != r.Street {

@@ -41,10 +41,17 @@ type scratch struct {
 	seeds []uint32
 	areas []uint32
 	cands []cand
+	order []*cand // cands, best first
 	top   []pre
 	// seen marks the seeds already taken, one bit per record; every bit
 	// is cleared again before the scratch goes back to the pool.
 	seen []uint64
+}
+
+// before reports whether candidate a ranks before b: a higher score, or
+// the same score and a lower record number (scores are never NaN).
+func before(a, b *cand) bool {
+	return a.score > b.score || a.score == b.score && a.n < b.n
 }
 
 type pre struct {
@@ -80,16 +87,22 @@ func (ix *Index) Match(q Query) Match {
 	for i := range cands {
 		ix.score(pq, &cands[i])
 	}
-	slices.SortFunc(cands, func(a, b cand) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
+	// Best first, ties to the lower record number: pointers are sorted,
+	// by insertion (topK at most), rather than the candidates (over a
+	// hundred bytes each, their evidence holding strings).
+	order := sc.order[:0]
+	for i := range cands {
+		c := &cands[i]
+		j := len(order)
+		order = append(order, c)
+		for j > 0 && before(c, order[j-1]) {
+			order[j] = order[j-1]
+			j--
 		}
-		return int(a.n) - int(b.n)
-	})
-	m := ix.decide(pq, cands)
+		order[j] = c
+	}
+	sc.order = order
+	m := ix.decide(pq, order)
 	m.POBox = pq.poBox
 	if pq.contact {
 		// The contact line is not returned: the text changed, and the
