@@ -50,8 +50,9 @@ the bundled sample reference (or --reference): no key, no network.
 
 While it runs, the finished rows are journalled beside the enriched output
 (<out>.journal); after a crash, Ctrl-C or a service outage, run the same command with
---resume to continue without paying again for them. The journal is removed when the
-run finishes. When the service keeps failing after retries (20 rows in a row, or more
+--resume to continue without paying again for them (an input regenerated between
+runs cannot be resumed: pass --restart, with --cache to keep the cost down). The
+journal is removed when the run finishes. When the service keeps failing after retries (20 rows in a row, or more
 than half of the last 200), the run stops with "service unavailable: resume with
 --resume" instead of marking every remaining row Error.
 
