@@ -491,7 +491,8 @@ func (c *Client) do(req *http.Request, buf []byte) (*http.Response, readResult, 
 		// the doublings of a growing buffer.
 		buf = slices.Grow(buf, int(n)+1)
 	}
-	data, err := readAll(io.LimitReader(hr.Body, maxBody+1), buf)
+	lr := io.LimitedReader{R: hr.Body, N: maxBody + 1}
+	data, err := readAll(&lr, buf)
 	if err == nil && len(data) > maxBody {
 		err = fmt.Errorf("answer larger than %d bytes", maxBody)
 		data = data[:maxBody]
@@ -499,8 +500,9 @@ func (c *Client) do(req *http.Request, buf []byte) (*http.Response, readResult, 
 	return hr, readResult{data: data, err: err}, nil
 }
 
-// readAll is io.ReadAll appending to b.
-func readAll(r io.Reader, b []byte) ([]byte, error) {
+// readAll is io.ReadAll appending to b. It takes the concrete reader, so
+// that the caller's stays on its stack.
+func readAll(r *io.LimitedReader, b []byte) ([]byte, error) {
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
