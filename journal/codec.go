@@ -2,11 +2,9 @@ package journal
 
 import "github.com/addrclean/addrclean/api"
 
-// encodeResponse and decodeResponse store answers losslessly (members the
+// appendResponse and decodeResponse store answers losslessly (members the
 // interface does not name included) with the api package's own codec, the
 // one the service writes answers with.
-func encodeResponse(r *api.VerifyResponse) ([]byte, error) {
-	return api.AppendVerifyResponse(nil, r), nil
-}
+func appendResponse(b []byte, r *api.VerifyResponse) []byte { return api.AppendVerifyResponse(b, r) }
 
 func decodeResponse(b []byte) (*api.VerifyResponse, error) { return api.DecodeVerifyResponse(b) }

@@ -12,9 +12,10 @@
 // that run in the order the rows finished, and, once a run has written every
 // row, a done record. See FORMAT.md beside this file.
 //
-// Records are only ever appended, each with one write, so a process killed at
-// any instant leaves at most its last record torn: a line without its LF, or
-// whose checksum does not match. Open finds the end of the intact records and
+// Records are only ever appended, in whole lines (rows that finish together
+// share one write), so a process killed at any instant, a full disk or a
+// power cut leaves at most a torn end: a line without its LF, or whose
+// checksum does not match. Open finds the end of the intact records and
 // Continue cuts what follows before appending; a torn record is dropped and
 // its row verified again, never misread. The file is synced to disk every
 // second, so a power cut loses at most that much work.
@@ -196,10 +197,16 @@ type Journal struct {
 
 	valid int64 // length of the intact records found by Open
 
-	mu    sync.Mutex // guards appends
-	dirty bool
-	werr  error // first write error: later appends fail too
-	buf   []byte
+	mu       sync.Mutex // guards what follows
+	cond     *sync.Cond // on mu: a batch was written
+	dirty    bool       // written since the last sync
+	werr     error      // first write error: later appends fail too
+	pend     []byte     // lines waiting for the write under way
+	pendRows int64
+	spare    []byte
+	writing  bool   // a caller is writing batches
+	taken    uint64 // batches taken for writing
+	written  uint64 // batches written
 
 	stopSync chan struct{}
 	syncDone chan struct{}
@@ -234,7 +241,7 @@ func Open(path string) (*Journal, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &Journal{path: path, f: f, now: time.Now}
+	j := newJournal(path, f)
 	if err := j.scan(); err != nil {
 		f.Close()
 		return nil, err
@@ -250,12 +257,18 @@ func Create(path string, meta Meta, window int) (*Journal, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &Journal{path: path, f: f, now: time.Now}
+	j := newJournal(path, f)
 	if err := j.Start(meta, window); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return j, nil
+}
+
+func newJournal(path string, f *os.File) *Journal {
+	j := &Journal{path: path, f: f, now: time.Now}
+	j.cond = sync.NewCond(&j.mu)
+	return j
 }
 
 // openLocked opens path and locks it. A run that finishes removes its
@@ -392,16 +405,48 @@ func (j *Journal) sync() error {
 	return nil
 }
 
-// Record appends a finished row.
+// Record appends a finished row. It returns once the row's line is written
+// to the file (not yet synced): a process killed after Record returned
+// keeps the row.
 func (j *Journal) Record(e Entry) error {
 	if e.Row < 1 {
 		return fmt.Errorf("journal %s: row %d: want a positive row number", j.path, e.Row)
 	}
-	body, err := appendRow(nil, e)
-	if err != nil {
-		return fmt.Errorf("journal %s: row %d: %w", j.path, e.Row, err)
+	bp := linePool.Get().(*[]byte)
+	line, err := appendRowLine((*bp)[:0], e)
+	if err == nil {
+		err = j.commit(line, true)
+	} else {
+		err = fmt.Errorf("journal %s: row %d: %w", j.path, e.Row, err)
 	}
-	return j.write(body, true)
+	if cap(line) <= 64<<10 {
+		*bp = line[:0]
+		linePool.Put(bp)
+	}
+	return err
+}
+
+// linePool holds the buffers rows are encoded in: one per row of a run.
+var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// appendRowLine appends a row record as a whole line: checksum, JSON, LF.
+func appendRowLine(b []byte, e Entry) ([]byte, error) {
+	start := len(b)
+	b = append(b, "00000000 "...)
+	b, err := appendRow(b, e)
+	if err != nil {
+		return nil, err
+	}
+	putHex(b[start:start+8], crc32.Checksum(b[start+9:], crcTable))
+	return append(b, '\n'), nil
+}
+
+func putHex(dst []byte, v uint32) {
+	const digits = "0123456789abcdef"
+	for i := 7; i >= 0; i-- {
+		dst[i] = digits[v&0xf]
+		v >>= 4
+	}
 }
 
 // appendRow appends the JSON of a row record. It is written by hand because
@@ -430,12 +475,8 @@ func appendRow(b []byte, e Entry) ([]byte, error) {
 		b = append(b, q...)
 	}
 	if e.Response != nil {
-		resp, err := encodeResponse(e.Response)
-		if err != nil {
-			return nil, err
-		}
 		b = append(b, `,"resp":`...)
-		b = append(b, resp...)
+		b = appendResponse(b, e.Response)
 	}
 	return append(b, '}'), nil
 }
@@ -455,27 +496,57 @@ func (j *Journal) append(rec record) error {
 	if err != nil {
 		return fmt.Errorf("journal %s: encoding a record: %w", j.path, err)
 	}
-	return j.write(body, false)
+	return j.commit(appendLine(nil, body), false)
 }
 
-// write writes one record as one line with one write, so that a kill can
-// tear at most this record.
-func (j *Journal) write(body []byte, row bool) error {
+// commit writes whole lines to the file and returns once they are written.
+// Rows that finish while a write is under way are written together by the
+// next one (group commit): one write per batch instead of one per row, and
+// each caller still returns only after its own line is in the file. A
+// write cut short (a full disk) leaves at most a torn last line, which Open
+// drops; every later commit then fails.
+func (j *Journal) commit(line []byte, row bool) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.werr != nil {
 		return j.werr
 	}
-	j.buf = appendLine(j.buf[:0], body)
-	if _, err := j.f.Write(j.buf); err != nil {
-		j.werr = fmt.Errorf("journal %s: %w", j.path, err)
+	j.pend = append(j.pend, line...)
+	if row {
+		j.pendRows++
+	}
+	mine := j.taken + 1 // the batch this line goes out in
+	if j.writing {
+		for j.written < mine && j.werr == nil {
+			j.cond.Wait()
+		}
 		return j.werr
 	}
-	j.dirty = true
-	if row {
-		j.info.Rows++
+	j.writing = true
+	for len(j.pend) > 0 && j.werr == nil {
+		buf, rows := j.pend, j.pendRows
+		j.pend, j.pendRows = j.spare[:0], 0
+		j.taken++
+		batch := j.taken
+		j.mu.Unlock()
+		_, err := j.f.Write(buf)
+		j.mu.Lock()
+		if cap(buf) <= 1<<20 {
+			j.spare = buf[:0]
+		} else {
+			j.spare = nil
+		}
+		if err != nil {
+			j.werr = fmt.Errorf("journal %s: %w", j.path, err)
+		} else {
+			j.info.Rows += rows
+			j.dirty = true
+		}
+		j.written = batch
+		j.cond.Broadcast()
 	}
-	return nil
+	j.writing = false
+	return j.werr
 }
 
 func appendLine(b, body []byte) []byte {

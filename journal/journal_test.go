@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/addrclean/addrclean/api"
@@ -580,6 +582,56 @@ func TestResumeOfResume(t *testing.T) {
 	for n := 1; n <= 302; n++ {
 		if _, ok, err := j.Lookup(n, entry(n).Key); !ok || err != nil {
 			t.Fatalf("row %d not found (%v): a later run's record was missed", n, err)
+		}
+	}
+}
+
+// TestConcurrentRecords: rows recorded from many goroutines at once (group
+// commit) all come back, each line intact.
+func TestConcurrentRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	const goroutines, each = 16, 200
+	// Unlike the pipeline's workers, nothing here keeps a goroutine from
+	// falling far behind the others: the window covers the whole run, this
+	// test is about whole lines.
+	j, err := Create(path, testMeta, goroutines*each)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rows are taken in order, as workers take them, and finish at most
+	// the number of goroutines out of order.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				if err := j.Record(entry(int(next.Add(1)))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if j.Info().Rows != goroutines*each {
+		t.Fatalf("%d rows counted", j.Info().Rows)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j = reopen(t, path)
+	if info := j.Info(); info.Rows != goroutines*each || info.Torn != 0 {
+		t.Fatalf("info %+v", info)
+	}
+	if err := j.Continue(256); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= goroutines*each; n++ {
+		e, ok, err := j.Lookup(n, entry(n).Key)
+		if err != nil || !ok || !reflect.DeepEqual(e, entry(n)) {
+			t.Fatalf("row %d: %v %v", n, ok, err)
 		}
 	}
 }
