@@ -60,16 +60,43 @@ type fastReader struct {
 	nums  []int
 }
 
-// answerParts holds the pointer members of one answer.
+// answerParts holds the pointer members of one answer, and room for the
+// elements of its arrays of usual sizes (spare), which would otherwise be
+// one allocation each.
 type answerParts struct {
 	city, region, postcode Value
 	country                Country
 	location               Location
+
+	lines      spare[Line]
+	strings    spare[string]
+	highlights spare[[]int]
+	links      spare[Link]
+	lineBuf    [8]Line
+	stringBuf  [16]string
+	hlBuf      [8][]int
+	linkBuf    [1]Link
+}
+
+// spare is the unused part of an array of elements.
+type spare[T any] struct{ free []T }
+
+// take returns room for elements; give hands back how many of them the
+// slice taken from it uses, when it did not outgrow it.
+func (s *spare[T]) take() []T { return s.free[:0:len(s.free)] }
+
+func (s *spare[T]) give(used []T) {
+	if len(used) <= len(s.free) {
+		s.free = s.free[len(used):]
+	}
 }
 
 func (d *fastReader) answerParts() *answerParts {
 	if d.parts == nil {
-		d.parts = new(answerParts)
+		p := new(answerParts)
+		p.lines.free, p.strings.free = p.lineBuf[:], p.stringBuf[:]
+		p.highlights.free, p.links.free = p.hlBuf[:], p.linkBuf[:]
+		d.parts = p
 	}
 	return d.parts
 }
@@ -521,14 +548,14 @@ func (d *fastReader) object(field func(key string) bool) bool {
 
 // array decodes a JSON array into *dst, each element with elem: null leaves
 // *dst as it is and [] gives an empty, non-nil slice, as encoding/json does.
-func array[T any](d *fastReader, dst *[]T, capHint int, elem func(*fastReader, *T) bool) bool {
+func array[T any](d *fastReader, dst *[]T, room *spare[T], elem func(*fastReader, *T) bool) bool {
 	if d.null() {
 		return true
 	}
 	if !d.begin('[') {
 		return false
 	}
-	out := make([]T, 0, capHint)
+	out := room.take()
 	for first := true; ; first = false {
 		more, ok := d.elem(first)
 		if !ok {
@@ -543,13 +570,18 @@ func array[T any](d *fastReader, dst *[]T, capHint int, elem func(*fastReader, *
 			return false
 		}
 	}
-	*dst = out
+	if out == nil {
+		out = []T{} // [] with no room left: empty, non-nil
+	}
+	room.give(out)
+	// Capped, so that appending to one array cannot reach the next.
+	*dst = out[:len(out):len(out)]
 	return true
 }
 
 // strings decodes a []string.
 func (d *fastReader) strings(dst *[]string) bool {
-	return array(d, dst, 8, (*fastReader).string)
+	return array(d, dst, &d.answerParts().strings, (*fastReader).string)
 }
 
 // ints decodes a []int, as array does, into d.nums.
@@ -585,11 +617,11 @@ func (d *fastReader) ints(dst *[]int) bool {
 
 // highlights decodes a [][]int.
 func (d *fastReader) highlights(dst *[][]int) bool {
-	return array(d, dst, 8, (*fastReader).ints)
+	return array(d, dst, &d.answerParts().highlights, (*fastReader).ints)
 }
 
 func (d *fastReader) lines(dst *[]Line) bool {
-	return array(d, dst, 4, (*fastReader).line)
+	return array(d, dst, &d.answerParts().lines, (*fastReader).line)
 }
 
 func (d *fastReader) line(dst *Line) bool {
@@ -878,7 +910,7 @@ func (d *fastReader) location(dst *Location) bool {
 }
 
 func (d *fastReader) links(dst *[]Link) bool {
-	return array(d, dst, 2, (*fastReader).link)
+	return array(d, dst, &d.answerParts().links, (*fastReader).link)
 }
 
 func (d *fastReader) link(dst *Link) bool {
