@@ -51,12 +51,29 @@ func (s *Service) writeVerify(w http.ResponseWriter, resp *api.VerifyResponse) i
 	return http.StatusOK
 }
 
+// contentLengths are the Content-Length values of bodies shorter than
+// maxSharedLength (every verify answer seen), shared as hdrJSON is: two
+// allocations per answer less.
+var contentLengths = sync.OnceValue(func() [][]string {
+	v := make([][]string, maxSharedLength)
+	for n := range v {
+		v[n] = []string{strconv.Itoa(n)}
+	}
+	return v
+})
+
+const maxSharedLength = 4 << 10
+
 // writeBody writes an encoded JSON answer with one Write.
 func writeBody(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h["Content-Type"] = hdrJSON
 	h["Cache-Control"] = hdrNoStore
-	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	if len(b) < maxSharedLength {
+		h["Content-Length"] = contentLengths()[len(b)]
+	} else {
+		h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
