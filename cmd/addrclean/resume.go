@@ -22,6 +22,31 @@ import (
 	"github.com/addrclean/addrclean/readers"
 )
 
+// journalled decides whether the run keeps a journal, and says why not. With
+// --journal auto a run against a live service does, since every call is
+// paid for; a run against the embedded service does only when asked to
+// resume or when a journal is there already (it might be one to resume),
+// since re-verifying costs nothing but time, and journalling about a tenth
+// of the run's CPU.
+func (o *runOptions) journalled(path string) (bool, string) {
+	if o.input == "-" {
+		return false, "stdin cannot be read twice, so a run over stdin keeps no journal"
+	}
+	switch o.journal {
+	case "off":
+		return false, "--journal off"
+	case "on":
+		return true, ""
+	}
+	if o.baseURL != "" || o.resume || o.restart {
+		return true, ""
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return true, ""
+	}
+	return false, "--journal auto keeps none for the embedded service (pass --journal on for one)"
+}
+
 // journalPath is the journal beside the enriched output (beside the review
 // output when the enriched one goes to stdout).
 func journalPath(out, review string) string {

@@ -486,3 +486,37 @@ func TestRunMaxErrorsFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestRunJournalAuto: against the embedded service a run keeps no journal
+// unless asked (--journal on, --resume) or one is there already.
+func TestRunJournalAuto(t *testing.T) {
+	t.Setenv("ADDRCLEAN_BASE_URL", "")
+	in := sampleCSV(t)
+	exists := func(dir string) bool {
+		_, err := os.Stat(filepath.Join(dir, "out.csv.journal"))
+		return err == nil
+	}
+	dir := t.TempDir()
+	r := runCLI(t, dir, "--country", "IE", "--max-errors", "0", in)
+	wantExit(t, r, exitFatal)
+	if exists(dir) {
+		t.Fatal("an embedded run kept a journal without being asked")
+	}
+	r = runCLI(t, dir, "--country", "IE", "--max-errors", "0", "--journal", "on", in)
+	wantExit(t, r, exitFatal)
+	if !exists(dir) {
+		t.Fatal("--journal on kept no journal")
+	}
+	// The journal there is an interrupted run's: it is not ignored.
+	r = runCLI(t, dir, "--country", "IE", in)
+	wantExit(t, r, exitUsage)
+	r = runCLI(t, dir, "--country", "IE", "--resume", in)
+	wantExit(t, r, exitRowErrors)
+	if summaryInt(r, "rows_resumed") == 0 || exists(dir) {
+		t.Fatalf("resumed %d rows; journal left: %v", summaryInt(r, "rows_resumed"), exists(dir))
+	}
+	for _, args := range [][]string{{"--journal", "maybe"}, {"--journal", "off", "--resume"}} {
+		r = runCLI(t, t.TempDir(), append(append([]string{"--country", "IE"}, args...), in)...)
+		wantExit(t, r, exitUsage)
+	}
+}

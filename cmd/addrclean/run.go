@@ -45,6 +45,15 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if o.resume && o.restart {
 		return usageErrorf("--resume and --restart contradict each other: pass one")
 	}
+	switch o.journal {
+	case "auto", "on":
+	case "off":
+		if o.resume {
+			return usageErrorf("--resume needs the journal: drop --journal off")
+		}
+	default:
+		return usageErrorf("--journal %q: want auto, on or off", o.journal)
+	}
 	log, err := newLogger(s.err, o.logFormat, o.logLevel)
 	if err != nil {
 		return err
@@ -122,16 +131,18 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	// The journal is settled before anything is started or written: a
 	// refusal to resume must leave the last run's work as it was.
 	var jnl *journal.Journal
-	if o.input == "-" {
-		if o.resume {
-			log.Warn().Msg("--resume: stdin cannot be read twice, so a run over stdin keeps no journal: starting from the first row")
-		}
-	} else {
+	jpath := journalPath(outPath, reviewPath)
+	switch keep, why := o.journalled(jpath); {
+	case !keep && o.resume:
+		log.Warn().Msg("--resume: " + why + ": starting from the first row")
+	case !keep:
+		log.Debug().Msg("no journal: " + why)
+	default:
 		meta, err := runMeta(ctx, o, src, mapper)
 		if err != nil {
 			return err
 		}
-		jnl, err = openJournal(o, journalPath(outPath, reviewPath), meta, pipeline.ReorderWindow(0, o.workers), log)
+		jnl, err = openJournal(o, jpath, meta, pipeline.ReorderWindow(0, o.workers), log)
 		if err != nil {
 			return err
 		}

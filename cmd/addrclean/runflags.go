@@ -26,6 +26,7 @@ type runOptions struct {
 	delimiter, encoding             string
 	rawCells                        bool
 	resume, restart, keepJournal    bool
+	journal                         string
 	maxErrors                       string
 	cache                           string
 	cacheTTL                        time.Duration
@@ -48,8 +49,9 @@ file (the rows a person must look at: Suggest, Confirm, Reject, Error).
 Without --base-url (or ADDRCLEAN_BASE_URL) the run uses the embedded local service over
 the bundled sample reference (or --reference): no key, no network.
 
-While it runs, the finished rows are journalled beside the enriched output
-(<out>.journal); after a crash, Ctrl-C or a service outage, run the same command with
+While it runs against a live service, the finished rows are journalled beside the
+enriched output (<out>.journal; see --journal); after a crash, Ctrl-C or a service
+outage, run the same command with
 --resume to continue without paying again for them (an input regenerated between
 runs cannot be resumed: pass --restart, with --cache to keep the cost down). The
 journal is removed when the run finishes. When the service keeps failing after retries (20 rows in a row, or more
@@ -99,6 +101,7 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.rawCells, "raw-cells", false, "do not neutralise spreadsheet formulas in CSV/XLSX outputs")
 	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted run from its journal (<out>.journal): finished rows are not sent again;\nwithout a journal, start afresh (saying so), so cron jobs can always pass it")
 	fs.BoolVar(&o.restart, "restart", false, "discard the journal of an interrupted run, if any, and start from the first row\n(for a nightly export that is regenerated: pair it with --cache)")
+	fs.StringVar(&o.journal, "journal", "auto", "keep a journal for --resume: on, off, or auto = on against a live service (every call is paid for),\noff against the embedded one unless --resume or --restart is given or a journal is there")
 	fs.BoolVar(&o.keepJournal, "keep-journal", false, "keep the journal after a run that finished (default: removed); a later --resume replays it")
 	fs.StringVar(&o.maxErrors, "max-errors", "", "stop with exit 1 once more than `N` rows, or N% of the rows written, are Error (default: no limit; exit 3)")
 	fs.StringVar(&o.cache, "cache", "", "result cache `PATH` (a bbolt file, created if missing): answers are reused across runs\nfor the same service and key (or embedded reference); see 'addrclean cache --help'")
