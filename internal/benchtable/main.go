@@ -30,6 +30,7 @@ import (
 func main() {
 	bin := flag.String("bin", "bin/addrclean", "addrclean binary to measure")
 	sizes := flag.String("rows", "100000,1000000", "comma-separated input sizes (rows)")
+	flag.BoolVar(&withJournal, "journal", true, "also measure the first size with --journal on")
 	flag.StringVar(&keepDir, "dir", "", "keep the generated inputs and outputs in this directory (default: a temporary one, removed)")
 	refSize := flag.Int("reference", 100000, "addresses in the generated reference")
 	rateRows := flag.Int("rate-rows", 1500, "rows of the rate-utilisation run")
@@ -42,7 +43,10 @@ func main() {
 	}
 }
 
-var keepDir string
+var (
+	keepDir     string
+	withJournal bool
+)
 
 type measurement struct {
 	name              string
@@ -77,12 +81,22 @@ func run(ctx context.Context, bin, sizes string, refSize, rateRows int, rate flo
 		if err := writeInput(in, refs, n); err != nil {
 			return err
 		}
-		m, err := measure(ctx, bin, fmt.Sprintf("embedded, %d rows", n), n, dir, nil, "run", "--no-progress", "--log-format", "json", "--log-level", "warn",
-			"--reference", refPath, "-o", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"), in)
+		args := []string{"run", "--no-progress", "--log-format", "json", "--log-level", "warn",
+			"--reference", refPath, "-o", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"), in}
+		m, err := measure(ctx, bin, fmt.Sprintf("embedded, %d rows", n), n, dir, nil, args...)
 		if err != nil {
 			return err
 		}
 		ms = append(ms, m)
+		if withJournal && len(ms) == 1 {
+			// The journal a live run keeps, on the first size only: what
+			// resumability costs per row.
+			m, err := measure(ctx, bin, fmt.Sprintf("embedded, %d rows, --journal on", n), n, dir, nil, append(args[:1:1], append([]string{"--journal", "on"}, args[1:]...)...)...)
+			if err != nil {
+				return err
+			}
+			ms = append(ms, m)
+		}
 	}
 	m, err := measureRate(ctx, bin, dir, refPath, refs, rateRows, rate, latency)
 	if err != nil {
