@@ -30,8 +30,9 @@ func NewServer(addr string, h http.Handler, log zerolog.Logger) *http.Server {
 
 // StartLocal runs the service for m on a free loopback port with one
 // ephemeral, unlimited-rate integration, for the embedded mode of
-// `addrclean run`. It returns the base URL and the API key; stop shuts the
-// server down and waits for it. The server also stops when ctx ends.
+// `addrclean run`. It returns the base URL and the API key; stop closes the
+// server and its connections at once and waits for it. The server also
+// stops when ctx ends.
 func StartLocal(ctx context.Context, m Matcher, log zerolog.Logger, opts ...Option) (baseURL, key string, stop func(), err error) {
 	in, err := NewDevIntegration()
 	if err != nil {
@@ -58,11 +59,12 @@ func StartLocal(ctx context.Context, m Matcher, log zerolog.Logger, opts ...Opti
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			if err := srv.Shutdown(sctx); err != nil {
-				_ = srv.Close()
-			}
+			// Close, not Shutdown: the only client is the caller, done with
+			// its calls when it stops the service. Shutdown would wait for
+			// connections the client opened but never used (a cancelled
+			// call), which net/http counts idle only after 5 s: a run
+			// stopped by a fatal error lingered that long before exiting.
+			_ = srv.Close()
 			<-done
 		})
 	}
