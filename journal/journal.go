@@ -419,10 +419,10 @@ func (j *Journal) Record(e Entry) error {
 	} else {
 		err = fmt.Errorf("journal %s: row %d: %w", j.path, e.Row, err)
 	}
-	if cap(line) <= 64<<10 {
+	if line != nil && cap(line) <= 64<<10 {
 		*bp = line[:0]
-		linePool.Put(bp)
 	}
+	linePool.Put(bp)
 	return err
 }
 
@@ -456,7 +456,7 @@ func appendRow(b []byte, e Entry) ([]byte, error) {
 	b = append(b, `{"row":`...)
 	b = strconv.AppendInt(b, int64(e.Row), 10)
 	b = append(b, `,"key":"`...)
-	b = append(b, keyText(e.Key)...)
+	b = appendKey(b, e.Key)
 	b = append(b, '"')
 	if e.FromCache {
 		b = append(b, `,"fc":true`...)
@@ -556,7 +556,14 @@ func appendLine(b, body []byte) []byte {
 }
 
 // keyText is a key as 16 hex digits.
-func keyText(k uint64) string { return fmt.Sprintf("%016x", k) }
+func keyText(k uint64) string { return string(appendKey(nil, k)) }
+
+func appendKey(b []byte, k uint64) []byte {
+	b = append(b, "0000000000000000"...)
+	putHex(b[len(b)-16:len(b)-8], uint32(k>>32))
+	putHex(b[len(b)-8:], uint32(k))
+	return b
+}
 
 // Lookup returns the journalled result of row when the journal holds one for
 // the same address key. Rows must be asked for in increasing order. A record
@@ -576,7 +583,10 @@ func (j *Journal) Lookup(row int, key uint64) (Entry, bool, error) {
 	if found == nil {
 		return Entry{}, false, nil
 	}
-	if found.Key != keyText(key) {
+	var kb [16]byte
+	if found.Key != string(appendKey(kb[:0], key)) || (len(found.Resp) == 0 && (found.Err == "" || found.Kind == "")) {
+		// Another address, or a record with neither an answer nor a
+		// refusal: the row is verified again.
 		j.changed++
 		return Entry{}, false, nil
 	}
@@ -650,6 +660,14 @@ func (sg *segment) trim(row int) {
 			delete(sg.pending, r)
 		}
 	}
+}
+
+// Failed reports that a write to the journal failed: what it holds may be
+// worth keeping even if no row was counted.
+func (j *Journal) Failed() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.werr != nil
 }
 
 // Replayed is the number of rows Lookup answered; Changed the number of

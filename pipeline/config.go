@@ -160,7 +160,9 @@ type Config struct {
 	// Window is the reorder window (default 256, at least 4×Workers).
 	Window int
 	// DedupCache is how many verdicts are kept for later duplicates (default
-	// 1024); negative keeps none (concurrent duplicates still share a call).
+	// 1024, and at least the window); negative keeps none (concurrent
+	// duplicates still share a call, and which rows do then depends on
+	// timing).
 	DedupCache int
 
 	// BreakerRows stops the run with ErrServiceUnavailable after that many

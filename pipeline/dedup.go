@@ -167,16 +167,11 @@ func (d *dedup) acquire(key string) (role, *flight, verdict) {
 	return roleLeader, f, verdict{}
 }
 
-// insert puts f at the front, evicting the least recently used entries
+// insert puts f, for a key not present, at the front, evicting the least recently used entries
 // beyond size; a flight evicted while under way still serves the
 // followers it has. d.mu is held.
 func (d *dedup) insert(key string, f *flight) {
-	if el, ok := d.index[key]; ok {
-		el.Value.(*cached).f = f
-		d.lru.MoveToFront(el)
-	} else {
-		d.index[key] = d.lru.PushFront(&cached{key: key, f: f})
-	}
+	d.index[key] = d.lru.PushFront(&cached{key: key, f: f})
 	for d.lru.Len() > max(d.size, 0) {
 		old := d.lru.Back()
 		if !old.Value.(*cached).f.finished && d.size <= 0 {

@@ -296,7 +296,7 @@ func TestResumeFromJournal(t *testing.T) {
 
 // sameResult compares what the writers see of a result.
 func sameResult(a, b writers.Result) bool {
-	return a.Row == b.Row && a.Err == b.Err && a.FromCache == b.FromCache && a.InputLabel == b.InputLabel &&
+	return a.Row == b.Row && a.Err == b.Err && a.FromCache == b.FromCache && a.Cached == b.Cached && a.InputLabel == b.InputLabel &&
 		reflect.DeepEqual(a.Cells, b.Cells) && reflect.DeepEqual(a.Response, b.Response)
 }
 
@@ -374,5 +374,75 @@ func TestOutageWithErrorLimit(t *testing.T) {
 		BreakerRows: -1, BreakerShare: -1}.with(&memWriter{}))
 	if !errors.Is(err, ErrTooManyErrors) || !strings.Contains(err.Error(), "6 failed after retries") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestReplayFillsTheCache: a run killed after journalling a row and before
+// caching its answer leaves the answer out of the cache. The resumed run
+// must put it there, or a later case variant of the address, past the
+// in-run deduplication, would miss the cache and be answered for its own
+// spelling, unlike in an uninterrupted run.
+func TestReplayFillsTheCache(t *testing.T) {
+	const n = 40
+	cells := func(i int) []string {
+		if i == n {
+			return []string{"1 MAIN STREET", "IE"} // row 1's address, another spelling
+		}
+		return distinct(i)
+	}
+	v := &fakeVerifier{fn: func(ctx context.Context, a api.Address, call int64) (*api.VerifyResponse, error) {
+		resp := answer(a, api.ActionAccept)
+		if a.Lines[0] == strings.ToUpper(a.Lines[0]) {
+			resp.Information.Status = "Corrected"
+		}
+		return resp, nil
+	}}
+	cfg := func(c Cache, j Journal, w *memWriter) Config {
+		cfg := Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Verifier: v, Workers: 1,
+			Window: 1, DedupCache: 2, Cache: c}.with(w)
+		if j != nil {
+			cfg.Journal = j
+		}
+		return cfg
+	}
+	clean := &memWriter{}
+	if _, err := Run(testCtx(t), cfg(&mapCache{m: map[string]*api.VerifyResponse{}}, nil, clean)); err != nil {
+		t.Fatal(err)
+	}
+	if got := clean.rows()[n-1]; !got.FromCache {
+		t.Fatal("the variant did not reach the cache: the test proves nothing")
+	}
+
+	// The killed run journalled row 1 and died before caching it.
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := journal.Create(path, journal.Meta{}, ReorderWindow(1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row1 := distinct(1)
+	addr := api.Address{Lines: []string{row1[0]}, Country: row1[1]}
+	resp, _ := v.Verify(context.Background(), addr)
+	if err := j.Record(journal.Entry{Row: 1, Key: keyHash(dedupKey(addr)), Response: resp}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if j, err = journal.Open(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Continue(ReorderWindow(1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	resumed := &memWriter{}
+	if _, err := Run(testCtx(t), cfg(&mapCache{m: map[string]*api.VerifyResponse{}}, j, resumed)); err != nil {
+		t.Fatal(err)
+	}
+	got, want := resumed.rows(), clean.rows()
+	for i := range want {
+		if !sameResult(got[i], want[i]) || got[i].Cached != want[i].Cached {
+			t.Fatalf("row %d differs from the uninterrupted run's:\n got %+v\nwant %+v", want[i].Row, got[i], want[i])
+		}
 	}
 }

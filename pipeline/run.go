@@ -75,7 +75,15 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		return Stats{}, errors.New("pipeline: no verifier")
 	}
 	cfg = cfg.withDefaults()
-	r := &runner{cfg: cfg, dedup: newDedup(cfg.DedupCache), start: cfg.Now(),
+	// A flight must not be evicted while under way, or which row leads next
+	// would depend on timing: every entry younger than a flight under way
+	// came from the window read since, so a cache larger than the window
+	// never evicts one.
+	dedupSize := cfg.DedupCache
+	if dedupSize > 0 {
+		dedupSize = max(dedupSize, cfg.Window+8)
+	}
+	r := &runner{cfg: cfg, dedup: newDedup(dedupSize), start: cfg.Now(),
 		breaker: newBreaker(cfg.BreakerRows, cfg.BreakerWindow, cfg.BreakerShare)}
 	r.runCtx, r.cancelRun = context.WithCancelCause(ctx)
 	defer r.cancelRun(nil)
@@ -435,7 +443,22 @@ func (r *runner) replay(row int, key string) (verdict, bool, error) {
 		return verdict{}, false, nil
 	}
 	r.resumed.Add(1)
-	return verdict{resp: e.Response, reason: e.Err, kind: e.Kind, fromCache: e.FromCache}, true, nil
+	v := verdict{resp: e.Response, reason: e.Err, kind: e.Kind, fromCache: e.FromCache}
+	// The interrupted run may have been killed after journalling this
+	// answer and before caching it: cache it now, or a later duplicate
+	// would miss the cache where an uninterrupted run finds it.
+	if c := r.cfg.Cache; c != nil && v.resp != nil && !v.fromCache {
+		_, ok, err := c.Get(r.callCtx, key)
+		if err == nil && !ok {
+			err = c.Put(r.callCtx, key, v.resp)
+		}
+		if err != nil {
+			err = fmt.Errorf("pipeline: row %d: the cache: %w", row, err)
+			r.stop(err)
+			return verdict{}, false, err
+		}
+	}
+	return v, true, nil
 }
 
 // lead verifies the address of a row that leads its flight, and shares the
@@ -474,7 +497,9 @@ func (r *runner) finishRow(base writers.Result, key string, v verdict, cached, r
 		err := r.cfg.Journal.Record(journal.Entry{Row: base.Row, Key: keyHash(key), Response: v.resp,
 			Err: v.reason, Kind: v.kind, FromCache: v.fromCache})
 		if err != nil {
-			r.stop(fmt.Errorf("pipeline: row %d: writing the journal: %w", base.Row, err))
+			// Every row recording after a failed write gets the error: name
+			// none of them.
+			r.stop(fmt.Errorf("pipeline: writing the journal: %w", err))
 		}
 	}
 	return o

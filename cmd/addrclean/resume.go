@@ -32,13 +32,15 @@ func (o *runOptions) journalled(path string) (bool, string) {
 	if o.input == "-" {
 		return false, "stdin cannot be read twice, so a run over stdin keeps no journal"
 	}
+	// auto, or on:
 	switch o.journal {
 	case "off":
 		return false, "--journal off"
 	case "on":
 		return true, ""
 	}
-	if o.baseURL != "" || o.resume || o.restart {
+	// auto
+	if o.baseURL != "" || o.resume || o.restart || o.keepJournal {
 		return true, ""
 	}
 	if _, err := os.Lstat(path); err == nil {
@@ -212,7 +214,7 @@ func openJournal(o runOptions, path string, meta journal.Meta, window int, log z
 		return nil, journalError(err)
 	}
 	log.Info().Str("journal", path).Int64("rows", info.Rows).Bool("complete", info.Complete).
-		Msgf("--resume: %d rows are already verified and will not be sent again", info.Rows)
+		Msgf("--resume: the journal holds %d verified rows; they and their duplicates are not sent again", info.Rows)
 	return j, nil
 }
 
@@ -253,7 +255,7 @@ func finishJournal(j *journal.Journal, st pipeline.Stats, keep bool, log zerolog
 		if err == nil {
 			log.Info().Str("journal", path).Msg("--keep-journal: the journal of the finished run is kept")
 		}
-	case st.Complete || j.Info().Rows == 0:
+	case st.Complete || (j.Info().Rows == 0 && !j.Failed()):
 		err = j.Remove()
 	default:
 		// A journal whose last write failed (a full disk) is still good up

@@ -515,7 +515,15 @@ func TestRunJournalAuto(t *testing.T) {
 	if summaryInt(r, "rows_resumed") == 0 || exists(dir) {
 		t.Fatalf("resumed %d rows; journal left: %v", summaryInt(r, "rows_resumed"), exists(dir))
 	}
-	for _, args := range [][]string{{"--journal", "maybe"}, {"--journal", "off", "--resume"}} {
+	// --keep-journal asks for one.
+	kept := t.TempDir()
+	r = runCLI(t, kept, "--country", "IE", "--keep-journal", in)
+	wantExit(t, r, exitRowErrors)
+	if !exists(kept) {
+		t.Fatal("--keep-journal kept no journal")
+	}
+	for _, args := range [][]string{{"--journal", "maybe"}, {"--journal", "off", "--resume"},
+		{"--journal", "off", "--restart"}, {"--journal", "off", "--keep-journal"}} {
 		r = runCLI(t, t.TempDir(), append(append([]string{"--country", "IE"}, args...), in)...)
 		wantExit(t, r, exitUsage)
 	}

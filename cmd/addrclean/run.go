@@ -48,8 +48,13 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	switch o.journal {
 	case "auto", "on":
 	case "off":
-		if o.resume {
-			return usageErrorf("--resume needs the journal: drop --journal off")
+		for _, f := range []struct {
+			set  bool
+			name string
+		}{{o.resume, "--resume"}, {o.restart, "--restart"}, {o.keepJournal, "--keep-journal"}} {
+			if f.set {
+				return usageErrorf("%s is about the journal, and --journal off keeps none: drop one of them", f.name)
+			}
 		}
 	default:
 		return usageErrorf("--journal %q: want auto, on or off", o.journal)
@@ -133,8 +138,8 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	var jnl *journal.Journal
 	jpath := journalPath(outPath, reviewPath)
 	switch keep, why := o.journalled(jpath); {
-	case !keep && o.resume:
-		log.Warn().Msg("--resume: " + why + ": starting from the first row")
+	case !keep && (o.resume || o.journal == "on" || o.keepJournal):
+		log.Warn().Msg("no journal: " + why + "; starting from the first row")
 	case !keep:
 		log.Debug().Msg("no journal: " + why)
 	default:
@@ -255,9 +260,12 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 			for _, rest := range outs[i+1:] {
 				_ = rest.Abort()
 			}
-			finishJournal(jnl, pipeline.Stats{}, o.keepJournal, log) // keep it: the outputs are not there
+			hint := ""
+			if finishJournal(jnl, pipeline.Stats{}, o.keepJournal, log) { // keep it: the outputs are not there
+				hint = "; the finished rows are journalled: fix the cause and run again with --resume"
+			}
 			jnl = nil
-			return withCode(exitFatal, fmt.Errorf("finishing outputs: %w", err))
+			return withCode(exitFatal, fmt.Errorf("finishing outputs: %w%s", err, hint))
 		}
 	}
 	resumable := finishJournal(jnl, stats, o.keepJournal, log)

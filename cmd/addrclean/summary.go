@@ -44,7 +44,7 @@ func printSummary(w io.Writer, log zerolog.Logger, o runOptions, st pipeline.Sta
 		fmt.Fprintf(&b, "  STOPPED: more rows are Error than --max-errors %s allows\n", o.maxErrors)
 	}
 	if st.RowsResumed > 0 {
-		fmt.Fprintf(&b, "  resumed     %d rows from the journal of the interrupted run (not sent again)\n", st.RowsResumed)
+		fmt.Fprintf(&b, "  resumed     %d rows from the journal of the interrupted run, not sent again (their duplicates count as saved)\n", st.RowsResumed)
 	}
 	fmt.Fprintf(&b, "  actions     %s\n", counts(st.Actions, []string{"Accept", "Suggest", "Confirm", "Reject", "Error"}))
 	fmt.Fprintf(&b, "  match level %s\n", counts(st.MatchLevels, []string{"Building", "SubBuilding", "Street", "Locality", "Region", "None"}))
