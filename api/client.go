@@ -315,13 +315,14 @@ func addParam(b *strings.Builder, name, value string) {
 	}
 	b.WriteString(name)
 	b.WriteByte('=')
-	writeQueryEscaped(b, value)
+	WriteQueryEscaped(b, value)
 }
 
-// writeQueryEscaped writes url.QueryEscape(v) to b without making it
+// WriteQueryEscaped writes url.QueryEscape(v) to b without making it
 // first: form encoding, space as +, all but letters, digits and -_.~
-// percent-encoded.
-func writeQueryEscaped(b *strings.Builder, v string) {
+// percent-encoded. The client encodes requests with it, and the service
+// its self links.
+func WriteQueryEscaped(b *strings.Builder, v string) {
 	const upperHex = "0123456789ABCDEF"
 	start := 0
 	for i := 0; i < len(v); i++ {

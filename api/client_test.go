@@ -687,7 +687,7 @@ func TestConnectionRefused(t *testing.T) {
 
 func queryEscaped(v string) string {
 	var b strings.Builder
-	writeQueryEscaped(&b, v)
+	WriteQueryEscaped(&b, v)
 	return b.String()
 }
 
@@ -699,7 +699,7 @@ func FuzzQueryEscape(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, v, country string) {
 		if got, want := queryEscaped(v), url.QueryEscape(v); got != want {
-			t.Fatalf("writeQueryEscaped(%q) = %q, want %q", v, got, want)
+			t.Fatalf("WriteQueryEscaped(%q) = %q, want %q", v, got, want)
 		}
 		a := Address{Lines: []string{v, "x " + v}, City: v, Country: country, Language: v}
 		got, err := encodeAddress(a)

@@ -334,6 +334,10 @@ func appendFloat(b []byte, f float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// AppendJSONString appends s as a JSON string exactly as encoding/json
+// writes it (the service's error envelope and the journal use it too).
+func AppendJSONString(b []byte, s string, html bool) []byte { return appendString(b, s, html) }
+
 // appendString appends s as a JSON string exactly as encoding/json writes
 // it: control characters, quotes and backslashes escaped, invalid UTF-8 as
 // \ufffd, U+2028 and U+2029 escaped, and <, > and & escaped when html is

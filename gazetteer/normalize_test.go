@@ -128,7 +128,7 @@ func FuzzNormalize(f *testing.F) {
 			}
 		}
 		_, _ = districtKey(Tokens(s))
-		_ = splitParts(nil, []string{s})
+		_ = SplitParts(nil, []string{s})
 	})
 }
 
@@ -195,8 +195,8 @@ func checkHelpers(t *testing.T, s string) {
 		t.Fatalf("Tidy(%q) = %q, want %q", s, got, want)
 	}
 	lines := []string{s, "x, " + s, s + ";\n\r,y"}
-	if got, want := splitParts(nil, lines), oldSplitParts(lines); strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
-		t.Fatalf("splitParts(%q) = %q, want %q", lines, got, want)
+	if got, want := SplitParts(nil, lines), oldSplitParts(lines); strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+		t.Fatalf("SplitParts(%q) = %q, want %q", lines, got, want)
 	}
 	for _, pre := range append([]string{"co ", "co.", "county "}, contactPrefixes...) {
 		if got, want := hasLowerPrefix(s, pre), strings.HasPrefix(strings.ToLower(s), pre); got != want {

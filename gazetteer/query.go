@@ -53,10 +53,11 @@ type query struct {
 	ta, tb []string
 }
 
-// splitParts splits lines at newlines, commas and semicolons, appending
-// the parts to dst: each part is classified on its own, because users put
-// "Main St, Ennis" in one cell.
-func splitParts(dst, lines []string) []string {
+// SplitParts splits lines at newlines, commas and semicolons, appending
+// the tidied, non-empty parts to dst: each part is classified on its own,
+// because users put "Main St, Ennis" in one cell. The service highlights
+// changes per part with it.
+func SplitParts(dst, lines []string) []string {
 	for _, l := range lines {
 		for l != "" {
 			// The separators are ASCII, so bytes split as runes would.
@@ -171,7 +172,7 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 	pq := &sc.q
 	*pq = query{country: strings.ToUpper(strings.TrimSpace(q.Country)), toks: pq.toks[:0], nums: pq.nums[:0], numIDs: pq.numIDs[:0], addr: pq.addr[:0], towns: pq.towns[:0], blockTowns: pq.blockTowns[:0], regions: pq.regions[:0],
 		parts: pq.parts[:0], key: pq.key, ta: pq.ta, tb: pq.tb}
-	parts := splitParts(pq.parts, q.Lines)
+	parts := SplitParts(pq.parts, q.Lines)
 	pq.parts = parts
 	// The postcode may be on any line; the last one found wins because
 	// postcodes are written last.

@@ -465,14 +465,10 @@ func appendRow(b []byte, e Entry) ([]byte, error) {
 		if f.v == "" {
 			continue
 		}
-		q, err := json.Marshal(f.v)
-		if err != nil {
-			return nil, err
-		}
 		b = append(b, `,"`...)
 		b = append(b, f.name...)
 		b = append(b, `":`...)
-		b = append(b, q...)
+		b = api.AppendJSONString(b, f.v, false)
 	}
 	if e.Response != nil {
 		b = append(b, `,"resp":`...)

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/addrclean/addrclean/api"
 )
@@ -106,7 +105,7 @@ func finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
 // appendError appends the JSON of the error envelope e.
 func appendError(b []byte, e *errorBody) []byte {
 	b = append(b, `{"type":`...)
-	b = appendString(b, e.Type, false)
+	b = api.AppendJSONString(b, e.Type, false)
 	b = append(b, `,"form":`...)
 	b = appendForm(b, &e.Form)
 	return append(b, "}\n"...)
@@ -114,70 +113,12 @@ func appendError(b []byte, e *errorBody) []byte {
 
 func appendForm(b []byte, f *api.Form) []byte {
 	b = append(b, `{"language":`...)
-	b = appendString(b, f.Language, false)
+	b = api.AppendJSONString(b, f.Language, false)
 	b = append(b, `,"message":{"id":`...)
 	b = strconv.AppendInt(b, int64(f.Message.ID), 10)
 	b = append(b, `,"severity":`...)
-	b = appendString(b, f.Message.Severity, false)
+	b = api.AppendJSONString(b, f.Message.Severity, false)
 	b = append(b, `,"value":`...)
-	b = appendString(b, f.Message.Value, false)
+	b = api.AppendJSONString(b, f.Message.Value, false)
 	return append(b, "}}"...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string exactly as encoding/json writes
-// it: control characters, quotes and backslashes escaped, invalid UTF-8 as
-// \ufffd, U+2028 and U+2029 escaped, and <, > and & escaped when html is
-// set. It is api's own, kept here for the error envelope rather than
-// exported from api for it.
-func appendString(b []byte, s string, html bool) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

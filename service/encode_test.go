@@ -433,7 +433,7 @@ func FuzzParseFormMatchesParseForm(f *testing.F) {
 
 func queryEscaped(v string) string {
 	var b strings.Builder
-	writeQueryEscaped(&b, v)
+	api.WriteQueryEscaped(&b, v)
 	return b.String()
 }
 

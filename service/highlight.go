@@ -1,7 +1,6 @@
 package service
 
 import (
-	"strings"
 	"unicode"
 
 	"github.com/addrclean/addrclean/gazetteer"
@@ -11,27 +10,7 @@ import (
 // (at newlines, commas and semicolons, spaces tidied), so that a label line
 // is compared with the part of a cell it came from, not with the whole
 // cell: "Flat 2, Mill Court, 18 Main Street" is three parts.
-func inputParts(lines []string) []string { return appendInputParts(nil, lines) }
-
-// appendInputParts is inputParts appending to dst.
-func appendInputParts(dst, lines []string) []string {
-	for _, l := range lines {
-		for l != "" {
-			// The separators are ASCII, so bytes split as runes would.
-			i := strings.IndexAny(l, "\n\r,;")
-			p := l
-			if i >= 0 {
-				p, l = l[:i], l[i+1:]
-			} else {
-				l = ""
-			}
-			if p = gazetteer.Tidy(p); p != "" {
-				dst = append(dst, p)
-			}
-		}
-	}
-	return dst
-}
+func inputParts(lines []string) []string { return gazetteer.SplitParts(nil, lines) }
 
 // span is one highlight, [start, n] in characters; a zero span (set false)
 // is the empty highlight of a line shown as given.

@@ -469,7 +469,7 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 // against the value the input gave for that element, so that a corrected
 // town is highlighted even when its name is written in another input line.
 func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines int, sc *answerScratch) [][]int {
-	parts := appendInputParts(sc.parts[:0], req.lines)
+	parts := gazetteer.SplitParts(sc.parts[:0], req.lines)
 	parts = appendNonEmpty(parts, req.city, req.region)
 	sc.parts = parts
 	sc.in.reset()
@@ -678,7 +678,7 @@ func (s *Service) selfLink(r *http.Request, req *request) string {
 		sep = '&'
 		b.WriteString(k)
 		b.WriteByte('=')
-		writeQueryEscaped(&b, v)
+		api.WriteQueryEscaped(&b, v)
 	}
 	for _, l := range req.rawLines {
 		add("addressLine", l)
@@ -694,28 +694,4 @@ func (s *Service) selfLink(r *http.Request, req *request) string {
 		add("language", req.language)
 	}
 	return b.String()
-}
-
-// writeQueryEscaped writes url.QueryEscape(v) to b without building the
-// escaped string first.
-func writeQueryEscaped(b *strings.Builder, v string) {
-	const upperHex = "0123456789ABCDEF"
-	start := 0
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			c == '-' || c == '_' || c == '.' || c == '~' {
-			continue
-		}
-		b.WriteString(v[start:i])
-		if c == ' ' {
-			b.WriteByte('+')
-		} else {
-			b.WriteByte('%')
-			b.WriteByte(upperHex[c>>4])
-			b.WriteByte(upperHex[c&0xf])
-		}
-		start = i + 1
-	}
-	b.WriteString(v[start:])
 }
