@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,13 +110,17 @@ func TestRunKillAndResume(t *testing.T) {
 
 	want := runCLI(t, t.TempDir(), append(common, in)...)
 	wantExit(t, want, exitRowErrors) // the sample has one row without an address
-	distinct := len(calls.take())
+	clean := calls.take()
+	distinct := len(clean)
 	if distinct < 400 {
 		t.Fatalf("only %d distinct requests", distinct)
 	}
 
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	if v := os.Getenv("ADDRCLEAN_KILL_SEED"); v != "" {
+		seed, _ = strconv.ParseUint(v, 10, 64)
+	}
+	t.Logf("seed %d (ADDRCLEAN_KILL_SEED=%d repeats the kill points)", seed, seed)
 	rnd := rand.New(rand.NewPCG(seed, 2))
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "key")
@@ -192,13 +197,22 @@ func TestRunKillAndResume(t *testing.T) {
 	if _, err := os.Stat(out + ".journal"); !os.IsNotExist(err) {
 		t.Errorf("the journal was not removed after the finished run: %v", err)
 	}
-	if len(total) != distinct {
-		t.Fatalf("%d addresses verified, want %d", len(total), distinct)
+	for req := range clean {
+		if total[req] == 0 {
+			t.Fatalf("%q was never verified", req)
+		}
 	}
 	// A worker holds one row at a time: a kill loses at most one row per
-	// worker (its call in flight, or its answer not yet journalled).
-	if extra := countAll(total) - distinct; extra > kills*workers {
-		t.Fatalf("%d calls repeated over %d kills with %d workers", extra, kills, workers)
+	// worker (its call in flight, or its answer not yet journalled). Other
+	// requests than the clean run's may appear: when a 503 fails a row, a
+	// later case variant of its address leads in that run and is verified
+	// in its own spelling (once: it is journalled).
+	repeated := 0
+	for _, n := range total {
+		repeated += n - 1
+	}
+	if repeated > kills*workers {
+		t.Fatalf("%d calls repeated over %d kills with %d workers", repeated, kills, workers)
 	}
 	matches, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
 	if len(matches) > 0 {
