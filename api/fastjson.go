@@ -529,6 +529,11 @@ func (d *fastReader) object(field func(key string) bool) bool {
 	if d.null() {
 		return true
 	}
+	return d.members(field)
+}
+
+// members is object for a value that must be an object (null is not).
+func (d *fastReader) members(field func(key string) bool) bool {
 	if !d.begin('{') {
 		return false
 	}
@@ -784,21 +789,9 @@ func (d *fastReader) input(dst *InputAddress) bool {
 }
 
 func (d *fastReader) address(dst *MatchedAddress) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('{') {
-		return false
-	}
 	var seen uint32
-	for first := true; ; first = false {
-		key, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.object(func(key string) bool {
+		var ok bool
 		switch key {
 		case "id":
 			ok = once(&seen, 1) && d.string(&dst.ID)
@@ -830,30 +823,16 @@ func (d *fastReader) address(dst *MatchedAddress) bool {
 			ok = d.unknown(key, "id", "language", "charset", "variation", "lines", "city", "region",
 				"postcode", "country", "label", "highlights")
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 // data decodes data as (*Data).UnmarshalJSON does: members other than
 // location keep their raw JSON in Extra.
 func (d *fastReader) data(dst *Data) bool {
-	if d.null() {
-		return true
-	}
-	if !d.begin('{') {
-		return false
-	}
 	var seen uint32
-	for first := true; ; first = false {
-		key, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.object(func(key string) bool {
+		var ok bool
 		switch {
 		case key == "location":
 			ok = once(&seen, 1)
@@ -872,25 +851,14 @@ func (d *fastReader) data(dst *Data) bool {
 				dst.Extra[key] = raw
 			}
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 func (d *fastReader) location(dst *Location) bool {
-	if !d.begin('{') {
-		return false
-	}
 	var seen uint32
-	for first := true; ; first = false {
-		key, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.members(func(key string) bool {
+		var ok bool
 		switch key {
 		case "latitude":
 			ok = once(&seen, 1) && d.float(&dst.Latitude)
@@ -903,10 +871,8 @@ func (d *fastReader) location(dst *Location) bool {
 		default:
 			ok = d.unknown(key, "latitude", "longitude", "crs", "accuracy")
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 func (d *fastReader) links(dst *[]Link) bool {
@@ -932,18 +898,9 @@ func (d *fastReader) link(dst *Link) bool {
 // verifyResponse decodes the answer as (*VerifyResponse).UnmarshalJSON does;
 // a top-level null is left to it.
 func (d *fastReader) verifyResponse(dst *VerifyResponse) bool {
-	if !d.begin('{') {
-		return false
-	}
 	var seen uint32
-	for first := true; ; first = false {
-		key, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.members(func(key string) bool {
+		var ok bool
 		switch key {
 		case "type":
 			ok = once(&seen, 1) && d.string(&dst.Type)
@@ -973,8 +930,6 @@ func (d *fastReader) verifyResponse(dst *VerifyResponse) bool {
 				dst.Extra[key] = raw
 			}
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 }
