@@ -379,9 +379,11 @@ func TestOutageWithErrorLimit(t *testing.T) {
 
 // TestReplayFillsTheCache: a run killed after journalling a row and before
 // caching its answer leaves the answer out of the cache. The resumed run
-// must put it there, or a later case variant of the address, past the
-// in-run deduplication, would miss the cache and be answered for its own
-// spelling, unlike in an uninterrupted run.
+// must put it there, or a later case variant of the address would miss the
+// cache and be answered for its own spelling, unlike in an uninterrupted
+// run. In-run deduplication would answer the variant first, so it is off
+// here (DedupCache -1): the next run, which has only the cache, is what the
+// test stands for.
 func TestReplayFillsTheCache(t *testing.T) {
 	const n = 40
 	cells := func(i int) []string {
@@ -399,7 +401,7 @@ func TestReplayFillsTheCache(t *testing.T) {
 	}}
 	cfg := func(c Cache, j Journal, w *memWriter) Config {
 		cfg := Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Verifier: v, Workers: 1,
-			Window: 1, DedupCache: 2, Cache: c}.with(w)
+			Window: 1, DedupCache: -1, Cache: c}.with(w)
 		if j != nil {
 			cfg.Journal = j
 		}
@@ -445,4 +447,120 @@ func TestReplayFillsTheCache(t *testing.T) {
 			t.Fatalf("row %d differs from the uninterrupted run's:\n got %+v\nwant %+v", want[i].Row, got[i], want[i])
 		}
 	}
+}
+
+// TestFarDuplicatesArePaidOnce: an address is paid for once per run however
+// far apart its rows are (the in-memory LRU holds 1,024 verdicts; these
+// duplicates are 1,500 rows apart), and a run interrupted and resumed pays
+// once over both runs, the duplicates of journalled rows included.
+func TestFarDuplicatesArePaidOnce(t *testing.T) {
+	const n, distinctN, workers = 6000, 1500, 8
+	cells := func(i int) []string {
+		c := distinct(i % distinctN)
+		if i%7 == 0 {
+			c[0] = strings.ToUpper(c[0]) // another spelling of the same request
+		}
+		return c
+	}
+	var mu sync.Mutex
+	answered := map[string]int{} // per request, folded as the service's bill would be
+	service := func(cancelAt int64, cancel context.CancelFunc) *fakeVerifier {
+		return &fakeVerifier{fn: func(ctx context.Context, a api.Address, call int64) (*api.VerifyResponse, error) {
+			if call == cancelAt {
+				cancel()
+			}
+			mu.Lock()
+			answered[strings.ToLower(a.Lines[0])]++
+			mu.Unlock()
+			if strings.HasPrefix(a.Lines[0], "5") {
+				return nil, statusErr(400, "refused") // refusals are paid too
+			}
+			return answer(a, api.ActionAccept), nil
+		}}
+	}
+	cfg := func(v Verifier, w *memWriter) Config {
+		return Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Verifier: v, Workers: workers,
+			SpillDir: t.TempDir()}.with(w)
+	}
+	check := func(what string) {
+		t.Helper()
+		if len(answered) != distinctN {
+			t.Fatalf("%s: %d distinct requests answered, want %d", what, len(answered), distinctN)
+		}
+		for k, c := range answered {
+			if c != 1 {
+				t.Fatalf("%s: %q answered %d times", what, k, c)
+			}
+		}
+	}
+
+	clean := &memWriter{}
+	st, err := Run(testCtx(t), cfg(service(0, nil), clean))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("one run")
+	if st.CallsMade != distinctN || st.CallsSaved != n-distinctN {
+		t.Fatalf("calls made %d, saved %d; want %d and %d", st.CallsMade, st.CallsSaved, distinctN, n-distinctN)
+	}
+	for _, r := range clean.rows() {
+		if r.Response == nil && r.Err == "" {
+			t.Fatalf("row %d has neither an answer nor an error", r.Row)
+		}
+	}
+
+	clear(answered)
+	path := filepath.Join(t.TempDir(), "out.journal")
+	window := ReorderWindow(0, workers)
+	j, err := journal.Create(path, journal.Meta{}, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(testCtx(t))
+	c1 := cfg(service(1400, cancel), &memWriter{})
+	c1.Journal = j
+	if _, err := Run(ctx, c1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run: %v", err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if j, err = journal.Open(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Continue(window); err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	resumed := &memWriter{}
+	c2 := cfg(service(0, nil), resumed)
+	c2.Journal = j
+	if _, err := Run(testCtx(t), c2); err != nil {
+		t.Fatal(err)
+	}
+	check("interrupted and resumed")
+	got, want := resumed.rows(), clean.rows()
+	for i := range want {
+		if !sameResult(got[i], want[i]) {
+			t.Fatalf("row %d differs from the uninterrupted run's:\n got %+v\nwant %+v", want[i].Row, got[i], want[i])
+		}
+	}
+}
+
+// TestSpillErrorStopsTheRun: verdicts that cannot be kept for later
+// duplicates stop the run with the directory named, rather than paying
+// again for them.
+func TestSpillErrorStopsTheRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "missing")
+	w := &memWriter{}
+	v := &fakeVerifier{}
+	_, err := Run(testCtx(t), Config{Source: &genSource{n: 3000, cells: distinct}, Mapper: cellMapper,
+		Verifier: v, Workers: 2, SpillDir: dir}.with(w))
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "TMPDIR") {
+		t.Fatalf("error %v, want one naming %s and TMPDIR", err, dir)
+	}
+	if got := len(w.rows()); got >= 3000 || got < 1000 {
+		t.Fatalf("%d rows written before the stop", got)
+	}
+	checkPrefix(t, w.rows())
 }
