@@ -160,6 +160,11 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 			r.stopErr = err
 		}
 	}
+	if no, why := r.breaker.unreached(); no && ctx.Err() == nil && st.CacheHits == 0 && st.RowsResumed == 0 &&
+		(r.stopErr == nil || !isFatal(r.stopErr)) {
+		// Nothing but Error rows: the outputs must not replace good ones.
+		r.stopErr = fmt.Errorf("%w (%w; first, %s)", ErrServiceUnreachable, ErrServiceUnavailable, why)
+	}
 	// A fatal error is never complete, even after the last row: the caller
 	// must keep what it needs to resume.
 	st.Complete = allWritten && (r.stopErr == nil || errors.Is(r.stopErr, ErrTooManyErrors))
@@ -170,6 +175,8 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	}
 	if r.stopErr != nil {
 		switch {
+		case errors.Is(r.stopErr, ErrServiceUnreachable):
+			st.Stopped = "service_unreachable"
 		case errors.Is(r.stopErr, ErrServiceUnavailable):
 			st.Stopped = "service_unavailable"
 		case errors.Is(r.stopErr, ErrTooManyErrors):
