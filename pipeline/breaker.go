@@ -11,6 +11,14 @@ import (
 // reached were not written; a resumed run verifies them.
 var ErrServiceUnavailable = errors.New("service unavailable")
 
+// ErrServiceUnreachable is wrapped by Run's error, with
+// ErrServiceUnavailable, when every row sent to the service failed with the
+// service's fault and none was answered, from the service, the cache or a
+// journal: the service was never reached (a wrong --base-url, a network
+// down). The outputs hold nothing worth keeping: callers leave the last
+// run's outputs in place rather than replace them with Error rows.
+var ErrServiceUnreachable = errors.New("the service could not be reached: no row was verified")
+
 // ErrTooManyErrors is wrapped by Run's error when the Error rows passed
 // MaxErrors or MaxErrorShare.
 var ErrTooManyErrors = errors.New("too many rows are Error")
@@ -22,12 +30,15 @@ type breaker struct {
 	rows  int     // consecutive failures that trip it; <= 0: never
 	share float64 // share of the window that trips it; <= 0: never
 
-	mu     sync.Mutex
-	streak int
-	ring   []bool // last outcomes, true = failed
-	next   int
-	filled bool
-	failed int // failures in ring
+	mu       sync.Mutex
+	answered int64  // rows the service answered or refused
+	faults   int64  // rows that failed with the service's fault
+	firstWhy string // the first fault's reason
+	streak   int
+	ring     []bool // last outcomes, true = failed
+	next     int
+	filled   bool
+	failed   int // failures in ring
 }
 
 func newBreaker(rows, window int, share float64) *breaker {
@@ -41,8 +52,13 @@ func (b *breaker) observe(failed bool, row int, why string) error {
 	defer b.mu.Unlock()
 	if failed {
 		b.streak++
+		if b.faults == 0 {
+			b.firstWhy = fmt.Sprintf("row %d: %s", row, why)
+		}
+		b.faults++
 	} else {
 		b.streak = 0
+		b.answered++
 	}
 	if b.ring[b.next] {
 		b.failed--
@@ -65,4 +81,12 @@ func (b *breaker) observe(failed bool, row int, why string) error {
 		return fmt.Errorf("%w: %d of the last %d rows failed after retries (last, row %d: %s)", ErrServiceUnavailable, b.failed, len(b.ring), row, why)
 	}
 	return nil
+}
+
+// unreached reports that rows failed with the service's fault and none was
+// answered, with the first failure's reason.
+func (b *breaker) unreached() (bool, string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.faults > 0 && b.answered == 0, b.firstWhy
 }

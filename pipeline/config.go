@@ -35,8 +35,8 @@ const (
 	// requests per second while one row sits in a backoff, before the
 	// reader is held back. It is raised to 4×Workers when that is larger.
 	DefaultWindow = 256
-	// DefaultDedupCache is how many distinct verdicts are kept for reuse by
-	// later duplicate rows.
+	// DefaultDedupCache is how many distinct verdicts are kept in memory
+	// for reuse by later duplicate rows; the others wait on disk.
 	DefaultDedupCache = 1024
 	// DefaultProgressInterval is how often Progress is called at most.
 	DefaultProgressInterval = 200 * time.Millisecond
@@ -159,11 +159,16 @@ type Config struct {
 	BackoffBase, BackoffMax time.Duration
 	// Window is the reorder window (default 256, at least 4×Workers).
 	Window int
-	// DedupCache is how many verdicts are kept for later duplicates (default
-	// 1024, and at least the window); negative keeps none (concurrent
-	// duplicates still share a call, and which rows do then depends on
-	// timing).
+	// DedupCache is how many verdicts are kept in memory for later
+	// duplicates (default 1024, and at least the window); older ones go to a
+	// temporary file in SpillDir, so every distinct address is verified once
+	// per run, at any distance. Negative keeps none (concurrent duplicates
+	// still share a call, and which rows do then depends on timing).
 	DedupCache int
+	// SpillDir is where the verdicts the memory does not hold are kept
+	// during the run (default: the system's temporary directory). The file
+	// is removed from the directory as soon as it is open.
+	SpillDir string
 
 	// BreakerRows stops the run with ErrServiceUnavailable after that many
 	// rows in a row failed with the service's fault (default 20; negative:

@@ -120,25 +120,37 @@ type flight struct {
 
 // dedup shares verdicts between rows with the same address: concurrent
 // duplicates wait for the first call (single flight), later ones reuse it.
-// Flights, finished or not, are kept in one bounded LRU, and acquire is
-// called by the feeder in input order: which row leads and which rows
-// reuse its verdict then depends on the input alone, not on which call
-// finished first, so two runs over one file write the same outputs (case
-// variants of an address share the verdict of the first of them).
+// Flights, finished or not, are kept in one bounded LRU; a finished verdict
+// that the LRU evicts goes to the spill on disk, so a duplicate reuses it
+// however far apart the rows are (deduplication is a promise about money),
+// while memory stays bounded by the LRU. acquire is called by the feeder in
+// input order: which row leads and which rows reuse its verdict then
+// depends on the input alone, not on which call finished first, so two runs
+// over one file write the same outputs (case variants of an address share
+// the verdict of the first of them).
 type dedup struct {
 	mu    sync.Mutex
-	size  int        // finished verdicts kept; <= 0: none (flights are still shared)
+	size  int        // finished verdicts kept in memory; <= 0: none, and no spill (flights are still shared)
 	lru   *list.List // of *cached, most recent first
 	index map[string]*list.Element
+	spill *spill // nil when size <= 0
+	err   error  // the first spill error met by finish, reported by the next acquire
 }
 
 type cached struct {
-	key string
-	f   *flight
+	key     string
+	f       *flight
+	spilled bool // the verdict is in the spill already
 }
 
-func newDedup(size int) *dedup {
-	return &dedup{size: size, lru: list.New(), index: make(map[string]*list.Element)}
+// newDedup keeps size verdicts in memory and the rest in a spill file in
+// dir ("" is the system's temporary directory).
+func newDedup(size int, dir string) *dedup {
+	d := &dedup{size: size, lru: list.New(), index: make(map[string]*list.Element)}
+	if size > 0 {
+		d.spill = newSpill(dir)
+	}
+	return d
 }
 
 // role says what a row must do about its address.
@@ -150,36 +162,68 @@ const (
 	roleHit                  // reuse the finished verdict
 )
 
-// acquire looks key up. A leader must call finish exactly once.
-func (d *dedup) acquire(key string) (role, *flight, verdict) {
+// acquire looks key up. A leader must call finish exactly once. An error
+// means the spill failed: the run must stop rather than pay again.
+func (d *dedup) acquire(key string) (role, *flight, verdict, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.err != nil {
+		return 0, nil, verdict{}, d.err
+	}
 	if el, ok := d.index[key]; ok {
 		d.lru.MoveToFront(el)
 		f := el.Value.(*cached).f
 		if f.finished {
-			return roleHit, f, f.v
+			return roleHit, f, f.v, nil
 		}
-		return roleFollower, f, verdict{}
+		return roleFollower, f, verdict{}, nil
+	}
+	if d.spill != nil {
+		v, ok, err := d.spill.get(key)
+		if err != nil {
+			d.err = err
+			return 0, nil, verdict{}, err
+		}
+		if ok {
+			// Back in memory, so that a key that recurs often is not read
+			// from disk each time; it is not written to the spill again.
+			f := &flight{done: make(chan struct{}), v: v, finished: true}
+			close(f.done)
+			if err := d.insert(key, f, true); err != nil {
+				return 0, nil, verdict{}, err
+			}
+			return roleHit, f, v, nil
+		}
 	}
 	f := &flight{done: make(chan struct{})}
-	d.insert(key, f)
-	return roleLeader, f, verdict{}
+	if err := d.insert(key, f, false); err != nil {
+		return 0, nil, verdict{}, err
+	}
+	return roleLeader, f, verdict{}, nil
 }
 
-// insert puts f, for a key not present, at the front, evicting the least recently used entries
-// beyond size; a flight evicted while under way still serves the
-// followers it has. d.mu is held.
-func (d *dedup) insert(key string, f *flight) {
-	d.index[key] = d.lru.PushFront(&cached{key: key, f: f})
+// insert puts f, for a key not present, at the front, evicting the least
+// recently used entries beyond size into the spill; a flight evicted while
+// under way still serves the followers it has, and finish spills its
+// verdict. d.mu is held.
+func (d *dedup) insert(key string, f *flight, spilled bool) error {
+	d.index[key] = d.lru.PushFront(&cached{key: key, f: f, spilled: spilled})
 	for d.lru.Len() > max(d.size, 0) {
 		old := d.lru.Back()
-		if !old.Value.(*cached).f.finished && d.size <= 0 {
+		c := old.Value.(*cached)
+		if !c.f.finished && d.size <= 0 {
 			break // with no room for verdicts, flights under way are still shared
 		}
 		d.lru.Remove(old)
-		delete(d.index, old.Value.(*cached).key)
+		delete(d.index, c.key)
+		if c.f.finished && !c.spilled && c.f.v.cacheable() && d.spill != nil {
+			if err := d.spill.put(c.key, c.f.v); err != nil {
+				d.err = err
+				return err
+			}
+		}
 	}
+	return nil
 }
 
 // finish publishes the leader's verdict to its followers and, when later
@@ -188,10 +232,29 @@ func (d *dedup) finish(key string, f *flight, v verdict) {
 	d.mu.Lock()
 	f.v = v
 	f.finished = true
-	if el, ok := d.index[key]; ok && el.Value.(*cached).f == f && (!v.cacheable() || d.size <= 0) {
+	el, ok := d.index[key]
+	mine := ok && el.Value.(*cached).f == f
+	switch {
+	case mine && (!v.cacheable() || d.size <= 0):
 		d.lru.Remove(el)
 		delete(d.index, key)
+	case !mine && v.cacheable() && d.spill != nil && d.err == nil:
+		// Evicted while under way (a window larger than the LRU): the
+		// verdict still goes where a later duplicate finds it.
+		if err := d.spill.put(key, v); err != nil {
+			d.err = err
+		}
 	}
 	d.mu.Unlock()
 	close(f.done)
+}
+
+// close releases the spill.
+func (d *dedup) close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.spill == nil {
+		return nil
+	}
+	return d.spill.close()
 }

@@ -69,3 +69,25 @@ func FuzzReasonText(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeVerdict: no bytes make the spill's decoder panic, and what it
+// accepts encodes back to something it decodes to the same verdict.
+func FuzzDecodeVerdict(f *testing.F) {
+	f.Add(appendVerdict(nil, verdict{reason: "service answered 400", kind: ErrKindPermanent}))
+	f.Add(appendVerdict(nil, verdict{resp: &api.VerifyResponse{Action: api.ActionAccept}, fromCache: true}))
+	f.Add([]byte{flagResp, 0, 0, '{'})
+	f.Add([]byte{0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := decodeVerdict(b)
+		if err != nil {
+			return
+		}
+		w, err := decodeVerdict(appendVerdict(nil, v))
+		if err != nil {
+			t.Fatalf("re-encoded verdict does not decode: %v", err)
+		}
+		if w.reason != v.reason || w.kind != v.kind || w.fromCache != v.fromCache || (w.resp == nil) != (v.resp == nil) {
+			t.Fatalf("round trip changed the verdict: %+v -> %+v", v, w)
+		}
+	})
+}

@@ -275,8 +275,11 @@ func TestRetries(t *testing.T) {
 				Retries: tt.retries, MaxWait: tt.maxWait, Timeout: tt.timeout,
 				Sleep: s.sleep, Jitter: identityJitter,
 			}.with(w))
-			if err != nil {
-				t.Fatal(err)
+			// The one row failing with the service's fault means the
+			// service was never reached.
+			serviceFault := tt.wantKind == ErrKindTransient || tt.wantKind == ErrKindRateLimited
+			if serviceFault != errors.Is(err, ErrServiceUnreachable) || (!serviceFault && err != nil) {
+				t.Fatalf("err = %v", err)
 			}
 			got := w.rows()
 			if len(got) != 1 {
@@ -382,61 +385,81 @@ func TestDedup(t *testing.T) {
 }
 
 func TestDedupShares(t *testing.T) {
-	d := newDedup(2)
-	rl, f, _ := d.acquire("a")
+	d := newDedup(2, t.TempDir())
+	defer d.close()
+	acquire := func(key string) (role, *flight, verdict) {
+		t.Helper()
+		rl, f, v, err := d.acquire(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rl, f, v
+	}
+	rl, f, _ := acquire("a")
 	if rl != roleLeader {
 		t.Fatal("first acquire is not the leader")
 	}
-	rl2, f2, _ := d.acquire("a")
+	rl2, f2, _ := acquire("a")
 	if rl2 != roleFollower || f2 != f {
 		t.Fatal("concurrent duplicate does not follow the flight")
 	}
-	resp := &api.VerifyResponse{Action: api.ActionAccept}
+	resp := &api.VerifyResponse{Action: api.ActionAccept, Address: api.MatchedAddress{ID: "A1"}}
 	d.finish("a", f, verdict{resp: resp})
 	<-f2.done
 	if f2.v.resp != resp {
 		t.Fatal("follower did not get the leader's answer")
 	}
-	if rl, _, v := d.acquire("a"); rl != roleHit || v.resp != resp {
+	if rl, _, v := acquire("a"); rl != roleHit || v.resp != resp {
 		t.Fatal("later duplicate missed the cache")
 	}
 	// Transient failures and unfinished rows are not cached.
 	for _, v := range []verdict{{reason: "gave up", kind: ErrKindTransient}, {skipped: true}} {
-		rl, f, _ := d.acquire("b")
+		rl, f, _ := acquire("b")
 		if rl != roleLeader {
 			t.Fatal("b should be led")
 		}
 		d.finish("b", f, v)
 	}
-	if rl, f, _ := d.acquire("b"); rl != roleLeader {
+	if rl, f, _ := acquire("b"); rl != roleLeader {
 		t.Fatal("an uncacheable verdict was cached")
 	} else {
 		d.finish("b", f, verdict{reason: "service answered 400", kind: ErrKindPermanent})
 	}
-	if rl, _, _ := d.acquire("b"); rl != roleHit {
+	if rl, _, _ := acquire("b"); rl != roleHit {
 		t.Fatal("a permanent refusal was not cached")
 	}
-	// The LRU holds two: adding c evicts the least recently used, a.
-	_, _, _ = d.acquire("b")
-	if rl, f, _ = d.acquire("c"); rl != roleLeader {
+	// The LRU holds two: adding c evicts the least recently used, a, to
+	// the spill, where a later duplicate still finds it.
+	_, _, _ = acquire("b")
+	if rl, f, _ = acquire("c"); rl != roleLeader {
 		t.Fatal("c should be led")
 	}
-	d.finish("c", f, verdict{resp: resp})
-	if rl, f, _ := d.acquire("a"); rl != roleLeader {
-		t.Fatal("a survived eviction")
-	} else {
-		d.finish("a", f, verdict{skipped: true})
+	d.finish("c", f, verdict{resp: resp, fromCache: true})
+	if _, ok := d.index["a"]; ok {
+		t.Fatal("a was not evicted")
 	}
-	// Flights take their place in the LRU from the start: leading a evicted
-	// b, and a's unfinished verdict was then dropped.
-	if d.lru.Len() != 1 || len(d.index) != 1 {
-		t.Fatalf("lru %d, index %d", d.lru.Len(), len(d.index))
+	if rl, _, v := acquire("a"); rl != roleHit || v.resp == nil || v.resp.Address.ID != "A1" || v.fromCache {
+		t.Fatalf("a was lost with its eviction: role %v, verdict %+v", rl, v)
+	}
+	// Evicting the refusal and c sends them to the spill too.
+	for _, k := range []string{"x", "y", "z"} {
+		_, f, _ := acquire(k)
+		d.finish(k, f, verdict{reason: "gone", kind: ErrKindTransient})
+	}
+	if d.spill.written < 3 {
+		t.Fatalf("%d verdicts on disk, want a, the refusal of b and the answer for c", d.spill.written)
+	}
+	if rl, _, v := acquire("b"); rl != roleHit || v.kind != ErrKindPermanent || v.reason != "service answered 400" {
+		t.Fatalf("b from disk: role %v, verdict %+v", rl, v)
+	}
+	if rl, _, v := acquire("c"); rl != roleHit || !v.fromCache || v.resp.Address.ID != "A1" {
+		t.Fatalf("c from disk: role %v, verdict %+v", rl, v)
 	}
 	// Size < 0 keeps nothing, but still shares flights.
-	d = newDedup(-1)
-	_, f, _ = d.acquire("a")
-	d.finish("a", f, verdict{resp: resp})
-	if rl, _, _ := d.acquire("a"); rl != roleLeader {
+	d2 := newDedup(-1, "")
+	_, f, _, _ = d2.acquire("a")
+	d2.finish("a", f, verdict{resp: resp})
+	if rl, _, _, _ := d2.acquire("a"); rl != roleLeader {
 		t.Fatal("cache of size -1 kept a verdict")
 	}
 }
@@ -800,5 +823,31 @@ func TestCacheErrorStopsRun(t *testing.T) {
 				t.Fatalf("%d calls after a cache error; want the run stopped at once", n)
 			}
 		})
+	}
+}
+
+// TestSpillChecksDamage: a record damaged on disk is an error, never another
+// address's verdict or a changed answer.
+func TestSpillChecksDamage(t *testing.T) {
+	s := newSpill(t.TempDir())
+	defer s.close()
+	resp := &api.VerifyResponse{Action: api.ActionAccept, Address: api.MatchedAddress{ID: "A1", Label: []string{"1 Main Street"}}}
+	for i := range 3 {
+		if err := s.put(strconv.Itoa(i), verdict{resp: resp}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, ok, err := s.get("1"); err != nil || !ok || v.resp.Address.ID != "A1" {
+		t.Fatalf("get: %+v %v %v", v, ok, err)
+	}
+	if _, ok, err := s.get("4"); err != nil || ok {
+		t.Fatalf("a key never put: %v %v", ok, err)
+	}
+	// The last byte of the file is the end of the last record's answer.
+	if _, err := s.f.WriteAt([]byte{'X'}, s.size-2); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.get("2"); err == nil || !errors.Is(err, errBadVerdict) {
+		t.Fatalf("a damaged record read back without error: %v", err)
 	}
 }

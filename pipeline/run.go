@@ -83,8 +83,13 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	if dedupSize > 0 {
 		dedupSize = max(dedupSize, cfg.Window+8)
 	}
-	r := &runner{cfg: cfg, dedup: newDedup(dedupSize), start: cfg.Now(),
+	r := &runner{cfg: cfg, dedup: newDedup(dedupSize, cfg.SpillDir), start: cfg.Now(),
 		breaker: newBreaker(cfg.BreakerRows, cfg.BreakerWindow, cfg.BreakerShare)}
+	defer func() {
+		if err := r.dedup.close(); err != nil {
+			cfg.Logger.Warn().Err(err).Msg("closing the dedup spill")
+		}
+	}()
 	r.runCtx, r.cancelRun = context.WithCancelCause(ctx)
 	defer r.cancelRun(nil)
 	// Calls in flight must not die with ctx: an interrupt lets them finish
@@ -155,6 +160,11 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 			r.stopErr = err
 		}
 	}
+	if no, why := r.breaker.unreached(); no && ctx.Err() == nil && st.CacheHits == 0 && st.RowsResumed == 0 &&
+		(r.stopErr == nil || !isFatal(r.stopErr)) {
+		// Nothing but Error rows: the outputs must not replace good ones.
+		r.stopErr = fmt.Errorf("%w (%w; first, %s)", ErrServiceUnreachable, ErrServiceUnavailable, why)
+	}
 	// A fatal error is never complete, even after the last row: the caller
 	// must keep what it needs to resume.
 	st.Complete = allWritten && (r.stopErr == nil || errors.Is(r.stopErr, ErrTooManyErrors))
@@ -165,6 +175,8 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	}
 	if r.stopErr != nil {
 		switch {
+		case errors.Is(r.stopErr, ErrServiceUnreachable):
+			st.Stopped = "service_unreachable"
 		case errors.Is(r.stopErr, ErrServiceUnavailable):
 			st.Stopped = "service_unavailable"
 		case errors.Is(r.stopErr, ErrTooManyErrors):
@@ -289,7 +301,14 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 		addr := m.Address
 		key := dedupKey(addr)
 		// Deduplication is decided here, in input order (see dedup).
-		switch rl, f, hit := r.dedup.acquire(key); rl {
+		rl, f, hit, err := r.dedup.acquire(key)
+		if err != nil {
+			err = fmt.Errorf("pipeline: row %d: %w", row.Num, err)
+			r.stop(err)
+			s <- outcome{skipped: true}
+			return false, nil
+		}
+		switch rl {
 		case roleHit:
 			r.callsSaved.Add(1)
 			s <- r.finishRow(base, key, hit, true, false)

@@ -116,7 +116,8 @@ type Stats struct {
 	// Complete is true when every input row (up to Limit) was written.
 	Complete bool `json:"complete"`
 	// Stopped says why the run stopped early: "service_unavailable" (the
-	// circuit breaker), "max_errors" or "fatal"; empty otherwise.
+	// circuit breaker), "service_unreachable" (no row was answered: see
+	// ErrServiceUnreachable), "max_errors" or "fatal"; empty otherwise.
 	Stopped string `json:"stopped,omitempty"`
 	// Interrupted is true when the context was cancelled before the input
 	// was finished.

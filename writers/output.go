@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // errAborted is returned by Close after Abort.
@@ -43,11 +44,44 @@ func openOutput(path string, stdout io.Writer) (*output, error) {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := os.CreateTemp(dir, tempPrefix(base)+"*")
 	if err != nil {
 		return nil, fmt.Errorf("create output %s: %w", path, err)
 	}
+	lockTemp(f)
 	return &output{path: path, w: f, file: f}, nil
+}
+
+// tempPrefix starts the name of every temporary output for base.
+func tempPrefix(base string) string { return "." + base + ".tmp-" }
+
+// RemoveStaleTemps deletes the temporary outputs for path that no running
+// process holds: those a killed run left beside it (a run stopped any other
+// way removes its own). It returns the files it removed.
+func RemoveStaleTemps(path string) []string {
+	if path == Stdout || path == "" {
+		return nil
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	prefix := tempPrefix(base)
+	var removed []string
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if abandoned(p) && os.Remove(p) == nil {
+			removed = append(removed, p)
+		}
+	}
+	return removed
 }
 
 // commit makes the output durable and moves it under its final name. Stdout

@@ -1,6 +1,7 @@
 package writers
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,7 +16,13 @@ import (
 const (
 	xlsxMaxRows  = excelize.TotalRows      // rows per sheet, header included
 	xlsxMaxChars = excelize.TotalCellChars // UTF-16 code units per cell
+	xlsxMaxCols  = excelize.MaxColumns     // columns per sheet
 )
+
+// ErrTooWide is wrapped by the error of NewEnriched and NewReview when an
+// XLSX output would have more columns than a worksheet holds: it is
+// refused before any row is verified, not after the calls are paid.
+var ErrTooWide = errors.New("more columns than an XLSX sheet holds")
 
 // sampleRows is how many rows are held back to size the columns before the
 // first row is written (StreamWriter takes widths only before SetRow).
@@ -69,6 +76,10 @@ type xlsxWriter struct {
 }
 
 func newXLSX(lay *layout, path string, opts Options) (w *xlsxWriter, err error) {
+	if n := len(lay.cols); n > xlsxMaxCols {
+		return nil, fmt.Errorf("%s: %w: the %d input columns and the %d added make %d, and a sheet holds %d; write CSV or JSONL instead",
+			path, ErrTooWide, lay.width, n-lay.width, n, xlsxMaxCols)
+	}
 	out, err := openOutput(path, opts.Stdout)
 	if err != nil {
 		return nil, err

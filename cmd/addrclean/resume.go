@@ -273,36 +273,6 @@ func finishJournal(j *journal.Journal, st pipeline.Stats, keep bool, log zerolog
 	return false
 }
 
-// removeStaleTemps deletes the temporary outputs a killed run left beside
-// path. The caller holds the journal's lock, so no other run is writing
-// them.
-func removeStaleTemps(path string, log zerolog.Logger) {
-	if path == "-" {
-		return
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	matches, _ := filepath.Glob(filepath.Join(dir, "."+escapeGlob(base)+".tmp-*"))
-	for _, m := range matches {
-		if err := os.Remove(m); err == nil {
-			log.Debug().Str("file", m).Msg("removed a temporary output left by an earlier run")
-		}
-	}
-}
-
-func escapeGlob(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // errorLimit is --max-errors: at most rows Error rows, or at most share of
 // the rows written.
 type errorLimit struct {

@@ -152,13 +152,19 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 			return err
 		}
 		// Until the run is over the journal stays; finishJournal decides.
+		// A run refused before it started leaves no empty journal behind.
 		defer func() {
 			if jnl != nil {
-				_ = jnl.Close()
+				finishJournal(jnl, pipeline.Stats{}, false, log)
 			}
 		}()
-		removeStaleTemps(outPath, log)
-		removeStaleTemps(reviewPath, log)
+	}
+	// A killed run leaves its temporary outputs; a live one holds a lock on
+	// its own, so these are safe to remove with or without a journal.
+	for _, p := range []string{outPath, reviewPath} {
+		for _, f := range writers.RemoveStaleTemps(p) {
+			log.Debug().Str("file", f).Msg("removed a temporary output left by an earlier run")
+		}
 	}
 
 	conn, err := connect(ctx, connectOptions{
@@ -225,7 +231,11 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	}
 
 	interrupted := errors.Is(runErr, context.Canceled) || stats.Interrupted
-	unavailable := errors.Is(runErr, pipeline.ErrServiceUnavailable)
+	// A service never reached is fatal, unlike an outage met mid-run: its
+	// outputs hold nothing but Error rows, and must not replace the last
+	// run's.
+	unreachable := errors.Is(runErr, pipeline.ErrServiceUnreachable)
+	unavailable := errors.Is(runErr, pipeline.ErrServiceUnavailable) && !unreachable
 	tooMany := errors.Is(runErr, pipeline.ErrTooManyErrors)
 	if runErr != nil && !interrupted && !unavailable && !tooMany {
 		for _, w := range outs {
@@ -246,6 +256,13 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		hint := ""
 		if resumable {
 			hint = "; the finished rows are journalled: fix the cause and run again with --resume"
+		}
+		if unreachable {
+			where := "the embedded service"
+			if o.baseURL != "" {
+				where = canonicalURL(o.baseURL)
+			}
+			return withCode(exitFatal, fmt.Errorf("could not reach %s: %w; the outputs were left as they were%s", where, runErr, hint))
 		}
 		if msg := describeFatal(runErr); msg != "" {
 			return withCode(exitFatal, fmt.Errorf("%s (%w)%s", msg, runErr, hint))
@@ -392,14 +409,20 @@ func openOutputs(src readers.Reader, outPath, reviewPath string, opts writers.Op
 		}
 		return o
 	}
+	code := func(err error) int {
+		if errors.Is(err, writers.ErrTooWide) {
+			return exitUsage // the output's format must change
+		}
+		return exitFatal
+	}
 	enriched, err := writers.NewEnriched(outPath, src.Header(), optsFor(outPath))
 	if err != nil {
-		return nil, withCode(exitFatal, fmt.Errorf("--out: %w", err))
+		return nil, withCode(code(err), fmt.Errorf("--out: %w", err))
 	}
 	review, err := writers.NewReview(reviewPath, src.Header(), optsFor(reviewPath))
 	if err != nil {
 		_ = enriched.Abort()
-		return nil, withCode(exitFatal, fmt.Errorf("--review: %w", err))
+		return nil, withCode(code(err), fmt.Errorf("--review: %w", err))
 	}
 	return []writers.Writer{enriched, review}, nil
 }

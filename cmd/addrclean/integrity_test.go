@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// writeFile writes text to dir/name and returns the path.
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// closedURL is the URL of a loopback port nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return "http://" + addr
+}
+
+// TestRunServiceUnreachable: a service that cannot be reached before any row
+// is verified is fatal (exit 1): the last run's outputs stay as they were,
+// and no journal is left, instead of exit 3 with every row Error.
+func TestRunServiceUnreachable(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "in.csv", "Address,Country\n1 Main Street,IE\n2 Main Street,IE\n3 Main Street,IE\n")
+	out, review := filepath.Join(dir, "out.csv"), filepath.Join(dir, "review.csv")
+	for _, p := range []string{out, review} {
+		if err := os.WriteFile(p, []byte("last night's good output\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runCLI(t, dir, "--base-url", closedURL(t), "--retries", "1", "--rate", "0", in)
+	wantExit(t, r, exitFatal)
+	if !strings.Contains(r.stderr, "could not reach") || !strings.Contains(r.stderr, "outputs were left as they were") {
+		t.Errorf("stderr does not say the service was not reached:\n%s", tail(r.stderr, 2000))
+	}
+	if r.enriched != "last night's good output\n" || r.review != "last night's good output\n" {
+		t.Errorf("the outputs were replaced:\n%s\n%s", r.enriched, r.review)
+	}
+	if stopped, _ := r.summary["stopped"].(string); stopped != "service_unreachable" {
+		t.Errorf("summary stopped = %q", stopped)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*.journal"))
+	tmps, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
+	if len(left)+len(tmps) > 0 {
+		t.Errorf("left behind: %v %v", left, tmps)
+	}
+}
+
+// TestRunRefusedLeavesNoJournal: a run refused with a usage error after its
+// journal was created removes the empty journal.
+func TestRunRefusedLeavesNoJournal(t *testing.T) {
+	dir := t.TempDir()
+	base, _ := loggedService(t)
+	in := writeFile(t, dir, "in.csv", "Address,Country\n1 Main Street,IE\n")
+	r := runCLI(t, dir, "--base-url", base, "--method", "PUT", in)
+	wantExit(t, r, exitUsage)
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.journal")); len(m) > 0 {
+		t.Fatalf("a refused run left %v", m)
+	}
+}
+
+// TestRunXLSXTooWide: an XLSX output wider than a sheet is refused (exit 2)
+// before any call is paid.
+func TestRunXLSXTooWide(t *testing.T) {
+	dir := t.TempDir()
+	base, calls := loggedService(t)
+	var b strings.Builder
+	b.WriteString("Address,Country")
+	for i := range 16_384 {
+		b.WriteString(",c" + strconv.Itoa(i))
+	}
+	b.WriteString("\n1 Main Street,IE\n")
+	in := writeFile(t, dir, "wide.csv", b.String())
+	r := runCLI(t, dir, "--base-url", base, "--rate", "0", "-o", filepath.Join(dir, "wide.xlsx"), in)
+	wantExit(t, r, exitUsage)
+	if !strings.Contains(r.stderr, "more columns than an XLSX sheet holds") {
+		t.Errorf("stderr:\n%s", tail(r.stderr, 2000))
+	}
+	if n := countAll(calls.take()); n != 0 {
+		t.Fatalf("%d calls paid before the refusal", n)
+	}
+}
+
+// TestRunKilledWithoutJournalLeavesNoTemps kills the real program, with no
+// journal, in the middle of a run; the next run removes the temporary
+// outputs it left.
+func TestRunKilledWithoutJournalLeavesNoTemps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the program in a subprocess")
+	}
+	dir := t.TempDir()
+	base, calls := loggedService(t)
+	keyFile := writeFile(t, dir, "key", testKey)
+	out, review := filepath.Join(dir, "out.csv"), filepath.Join(dir, "review.csv")
+	args := []string{"run", "--log-format", "json", "--no-progress", "--api-key-file", keyFile, "--journal", "off",
+		"--base-url", base, "--rate", "0", "--country", "IE", "-o", out, "--review", review, sampleCSV(t)}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	calls.killAt.Store(50)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	calls.victim.Store(cmd.Process)
+	_ = cmd.Wait()
+	calls.victim.Store(nil)
+	calls.killAt.Store(0)
+	if code := cmd.ProcessState.ExitCode(); code != -1 {
+		t.Fatalf("the program was not killed (exit %d): %s", code, tail(stderr.String(), 2000))
+	}
+	tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
+	if len(tmps) != 2 {
+		t.Fatalf("the kill left %v: the test proves nothing", tmps)
+	}
+	r := runCLI(t, dir, "--journal", "off", "--base-url", base, "--rate", "0", "--country", "IE", sampleCSV(t))
+	wantExit(t, r, exitRowErrors)
+	if tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(tmps) > 0 {
+		t.Fatalf("temporary outputs of the killed run are still there: %v", tmps)
+	}
+}
