@@ -110,8 +110,12 @@ type Sink struct {
 	ops    []op
 	pend   map[string]int
 	oldest time.Time
-	err    error
-	state  int
+	// answered is set by the first row with an answer: until then only a
+	// full batch is written, so that a run that never reaches the service
+	// (every row Error) leaves the table as the last run left it.
+	answered bool
+	err      error
+	state    int
 
 	upserts  int64 // records handed to upsert, duplicates included
 	noKey    int64
@@ -206,7 +210,10 @@ func (s *Sink) Write(ctx context.Context, r writers.Result) error {
 		s.pend[key] = len(s.ops)
 		s.ops = append(s.ops, op{key: key, rec: rec})
 	}
-	if len(s.ops) >= s.opts.BatchRows || s.opts.Now().Sub(s.oldest) >= s.opts.BatchAge {
+	if r.Response != nil {
+		s.answered = true
+	}
+	if len(s.ops) >= s.opts.BatchRows || (s.answered && s.opts.Now().Sub(s.oldest) >= s.opts.BatchAge) {
 		if err := s.flush(ctx); err != nil {
 			s.err = fmt.Errorf("write %s: %w", s.name, err)
 			return s.err
