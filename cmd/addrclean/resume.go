@@ -63,7 +63,7 @@ func journalPath(out, review string) string {
 // aside, which name the journal) may change between runs: outputs are
 // written afresh from the journal.
 func runMeta(ctx context.Context, o runOptions, src readers.Reader, mapper *readers.Mapper) (journal.Meta, error) {
-	in, err := hashInput(ctx, o.input)
+	in, err := o.inputIdentity(ctx)
 	if err != nil {
 		return journal.Meta{}, withCode(exitFatal, err)
 	}
@@ -107,6 +107,7 @@ func runMeta(ctx context.Context, o runOptions, src readers.Reader, mapper *read
 		}
 		opts["service"] = "embedded, reference and build " + strings.TrimPrefix(ns.ID, "embedded-")
 	}
+	o.tableMeta(opts)
 	return journal.Meta{Input: in, Options: opts}, nil
 }
 
