@@ -114,6 +114,10 @@ type Sink struct {
 	// full batch is written, so that a run that never reaches the service
 	// (every row Error) leaves the table as the last run left it.
 	answered bool
+	// inflight receives the result of the batch being written, nil when
+	// none: one batch is written while the next fills, so the run does not
+	// wait for the database (memory holds two batches at most).
+	inflight chan error
 	err      error
 	state    int
 
@@ -214,7 +218,7 @@ func (s *Sink) Write(ctx context.Context, r writers.Result) error {
 		s.answered = true
 	}
 	if len(s.ops) >= s.opts.BatchRows || (s.answered && s.opts.Now().Sub(s.oldest) >= s.opts.BatchAge) {
-		if err := s.flush(ctx); err != nil {
+		if err := s.flush(ctx, false); err != nil {
 			s.err = fmt.Errorf("write %s: %w", s.name, err)
 			return s.err
 		}
@@ -222,8 +226,14 @@ func (s *Sink) Write(ctx context.Context, r writers.Result) error {
 	return nil
 }
 
-// flush writes the batch in one transaction.
-func (s *Sink) flush(ctx context.Context) error {
+// flush starts writing the batch in one transaction, once the batch before
+// it is written (a failure of that one is returned); with wait it also
+// waits for this one. Batches are committed in order, so the last row of an
+// id wins across batches too.
+func (s *Sink) flush(ctx context.Context, wait bool) error {
+	if err := s.wait(); err != nil {
+		return err
+	}
 	if len(s.ops) == 0 {
 		return nil
 	}
@@ -236,12 +246,28 @@ func (s *Sink) flush(ctx context.Context) error {
 			recs = append(recs, Record{Key: o.key, Values: o.rec})
 		}
 	}
-	if err := s.t.Write(ctx, recs, del); err != nil {
-		return err
-	}
 	clear(s.pend)
 	s.ops = s.ops[:0]
+	done := make(chan error, 1)
+	// The rows are results already paid for: the write goes on after an
+	// interrupt.
+	wctx := context.WithoutCancel(ctx)
+	go func() { done <- s.t.Write(wctx, recs, del) }()
+	s.inflight = done
+	if wait {
+		return s.wait()
+	}
 	return nil
+}
+
+// wait waits for the batch being written, if any.
+func (s *Sink) wait() error {
+	if s.inflight == nil {
+		return nil
+	}
+	err := <-s.inflight
+	s.inflight = nil
+	return err
 }
 
 // Close writes the last batch and releases the table. It warns about rows
@@ -257,13 +283,14 @@ func (s *Sink) Close() error {
 	}
 	if s.err != nil {
 		s.state = sinkAborted
+		_ = s.wait()
 		_ = s.t.Close()
 		return s.err
 	}
 	// The rows are committed batch by batch, so writing the last one is
 	// done even if the run is cancelled now.
 	ctx := context.Background()
-	err := s.flush(ctx)
+	err := s.flush(ctx, true)
 	if err == nil && s.upserts > 0 {
 		var n int64
 		if n, err = s.t.CountAt(ctx, VerifiedAt, s.opts.RunTime); err == nil && n < s.upserts {
@@ -296,6 +323,7 @@ func (s *Sink) Abort() error {
 	}
 	s.state = sinkAborted
 	s.ops = nil
+	_ = s.wait() // a batch already under way is committed: it holds finished rows
 	return s.t.Close()
 }
 

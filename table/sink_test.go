@@ -9,17 +9,15 @@ import (
 	"github.com/addrclean/addrclean/writers"
 )
 
-// fakeDB records the batches a sink writes.
+// fakeDB hands over the batches a sink writes.
 type fakeDB struct {
 	Database
-	batches [][]Record
-	dels    [][]string
+	batches chan []Record
 }
 
 func (f *fakeDB) Target(context.Context, Name, string, Type, []Column) (Target, error) { return f, nil }
 func (f *fakeDB) Write(_ context.Context, recs []Record, del []string) error {
-	f.batches = append(f.batches, append([]Record(nil), recs...))
-	f.dels = append(f.dels, append([]string(nil), del...))
+	f.batches <- append([]Record(nil), recs...)
 	return nil
 }
 func (f *fakeDB) CountAt(context.Context, string, time.Time) (int64, error) { return 0, nil }
@@ -31,7 +29,7 @@ func (f *fakeDB) Close() error                                              { re
 func TestSinkHoldsErrorsUntilAnswered(t *testing.T) {
 	now := time.Unix(0, 0)
 	clock := func() time.Time { return now }
-	db := &fakeDB{}
+	db := &fakeDB{batches: make(chan []Record, 10)}
 	s, err := NewSink(context.Background(), db, Name{Table: "av"}, "av", SinkOptions{
 		Key: "id", KeyIndex: 0, RunTime: now, BatchRows: 100, BatchAge: time.Second, Now: clock,
 	})
@@ -44,16 +42,16 @@ func TestSinkHoldsErrorsUntilAnswered(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(db.batches) != 0 {
-		t.Fatalf("%d batches of Error rows written by age before any answer", len(db.batches))
+	if s.inflight != nil || len(db.batches) != 0 {
+		t.Fatal("a batch of Error rows was written by age before any answer")
 	}
 	now = now.Add(time.Second)
 	ok := writers.Result{Row: 6, Cells: []string{"f"}, Response: &api.VerifyResponse{Action: api.ActionAccept}}
 	if err := s.Write(context.Background(), ok); err != nil {
 		t.Fatal(err)
 	}
-	if len(db.batches) != 1 || len(db.batches[0]) != 6 {
-		t.Fatalf("after an answer: batches %v, want one of 6 rows", db.batches)
+	if b := <-db.batches; len(b) != 6 {
+		t.Fatalf("after an answer: a batch of %d rows, want 6", len(b))
 	}
 	if err := s.Abort(); err != nil {
 		t.Fatal(err)

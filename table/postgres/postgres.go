@@ -197,10 +197,12 @@ func (d *DB) Select(ctx context.Context, query string) (table.Rows, error) {
 		r.Close()
 		return nil, d.wrap(err)
 	}
-	if err := r.fetch(ctx); err != nil {
+	f := r.fetch(ctx)
+	if f.err != nil {
 		r.Close()
-		return nil, err
+		return nil, f.err
 	}
+	r.take(ctx, f)
 	return r, nil
 }
 
@@ -212,10 +214,19 @@ type rows struct {
 	buf  [][]string
 	next int
 	done bool
+	// ahead delivers the FETCH under way while the rows before it are
+	// used; nil when none is.
+	ahead chan fetched
+}
+
+type fetched struct {
+	rows [][]string
+	done bool
+	err  error
 }
 
 // fetch reads the next FetchRows rows as text.
-func (r *rows) fetch(ctx context.Context) error {
+func (r *rows) fetch(ctx context.Context) fetched {
 	rr := r.conn.PgConn().ExecParams(ctx, "FETCH FORWARD "+strconv.Itoa(FetchRows)+" FROM addrclean_source", nil, nil, nil, nil)
 	if r.cols == nil {
 		for _, f := range rr.FieldDescriptions() {
@@ -226,22 +237,29 @@ func (r *rows) fetch(ctx context.Context) error {
 			r.cols = []table.Column{}
 		}
 	}
-	r.buf, r.next = r.buf[:0], 0
+	var out [][]string
 	for rr.NextRow() {
 		vals := rr.Values()
 		cells := make([]string, len(vals))
 		for i, v := range vals {
 			cells[i] = cell(v, r.oids[i])
 		}
-		r.buf = append(r.buf, cells)
+		out = append(out, cells)
 	}
 	if _, err := rr.Close(); err != nil {
-		return r.d.wrap(err)
+		return fetched{err: r.d.wrap(err)}
 	}
-	if len(r.buf) < FetchRows {
-		r.done = true
+	return fetched{rows: out, done: len(out) < FetchRows}
+}
+
+// take makes f the rows to hand out, and starts fetching the next ones.
+func (r *rows) take(ctx context.Context, f fetched) {
+	r.buf, r.next, r.done = f.rows, 0, f.done
+	if !r.done {
+		ch := make(chan fetched, 1)
+		r.ahead = ch
+		go func() { ch <- r.fetch(ctx) }()
 	}
-	return nil
 }
 
 // cell is a value's text: the server's own, except that booleans read
@@ -268,9 +286,13 @@ func (r *rows) Next(ctx context.Context) ([]string, error) {
 		if r.done {
 			return nil, io.EOF
 		}
-		if err := r.fetch(ctx); err != nil {
-			return nil, err
+		f := <-r.ahead
+		r.ahead = nil
+		if f.err != nil {
+			r.done = true
+			return nil, f.err
 		}
+		r.take(ctx, f)
 	}
 	c := r.buf[r.next]
 	r.buf[r.next] = nil
@@ -282,6 +304,10 @@ func (r *rows) Next(ctx context.Context) ([]string, error) {
 func (r *rows) Close() error {
 	if r.conn == nil {
 		return nil
+	}
+	if r.ahead != nil {
+		<-r.ahead // the connection is the FETCH's until it is done
+		r.ahead = nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
