@@ -99,8 +99,6 @@ func (o *runOptions) setupTables() error {
 			return usageErrorf("--where goes with --table; with --query, write the condition in the query")
 		case strings.TrimSpace(o.idCol) == "":
 			return usageErrorf("a database INPUT needs --id-col COLUMN: the id keys the results")
-		case o.limit > 0 && t.query != "":
-			// Nothing to refuse: --limit applies to the rows as read.
 		}
 		if t.table != "" {
 			if tr.srcName, err = table.ParseName(t.table); err != nil {
@@ -279,7 +277,11 @@ func (o *runOptions) journalPathFor(out, review string) string {
 		return journalPath(out, review)
 	}
 	tr := o.tr
-	h := sha256.Sum256([]byte(tr.out.Display + "\x00" + tr.outName.String() + "\x00" + tr.revName.String()))
+	id := "-\x00" + tr.identity // -o - alone: the journal goes with the source
+	if tr.hasOutputs() {
+		id = tr.out.Display + "\x00" + tr.outName.String() + "\x00" + tr.revName.String()
+	}
+	h := sha256.Sum256([]byte(id))
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		dir = os.TempDir()

@@ -544,6 +544,14 @@ func TestRunTableDryRun(t *testing.T) {
 		t.Fatalf("the dry run created the out-table: %v", err)
 	}
 
+	// A table to stdout, journalled: the journal goes with the source.
+	r = runDB(t, t.TempDir(), "--country", "IE", "--table", "customers", "--id-col", "Customer ID", "-o", "-",
+		"--journal", "on", dbURL)
+	wantExit(t, r, exitRowErrors)
+	if got := csvRecords(t, r.stdout); got != n+1 {
+		t.Fatalf("-o - has %d records", got)
+	}
+
 	// A CSV file into a table of another database.
 	outDB := "sqlite:" + filepath.Join(t.TempDir(), "results.db")
 	dir := t.TempDir()

@@ -324,9 +324,9 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table
 	switch {
 	case errors.Is(err, table.ErrNoTable):
 		var b strings.Builder
-		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (%s %s PRIMARY KEY", q, d.QuoteColumn(key), sqlType(keyType, true))
+		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (%s %s PRIMARY KEY", q, d.QuoteColumn(key), sqlType(keyType))
 		for _, c := range cols {
-			fmt.Fprintf(&b, ", %s %s", d.QuoteColumn(c.Name), sqlType(c.Type, false))
+			fmt.Fprintf(&b, ", %s %s", d.QuoteColumn(c.Name), sqlType(c.Type))
 		}
 		b.WriteString(")")
 		if _, err := d.meta.Exec(ctx, b.String()); err != nil {
@@ -345,7 +345,7 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table
 		for _, c := range cols {
 			if !names[c.Name] {
 				if _, err := d.meta.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s",
-					q, d.QuoteColumn(c.Name), sqlType(c.Type, false))); err != nil {
+					q, d.QuoteColumn(c.Name), sqlType(c.Type))); err != nil {
 					return nil, d.wrap(err)
 				}
 			}
@@ -380,7 +380,7 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table
 	t.copyCols = []string{"k"}
 	var names, sets []string
 	for _, c := range cols {
-		fmt.Fprintf(&stage, ", %s %s", d.QuoteColumn(c.Name), sqlType(c.Type, false))
+		fmt.Fprintf(&stage, ", %s %s", d.QuoteColumn(c.Name), sqlType(c.Type))
 		t.copyCols = append(t.copyCols, c.Name)
 		names = append(names, d.QuoteColumn(c.Name))
 		sets = append(sets, d.QuoteColumn(c.Name)+" = EXCLUDED."+d.QuoteColumn(c.Name))
@@ -397,7 +397,7 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table
 	return t, nil
 }
 
-func sqlType(t table.Type, key bool) string {
+func sqlType(t table.Type) string {
 	switch t {
 	case table.Integer:
 		return "bigint"

@@ -306,9 +306,9 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table
 		var b strings.Builder
 		// BIGINT, not INTEGER: an INTEGER PRIMARY KEY would be the rowid and
 		// refuse an id that is not a number.
-		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (%s %s PRIMARY KEY", q, quote(key), sqlType(keyType, true))
+		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (%s %s PRIMARY KEY", q, quote(key), sqlType(keyType))
 		for _, c := range cols {
-			fmt.Fprintf(&b, ", %s %s", quote(c.Name), sqlType(c.Type, false))
+			fmt.Fprintf(&b, ", %s %s", quote(c.Name), sqlType(c.Type))
 		}
 		b.WriteString(")")
 		if _, err := w.ExecContext(ctx, b.String()); err != nil {
@@ -326,7 +326,7 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table
 		}
 		for _, c := range cols {
 			if !names[c.Name] {
-				if _, err := w.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", q, quote(c.Name), sqlType(c.Type, false))); err != nil {
+				if _, err := w.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", q, quote(c.Name), sqlType(c.Type))); err != nil {
 					return nil, d.wrap(err)
 				}
 			}
@@ -386,7 +386,7 @@ func (d *DB) uniqueKey(ctx context.Context, n table.Name, key string) (bool, err
 	return idx > 0, nil
 }
 
-func sqlType(t table.Type, key bool) string {
+func sqlType(t table.Type) string {
 	switch t {
 	case table.Integer:
 		return "BIGINT"
