@@ -216,7 +216,7 @@ func (u *URL) String() string { return u.Display }
 // IsURL reports whether s looks like a database URL rather than a file
 // path.
 func IsURL(s string) bool {
-	l := strings.ToLower(s)
+	l := asciiLower(s)
 	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://") || strings.HasPrefix(l, "sqlite:")
 }
 
@@ -227,13 +227,10 @@ var secretParams = map[string]bool{"password": true, "sslpassword": true}
 // (or postgresql://) or sqlite:PATH (sqlite:///abs/path also works). Its
 // errors never show a password.
 func ParseURL(raw string) (*URL, error) {
-	lower := strings.ToLower(raw)
+	lower := asciiLower(raw) // same byte offsets as raw
 	switch {
 	case strings.HasPrefix(lower, "sqlite:"):
-		p := raw[len("sqlite:"):]
-		if strings.HasPrefix(p, "//") {
-			p = p[2:]
-		}
+		p := strings.TrimPrefix(raw[len("sqlite:"):], "//")
 		if i := strings.IndexByte(p, '?'); i >= 0 {
 			return nil, fmt.Errorf("%w: sqlite:%s: parameters are not supported; give sqlite:PATH", ErrBadURL, p[:i])
 		}
