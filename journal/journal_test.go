@@ -41,7 +41,7 @@ func entry(n int) Entry {
 }
 
 // write creates a journal holding rows in the order given, and closes it.
-func write(t *testing.T, path string, window int, rows []int) {
+func write(t testing.TB, path string, window int, rows []int) {
 	t.Helper()
 	j, err := Create(path, testMeta, window)
 	if err != nil {
@@ -553,6 +553,28 @@ func BenchmarkResume(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+}
+
+// BenchmarkOpen is the check of every record that Open makes before a
+// resume: the part of BenchmarkResume that reads the whole file at once.
+func BenchmarkOpen(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "j")
+	write(b, path, 256, shuffled(20000, 64, 1))
+	fi, _ := os.Stat(path)
+	b.SetBytes(fi.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		j, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if j.Info().Rows != 20000 {
+			b.Fatal(j.Info())
+		}
+		if err := j.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // TestResumeOfResume: a row an earlier run left (it failed, or was in
