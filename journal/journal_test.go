@@ -977,3 +977,38 @@ func smallRecords(t *testing.T) {
 	maxRecord = 64 << 10
 	t.Cleanup(func() { maxRecord = old })
 }
+
+// TestManyDamagedStretches: damage in more places than readers are
+// started for still leaves every intact record readable (a run's records
+// need no more readers than its run record gives them), and the readers
+// stay bounded.
+func TestManyDamagedStretches(t *testing.T) {
+	lines := twoRuns(t, filepath.Join(t.TempDir(), "j"))
+	var lost []int
+	for i, l := range lines {
+		var rec record
+		if err := json.Unmarshal(l[9:len(l)-1], &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.T == "" && i%3 == 0 && i < len(lines)-1 {
+			l[len(l)/2] ^= 0x01
+			lost = append(lost, rec.Row)
+		}
+	}
+	if len(lost) <= 2*maxSplits {
+		t.Fatalf("only %d damaged lines", len(lost))
+	}
+	b := bytes.Join(lines, nil)
+	checkDamaged(t, b, int64(len(lost)), lost)
+	p := filepath.Join(t.TempDir(), "j")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j := reopen(t, p)
+	if err := j.Continue(8); err != nil {
+		t.Fatal(err)
+	}
+	if got, limit := len(j.segs), 2+maxSplits; got > limit {
+		t.Fatalf("%d readers, want at most %d", got, limit)
+	}
+}
