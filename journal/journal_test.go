@@ -1012,3 +1012,37 @@ func TestManyDamagedStretches(t *testing.T) {
 		t.Fatalf("%d readers, want at most %d", got, limit)
 	}
 }
+
+// TestDamagedDoneAtEnd: a damaged done record at the end cannot be told
+// from a torn one: the journal looks unfinished (a plain run refuses to
+// overwrite it rather than lose its rows), and every row is kept.
+func TestDamagedDoneAtEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := Create(path, testMeta, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 3; n++ {
+		if err := j.Record(entry(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Complete(3); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := bytes.LastIndexByte(b[:len(b)-1], '\n') + 1
+	b[last+12] ^= 0x02
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if info := reopen(t, path).Info(); info.Complete || info.Rows != 3 || info.Damaged != 0 || info.Torn != int64(len(b)-last) {
+		t.Fatalf("info %+v", info)
+	}
+}
