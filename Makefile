@@ -1,6 +1,7 @@
 # addrclean — see README.md.
 GO        ?= go
 BIN       := bin/addrclean
+STATICCHECK_VERSION := v0.8.2
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $(shell $(GO) env GOPATH)/bin/staticcheck)
 FUZZTIME  ?= 10s
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -15,7 +16,10 @@ build:
 vet:
 	$(GO) vet ./...
 
+# A fresh clone has no staticcheck: install the pinned version first.
 staticcheck:
+	@test -x "$(STATICCHECK)" || { echo "installing staticcheck $(STATICCHECK_VERSION)"; \
+	  $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); }
 	$(STATICCHECK) ./...
 
 race:

@@ -136,3 +136,42 @@ func TestRunKilledWithoutJournalLeavesNoTemps(t *testing.T) {
 		t.Fatalf("temporary outputs of the killed run are still there: %v", tmps)
 	}
 }
+
+// TestRunResumeSkipsDamagedJournalLines: bytes flipped in the middle of a
+// journal cost only the rows of the damaged lines; the run says how many.
+func TestRunResumeSkipsDamagedJournalLines(t *testing.T) {
+	dir := t.TempDir()
+	base, calls := loggedService(t)
+	in := sampleCSV(t)
+	common := []string{"--base-url", base, "--rate", "0", "--country", "IE", "--journal", "on", "--keep-journal"}
+	first := runCLI(t, dir, append(common, in)...)
+	wantExit(t, first, exitRowErrors)
+	paid := countAll(calls.take())
+	jpath := filepath.Join(dir, "out.csv.journal")
+	b, err := os.ReadFile(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Flip one byte inside each of three lines in the middle of the file.
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if len(lines) < 100 {
+		t.Fatalf("journal of %d lines", len(lines))
+	}
+	for _, i := range []int{len(lines) / 4, len(lines) / 2, 3 * len(lines) / 4} {
+		lines[i][len(lines[i])/2] ^= 0x20
+	}
+	if err := os.WriteFile(jpath, bytes.Join(lines, nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again := runCLI(t, dir, append(common, "--resume", in)...)
+	wantExit(t, again, exitRowErrors)
+	if !strings.Contains(again.stderr, "3 damaged records skipped") {
+		t.Errorf("stderr does not count the damaged records:\n%s", tail(again.stderr, 2000))
+	}
+	if n := countAll(calls.take()); n == 0 || n > 3 || paid < 400 {
+		t.Errorf("the resumed run paid %d calls (the first %d), want 1 to 3: the damaged rows only", n, paid)
+	}
+	if again.enriched != first.enriched || again.review != first.review {
+		t.Error("the outputs differ from the first run's")
+	}
+}

@@ -210,6 +210,10 @@ func openJournal(o runOptions, path string, meta journal.Meta, window int, log z
 		log.Warn().Str("journal", path).Int64("bytes", info.Torn).
 			Msg("journal: dropping a last record torn by the crash; its row is verified again")
 	}
+	if info.Damaged > 0 {
+		log.Warn().Str("journal", path).Int64("damaged", info.Damaged).
+			Msgf("journal: %d damaged records skipped; their rows are verified again", info.Damaged)
+	}
 	if err := j.Continue(window); err != nil {
 		_ = j.Close()
 		return nil, journalError(err)
