@@ -1,7 +1,9 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -174,4 +176,64 @@ func TestRunResumeSkipsDamagedJournalLines(t *testing.T) {
 	if again.enriched != first.enriched || again.review != first.review {
 		t.Error("the outputs differ from the first run's")
 	}
+}
+
+// TestRunDamagedWorkbookIsFatal: a workbook whose sheet is cut mid-row used
+// to lose the rows after the cut with exit 0; now the run fails (exit 1)
+// naming the file, before any call.
+func TestRunDamagedWorkbookIsFatal(t *testing.T) {
+	dir := t.TempDir()
+	src, err := zip.OpenReader("../../sample_data/customers.xlsx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	path := filepath.Join(dir, "cut.xlsx")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	cut := false
+	for _, e := range src.File {
+		b, err := readZipEntry(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(e.Name, "xl/worksheets/sheet") && !cut {
+			// Cut inside the middle row's XML.
+			i := bytes.Index(b[len(b)/2:], []byte("<row"))
+			b = b[:len(b)/2+i+10]
+			cut = true
+		}
+		w, err := zw.Create(e.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	base, calls := loggedService(t)
+	r := runCLI(t, dir, "--base-url", base, "--rate", "0", "--country", "IE", path)
+	wantExit(t, r, exitFatal)
+	if !strings.Contains(r.stderr, "cut.xlsx") {
+		t.Errorf("the error does not name the file:\n%s", tail(r.stderr, 2000))
+	}
+	if n := countAll(calls.take()); n != 0 {
+		t.Errorf("%d calls paid for a damaged file", n)
+	}
+}
+
+func readZipEntry(e *zip.File) ([]byte, error) {
+	rc, err := e.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
 }
