@@ -17,11 +17,28 @@ import (
 
 // Row-level problems of Mapped.Err.
 var (
-	// ErrNoAddress marks a row with no address line and no postcode.
+	// ErrNoAddress marks a row with no address line and no postcode. A row
+	// that has a city, region or country but no line gets a *NoLineError,
+	// which matches it.
 	ErrNoAddress = errors.New("no address")
 	// ErrNoCountry marks a row with no country and no default country.
 	ErrNoCountry = errors.New("no country")
 )
+
+// NoLineError is the row error of a row that has some of an address (a
+// town, a county) but no address line and no postcode: "no address" alone
+// would leave the user wondering what the row held.
+type NoLineError struct {
+	// Had is what the row held, as "city \"York\", country \"GB\"".
+	Had string
+}
+
+func (e *NoLineError) Error() string {
+	return "no address line (the row has only " + e.Had + ")"
+}
+
+// Is makes errors.Is(err, ErrNoAddress) true.
+func (e *NoLineError) Is(target error) bool { return target == ErrNoAddress }
 
 // MappingSpec is how the user named the columns. Empty names are detected
 // from the header; explicit names match headers ignoring case and spaces.
@@ -34,6 +51,11 @@ type MappingSpec struct {
 	DefaultCountry string
 	// Language is sent with every request.
 	Language string
+	// Prefix chooses among sets of detected columns that differ by a prefix
+	// ("Billing Street" and "Shipping Street"): only unprefixed columns and
+	// those with this prefix are detected. Empty means the first prefix of
+	// namePrefixes present (Billing before Shipping).
+	Prefix string
 }
 
 // MappingError lists what is wrong with a column mapping, each problem with
@@ -70,6 +92,8 @@ type Mapper struct {
 	single                    [numFields]int // column index per single-column field, -1 when none
 	detected                  [numFields]bool
 	notes                     []string
+	prefix                    string // the prefix set chosen among several, "" when none was needed
+	trailingCountry           bool   // no country column: a country name ending the address is used
 	defCountry, defCountryRaw string
 	language                  string
 
@@ -131,18 +155,57 @@ func NewMapper(header []string, spec MappingSpec) (*Mapper, error) {
 
 	// Detection, for what was not given.
 	var cands [numFields][]int
+	prefixOf := make(map[int]string)
+	var prefixes []string // of address columns, in namePrefixes order
 	for i, h := range header {
 		if used[i] {
 			continue
 		}
-		if f, ok := classify(h); ok {
+		if f, p, ok := classifyPrefix(h); ok {
 			cands[f] = append(cands[f], i)
+			prefixOf[i] = p
+			if p != "" && f != fieldID && !slices.Contains(prefixes, p) {
+				prefixes = append(prefixes, p)
+			}
+		}
+	}
+	slices.SortFunc(prefixes, func(a, b string) int {
+		return slices.Index(namePrefixes, a) - slices.Index(namePrefixes, b)
+	})
+	if want := foldName(spec.Prefix); want != "" {
+		if !slices.Contains(prefixes, want) {
+			problems = append(problems, fmt.Sprintf("--prefix %q: no address columns start with it; the columns are %s", spec.Prefix, m.quoteCols(nil)))
+		}
+		m.prefix = want
+	} else if len(prefixes) > 1 {
+		// Two addresses in one row (Salesforce's Billing and Shipping):
+		// mixing their columns would send a street of one with the town of
+		// the other, so one set is used, and the user told which.
+		m.prefix = prefixes[0]
+	}
+	if m.prefix != "" {
+		for f := range cands {
+			cands[f] = slices.DeleteFunc(cands[f], func(i int) bool {
+				p := prefixOf[i]
+				return field(f) != fieldID && p != "" && p != m.prefix
+			})
+		}
+		if len(prefixes) > 1 {
+			var others []string
+			for _, p := range prefixes {
+				if p != m.prefix {
+					others = append(others, prefixTitle(p))
+				}
+			}
+			m.notes = append(m.notes, fmt.Sprintf("the columns hold %d addresses (%s): using the %s columns; pass --prefix %s for the other",
+				len(prefixes), strings.Join(append([]string{prefixTitle(m.prefix)}, others...), ", "), prefixTitle(m.prefix), others[0]))
 		}
 	}
 	if len(spec.LineCols) == 0 {
 		m.lines = cands[fieldLine]
 		m.detected[fieldLine] = len(m.lines) > 0
 	}
+	var ambiguous [numFields]bool
 	for f := fieldCity; f < numFields; f++ {
 		if strings.TrimSpace(given[f]) != "" {
 			continue
@@ -154,6 +217,7 @@ func NewMapper(header []string, spec MappingSpec) (*Mapper, error) {
 			// The id only labels rows; guessing wrong would mislead.
 			m.notes = append(m.notes, fmt.Sprintf("several columns could be the id (%s): none used; pass --id-col to choose", m.quoteCols(c)))
 		case len(c) > 1:
+			ambiguous[f] = true
 			problems = append(problems, fmt.Sprintf("several columns could be the %s (%s): pass %s with the one to use",
 				fieldNames[f], m.quoteCols(c), fieldFlags[f]))
 		}
@@ -173,8 +237,12 @@ func NewMapper(header []string, spec MappingSpec) (*Mapper, error) {
 	if len(m.lines) == 0 && m.single[fieldPostcode] < 0 && len(spec.LineCols) == 0 {
 		problems = append(problems, fmt.Sprintf("no address columns found among %s: pass --line-cols with the columns that hold the address", m.quoteCols(nil)))
 	}
-	if m.single[fieldCountry] < 0 && m.defCountry == "" && strings.TrimSpace(spec.Country) == "" {
-		problems = append(problems, "no country column found: pass --country-col with the column that holds it, or --country with the country of every row")
+	// Without a country column, a country name ending the address ("...,
+	// LS1 0QP, UK") says more than the default for every row.
+	m.trailingCountry = m.single[fieldCountry] < 0 && strings.TrimSpace(spec.Country) == ""
+	if m.single[fieldCountry] < 0 && m.defCountry == "" && strings.TrimSpace(spec.Country) == "" && !ambiguous[fieldCountry] {
+		problems = append(problems, "no country column found: pass --country-col with the column that holds it, or --country with the country of every row"+
+			" (a country name ending the address is used where there is one)")
 	}
 	if len(problems) > 0 {
 		return nil, &MappingError{Problems: problems}
@@ -214,18 +282,70 @@ func (m *Mapper) Map(r Row) Mapped {
 	country := m.defCountry
 	if countryRaw != "" {
 		country = m.country(countryRaw)
+	} else if m.trailingCountry && len(lines) > 0 {
+		if iso, rest, ok := trailingCountry(lines[len(lines)-1]); ok {
+			country = iso
+			if rest == "" {
+				lines = lines[:len(lines)-1]
+			} else {
+				// lines may share its array with nothing else: it was made here.
+				lines[len(lines)-1] = rest
+			}
+			if len(lines) == 0 {
+				lines = nil
+			}
+		}
 	}
 	out := Mapped{
 		Address: api.Address{Lines: lines, City: city, Region: region, Country: country, Language: m.language},
 		Label:   strings.Join(label, ", "),
 	}
 	switch {
+	case len(lines) == 0 && (city != "" || region != ""):
+		out.Err = &NoLineError{Had: had(city, region, countryRaw)}
 	case len(lines) == 0:
 		out.Err = ErrNoAddress
 	case country == "":
 		out.Err = ErrNoCountry
 	}
 	return out
+}
+
+// had describes the parts of an address a row without lines holds.
+func had(city, region, country string) string {
+	var parts []string
+	for _, p := range [...]struct{ name, v string }{{"city", city}, {"region", region}, {"country", country}} {
+		if p.v != "" {
+			parts = append(parts, p.name+" "+strconv.Quote(p.v))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// trailingCountry splits a country name off the end of an address line
+// ("1 Park Row, Leeds, LS1 0QP, UK"): the ISO code, and the line without
+// it. Two-letter codes other than UK and GB are not taken: "CO" or "NY"
+// at the end of a line is more often something else.
+func trailingCountry(line string) (iso, rest string, ok bool) {
+	i := strings.LastIndexByte(line, ',')
+	last := strings.TrimSpace(line[i+1:])
+	letters := 0
+	for _, r := range last {
+		if unicode.IsLetter(r) {
+			letters++
+		}
+	}
+	if letters < 2 || (letters == 2 && !strings.EqualFold(last, "UK") && !strings.EqualFold(last, "GB")) {
+		return "", "", false
+	}
+	iso, ok = gazetteer.CountryISO(last)
+	if !ok {
+		return "", "", false
+	}
+	if i < 0 {
+		return iso, "", true
+	}
+	return iso, strings.TrimRight(strings.TrimSpace(line[:i]), ","), true
 }
 
 // country returns the ISO code of a country cell, or the cell as written.
@@ -310,6 +430,10 @@ func (m *Mapper) Describe() string {
 		switch {
 		case f == fieldPostcode && m.single[f] >= 0:
 			v += ", sent as the last address line"
+		case f == fieldCountry && m.trailingCountry && m.defCountry != "":
+			v += "; a country name ending the address is used (\"..., LS1 0QP, UK\"); rows without one: " + m.defCountry
+		case f == fieldCountry && m.trailingCountry:
+			v += "; a country name ending the address is used (\"..., LS1 0QP, UK\")"
 		case f == fieldCountry && m.defCountry != "":
 			v += "; rows without one: " + m.defCountry
 		}
@@ -424,8 +548,9 @@ var (
 			"accountno", "accountnumber", "recordid", "ref", "reference", "clientid", "contactid"),
 	}
 	// namePrefixes are dropped to read "Billing City" or "Mailing Street" as
-	// "City" or "Street"; a file with both billing and shipping columns is
-	// then ambiguous, as it should be.
+	// "City" or "Street". A file with columns of several prefixes holds
+	// several addresses: the first prefix in this order is used unless
+	// MappingSpec.Prefix says otherwise, so Billing comes before Shipping.
 	namePrefixes = []string{"billing", "mailing", "shipping", "delivery", "postal", "customer",
 		"contact", "home", "primary", "physical", "residential", "business", "invoice"}
 )
@@ -440,18 +565,33 @@ func set(names ...string) map[string]bool {
 
 // classify tells which field a header names, if any.
 func classify(header string) (field, bool) {
+	f, _, ok := classifyPrefix(header)
+	return f, ok
+}
+
+// classifyPrefix tells which field a header names, if any, and the prefix
+// dropped to read it ("billing" for "Billing City"), "" for none.
+func classifyPrefix(header string) (field, string, bool) {
 	n := foldName(header)
 	if f, ok := classifyFolded(n); ok {
-		return f, true
+		return f, "", true
 	}
 	for _, p := range namePrefixes {
 		if rest, ok := strings.CutPrefix(n, p); ok && rest != "" {
 			if f, ok := classifyFolded(rest); ok {
-				return f, true
+				return f, p, true
 			}
 		}
 	}
-	return 0, false
+	return 0, "", false
+}
+
+// prefixTitle spells a folded prefix as a flag value and for people.
+func prefixTitle(p string) string {
+	if p == "" {
+		return p
+	}
+	return strings.ToUpper(p[:1]) + p[1:]
 }
 
 func classifyFolded(n string) (field, bool) {

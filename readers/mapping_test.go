@@ -20,6 +20,7 @@ func TestNewMapper(t *testing.T) {
 		spec    MappingSpec
 		want    map[string]string
 		wantErr []string // substrings of the error
+		notErr  []string // substrings the error must not hold
 	}{
 		{
 			name:   "irish export",
@@ -102,9 +103,28 @@ func TestNewMapper(t *testing.T) {
 			wantErr: []string{`several columns could be the city ("Town", "City"): pass --city-col`},
 		},
 		{
-			name:    "billing and shipping is ambiguous",
-			header:  []string{"Billing Street", "Billing Country", "Shipping Street", "Shipping Country"},
-			wantErr: []string{`could be the country ("Billing Country", "Shipping Country"): pass --country-col`},
+			name:   "billing and shipping: billing is used, never a mix",
+			header: []string{"Account ID", "Billing Street", "Billing City", "Shipping Street", "Shipping City", "Shipping Country", "Billing Country"},
+			want: map[string]string{"line1": "Billing Street", "city": "Billing City", "country": "Billing Country",
+				"id": "Account ID"},
+		},
+		{
+			name:   "--prefix shipping",
+			header: []string{"Billing Street", "Billing City", "Shipping Street", "Shipping City", "Country"},
+			spec:   MappingSpec{Prefix: "Shipping"},
+			want:   map[string]string{"line1": "Shipping Street", "city": "Shipping City", "country": "Country"},
+		},
+		{
+			name:    "--prefix that no column has",
+			header:  []string{"Billing Street", "Billing Country"},
+			spec:    MappingSpec{Prefix: "Delivery"},
+			wantErr: []string{`--prefix "Delivery": no address columns start with it`},
+		},
+		{
+			name:    "an ambiguous country is not also a missing one",
+			header:  []string{"Street", "Country", "Country Code"},
+			wantErr: []string{`several columns could be the country ("Country", "Country Code")`},
+			notErr:  []string{"no country column found"},
 		},
 		{
 			name:    "no address columns",
@@ -138,6 +158,11 @@ func TestNewMapper(t *testing.T) {
 				for _, w := range tt.wantErr {
 					if !strings.Contains(err.Error(), w) {
 						t.Errorf("error %q does not contain %q", err, w)
+					}
+				}
+				for _, w := range tt.notErr {
+					if strings.Contains(err.Error(), w) {
+						t.Errorf("error %q contains %q", err, w)
 					}
 				}
 				return
@@ -294,6 +319,121 @@ func TestMapperNotes(t *testing.T) {
 		if !strings.Contains(notes, w) {
 			t.Errorf("notes %q lack %q", notes, w)
 		}
+	}
+}
+
+func TestMapperNotesPrefix(t *testing.T) {
+	m, err := NewMapper([]string{"Billing Street", "Billing Country", "Shipping Street", "Shipping Country"}, MappingSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(m.Notes(), "\n")
+	want := "the columns hold 2 addresses (Billing, Shipping): using the Billing columns; pass --prefix Shipping for the other"
+	if !strings.Contains(notes, want) {
+		t.Errorf("notes %q lack %q", notes, want)
+	}
+	got := m.Map(Row{Cells: []string{"1 Bill St", "Ireland", "2 Ship St", "UK"}})
+	if want := (api.Address{Lines: []string{"1 Bill St"}, Country: "IE"}); !reflect.DeepEqual(got.Address, want) {
+		t.Errorf("Address = %#v, want %#v", got.Address, want)
+	}
+}
+
+func TestMapTrailingCountry(t *testing.T) {
+	tests := []struct {
+		name    string
+		header  []string
+		spec    MappingSpec
+		cells   []string
+		want    api.Address
+		wantErr error
+	}{
+		{
+			name:   "UK ends a full address",
+			header: []string{"Full Address"},
+			spec:   MappingSpec{DefaultCountry: "IE"},
+			cells:  []string{"1 Park Row, Leeds, LS1 0QP, UK"},
+			want:   api.Address{Lines: []string{"1 Park Row, Leeds, LS1 0QP"}, Country: "GB"},
+		},
+		{
+			name:   "Northern Ireland",
+			header: []string{"Full Address"},
+			spec:   MappingSpec{DefaultCountry: "IE"},
+			cells:  []string{"2 Donegall Sq, Belfast, BT1 0ZL, Northern Ireland"},
+			want:   api.Address{Lines: []string{"2 Donegall Sq, Belfast, BT1 0ZL"}, Country: "GB"},
+		},
+		{
+			name:   "the country on a line of its own",
+			header: []string{"Address"},
+			spec:   MappingSpec{DefaultCountry: "GB"},
+			cells:  []string{"3 Main St\nCork\nIreland"},
+			want:   api.Address{Lines: []string{"3 Main St", "Cork"}, Country: "IE"},
+		},
+		{
+			name:   "no country name: the default",
+			header: []string{"Full Address"},
+			spec:   MappingSpec{DefaultCountry: "IE"},
+			cells:  []string{"4 Main St, Cork, T12 AB12"},
+			want:   api.Address{Lines: []string{"4 Main St, Cork, T12 AB12"}, Country: "IE"},
+		},
+		{
+			name:   "a two-letter ending is not taken for a country",
+			header: []string{"Full Address"},
+			spec:   MappingSpec{DefaultCountry: "IE"},
+			cells:  []string{"5 Main St, Co, DE"},
+			want:   api.Address{Lines: []string{"5 Main St, Co, DE"}, Country: "IE"},
+		},
+		{
+			name:   "a country column wins",
+			header: []string{"Full Address", "Country"},
+			cells:  []string{"6 Main St, Newry, UK", "Ireland"},
+			want:   api.Address{Lines: []string{"6 Main St, Newry, UK"}, Country: "IE"},
+		},
+		{
+			name:    "only a country",
+			header:  []string{"Full Address"},
+			spec:    MappingSpec{DefaultCountry: "GB"},
+			cells:   []string{"Ireland"},
+			wantErr: ErrNoAddress,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := NewMapper(tt.header, tt.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := m.Map(Row{Cells: tt.cells})
+			if !errors.Is(got.Err, tt.wantErr) || (tt.wantErr == nil) != (got.Err == nil) {
+				t.Fatalf("Err = %v, want %v", got.Err, tt.wantErr)
+			}
+			if tt.wantErr == nil && !reflect.DeepEqual(got.Address, tt.want) {
+				t.Errorf("Address = %#v\nwant %#v", got.Address, tt.want)
+			}
+		})
+	}
+	m, err := NewMapper([]string{"Full Address"}, MappingSpec{DefaultCountry: "IE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := m.Describe(); !strings.Contains(d, "a country name ending the address is used") {
+		t.Errorf("Describe() does not say a trailing country is used:\n%s", d)
+	}
+}
+
+func TestMapNoAddressLineSaysWhatTheRowHad(t *testing.T) {
+	m, err := NewMapper([]string{"Street", "Town", "County", "Country"}, MappingSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Map(Row{Cells: []string{"", "York", "", "GB"}})
+	if !errors.Is(got.Err, ErrNoAddress) {
+		t.Fatalf("Err = %v, want ErrNoAddress", got.Err)
+	}
+	if want := `no address line (the row has only city "York", country "GB")`; got.Err.Error() != want {
+		t.Errorf("Err = %q, want %q", got.Err, want)
+	}
+	if got := m.Map(Row{Cells: []string{"", "", "", ""}}); got.Err == nil || got.Err.Error() != "no address" {
+		t.Errorf("an empty row: Err = %v, want \"no address\"", got.Err)
 	}
 }
 
