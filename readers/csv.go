@@ -184,17 +184,25 @@ func newCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 			Encoding:          enc,
 		},
 	}
-	rec, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: the input is empty: no header row", name)
+	// --header-row passes over title records above the header.
+	var rec []string
+	for n := 1; n <= max(opts.HeaderRow, 1); n++ {
+		rec, err = cr.Read()
+		if errors.Is(err, io.EOF) && n > 1 {
+			return nil, fmt.Errorf("%s: --header-row %d: the input has only %d records", name, opts.HeaderRow, n-1)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: the input is empty: no header row", name)
+		}
+		if err != nil {
+			return nil, r.readError("header", err)
+		}
+		if err := r.validate(rec); err != nil {
+			return nil, err
+		}
+		r.recordDone(rec)
 	}
-	if err != nil {
-		return nil, r.readError("header", err)
-	}
-	if err := r.validate(rec); err != nil {
-		return nil, err
-	}
-	r.recordDone(rec)
+	r.info.HeaderRow = max(opts.HeaderRow, 1)
 	r.header = append([]string(nil), rec...)
 	return r, nil
 }

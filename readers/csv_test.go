@@ -57,6 +57,21 @@ func TestCSV(t *testing.T) {
 			wantDelim:  ',',
 		},
 		{
+			name:       "--header-row passes over a title record",
+			in:         "Customer export\nid,street,town\n1,Main St,Cork\n",
+			opts:       Options{HeaderRow: 2, Delimiter: ','},
+			wantHeader: []string{"id", "street", "town"},
+			wantRows:   [][]string{{"1", "Main St", "Cork"}},
+			wantLines:  []int{3},
+			wantDelim:  ',',
+		},
+		{
+			name:    "--header-row past the end",
+			in:      "Customer export\n",
+			opts:    Options{HeaderRow: 3},
+			wantErr: "--header-row 3: the input has only 1 records",
+		},
+		{
 			name:       "bom stripped before quoted header",
 			in:         "\xEF\xBB\xBF\"id\",\"town\"\n1,Cork\n",
 			wantHeader: []string{"id", "town"},

@@ -50,7 +50,7 @@ func Inspect(ctx context.Context, path string, opts Options, spec MappingSpec, s
 }
 
 func inspect(ctx context.Context, path string, r Reader, spec MappingSpec, sample int) (*Report, error) {
-	m, err := NewMapper(r.Header(), spec)
+	m, err := MapperFor(r, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -115,6 +115,13 @@ func (rep *Report) Print(w io.Writer) error {
 			fmt.Fprintf(&b, " (sheets: %s)", quoteList(rep.Info.Sheets))
 		}
 		b.WriteString("\n")
+	}
+	switch {
+	case rep.Info.HeaderDetected:
+		fmt.Fprintf(&b, "header:      row %d (detected; %d title row(s) above it skipped; --header-row N to choose another)\n",
+			rep.Info.HeaderRow, rep.Info.TitleRows)
+	case rep.Info.HeaderRow > 0:
+		fmt.Fprintf(&b, "header:      row %d\n", rep.Info.HeaderRow)
 	}
 	fmt.Fprintf(&b, "columns:     %d: %s\n", len(rep.Header), quoteList(rep.Header))
 	fmt.Fprintf(&b, "mapping:\n%s", rep.Mapping)

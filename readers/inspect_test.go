@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/xuri/excelize/v2"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -138,5 +140,52 @@ func TestInspectSampleData(t *testing.T) {
 	}
 	if !reflect.DeepEqual(reports[0].Sample, reports[1].Sample) {
 		t.Errorf("CSV and XLSX samples differ:\n%+v\n%+v", reports[0].Sample, reports[1].Sample)
+	}
+}
+
+func TestInspectTitledWorkbook(t *testing.T) {
+	path := writeSheet(t, [][]any{
+		{"Customer export – generated 01/06/2024"},
+		nil,
+		{"Full Address"},
+		{"1 Park Row, Leeds, LS1 0QP, UK"},
+	})
+	rep, err := Inspect(context.Background(), path, Options{}, MappingSpec{DefaultCountry: "IE"}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.Print(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"header:      row 3 (detected; 1 title row(s) above it skipped",
+		`addressLine=["1 Park Row, Leeds, LS1 0QP"] country="GB"`,
+		"a country name ending the address is used",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestMapperForNamesOtherSheets(t *testing.T) {
+	f := excelize.NewFile()
+	if err := f.SetSheetRow("Sheet1", "A1", &[]any{"Notes"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.NewSheet("Customers"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "two.xlsx")
+	if err := f.SaveAs(path); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	_, err := Inspect(context.Background(), path, Options{}, MappingSpec{DefaultCountry: "IE"}, 1)
+	for _, want := range []string{`sheet "Sheet1" was read; the workbook also has "Customers": pass --sheet NAME`, "--header-row N"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error = %v, want it to hold %q", err, want)
+		}
 	}
 }

@@ -250,6 +250,29 @@ func NewMapper(header []string, spec MappingSpec) (*Mapper, error) {
 	return m, nil
 }
 
+// MapperFor is NewMapper over r's header. When no address column is found,
+// the error also says where else to look: the workbook's other sheets, and
+// --header-row when the header may not be the row read.
+func MapperFor(r Reader, spec MappingSpec) (*Mapper, error) {
+	m, err := NewMapper(r.Header(), spec)
+	var me *MappingError
+	if !errors.As(err, &me) || len(me.Problems) == 0 {
+		return m, err
+	}
+	d, ok := r.(Describer)
+	if !ok || !slices.ContainsFunc(me.Problems, func(p string) bool { return strings.HasPrefix(p, "no address columns") }) {
+		return nil, err
+	}
+	info := d.Info()
+	if info.Format == FormatXLSX && len(info.Sheets) > 1 {
+		others := slices.DeleteFunc(slices.Clone(info.Sheets), func(s string) bool { return s == info.Sheet })
+		me.Problems = append(me.Problems, fmt.Sprintf("sheet %q was read; the workbook also has %s: pass --sheet NAME if the addresses are there",
+			info.Sheet, quoteList(others)))
+	}
+	me.Problems = append(me.Problems, fmt.Sprintf("the header was read from row %d: pass --header-row N if it is on another row", max(info.HeaderRow, 1)))
+	return nil, err
+}
+
 // Map returns the request parameters of r: non-empty line cells (a cell of
 // several lines giving several), the postcode as the last line, the country
 // as an ISO code when recognised, and a row error when there is no address or

@@ -20,6 +20,11 @@ type Options struct {
 	Encoding string
 	// Sheet is the XLSX sheet to read; empty means the first sheet.
 	Sheet string
+	// HeaderRow is the sheet row (XLSX) or record (CSV), 1-based, that holds
+	// the header; the rows above it are skipped. 0 means the first row with
+	// text in a CSV file, and in a workbook the first row that looks like a
+	// header, passing over title rows above it.
+	HeaderRow int
 	// TmpDir is where XLSX worksheets too large for memory are unpacked;
 	// empty means the system temporary directory.
 	TmpDir string
@@ -69,6 +74,12 @@ type Info struct {
 	// Sheet is the XLSX sheet being read, and Sheets all sheets of the workbook.
 	Sheet  string
 	Sheets []string
+	// HeaderRow is the sheet row (XLSX) or record (CSV) of the header;
+	// HeaderDetected is true when rows with text above it were passed over
+	// as title rows (TitleRows of them) without --header-row.
+	HeaderRow      int
+	HeaderDetected bool
+	TitleRows      int
 }
 
 // Describer is implemented by the readers of this package: Info tells the

@@ -41,6 +41,8 @@ type XLSXReader struct {
 	done        bool
 	reported    bool // the skipped rows were logged
 	closed      bool
+	// pending are the rows read past the header while looking for it.
+	pending []pendingRow
 }
 
 var (
@@ -99,38 +101,122 @@ func openXLSX(ctx context.Context, path string, opts Options) (_ *XLSXReader, er
 			_ = r.rows.Close()
 		}
 	}()
-	// The header is the first row with any text: exports sometimes start
-	// with blank rows.
-	for {
+	cells, err := r.findHeader(ctx, opts.HeaderRow)
+	if err != nil {
+		return nil, err
+	}
+	if len(cells) > 0 {
+		cells[0] = strings.TrimPrefix(cells[0], "\uFEFF")
+	}
+	// excelize leaves out trailing empty cells, so a column with data
+	// but no name at the end of the header would be lost: the header
+	// is as wide as the sheet declares it is.
+	if width := len(cells); r.lastCol > width {
+		cells = append(cells, make([]string, r.lastCol-width)...)
+		r.log.Info().Str("input", r.name).Str("sheet", sheet).Int("header_cells", width).
+			Int("columns", r.lastCol).
+			Msg("the sheet declares more columns than the header names; the columns past the header are read as unnamed")
+	}
+	r.header = cells
+	if r.lastRow >= 0 {
+		r.rowCount = max(r.lastRow-int64(r.info.HeaderRow), 0)
+	}
+	return r, nil
+}
+
+// maxHeaderScan is how many rows with text are looked at for the header:
+// title rows above it are a few, not pages.
+const maxHeaderScan = 20
+
+// pendingRow is a row read while looking for the header, not yet returned.
+type pendingRow struct {
+	line  int
+	cells []string
+}
+
+// findHeader reads up to the header row and returns its cells: sheet row
+// want when it is given, otherwise the first row that looks like a header
+// (see pickHeader) among the first rows with text. Rows read past the
+// header are kept for Next.
+func (r *XLSXReader) findHeader(ctx context.Context, want int) ([]string, error) {
+	sheet := r.info.Sheet
+	if want > 0 {
+		for {
+			cells, err := r.next(ctx)
+			if errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("%s: sheet %q: --header-row %d: the sheet has only %d rows", r.name, sheet, want, r.line)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if r.line < want {
+				continue
+			}
+			if cells == nil {
+				return nil, fmt.Errorf("%s: sheet %q: --header-row %d: the row is empty", r.name, sheet, want)
+			}
+			r.info.HeaderRow = want
+			r.skipped = 0
+			return cells, nil
+		}
+	}
+	var rows []pendingRow
+	blankAfterFirst := 0
+	for len(rows) < maxHeaderScan {
 		cells, err := r.next(ctx)
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: sheet %q is empty: no header row", path, sheet)
+			break
 		}
 		if err != nil {
 			return nil, err
 		}
 		if cells == nil {
+			if len(rows) > 0 {
+				blankAfterFirst++
+			}
 			continue
 		}
-		if len(cells) > 0 {
-			cells[0] = strings.TrimPrefix(cells[0], "\uFEFF")
-		}
-		// excelize leaves out trailing empty cells, so a column with data
-		// but no name at the end of the header would be lost: the header
-		// is as wide as the sheet declares it is.
-		if width := len(cells); r.lastCol > width {
-			cells = append(cells, make([]string, r.lastCol-width)...)
-			r.log.Info().Str("input", r.name).Str("sheet", sheet).Int("header_cells", width).
-				Int("columns", r.lastCol).
-				Msg("the sheet declares more columns than the header names; the columns past the header are read as unnamed")
-		}
-		r.header = cells
-		if r.lastRow >= 0 {
-			r.rowCount = max(r.lastRow-int64(r.line), 0)
-		}
-		r.skipped = 0
-		return r, nil
+		rows = append(rows, pendingRow{line: r.line, cells: cells})
 	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: sheet %q is empty: no header row", r.name, sheet)
+	}
+	h := pickHeader(rows)
+	r.info.HeaderRow = rows[h].line
+	r.info.HeaderDetected = h > 0
+	r.info.TitleRows = h
+	r.pending = rows[h+1:]
+	// Blank rows below the header count as skipped, as they would have.
+	r.skipped = r.line - rows[h].line - len(r.pending)
+	return rows[h].cells, nil
+}
+
+// pickHeader returns the index of the header among the first rows with
+// text: the first row naming a column this package recognises ("Address",
+// "Town", "Eircode"...) that either has more cells with text than every row
+// above it or is mostly such names. A title row ("Customer export –
+// generated 01/06/2024") is passed over, but a data row holding the word
+// "Flat" under a header of unfamiliar names is not taken for the header.
+// Failing that, the first row.
+func pickHeader(rows []pendingRow) int {
+	widest := 0
+	for i, row := range rows {
+		n, known := 0, 0
+		for _, c := range row.cells {
+			if strings.TrimSpace(c) == "" {
+				continue
+			}
+			n++
+			if _, ok := classify(c); ok {
+				known++
+			}
+		}
+		if known > 0 && (i == 0 || n > widest || 2*known > n) {
+			return i
+		}
+		widest = max(widest, n)
+	}
+	return 0
 }
 
 // pickSheet returns the sheet named want (exactly, else ignoring case, as
@@ -262,7 +348,20 @@ func (r *XLSXReader) SkippedRows() int { return r.skipped }
 // width. Errors name the sheet row and are fatal.
 func (r *XLSXReader) Next(ctx context.Context) (Row, error) {
 	for {
-		cells, err := r.next(ctx)
+		var cells []string
+		var err error
+		line := 0
+		if len(r.pending) > 0 {
+			if err := ctx.Err(); err != nil {
+				return Row{}, err
+			}
+			cells, line = r.pending[0].cells, r.pending[0].line
+			r.pending[0] = pendingRow{}
+			r.pending = r.pending[1:]
+		} else {
+			cells, err = r.next(ctx)
+			line = r.line
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) && r.skipped > 0 && !r.reported {
 				r.reported = true
@@ -278,13 +377,13 @@ func (r *XLSXReader) Next(ctx context.Context) (Row, error) {
 		width := len(r.header)
 		if len(cells) > width {
 			r.log.Warn().Str("input", r.name).Str("sheet", r.info.Sheet).Int("row", r.num).
-				Int("line", r.line).Int("cells", len(cells)).Int("header_cells", width).
+				Int("line", line).Int("cells", len(cells)).Int("header_cells", width).
 				Msg("row has more cells than the header; the extra cells are kept")
 		}
 		for len(cells) < width {
 			cells = append(cells, "")
 		}
-		return Row{Num: r.num, Line: r.line, Cells: cells}, nil
+		return Row{Num: r.num, Line: line, Cells: cells}, nil
 	}
 }
 

@@ -495,3 +495,100 @@ func TestLastColOf(t *testing.T) {
 		}
 	}
 }
+
+// writeSheet writes a one-sheet workbook with rows from A1 down (nil rows
+// are left blank) and returns its path.
+func writeSheet(t *testing.T, rows [][]any) string {
+	t.Helper()
+	f := excelize.NewFile()
+	defer f.Close()
+	for i, row := range rows {
+		if row == nil {
+			continue
+		}
+		cell, _ := excelize.CoordinatesToCellName(1, i+1)
+		if err := f.SetSheetRow("Sheet1", cell, &row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "book.xlsx")
+	if err := f.SaveAs(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestXLSXHeaderRow(t *testing.T) {
+	titled := [][]any{
+		{"Customer export – generated 01/06/2024"},
+		nil,
+		{"Report for", "June"},
+		{"ID", "Address", "Town", "Country"},
+		{"1", "1 Main St", "Cork", "IE"},
+		nil,
+		{"2", "Flat", "Sligo", "IE"},
+	}
+	unfamiliar := [][]any{
+		{"Ref", "Rue", "Ville"},
+		{"1", "Flat", "Cork"},
+		{"2", "3 Main St", "Sligo"},
+	}
+	tests := []struct {
+		name       string
+		rows       [][]any
+		headerRow  int
+		wantHeader []string
+		wantRow    int // Info.HeaderRow
+		detected   bool
+		wantLines  []int // Row.Line of the data rows
+		wantErr    string
+	}{
+		{name: "title rows are passed over", rows: titled, wantHeader: []string{"ID", "Address", "Town", "Country"},
+			wantRow: 4, detected: true, wantLines: []int{5, 7}},
+		{name: "--header-row", rows: titled, headerRow: 3, wantHeader: []string{"Report for", "June"},
+			wantRow: 3, wantLines: []int{4, 5, 7}},
+		{name: "a data row naming a known word is not the header", rows: unfamiliar,
+			wantHeader: []string{"Ref", "Rue", "Ville"}, wantRow: 1, wantLines: []int{2, 3}},
+		{name: "--header-row past the end", rows: unfamiliar, headerRow: 9, wantErr: "--header-row 9: the sheet has only 3 rows"},
+		{name: "--header-row on a blank row", rows: titled, headerRow: 2, wantErr: "--header-row 2: the row is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Open(context.Background(), writeSheet(t, tt.rows), Options{HeaderRow: tt.headerRow})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if got := r.Header(); !reflect.DeepEqual(got, tt.wantHeader) {
+				t.Errorf("Header() = %q, want %q", got, tt.wantHeader)
+			}
+			info := r.(Describer).Info()
+			if info.HeaderRow != tt.wantRow || info.HeaderDetected != tt.detected {
+				t.Errorf("HeaderRow, HeaderDetected = %d, %v; want %d, %v", info.HeaderRow, info.HeaderDetected, tt.wantRow, tt.detected)
+			}
+			var lines []int
+			for {
+				row, err := r.Next(context.Background())
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if row.Num != len(lines)+1 {
+					t.Errorf("row %d has Num %d", len(lines)+1, row.Num)
+				}
+				lines = append(lines, row.Line)
+			}
+			if !reflect.DeepEqual(lines, tt.wantLines) {
+				t.Errorf("lines = %v, want %v", lines, tt.wantLines)
+			}
+		})
+	}
+}
