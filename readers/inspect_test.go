@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
+	"io/fs"
 	"flag"
 	"os"
 	"path/filepath"
@@ -186,6 +188,34 @@ func TestMapperForNamesOtherSheets(t *testing.T) {
 	for _, want := range []string{`sheet "Sheet1" was read; the workbook also has "Customers": pass --sheet NAME`, "--header-row N"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error = %v, want it to hold %q", err, want)
+		}
+	}
+}
+
+func TestCheckPath(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "in.csv")
+	xlsPath := filepath.Join(dir, "old.xls")
+	for _, p := range []string{csvPath, xlsPath} {
+		if err := os.WriteFile(p, []byte("a\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		path string
+		is   error
+		msg  string
+	}{
+		{path: csvPath},
+		{path: "-"},
+		{path: xlsPath, is: ErrUnsupportedFormat, msg: ".xls (Excel 97-2003) cannot be read; save it as .xlsx or CSV"},
+		{path: filepath.Join(dir, "missing.xls"), is: ErrUnsupportedFormat, msg: ".xls"},
+		{path: filepath.Join(dir, "missing.csv"), is: fs.ErrNotExist, msg: "no such file"},
+	}
+	for _, tt := range tests {
+		err := CheckPath(tt.path)
+		if (tt.is == nil) != (err == nil) || (tt.is != nil && !errors.Is(err, tt.is)) || (err != nil && !strings.Contains(err.Error(), tt.msg)) {
+			t.Errorf("CheckPath(%s) = %v, want %v holding %q", tt.path, err, tt.is, tt.msg)
 		}
 	}
 }

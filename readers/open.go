@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -105,6 +107,48 @@ type RowCounter interface {
 // ErrUnsupportedFormat is returned by Open for a file extension it cannot read.
 var ErrUnsupportedFormat = errors.New("unsupported input format")
 
+// ErrNoSheet is wrapped by the error of Open for an Options.Sheet that the
+// workbook does not have; the message lists the sheets it has.
+var ErrNoSheet = errors.New("no sheet named")
+
+// CheckPath tells, without reading it, whether Open can read path: the
+// extension is one it reads (else an error wrapping ErrUnsupportedFormat)
+// and the file is there (else an error wrapping fs.ErrNotExist). A command
+// can then refuse a wrong input before it looks at anything else.
+func CheckPath(path string) error {
+	if path == "-" {
+		return nil
+	}
+	if _, err := formatOf(path); err != nil {
+		return err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("input %s: no such file (%w)", path, fs.ErrNotExist)
+		}
+		return fmt.Errorf("input %s: %w", path, err)
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("input %s is a directory, not a file", path)
+	}
+	return nil
+}
+
+// formatOf returns the format Open reads path in, by its extension.
+func formatOf(path string) (string, error) {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".csv", ".txt", ".tsv", ".tab":
+		return FormatCSV, nil
+	case ".xlsx", ".xlsm":
+		return FormatXLSX, nil
+	case ".xls":
+		return "", fmt.Errorf("%s: %w: .xls (Excel 97-2003) cannot be read; save it as .xlsx or CSV", path, ErrUnsupportedFormat)
+	default:
+		return "", fmt.Errorf("%s: %w %q: use .csv, .tsv, .txt or .xlsx", path, ErrUnsupportedFormat, ext)
+	}
+}
+
 // ErrDamaged is wrapped by the errors of an XLSX input that is cut short or
 // corrupted: a part of the zip that fails its checksum or holds more or less
 // than the zip declares, a sheet whose XML ends before its rows do or cannot
@@ -166,10 +210,9 @@ func Open(ctx context.Context, path string, opts Options) (Reader, error) {
 	case ".xlsx", ".xlsm":
 		warnIgnored(opts, path, FormatXLSX)
 		return openXLSX(ctx, path, opts)
-	case ".xls":
-		return nil, fmt.Errorf("%s: %w: .xls (Excel 97-2003) cannot be read; save it as .xlsx or CSV", path, ErrUnsupportedFormat)
 	default:
-		return nil, fmt.Errorf("%s: %w %q: use .csv, .tsv, .txt or .xlsx", path, ErrUnsupportedFormat, ext)
+		_, err := formatOf(path)
+		return nil, err
 	}
 }
 

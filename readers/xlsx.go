@@ -236,7 +236,7 @@ func pickSheet(sheets []string, want string) (string, error) {
 			return s, nil
 		}
 	}
-	return "", fmt.Errorf("no sheet named %q; the sheets are: %s", want, quoteList(sheets))
+	return "", fmt.Errorf("%w %q; the sheets are: %s", ErrNoSheet, want, quoteList(sheets))
 }
 
 // lastRowOf returns the last row number of a dimension reference such as

@@ -36,6 +36,13 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if err := o.setupTables(); err != nil { // before anything can print a DBURL
 		return err
 	}
+	// The input is the first thing to get right: a complaint about the
+	// output name derived from an .xls input would be the wrong one.
+	if !o.isTableSource() {
+		if err := readers.CheckPath(o.input); err != nil {
+			return withCode(exitUsage, err)
+		}
+	}
 	o.rateSet = flagWasSet(fs, "rate")
 	o.cacheTTLSet = flagWasSet(fs, "cache-ttl")
 	if err := o.validate(); err != nil {
@@ -81,11 +88,11 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if err != nil {
 		return usageErrorf("%w", err)
 	}
-	ropts := readers.Options{Delimiter: delim, Encoding: o.encoding, Sheet: o.sheet, Stdin: s.in, Logger: log}
+	ropts := readers.Options{Delimiter: delim, Encoding: o.encoding, Sheet: o.sheet, HeaderRow: o.headerRow, Stdin: s.in, Logger: log}
 	spec := readers.MappingSpec{
 		LineCols: append(splitList(o.lineCols), o.lineCol...),
 		City:     o.cityCol, Region: o.regionCol, Postcode: o.postcodeCol, Country: o.countryCol, ID: o.idCol,
-		DefaultCountry: o.country, Language: o.language,
+		DefaultCountry: o.country, Language: o.language, Prefix: o.prefix,
 	}
 	if o.dryRun && o.isTableSource() {
 		return o.dryRunTable(ctx, spec, s.out)
@@ -99,6 +106,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	}
 	outPath, reviewPath, err := o.resolveOutputs()
 	if err != nil {
+		return err
+	}
+	if err := outputDirsExist(outPath, reviewPath); err != nil {
 		return err
 	}
 	// The cache is opened first: a locked or damaged one stops the run
@@ -121,7 +131,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		return err
 	}
 	defer src.Close()
-	mapper, err := readers.NewMapper(src.Header(), spec)
+	mapper, err := readers.MapperFor(src, spec)
 	if err != nil {
 		return inputError(fmt.Errorf("%s: %w", o.input, err))
 	}
@@ -133,6 +143,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 			ev = ev.Str("delimiter", string(info.Delimiter))
 		} else {
 			ev = ev.Str("sheet", info.Sheet)
+		}
+		if info.HeaderRow > 1 {
+			ev = ev.Int("header_row", info.HeaderRow)
 		}
 	}
 	ev.Msg("reading")
@@ -343,6 +356,8 @@ func (o *runOptions) validate() error {
 		return usageErrorf("--max-wait %v: want a duration such as 10m", o.maxWait)
 	case o.limit < 0:
 		return usageErrorf("--limit %d: want 0 (all rows) or more", o.limit)
+	case o.headerRow < 0:
+		return usageErrorf("--header-row %d: want the row number of the header, 1 or more", o.headerRow)
 	}
 	if _, err := readers.NormaliseEncoding(o.encoding); err != nil {
 		return usageErrorf("--encoding: %w", err)
@@ -394,6 +409,26 @@ func (o *runOptions) outputPaths() (out, review string, err error) {
 	return out, review, nil
 }
 
+// outputDirsExist refuses outputs in a directory that is not there, naming
+// the directory: the writer would fail later, on a hidden temporary file in
+// it.
+func outputDirsExist(out, review string) error {
+	for _, p := range []struct{ flag, path string }{{"--out", out}, {"--review", review}} {
+		if p.path == "" || p.path == "-" {
+			continue
+		}
+		if dir := filepath.Dir(p.path); !isDir(dir) {
+			return usageErrorf("%s %s: the directory %s does not exist", p.flag, p.path, dir)
+		}
+	}
+	return nil
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
 func sameFile(a, b string) bool {
 	if filepath.Clean(a) == filepath.Clean(b) {
 		return true
@@ -436,11 +471,12 @@ func openOutputs(src readers.Reader, outPath, reviewPath string, opts writers.Op
 }
 
 // inputError sorts a problem found opening or inspecting the input: a
-// column mapping that does not fit the header is a usage error (exit 2: the
-// flags must change), anything else about the file is fatal (exit 1).
+// column mapping that does not fit the header, a --sheet the workbook does
+// not have, an extension that cannot be read are usage errors (exit 2: the
+// command must change), anything else about the file is fatal (exit 1).
 func inputError(err error) error {
 	var me *readers.MappingError
-	if errors.As(err, &me) {
+	if errors.As(err, &me) || errors.Is(err, readers.ErrNoSheet) || errors.Is(err, readers.ErrUnsupportedFormat) {
 		return withCode(exitUsage, err)
 	}
 	return withCode(exitFatal, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/addrclean/addrclean/gazetteer"
 	sampledata "github.com/addrclean/addrclean/sample_data"
 	"github.com/addrclean/addrclean/service"
+	"github.com/xuri/excelize/v2"
 )
 
 const testKey = "pub_0d5e2c1f-test-key-never-printed"
@@ -338,6 +339,19 @@ func TestRunUsageErrors(t *testing.T) {
 	if err := os.WriteFile(in, []byte("Address 1,Town,Country\n1 Main St,Cork,IE\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	xls := filepath.Join(dir, "old.xls")
+	if err := os.WriteFile(xls, []byte("not read"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	book := filepath.Join(dir, "book.xlsx")
+	f := excelize.NewFile()
+	if err := f.SetSheetRow("Sheet1", "A1", &[]any{"Address", "Country"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SaveAs(book); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
 	tests := []struct {
 		name string
 		args []string
@@ -353,6 +367,12 @@ func TestRunUsageErrors(t *testing.T) {
 		{"bad workers", []string{"run", "--workers", "0", in}, "--workers"},
 		{"missing column", []string{"run", "--city-col", "Nope", in}, "Nope"},
 		{"stdin without outputs", []string{"run", "-"}, "pass -o"},
+		{"xls input: the input is named, not the output", []string{"run", xls}, ".xls (Excel 97-2003) cannot be read; save it as .xlsx or CSV"},
+		{"missing input", []string{"run", filepath.Join(dir, "nope.csv")}, "nope.csv: no such file"},
+		{"unknown sheet", []string{"run", "--sheet", "Nope", book}, `no sheet named`},
+		{"missing output directory", []string{"run", "-o", filepath.Join(dir, "nodir", "out.csv"), in}, "the directory " + filepath.Join(dir, "nodir") + " does not exist"},
+		{"missing review directory", []string{"run", "--review", filepath.Join(dir, "nodir", "r.csv"), in}, "the directory " + filepath.Join(dir, "nodir") + " does not exist"},
+		{"negative header row", []string{"run", "--header-row", "-1", in}, "--header-row -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

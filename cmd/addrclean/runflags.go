@@ -11,6 +11,8 @@ import (
 // runOptions are the flags of 'addrclean run'.
 type runOptions struct {
 	input, out, review, sheet       string
+	headerRow                       int
+	prefix                          string
 	lineCols                        string
 	lineCol                         listFlag
 	cityCol, regionCol, postcodeCol string
@@ -82,6 +84,8 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.out, "o", "", "shorthand for --out")
 	fs.StringVar(&o.review, "review", "", "review output `PATH` (default <input-stem>.review.<ext> beside the input)")
 	fs.StringVar(&o.sheet, "sheet", "", "XLSX sheet `NAME` (default: the first)")
+	fs.IntVar(&o.headerRow, "header-row", 0, "row `N` (1-based) holding the header; rows above it are skipped\n(default: the first row with text; in a workbook, title rows above the header are passed over)")
+	fs.StringVar(&o.prefix, "prefix", "", "with columns for several addresses (Billing Street, Shipping Street...), use those starting with `PREFIX`\n(default: Billing, Mailing... before Shipping)")
 	fs.StringVar(&o.lineCols, "line-cols", "", "comma-separated `COLUMNS` sent as addressLine, in order")
 	fs.Var(&o.lineCol, "line-col", "one `COLUMN` sent as addressLine (repeatable, for names containing a comma)")
 	fs.StringVar(&o.cityCol, "city-col", "", "city `COLUMN`")
