@@ -94,11 +94,12 @@ func TestEndToEndSample(t *testing.T) {
 		{name: "untidy", key: testKey, lines: untidy, country: "Ireland",
 			actions: []api.Action{api.ActionAccept, api.ActionSuggest}, id: dun.ID,
 			check: func(t *testing.T, v api.VerifyResponse) {
-				// "Dún" gains a fada: the first word, counted in characters.
+				// "Dún" gains a fada: a change of form, which leaves the
+				// town Unchanged and so unmarked.
 				for i, l := range v.Address.Label {
 					if l == "Dún Laoghaire" {
-						if h := v.Address.Highlights[i]; len(h) != 2 || h[0] != 0 || h[1] != 3 {
-							t.Errorf("highlight of %q = %v, want [0 3]", l, h)
+						if h := v.Address.Highlights[i]; len(h) != 0 || v.Information.Details.City != "Unchanged" {
+							t.Errorf("highlight of %q = %v with city %s, want none and Unchanged", l, h, v.Information.Details.City)
 						}
 						return
 					}
@@ -189,8 +190,10 @@ func TestEndToEndFlatNotInReference(t *testing.T) {
 		if v.Action != api.ActionSuggest || v.Address.ID != r.ID || v.Information.Details.SubBuildingNumber != "Ignored" {
 			t.Errorf("%q: action %s id %q subBuildingNumber %q", lines, v.Action, v.Address.ID, v.Information.Details.SubBuildingNumber)
 		}
-		if len(v.Address.Highlights) == 0 || len(v.Address.Highlights[0]) != 2 {
-			t.Errorf("%q: highlights %v", lines, v.Address.Highlights)
+		// The flat is gone from the label: the lines are amended, but
+		// there is nothing left to mark, and the unchanged street is not.
+		if !v.Information.AddressLinesAmended || len(v.Address.Highlights) == 0 || len(v.Address.Highlights[0]) != 0 {
+			t.Errorf("%q: addressLinesAmended %v, highlights %v", lines, v.Information.AddressLinesAmended, v.Address.Highlights)
 		}
 	}
 }
@@ -218,5 +221,68 @@ func TestEndToEndContactLine(t *testing.T) {
 	v := decodeVerify(t, do(s, http.MethodGet, "/3.0/verify?"+q.Encode(), "", nil))
 	if v.Action != api.ActionSuggest || v.Address.ID != r.ID || v.Form.Message != msgCorrectedUnused {
 		t.Errorf("note line: action %s id %q message %+v", v.Action, v.Address.ID, v.Form.Message)
+	}
+}
+
+// checkHighlightsMatchFlags fails when a label line is highlighted but the
+// amended flag of what it shows is false, or when an amended element is
+// not highlighted. The label is the address lines, then the city, region
+// and postcode that are not empty.
+func checkHighlightsMatchFlags(t *testing.T, name string, v api.VerifyResponse) {
+	t.Helper()
+	a, info := v.Address, v.Information
+	if len(a.Highlights) != len(a.Label) {
+		t.Fatalf("%s: %d highlights for %d label lines", name, len(a.Highlights), len(a.Label))
+	}
+	i := len(a.Lines)
+	for n := 0; n < i; n++ {
+		if len(a.Highlights[n]) > 0 && !info.AddressLinesAmended {
+			t.Errorf("%s: line %q highlighted %v, but addressLinesAmended is false", name, a.Label[n], a.Highlights[n])
+		}
+	}
+	for _, el := range []struct {
+		name    string
+		v       *api.Value
+		amended bool
+	}{{"city", a.City, info.CityAmended}, {"region", a.Region, info.RegionAmended}, {"postcode", a.Postcode, info.PostcodeAmended}} {
+		if el.v == nil || el.v.Value == "" {
+			continue
+		}
+		if marked := len(a.Highlights[i]) > 0; marked != el.amended {
+			t.Errorf("%s: %s %q highlighted %v, but %sAmended is %v", name, el.name, a.Label[i], a.Highlights[i], el.name, el.amended)
+		}
+		i++
+	}
+}
+
+// TestHighlightsFollowAmendedFlags: the two answers of issue 14, where a
+// highlight marked unchanged text.
+func TestHighlightsFollowAmendedFlags(t *testing.T) {
+	s := newTestService(t, sampleIndex(t), []Integration{NewIntegration(testKey)})
+	tok := token(t, s, testKey)
+	for _, tt := range []struct {
+		name   string
+		lines  []string
+		kv     []string
+		street string // the label line that must not be highlighted
+	}{
+		{"flat dropped", []string{"Flat 10", "Orchard Avenue"}, []string{"country", "GB", "city", "York"}, "Orchard Avenue"},
+		{"abbreviations spelled out", []string{"apt 7 abbey crt, 16 emmet pk"}, []string{"country", "IE"}, "Abbey Court"},
+	} {
+		q := query(tt.lines, append(tt.kv, "token", tok)...)
+		v := decodeVerify(t, do(s, http.MethodGet, "/3.0/verify?"+q.Encode(), "", nil))
+		checkHighlightsMatchFlags(t, tt.name, v)
+		found := false
+		for i, l := range v.Address.Label {
+			if l == tt.street {
+				found = true
+				if len(v.Address.Highlights[i]) != 0 {
+					t.Errorf("%s: %q highlighted %v; details %+v", tt.name, l, v.Address.Highlights[i], v.Information.Details)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no %q in the label %q", tt.name, tt.street, v.Address.Label)
+		}
 	}
 }

@@ -53,7 +53,7 @@ func ExampleNew() {
 	_ = json.NewDecoder(resp.Body).Decode(&v)
 	resp.Body.Close()
 	fmt.Println(v.Action, v.Information.MatchLevel, v.Form.Message.ID, v.Address.Label, v.Address.Highlights)
-	// Output: Confirm Locality 1201 [Dún Laoghaire Dublin] [[0 3] [0 6]]
+	// Output: Confirm Locality 1201 [Dún Laoghaire Dublin] [[] [0 6]]
 }
 
 func ExampleStartLocal() {

@@ -562,8 +562,10 @@ func TestAddressHighlights(t *testing.T) {
 		lines []string
 		want  [][]int
 	}{
-		// The postcode was added (whole line); "st" became "Street", "co" "Co.".
-		{"tidied", []string{"1 main st", "Dún Laoghaire", "co dublin"}, [][]int{{7, 6}, {}, {0, 3}, {0, 8}}},
+		// The postcode was added (whole line); "st" became "Street" in
+		// amended lines; "co" became "Co." in a region Unchanged, which is
+		// not marked.
+		{"tidied", []string{"1 main st", "Dún Laoghaire", "co dublin"}, [][]int{{7, 6}, {}, {}, {0, 8}}},
 		{"unchanged", []string{"1 Main Street", "Dún Laoghaire", "Co. Dublin", "A96 X2Y3"}, [][]int{{}, {}, {}, {}}},
 	}
 	for _, tc := range tests {

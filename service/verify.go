@@ -335,6 +335,7 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 	if verdict != gazetteer.VerdictAccept && verdict != gazetteer.VerdictSuggest {
 		verdict = gazetteer.VerdictConfirm
 	}
+	assessElements(req, m)
 	// Status and message speak of any change, cosmetic ones included; the
 	// amended flags (like details) only of changes in substance.
 	amended := m.Tidied || m.AddressLinesAmended || m.CityAmended || m.RegionAmended || m.PostcodeAmended
@@ -464,6 +465,38 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 	return resp
 }
 
+// assessElements fills in the details and amended flags of a city, region
+// or postcode that the match returns but did not assess (details None, as
+// street and locality matches leave them): Added when the input does not
+// hold its text, Unchanged when it does. The highlights follow the details,
+// so without this a county the answer adds would be neither flagged nor
+// marked.
+func assessElements(req *request, m *gazetteer.Match) {
+	d := &m.Details
+	unassessed := func(c gazetteer.Change) bool { return c == gazetteer.ChangeNone || c == "" }
+	if !unassessed(d.City) && !unassessed(d.Region) && !unassessed(d.Postcode) {
+		return
+	}
+	var parts [][]rune
+	for _, p := range appendNonEmpty(inputParts(req.lines), req.city, req.region) {
+		parts = append(parts, []rune(p))
+	}
+	for _, el := range [...]struct {
+		v       string
+		c       *gazetteer.Change
+		amended *bool
+	}{{m.City, &d.City, &m.CityAmended}, {m.Region, &d.Region, &m.RegionAmended}, {m.Postcode, &d.Postcode, &m.PostcodeAmended}} {
+		if !unassessed(*el.c) || el.v == "" {
+			continue
+		}
+		if h := highlightLine([]rune(el.v), parts, false); h.set && h.start == 0 && h.n == utf8.RuneCountInString(el.v) {
+			*el.c, *el.amended = gazetteer.ChangeAdded, true
+		} else {
+			*el.c = gazetteer.ChangeUnchanged
+		}
+	}
+}
+
 // answerHighlights highlights the label: the address lines against the
 // input split into parts, and the city, region and postcode lines each
 // against the value the input gave for that element, so that a corrected
@@ -491,25 +524,18 @@ func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines i
 			out[i] = spans[2*i : 2*i : 2*i]
 		}
 	}
+	// Highlights and the amended flags tell one story: a line is marked
+	// only when the address lines are amended, an element only when it was
+	// changed or added. A cosmetic change (an abbreviation spelled out)
+	// amends nothing and is not marked; a removal (a flat the address
+	// lacks) amends the lines but leaves nothing in the label to mark.
 	for i := 0; i < nLines; i++ {
+		if !m.AddressLinesAmended {
+			put(i, span{})
+			continue
+		}
 		sc.line = appendRunes(sc.line[:0], label[i])
 		put(i, highlightLine(sc.line, in, true))
-	}
-	if m.Details.SubBuildingNumber == gazetteer.ChangeIgnored && nLines > 0 {
-		// A flat or unit given that the address lacks was left out; when
-		// no line shows a change, point at the first word of the first
-		// line, where the flat would have been.
-		shown := false
-		for i := 0; i < nLines; i++ {
-			shown = shown || len(out[i]) > 0
-		}
-		if !shown && label[0] != "" {
-			first := label[0]
-			if f := strings.IndexFunc(first, isSep); f > 0 {
-				first = first[:f]
-			}
-			put(0, span{0, utf8.RuneCountInString(first), true})
-		}
 	}
 	i := nLines
 	for _, el := range [...]struct {
@@ -519,7 +545,11 @@ func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines i
 		if el.v == "" {
 			continue
 		}
-		put(i, highlightElement(el.v, el.own, el.c, in))
+		if el.c == gazetteer.ChangeChanged || el.c == gazetteer.ChangeAdded {
+			put(i, highlightElement(el.v, el.own, el.c, in))
+		} else {
+			put(i, span{})
+		}
 		i++
 	}
 	return out

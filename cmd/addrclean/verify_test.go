@@ -19,7 +19,7 @@ func TestVerify(t *testing.T) {
 		wantErr  string
 	}{
 		{"human", []string{"--country", "Ireland", "1 victoria pl", "swords", "co. dublin"}, exitOK,
-			[]string{"Accept", "matched:  1 Victoria [Place], Swords", "id:       IE"}, ""},
+			[]string{"Accept", "matched:  1 Victoria Place, Swords, Dublin, [K67 2TD5]", "id:       IE"}, ""},
 		{"no country", []string{"1 victoria pl"}, exitUsage, nil, "--country"},
 		{"no line", []string{"--country", "IE"}, exitUsage, nil, "at least one address LINE"},
 		{"key as flag", []string{"--country", "IE", "--api-key", "pub_x", "x"}, exitUsage, nil, "--api-key is refused"},
