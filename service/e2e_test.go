@@ -286,3 +286,51 @@ func TestHighlightsFollowAmendedFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestCoordinatesRoundedToReference: a street centroid is a mean of the
+// reference's points and showed floating-point noise (53.94568500000002).
+func TestCoordinatesRoundedToReference(t *testing.T) {
+	s := newTestService(t, sampleIndex(t), []Integration{NewIntegration(testKey)})
+	tok := token(t, s, testKey)
+	q := query([]string{"Flat 10", "Orchard Avenue"}, "country", "GB", "city", "York", "token", tok)
+	v := decodeVerify(t, do(s, http.MethodGet, "/3.0/verify?"+q.Encode(), "", nil))
+	if v.Data.Location == nil {
+		t.Fatalf("no location in %+v", v.Data)
+	}
+	for _, f := range []float64{v.Data.Location.Latitude, v.Data.Location.Longitude} {
+		if d := decimals(f); d > 6 {
+			t.Errorf("coordinate %v has %d decimals; the sample reference has 6", f, d)
+		}
+	}
+}
+
+type recordsMatcher struct {
+	fakeMatcher
+	recs []gazetteer.Record
+}
+
+func (m *recordsMatcher) Records(yield func(*gazetteer.Record) bool) {
+	for i := range m.recs {
+		if !yield(&m.recs[i]) {
+			return
+		}
+	}
+}
+
+func TestCoordDecimals(t *testing.T) {
+	tests := []struct {
+		name string
+		m    Matcher
+		want int
+	}{
+		{"no records to look at", &fakeMatcher{}, defaultCoordDecimals},
+		{"no locations", &recordsMatcher{recs: []gazetteer.Record{{}}}, defaultCoordDecimals},
+		{"four decimals", &recordsMatcher{recs: []gazetteer.Record{{HasLocation: true, Latitude: 53.1, Longitude: -6.2501}}}, 4},
+		{"capped", &recordsMatcher{recs: []gazetteer.Record{{HasLocation: true, Latitude: 53.123456789012, Longitude: 1}}}, maxCoordDecimals},
+	}
+	for _, tt := range tests {
+		if got := coordDecimals(tt.m); got != tt.want {
+			t.Errorf("%s: coordDecimals = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

@@ -84,6 +84,10 @@ type Service struct {
 
 	byKey map[string]*integration
 	byKID map[[kidLen]byte]*integration
+	// scale rounds coordinates to the reference's decimals: a street
+	// centroid is a mean, and a mean of 53.9456 and 53.94577 is
+	// 53.94568500000002.
+	scale float64
 }
 
 // integration is an Integration with what the service derives from it.
@@ -127,6 +131,7 @@ func New(m Matcher, integrations []Integration, opts ...Option) (*Service, error
 		maxBody: c.maxBody, baseURL: trimSlash(c.baseURL),
 		byKey: make(map[string]*integration, len(integrations)),
 		byKID: make(map[[kidLen]byte]*integration, len(integrations)),
+		scale: math.Pow10(coordDecimals(m)),
 	}
 	for i, in := range integrations {
 		if err := checkKey(in.Key); err != nil {
@@ -165,6 +170,54 @@ func New(m Matcher, integrations []Integration, opts ...Option) (*Service, error
 		s.byKID[it.kid] = it
 	}
 	return s, nil
+}
+
+// Decimals of coordinates when the matcher cannot tell those of its
+// reference (about 11 cm), and the most a reference is taken to have.
+const (
+	defaultCoordDecimals = 6
+	maxCoordDecimals     = 9
+)
+
+// coordSample is how many reference records coordDecimals looks at: a
+// reference is written by one program, with one precision.
+const coordSample = 10000
+
+// coordDecimals returns the decimals of the reference's coordinates, as
+// written (the shortest form that reads back), when m can list its records.
+func coordDecimals(m Matcher) int {
+	rs, ok := m.(interface {
+		Records(func(*gazetteer.Record) bool)
+	})
+	if !ok {
+		return defaultCoordDecimals
+	}
+	most, seen := -1, 0
+	rs.Records(func(r *gazetteer.Record) bool {
+		if r.HasLocation {
+			most = max(most, decimals(r.Latitude), decimals(r.Longitude))
+			seen++
+		}
+		return seen < coordSample
+	})
+	if most < 0 {
+		return defaultCoordDecimals
+	}
+	return min(most, maxCoordDecimals)
+}
+
+// decimals counts the digits after the point of f's shortest form.
+func decimals(f float64) int {
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		return len(s) - i - 1
+	}
+	return 0
+}
+
+// round rounds a coordinate to the reference's decimals.
+func (s *Service) round(f float64) float64 {
+	return math.Round(f*s.scale) / s.scale
 }
 
 func trimSlash(s string) string {

@@ -457,7 +457,7 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 
 	if it.Location && m.Location != nil {
 		if acc := accuracy(level); acc != "" {
-			members.location = api.Location{Latitude: m.Location.Latitude, Longitude: m.Location.Longitude,
+			members.location = api.Location{Latitude: s.round(m.Location.Latitude), Longitude: s.round(m.Location.Longitude),
 				CRS: "EPSG:4326", Accuracy: acc}
 			resp.Data.Location = &members.location
 		}
