@@ -1,18 +1,109 @@
 package main
 
 import (
+	"fmt"
 	"io"
-	"os"
+	"maps"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/term"
 )
 
-// isTerminal reports whether w is a terminal.
+// isTerminal reports whether w is a terminal (an *os.File, or a writer in
+// front of one that tells its descriptor).
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := w.(interface{ Fd() uintptr })
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// barWriter is stderr while a progress bar may be drawn on it: a log line
+// first clears the bar's line, so that it is not printed onto the bar, and
+// the bar is drawn again below it at its next update. Bar updates take the
+// same lock (progress.update), so neither cuts into the other.
+type barWriter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	clear func() // clears the bar's line; nil while no bar shows
+}
+
+func (b *barWriter) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.clear != nil {
+		b.clear()
+	}
+	return b.w.Write(p)
+}
+
+// Fd lets isTerminal see the terminal behind the writer.
+func (b *barWriter) Fd() uintptr {
+	if f, ok := b.w.(interface{ Fd() uintptr }); ok {
+		return f.Fd()
+	}
+	return ^uintptr(0)
+}
+
+// repeatLimit is how many warnings with one message are shown; the rest
+// are counted and reported once at the end (a file of blank rows would
+// otherwise print one line per row).
+const repeatLimit = 5
+
+// maxRepeatKeys bounds the messages counted: they are the program's own
+// constant texts, a few dozen at most.
+const maxRepeatKeys = 256
+
+// repeatGuard is a zerolog hook that lets the first repeatLimit warnings
+// of each message through and counts the rest.
+type repeatGuard struct {
+	mu     sync.Mutex
+	seen   map[string]int
+	closed bool
+}
+
+func newRepeatGuard() *repeatGuard { return &repeatGuard{seen: make(map[string]int)} }
+
+// Run implements zerolog.Hook.
+func (g *repeatGuard) Run(e *zerolog.Event, level zerolog.Level, msg string) {
+	if level != zerolog.WarnLevel {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return
+	}
+	n, ok := g.seen[msg]
+	if !ok && len(g.seen) >= maxRepeatKeys {
+		return
+	}
+	n++
+	g.seen[msg] = n
+	switch {
+	case n == repeatLimit:
+		e.Bool("more_alike_counted", true)
+	case n > repeatLimit:
+		e.Discard()
+	}
+}
+
+// report logs, once, how many warnings of each message were not shown.
+func (g *repeatGuard) report(log zerolog.Logger) {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return
+	}
+	g.closed = true
+	seen := maps.Clone(g.seen)
+	g.mu.Unlock()
+	for _, msg := range slices.Sorted(maps.Keys(seen)) {
+		if n := seen[msg] - repeatLimit; n > 0 {
+			log.Warn().Int("not_shown", n).Int("total", seen[msg]).Msg(fmt.Sprintf("%s: %d more like this not shown", msg, n))
+		}
+	}
 }
 
 // newLogger builds the one logger of the process: console format on a

@@ -25,6 +25,8 @@ type progress struct {
 	src   readers.Reader
 	log   zerolog.Logger
 	bytes bool
+	// out is stderr as the logger writes it, when the bar is drawn there.
+	out *barWriter
 
 	// Without a bar, a ticker logs the latest snapshot, so that a run whose
 	// first rows are stuck (a slow or failing service) still says where it is.
@@ -37,6 +39,10 @@ type progress struct {
 
 func newProgress(w io.Writer, src readers.Reader, log zerolog.Logger, disabled bool) *progress {
 	p := &progress{src: src, log: log, start: time.Now()}
+	if bw, ok := w.(*barWriter); ok {
+		p.out = bw
+		w = bw.w
+	}
 	if disabled || !isTerminal(w) {
 		p.stop, p.done = make(chan struct{}), make(chan struct{})
 		go p.logEvery(progressLogEvery)
@@ -62,6 +68,11 @@ func newProgress(w io.Writer, src readers.Reader, log zerolog.Logger, disabled b
 		opts = append(opts, progressbar.OptionSetItsString("rows"), progressbar.OptionShowIts(), progressbar.OptionShowCount())
 	}
 	p.bar = progressbar.NewOptions64(total, opts...)
+	if p.out != nil {
+		p.out.mu.Lock()
+		p.out.clear = func() { _ = p.bar.Clear() }
+		p.out.mu.Unlock()
+	}
 	return p
 }
 
@@ -78,9 +89,12 @@ func (p *progress) logEvery(d time.Duration) {
 			s := p.last
 			p.mu.Unlock()
 			s.Elapsed = time.Since(p.start)
+			// Rates are numbers, named as in the summary: rate_limit 0 is
+			// unlimited.
 			p.log.Info().Int64("rows", s.RowsDone).Float64("rows_per_s", rowsPerSecond(s)).
 				Interface("actions", s.Actions).Int64("calls", s.CallsMade).Int64("calls_saved", s.CallsSaved).
-				Int64("retries", s.Retries).Int64("rate_limited", s.RateLimited).Str("rate", rateString(s.RateLimit)).
+				Int64("retries", s.Retries).Int64("rate_limited", s.RateLimited).
+				Float64("effective_rate", s.CallsPerSecond).Float64("rate_limit", s.RateLimit).
 				Msg("progress")
 		}
 	}
@@ -93,18 +107,41 @@ func (p *progress) update(s pipeline.Progress) {
 		p.mu.Unlock()
 		return
 	}
+	if p.out != nil {
+		p.out.mu.Lock()
+		defer p.out.mu.Unlock()
+	}
 	p.bar.Describe(fmt.Sprintf("%d rows %.0f/s rate %s A%d S%d C%d R%d E%d", s.RowsDone, rowsPerSecond(s), rateString(s.RateLimit),
 		s.Actions.Accept, s.Actions.Suggest, s.Actions.Confirm, s.Actions.Reject, s.Actions.Error))
 	if p.bytes {
 		done, _ := p.src.(readers.ProgressReporter).Progress()
-		_ = p.bar.Set64(done)
+		_ = p.bar.Set64(writtenBytes(done, s))
 	} else {
 		_ = p.bar.Set64(s.RowsDone)
 	}
 }
 
+// writtenBytes estimates how far into the input the rows written reach:
+// the reader is ahead of the writer by the rows in flight (and its read
+// buffer), and a bar following it would show a percent and ETA of rows
+// read, not done.
+func writtenBytes(read int64, s pipeline.Progress) int64 {
+	if s.RowsRead <= 0 || s.RowsDone >= s.RowsRead {
+		if s.RowsDone == 0 {
+			return 0
+		}
+		return read
+	}
+	return int64(float64(read) * float64(s.RowsDone) / float64(s.RowsRead))
+}
+
 func (p *progress) finish() {
 	if p.bar != nil {
+		if p.out != nil {
+			p.out.mu.Lock()
+			p.out.clear = nil
+			defer p.out.mu.Unlock()
+		}
 		_ = p.bar.Finish()
 		return
 	}

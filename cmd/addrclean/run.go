@@ -69,10 +69,15 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	default:
 		return usageErrorf("--journal %q: want auto, on or off", o.journal)
 	}
-	log, err := newLogger(s.err, o.logFormat, o.logLevel)
+	// Log lines and the progress bar share stderr: barWriter keeps them
+	// off each other's line.
+	errw := &barWriter{w: s.err}
+	log, err := newLogger(errw, o.logFormat, o.logLevel)
 	if err != nil {
 		return err
 	}
+	repeats := newRepeatGuard()
+	log = log.Hook(repeats)
 	if o.logFormat == "json" || (o.logFormat == "auto" && !isTerminal(s.err)) {
 		// Every stderr line must stay one JSON object: the final error too,
 		// which main would otherwise print as text.
@@ -84,6 +89,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 			}
 		}()
 	}
+	defer repeats.report(log)
 	delim, err := parseDelimiter(o.delimiter)
 	if err != nil {
 		return usageErrorf("%w", err)
@@ -231,7 +237,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		retries = -1 // the pipeline reads 0 as "the default"
 	}
 
-	prog := newProgress(s.err, src, log, o.noProgress)
+	prog := newProgress(errw, src, log, o.noProgress)
 	pcfg := pipeline.Config{
 		Source: src, Limit: int64(o.limit), Mapper: mapper, Verifier: conn.client, Limiter: limiter,
 		Outputs: outs, Workers: o.workers, Retries: retries, Timeout: o.timeout, MaxWait: o.maxWait,
@@ -243,6 +249,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	}
 	stats, runErr := pipeline.Run(ctx, pcfg)
 	prog.finish()
+	repeats.report(log) // before the summary, which is the last word
 	if jnl != nil && jnl.Changed() > 0 {
 		log.Warn().Int64("rows", jnl.Changed()).Msg("the journal held other addresses for some rows; they were verified again")
 	}
