@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -83,4 +85,75 @@ func parseDelimiter(s string) (rune, error) {
 		return 0, fmt.Errorf("--delimiter %q: want one character, or tab, comma, semicolon, pipe", s)
 	}
 	return r[0], nil
+}
+
+// parseFlags parses args with fs (interspersed: flags may follow positional
+// arguments). --help prints usage and the flags to out, once, and returns
+// flag.ErrHelp. A bad flag is reported on fs's output in a few lines: the
+// flag package's message, the closest flag name ("did you mean
+// --country?") and where the flags are listed, not the whole usage.
+func parseFlags(fs *flag.FlagSet, args []string, usage string, out io.Writer, interspersed bool) ([]string, error) {
+	fs.Usage = func() {} // the flag package calls it on every error
+	var pos []string
+	var err error
+	if interspersed {
+		pos, err = parseInterspersed(fs, args)
+	} else {
+		err = fs.Parse(args)
+		pos = fs.Args()
+	}
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		errOut := fs.Output()
+		fs.SetOutput(out)
+		fmt.Fprint(out, usage)
+		fs.PrintDefaults()
+		fs.SetOutput(errOut)
+		return nil, err
+	case err != nil:
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			if near := closestFlag(fs, strings.TrimLeft(name, "-")); near != "" {
+				fmt.Fprintf(fs.Output(), "did you mean --%s?\n", near)
+			}
+		}
+		fmt.Fprintf(fs.Output(), "Run 'addrclean %s --help' for the flags.\n", fs.Name())
+		return nil, err
+	}
+	return pos, nil
+}
+
+// closestFlag returns the flag of fs nearest to name by edit distance, or
+// "" when none is near enough to be what was meant.
+func closestFlag(fs *flag.FlagSet, name string) string {
+	best, bestD := "", len(name)/2+2
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); d < bestD || d == bestD && best != "" && f.Name < best {
+			best, bestD = f.Name, d
+		}
+	})
+	if bestD > max(1, len(name)/3) && !strings.HasPrefix(best, name) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b (flag names: short).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -21,16 +21,16 @@ import (
 func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	var o runOptions
 	fs := newRunFlags(&o, s.err)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseFlags(fs, args, runUsage, s.out, true)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
 	if err != nil {
-		return withCode(exitUsage, nil) // the flag package has printed the problem
+		return withCode(exitUsage, nil) // parseFlags has printed the problem
 	}
 	if len(pos) != 1 {
-		fs.Usage()
-		return usageErrorf("run takes exactly one INPUT, got %d", len(pos))
+		// The error and where help is, not pages of usage above it.
+		return usageErrorf("run takes exactly one INPUT, got %d (run 'addrclean run --help' for the flags and examples)", len(pos))
 	}
 	o.input = pos[0]
 	if err := o.setupTables(); err != nil { // before anything can print a DBURL

@@ -68,7 +68,16 @@ than half of the last 200), the run stops with "service unavailable: resume with
 
 Exit codes: 0 every row verified; 1 fatal error (including service unavailable and
 --max-errors passed); 2 usage error; 3 finished but some rows are Error; 130
-interrupted (resumable).
+interrupted (resumable with --resume when a journal was kept).
+
+Examples:
+  addrclean run customers.csv                    # embedded service; writes customers.cleaned.csv
+                                                 # and customers.review.csv beside it
+  addrclean run --dry-run export.xlsx            # check the mapping and the first rows; no calls
+  addrclean run --country IE --line-cols "Street,Area" -o out.xlsx export.csv
+  addrclean run --sheet Customers --header-row 3 --prefix Shipping crm.xlsx
+  ADDRCLEAN_BASE_URL=https://api.example.com ADDRCLEAN_API_KEY=... \
+    addrclean run --resume --cache ~/.addrclean.cache nightly.csv
 
 Flags:
 `

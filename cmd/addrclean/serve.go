@@ -63,17 +63,11 @@ func newServeFlags(o *serveOptions, stderr io.Writer) *flag.FlagSet {
 func cmdServe(ctx context.Context, args []string, s streams) error {
 	var o serveOptions
 	fs := newServeFlags(&o, s.err)
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseFlags(fs, args, serveUsage, s.out, false); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(s.out)
-			fs.Usage = func() {
-				fmt.Fprint(s.out, serveUsage)
-				fs.PrintDefaults()
-			}
-			fs.Usage()
 			return nil
 		}
-		return withCode(exitUsage, nil) // the flag package has reported it
+		return withCode(exitUsage, nil) // parseFlags has reported it
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("serve takes no arguments, got %q", fs.Arg(0))

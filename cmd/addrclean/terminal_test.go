@@ -112,3 +112,54 @@ func TestProgressEventRatesAreNumbers(t *testing.T) {
 		t.Errorf("rate_limit, effective_rate = %v, %v; want numbers 20, 12.5: %s", m["rate_limit"], m["effective_rate"], line)
 	}
 }
+
+func TestHelpAndBadFlags(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		stdout    []string // substrings
+		stderr    []string
+		maxStderr int // bytes; 0 = no bound
+		onceOut   string
+	}{
+		{name: "run --help has examples", args: []string{"run", "--help"}, code: exitOK,
+			stdout: []string{"Examples:", "addrclean run --dry-run", "--header-row"}, onceOut: "Usage: addrclean run"},
+		{name: "unknown flag: did you mean", args: []string{"run", "--countr", "IE", "x.csv"}, code: exitUsage,
+			stderr: []string{"-countr", "did you mean --country?", "addrclean run --help"}, maxStderr: 200},
+		{name: "a far-off flag gets no guess", args: []string{"run", "--xyzzy", "x.csv"}, code: exitUsage,
+			stderr: []string{"-xyzzy", "addrclean run --help"}, maxStderr: 200},
+		{name: "no INPUT: the error, not the usage", args: []string{"run"}, code: exitUsage,
+			stderr: []string{"exactly one INPUT", "--help"}, maxStderr: 200},
+		{name: "serve --help once", args: []string{"serve", "--help"}, code: exitOK, onceOut: "Usage: addrclean serve"},
+		{name: "serve unknown flag", args: []string{"serve", "--listn", ":0"}, code: exitUsage,
+			stderr: []string{"did you mean --listen?"}, maxStderr: 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := runMain(t.Context(), tt.args, streams{in: strings.NewReader(""), out: &out, err: &errb})
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr %s", code, tt.code, &errb)
+			}
+			for _, w := range tt.stdout {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("stdout lacks %q", w)
+				}
+			}
+			for _, w := range tt.stderr {
+				if !strings.Contains(errb.String(), w) {
+					t.Errorf("stderr %q lacks %q", &errb, w)
+				}
+			}
+			if tt.maxStderr > 0 && errb.Len() > tt.maxStderr {
+				t.Errorf("stderr is %d bytes, want at most %d:\n%s", errb.Len(), tt.maxStderr, &errb)
+			}
+			if tt.onceOut != "" {
+				if n := strings.Count(out.String()+errb.String(), tt.onceOut); n != 1 {
+					t.Errorf("%q printed %d times", tt.onceOut, n)
+				}
+			}
+		})
+	}
+}
