@@ -326,6 +326,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		resume = "; run the same command with --resume to continue"
 	}
 	switch {
+	case interrupted && !resumable:
+		return withCode(exitInterrupted, fmt.Errorf("interrupted after %d rows; the outputs hold rows 1 to %d. %s",
+			stats.RowsWritten, stats.RowsWritten, noJournalHint(&o, conn.embedded)))
 	case interrupted:
 		return withCode(exitInterrupted, fmt.Errorf("interrupted after %d rows; the outputs hold rows 1 to %d%s", stats.RowsWritten, stats.RowsWritten, resume))
 	case unavailable && resumable:
@@ -344,6 +347,19 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		return withCode(exitRowErrors, nil)
 	}
 	return nil
+}
+
+// noJournalHint says how to go on after an interrupted run that kept no
+// journal: --resume would start from the first row again.
+func noJournalHint(o *runOptions, embedded bool) string {
+	switch {
+	case o.journal == "off":
+		return "No journal was kept (--journal off): run the command again to start from the first row"
+	case embedded:
+		return "No journal is kept against the embedded service (its calls cost nothing): run the command again " +
+			"to start from the first row, or pass --journal on to make the run resumable with --resume"
+	}
+	return "No journal was kept: run the command again to start from the first row"
 }
 
 // validate checks flag values that need no I/O.

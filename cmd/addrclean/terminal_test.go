@@ -2,8 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,5 +166,48 @@ func TestHelpAndBadFlags(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An interrupted run that kept no journal said nothing true about going
+// on; against the embedded service none is kept unless asked for.
+func TestInterruptedWithoutJournalSaysSo(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var calls atomic.Int64
+	srv := newTestService(t, 0, nil, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/verify") && calls.Add(1) == 3 {
+				cancel() // as Ctrl-C would
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key")
+	if err := os.WriteFile(keyFile, []byte(testKey), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := runMain(ctx, []string{"run", "--log-format", "console", "--no-progress", "--workers", "1", "--journal", "off",
+		"--base-url", srv.URL, "--api-key-file", keyFile, "-o", filepath.Join(dir, "o.csv"), "--review", filepath.Join(dir, "r.csv"),
+		sampleCSV(t)}, streams{in: strings.NewReader(""), out: &out, err: &errb})
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, want %d: %s", code, exitInterrupted, &errb)
+	}
+	if s := errb.String(); strings.Contains(s, "--resume to continue") || !strings.Contains(s, "No journal was kept (--journal off)") {
+		t.Errorf("message does not say that no journal was kept:\n%s", tail(s, 3))
+	}
+	for _, tt := range []struct {
+		journal  string
+		embedded bool
+		want     string
+	}{
+		{"auto", true, "No journal is kept against the embedded service"},
+		{"auto", false, "No journal was kept"},
+	} {
+		if got := noJournalHint(&runOptions{journal: tt.journal}, tt.embedded); !strings.Contains(got, tt.want) {
+			t.Errorf("noJournalHint(%s, embedded %v) = %q, want %q", tt.journal, tt.embedded, got, tt.want)
+		}
 	}
 }
