@@ -126,7 +126,7 @@ func (rep *Report) Print(w io.Writer) error {
 	fmt.Fprintf(&b, "columns:     %d: %s\n", len(rep.Header), quoteList(rep.Header))
 	fmt.Fprintf(&b, "mapping:\n%s", rep.Mapping)
 	fmt.Fprintf(&b, "data rows:   %d\n", rep.Rows)
-	fmt.Fprintf(&b, "no address:  %d (not sent; av_error \"no address\")\n", rep.NoAddress)
+	fmt.Fprintf(&b, "no address:  %d (not sent; av_error \"no address\", or \"no address line\" and what the row has)\n", rep.NoAddress)
 	fmt.Fprintf(&b, "no country:  %d (not sent; av_error \"no country\")\n", rep.NoCountry)
 	if rep.LongRows > 0 {
 		fmt.Fprintf(&b, "long rows:   %d with more cells than the header (extra cells kept)\n", rep.LongRows)
