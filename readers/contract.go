@@ -18,6 +18,11 @@ type Row struct {
 	// to the header width when the record is shorter. The slice is owned by
 	// the caller.
 	Cells []string
+	// Types, for a workbook read with Options.CellTypes, tells which cells
+	// are numbers or dates (indexed as Cells; cells past its end, and those
+	// of kind KindText, are text). It is nil for CSV input and for rows
+	// without a number.
+	Types []CellType
 }
 
 // Reader streams the rows of one input. Next returns io.EOF after the last row.

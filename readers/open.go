@@ -27,6 +27,10 @@ type Options struct {
 	// text in a CSV file, and in a workbook the first row that looks like a
 	// header, passing over title rows above it.
 	HeaderRow int
+	// CellTypes asks the XLSX reader for Row.Types, the cells that are
+	// numbers or dates, for an XLSX output that keeps them typed. It reads
+	// the sheet's XML a second time.
+	CellTypes bool
 	// TmpDir is where XLSX worksheets too large for memory are unpacked;
 	// empty means the system temporary directory.
 	TmpDir string

@@ -43,6 +43,9 @@ type XLSXReader struct {
 	closed      bool
 	// pending are the rows read past the header while looking for it.
 	pending []pendingRow
+	// typer reads the cells' types when Options.CellTypes asks for them.
+	typer *cellTyper
+	types []CellType // of the row next returned last
 }
 
 var (
@@ -92,6 +95,16 @@ func openXLSX(ctx context.Context, path string, opts Options) (_ *XLSXReader, er
 		r.lastRow = lastRowOf(ref)
 		r.lastCol = lastColOf(ref)
 	}
+	if opts.CellTypes {
+		if r.typer, err = newCellTyper(ctx, f, path, book.part, lim); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				_ = r.typer.close()
+			}
+		}()
+	}
 	r.rows, err = f.Rows(sheet)
 	if err != nil {
 		return nil, fmt.Errorf("%s: sheet %q: %w", path, sheet, err)
@@ -132,6 +145,7 @@ const maxHeaderScan = 20
 type pendingRow struct {
 	line  int
 	cells []string
+	types []CellType
 }
 
 // findHeader reads up to the header row and returns its cells: sheet row
@@ -176,7 +190,7 @@ func (r *XLSXReader) findHeader(ctx context.Context, want int) ([]string, error)
 			}
 			continue
 		}
-		rows = append(rows, pendingRow{line: r.line, cells: cells})
+		rows = append(rows, pendingRow{line: r.line, cells: cells, types: r.types})
 	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("%s: sheet %q is empty: no header row", r.name, sheet)
@@ -318,8 +332,14 @@ func (r *XLSXReader) next(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: sheet %q row %d: %w", r.name, r.info.Sheet, r.line, err)
 	}
+	r.types = nil
 	for _, c := range cells {
 		if c != "" {
+			if r.typer != nil {
+				if r.types, err = r.typer.types(r.line); err != nil {
+					return nil, fmt.Errorf("%s: sheet %q row %d: %w", r.name, r.info.Sheet, r.line, err)
+				}
+			}
 			return cells, nil
 		}
 	}
@@ -349,18 +369,19 @@ func (r *XLSXReader) SkippedRows() int { return r.skipped }
 func (r *XLSXReader) Next(ctx context.Context) (Row, error) {
 	for {
 		var cells []string
+		var types []CellType
 		var err error
 		line := 0
 		if len(r.pending) > 0 {
 			if err := ctx.Err(); err != nil {
 				return Row{}, err
 			}
-			cells, line = r.pending[0].cells, r.pending[0].line
+			cells, types, line = r.pending[0].cells, r.pending[0].types, r.pending[0].line
 			r.pending[0] = pendingRow{}
 			r.pending = r.pending[1:]
 		} else {
 			cells, err = r.next(ctx)
-			line = r.line
+			types, line = r.types, r.line
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) && r.skipped > 0 && !r.reported {
@@ -383,7 +404,7 @@ func (r *XLSXReader) Next(ctx context.Context) (Row, error) {
 		for len(cells) < width {
 			cells = append(cells, "")
 		}
-		return Row{Num: r.num, Line: line, Cells: cells}, nil
+		return Row{Num: r.num, Line: line, Cells: cells, Types: types}, nil
 	}
 }
 
@@ -395,8 +416,12 @@ func (r *XLSXReader) Close() error {
 	}
 	r.closed = true
 	errRows := r.rows.Close()
+	var errTypes error
+	if r.typer != nil {
+		errTypes = r.typer.close()
+	}
 	errFile := r.f.Close()
-	if err := errors.Join(errRows, errFile); err != nil {
+	if err := errors.Join(errRows, errTypes, errFile); err != nil {
 		return fmt.Errorf("close %s: %w", r.name, err)
 	}
 	return nil

@@ -592,3 +592,82 @@ func TestXLSXHeaderRow(t *testing.T) {
 		})
 	}
 }
+
+// Numbers and dates became text in XLSX outputs: with CellTypes the reader
+// tells which cells are numbers, their stored value and number format.
+func TestXLSXCellTypes(t *testing.T) {
+	path := buildBook(t, t.TempDir())
+	for _, typed := range []bool{false, true} {
+		r, err := Open(context.Background(), path, Options{CellTypes: typed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []Row
+		for {
+			row, err := r.Next(context.Background())
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, row)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !typed {
+			for _, row := range rows {
+				if row.Types != nil {
+					t.Errorf("row %d has types without CellTypes: %v", row.Num, row.Types)
+				}
+			}
+			continue
+		}
+		if len(rows) != 4 {
+			t.Fatalf("%d rows", len(rows))
+		}
+		typ := func(row, col int) CellType {
+			if ts := rows[row].Types; col < len(ts) {
+				return ts[col]
+			}
+			return CellType{}
+		}
+		tests := []struct {
+			row, col int
+			want     CellType
+		}{
+			{0, 0, CellType{}}, // "007" is text
+			{0, 1, CellType{}},
+			{0, 7, CellType{Kind: KindNumber, Value: "353871234567"}},
+			{0, 8, CellType{Kind: KindDate, Value: "45356", CustomFmt: "dd/mm/yyyy"}},
+			{0, 9, CellType{Kind: KindNumber, Value: "2345", CustomFmt: "00000"}},
+			{3, 0, CellType{Kind: KindNumber, Value: "12.5"}},
+		}
+		for _, tt := range tests {
+			if got := typ(tt.row, tt.col); got != tt.want {
+				t.Errorf("row %d col %d (%q): type %+v, want %+v", tt.row+1, tt.col, rows[tt.row].Cells[tt.col], got, tt.want)
+			}
+		}
+		if rows[1].Types != nil {
+			t.Errorf("a row of text has types %v", rows[1].Types)
+		}
+	}
+}
+
+func TestIsDateFormat(t *testing.T) {
+	tests := []struct {
+		id   int
+		code string
+		want bool
+	}{
+		{0, "", false}, {14, "", true}, {22, "", true}, {2, "", false}, {49, "", false},
+		{0, "dd/mm/yyyy", true}, {0, "[h]:mm", true}, {0, "0.00", false}, {0, `0 "days"`, false},
+		{0, "[Red]0.00", false}, {0, `\d0`, false}, {0, "#,##0.00 [$€-1809]", false}, {0, "General", false},
+	}
+	for _, tt := range tests {
+		if got := isDateFormat(tt.id, tt.code); got != tt.want {
+			t.Errorf("isDateFormat(%d, %q) = %v, want %v", tt.id, tt.code, got, tt.want)
+		}
+	}
+}

@@ -84,6 +84,7 @@ const (
 type checkedBook struct {
 	sheets []string // names in workbook order
 	sheet  string   // the sheet to read
+	part   string   // the zip entry of its XML
 	scan   sheetScan
 }
 
@@ -141,7 +142,7 @@ func checkWorkbook(ctx context.Context, name, sheet string, lim xlsxLimits) (*ch
 			return nil, err
 		}
 	}
-	return &checkedBook{sheets: sheets, sheet: picked, scan: scan}, nil
+	return &checkedBook{sheets: sheets, sheet: picked, part: sheetFile.Name, scan: scan}, nil
 }
 
 // pkgChecker reads the parts of a workbook's zip for checkWorkbook.
