@@ -48,8 +48,8 @@ type cellTyper struct {
 	zr     *zip.ReadCloser
 	rc     io.ReadCloser
 	s      *xmlScanner
-	row    int            // the row the scanner is in or has passed
-	cur    []CellType     // the types of row, once it is read
+	row    int        // the row the scanner is in or has passed
+	cur    []CellType // the types of row, once it is read
 	styles map[int]CellType
 	done   bool
 }
