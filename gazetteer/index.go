@@ -24,6 +24,8 @@ type Index struct {
 	vocab   map[string]uint32 // token → id
 	words   []string          // id → token
 	idf     []float32
+	isType  []bool              // id → the word is a street type (streetTypes)
+	isBlock []bool              // id → the word is a block of a building ("blk1")
 	deletes map[string][]uint32 // one-deletion variants → token ids (typo tolerance)
 
 	// postings maps (area, token) to the records having that token in their
@@ -307,7 +309,15 @@ func (w *recWords) split(r *Record, arena []string) []string {
 		words = append(words, t)
 	}
 	w.street = len(words) - start
+	nameFrom := len(words)
 	words = appendTokens(words, r.BuildingName)
+	nameSub := ""
+	if r.SubBuilding == "" && r.BuildingNumber == "" && num == "" {
+		// PAF writes some flats in the building name, "Flat 10 Hurst",
+		// "House 3 Whitefields": the number is the flat's, as if
+		// written in sub_building, and "Flat" is no word of the name.
+		words, nameSub = nameUnit(words, nameFrom)
+	}
 	w.name = len(words) - start - w.street
 	words = appendTokens(words, r.Locality)
 	w.loc = len(words) - start - w.street - w.name
@@ -318,6 +328,9 @@ func (w *recWords) split(r *Record, arena []string) []string {
 	}
 	w.num = num
 	w.sub = subKey(appendTokens(tmp[:0], r.SubBuilding))
+	if nameSub != "" {
+		w.sub = nameSub
+	}
 	w.postcode = ""
 	if r.Postcode != "" {
 		w.postcode = strings.ReplaceAll(r.Postcode, " ", "")
@@ -361,7 +374,7 @@ func (b *builder) add(r *Record, w *recWords) error {
 	}
 	if r.Postcode != "" {
 		if pa := PostcodeArea(r.Postcode); pa != "" {
-			k.pcArea = b.cachedArea('p', pa, "", r.Country)
+			k.pcArea = b.cachedArea('p', pa, "", PostalCountry(r.Country))
 		}
 		ix.byPostcode[w.postcode] = b.appendList(ix.byPostcode[w.postcode], n)
 	}
@@ -414,6 +427,30 @@ func (b *builder) numID(s string) uint32 {
 	return id
 }
 
+// nameUnit takes the one number of a building name (words[from:]) out
+// of its words, with a unit word before it, and returns it as the
+// record's sub-building key; with no number, or several, words stay.
+func nameUnit(words []string, from int) ([]string, string) {
+	at := -1
+	for i := from; i < len(words); i++ {
+		if isNumberToken(words[i]) {
+			if at >= 0 {
+				return words, ""
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		return words, ""
+	}
+	sub := words[at]
+	cut := at
+	if at > from && words[at-1] == "flat" {
+		cut = at - 1
+	}
+	return append(words[:cut], words[at+1:]...), sub
+}
+
 // subKey reduces a sub-building to what identifies it: its numbers ("Flat
 // 2B" → "2b"), or its words when it has none ("Ground Floor").
 func subKey(toks []string) string {
@@ -460,6 +497,12 @@ func (b *builder) finish() *Index {
 			df = 1
 		}
 		ix.idf[i] = float32(math.Log(1 + N/float64(df)))
+	}
+	ix.isType = make([]bool, len(ix.words))
+	ix.isBlock = make([]bool, len(ix.words))
+	for id, w := range ix.words {
+		ix.isType[id] = streetTypes[w]
+		ix.isBlock[id] = len(w) > 3 && strings.HasPrefix(w, "blk")
 	}
 	for id, w := range ix.words {
 		if len(w) < 4 || isNumberToken(w) {

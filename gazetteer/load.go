@@ -327,7 +327,7 @@ func parseRecord(f []string, pos *[numCols]int) (Record, error) {
 			return r, fmt.Errorf("postcode %q is not an Eircode", pc)
 		}
 		r.Postcode = c
-	case r.Country == "GB":
+	case PostalCountry(r.Country) == "GB":
 		c, ok := ParseUKPostcode(pc)
 		if !ok {
 			return r, fmt.Errorf("postcode %q is not a UK postcode", pc)

@@ -25,6 +25,9 @@ const (
 	clearGap   = 0.25
 	// streetScore is the lowest street similarity for a street-level match.
 	streetScore = 0.80
+	// typeCredit is the credit for a street type the input leaves out or
+	// gives wrong.
+	typeCredit = 0.5
 	// maxSeeds bounds the records taken from one posting list; smallSeeds
 	// is how many seeds a second or third word may still add to; topK is how
 	// many candidates are scored in full. Together they bound one Match.
@@ -330,6 +333,9 @@ func (ix *Index) score(pq *query, c *cand) {
 		mainTo = int(k.nName)
 	}
 	mainHit, mainAll := 0, 0
+	// The weights of the record's street types the input does not give.
+	var missingType [4]float64
+	nMissing := 0
 	ktoks := ix.toksOf(k)
 	for i, t := range ktoks {
 		w := float64(ix.idf[t])
@@ -341,6 +347,9 @@ func (ix *Index) score(pq *query, c *cand) {
 			num += w * m
 			if m > 0 {
 				mainHit++
+			} else if ix.isType[t] && nMissing < len(missingType) {
+				missingType[nMissing] = w
+				nMissing++
 			}
 			if m > 0 && m < 1 {
 				typo = true
@@ -359,6 +368,32 @@ func (ix *Index) score(pq *query, c *cand) {
 				num += 0.3 * w * m
 			}
 		}
+	}
+	// Another block of the same hall ("Block 2" for "Block 1") is
+	// another building, as a wrong house number is.
+	wrongBlock := false
+	for i, t := range ktoks {
+		if i >= nMain || !ix.isBlock[t] || mark(t) > 0 {
+			continue
+		}
+		for j, q := range pq.toks {
+			if q.id >= 0 && ix.isBlock[q.id] && (j >= 64 || matchedQ&(1<<j) == 0) {
+				wrongBlock = true
+			}
+		}
+	}
+	// A street type left out, or another one given ("Elm Road" for "Elm
+	// Lane"), is half a word: the name is what people remember. The
+	// street is then Changed, never cosmetic.
+	for _, w := range missingType[:nMissing] {
+		for i, q := range pq.toks {
+			if q.typ && i < 64 && matchedQ&(1<<i) == 0 {
+				matchedQ |= 1 << i
+				break
+			}
+		}
+		num += typeCredit * w
+		typo = true
 	}
 	s := 0.0
 	if den > 0 {
@@ -398,11 +433,30 @@ func (ix *Index) score(pq *query, c *cand) {
 	for _, t := range ix.areas[k.region].toks {
 		mark(t)
 	}
+	// A part that gave a unit ("Unit 4 Lavender Business Park") of which
+	// the record, with no units, explains no word (but a street type) is
+	// another address
+	// the input also names: it is left out of the input's words below,
+	// not held against the record, and still never cosmetic.
+	skipPart := -1
+	if pq.subPart > 0 && k.sub == 0 && int(pq.subPart-1) < 255 {
+		skipPart = pq.subPart - 1
+		for i, q := range pq.toks {
+			if int(q.part) == skipPart && !q.typ && i < 64 && matchedQ&(1<<i) != 0 {
+				skipPart = -1
+				break
+			}
+		}
+	}
 	p := 0.0
 	contra := 0.0
 	if len(pq.toks) > 0 {
 		var pn, pd, kn, kd float64
 		for i, q := range pq.toks {
+			if int(q.part) == skipPart {
+				ev.unmatched = true
+				continue
+			}
 			w := float64(q.idf)
 			pd += w
 			matched := i < 64 && matchedQ&(1<<i) != 0
@@ -416,8 +470,10 @@ func (ix *Index) score(pq *query, c *cand) {
 				}
 			}
 		}
-		p = pn / pd
-		ev.unmatched = pn < pd
+		if pd > 0 {
+			p = pn / pd
+		}
+		ev.unmatched = ev.unmatched || pn < pd
 		if kd > 0 {
 			// Known address words the candidate lacks ("Great" in "Great
 			// St Joseph's Lawns" against "St Joseph's Lawns") speak against
@@ -428,6 +484,9 @@ func (ix *Index) score(pq *query, c *cand) {
 		p = 1
 	}
 	score := ((1-queryWeight)*s + queryWeight*p) * (1 - contraWeight*contra)
+	if wrongBlock {
+		score *= 0.5
+	}
 
 	// House number.
 	switch {
@@ -534,9 +593,35 @@ func (ix *Index) score(pq *query, c *cand) {
 // query's country, as r.Country == pq.country.
 func (ix *Index) sameCountry(k *recKey, n uint32, pq *query) bool {
 	if k.country == 0 {
-		return ix.rec(n).Country == pq.country
+		return PostalCountry(ix.rec(n).Country) == PostalCountry(pq.country)
 	}
-	return k.country == pq.countryKey
+	return k.country == pq.countryKey || ukPost(k.country) && ukPost(pq.countryKey)
+}
+
+// Packed codes of the countries of the UK postcode system.
+const (
+	packedGB = uint16('G')<<8 | 'B'
+	packedJE = uint16('J')<<8 | 'E'
+	packedGG = uint16('G')<<8 | 'G'
+	packedIM = uint16('I')<<8 | 'M'
+)
+
+// ukPost reports whether a packed country code is one of the UK postcode
+// system's.
+func ukPost(c uint16) bool {
+	return c == packedGB || c == packedJE || c == packedGG || c == packedIM
+}
+
+// PostalCountry returns the country whose postcode system an ISO code
+// uses: Jersey, Guernsey and the Isle of Man have their own ISO codes but
+// UK postcodes, and people write their country as "United Kingdom" or
+// "Channel Islands"; they match as one. Other codes are returned as given.
+func PostalCountry(iso string) string {
+	switch iso {
+	case "JE", "GG", "IM":
+		return "GB"
+	}
+	return iso
 }
 
 // extraNumber reports whether the input has a number besides the record's

@@ -390,7 +390,7 @@ func (p *Perturber) apply(in *Input, r *gazetteer.Record, op Op) bool {
 }
 
 // streetType gives another street type or none, where the town has no
-// street the result could name instead.
+// other street of the same name (with any type).
 func (p *Perturber) streetType(in *Input, r *gazetteer.Record, op Op) bool {
 	words := strings.Fields(r.Street)
 	if r.Type == gazetteer.POBox || len(words) < 2 || !slices.Contains(streetTypes, words[len(words)-1]) {
@@ -411,8 +411,10 @@ func (p *Perturber) streetType(in *Input, r *gazetteer.Record, op Op) bool {
 		if o.Street == r.Street {
 			continue
 		}
-		if o.Street == repl || op == OpDropType && strings.HasPrefix(o.Street, base+" ") {
-			return false // the input names, or may name, another street
+		if o.Street == repl || strings.HasPrefix(o.Street, base+" ") {
+			// The input names another street, or is as near to another
+			// street of that name as to this one: no matcher can tell.
+			return false
 		}
 	}
 	for i, l := range in.Lines {
