@@ -299,7 +299,17 @@ func (w *recWords) split(r *Record, arena []string) []string {
 	start := len(arena)
 	words := arena
 	num := ""
-	for _, t := range appendTokens(tmp[:0], r.Street) {
+	// The street the number belongs to identifies the address: the
+	// dependent street when there is one, its street then telling
+	// where it is, as a locality does.
+	street, outer := r.Street, ""
+	if r.DependentStreet != "" {
+		street, outer = r.DependentStreet, r.Street
+	}
+	if street == "" && r.POBox != "" {
+		street = "PO Box " + r.POBox
+	}
+	for _, t := range appendTokens(tmp[:0], street) {
 		if isNumberToken(t) {
 			if num == "" && r.BuildingNumber == "" {
 				num = t
@@ -319,9 +329,12 @@ func (w *recWords) split(r *Record, arena []string) []string {
 		words, nameSub = nameUnit(words, nameFrom)
 	}
 	w.name = len(words) - start - w.street
+	words = appendTokens(words, outer)
+	words = appendTokens(words, r.DoubleDependentLocality)
 	words = appendTokens(words, r.Locality)
 	w.loc = len(words) - start - w.street - w.name
 	words = appendTokens(words, r.Organisation)
+	words = appendTokens(words, r.Department)
 	w.words = words[start:len(words):len(words)]
 	if r.BuildingNumber != "" {
 		num = strings.Join(appendTokens(tmp[:0], r.BuildingNumber), "")
@@ -547,28 +560,33 @@ func (ix *Index) Records(yield func(*Record) bool) {
 }
 
 // Lines returns the address lines of a record as they are printed:
-// organisation, sub-building, building name, number and street, locality.
+// organisation, department, sub-building, building name, PO Box, number
+// and dependent street, (number and) street, double dependent locality,
+// locality: Royal Mail's order.
 func (r *Record) Lines() []string {
 	lines := make([]string, 0, 5)
-	if r.Organisation != "" {
-		lines = append(lines, r.Organisation)
+	for _, l := range [...]string{r.Organisation, r.Department, r.SubBuilding, r.BuildingName} {
+		if l != "" {
+			lines = append(lines, l)
+		}
 	}
-	if r.SubBuilding != "" {
-		lines = append(lines, r.SubBuilding)
+	if r.POBox != "" {
+		lines = append(lines, "PO Box "+r.POBox)
 	}
-	if r.BuildingName != "" {
-		lines = append(lines, r.BuildingName)
+	street := r.Street
+	if r.DependentStreet != "" {
+		if r.BuildingNumber != "" {
+			lines = append(lines, r.BuildingNumber+" "+r.DependentStreet)
+		} else {
+			lines = append(lines, r.DependentStreet)
+		}
+	} else if r.BuildingNumber != "" {
+		street = strings.TrimSpace(r.BuildingNumber + " " + r.Street)
 	}
-	switch {
-	case r.BuildingNumber != "" && r.Street != "":
-		lines = append(lines, r.BuildingNumber+" "+r.Street)
-	case r.Street != "":
-		lines = append(lines, r.Street)
-	case r.BuildingNumber != "":
-		lines = append(lines, r.BuildingNumber)
-	}
-	if r.Locality != "" {
-		lines = append(lines, r.Locality)
+	for _, l := range [...]string{street, r.DoubleDependentLocality, r.Locality} {
+		if l != "" {
+			lines = append(lines, l)
+		}
 	}
 	return lines
 }

@@ -358,3 +358,59 @@ func dlDistance1(a, b string) bool {
 		return a[i:] == b[i+1:]
 	}
 }
+
+// smallWords stay in lower case inside a place name written in mixed
+// case: "Stratford-upon-Avon", "Newcastle upon Tyne", "Bury St Edmunds".
+var smallWords = map[string]bool{
+	"upon": true, "on": true, "in": true, "under": true, "by": true, "the": true, "next": true,
+	"le": true, "la": true, "de": true, "en": true, "and": true, "of": true, "na": true,
+}
+
+// DisplayCase returns a name written all in capitals ("NEWCASTLE UPON
+// TYNE", as PAF writes post towns) in mixed case ("Newcastle upon
+// Tyne"); a name with any lower-case letter is returned as it is.
+func DisplayCase(s string) string {
+	hasUpper := false
+	for _, r := range s {
+		if unicode.IsLower(r) {
+			return s
+		}
+		hasUpper = hasUpper || unicode.IsUpper(r)
+	}
+	if !hasUpper {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	word := 0 // words seen, to keep the first one capitalised
+	var cur []rune
+	flush := func() {
+		if len(cur) == 0 {
+			return
+		}
+		w := strings.ToLower(string(cur))
+		if word > 0 && smallWords[w] {
+			b.WriteString(w)
+		} else {
+			rs := []rune(w)
+			rs[0] = unicode.ToUpper(rs[0])
+			// "O'BRIEN" is "O'Brien", "KING'S" is "King's".
+			if len(rs) > 3 && rs[1] == '\'' {
+				rs[2] = unicode.ToUpper(rs[2])
+			}
+			b.WriteString(string(rs))
+		}
+		word++
+		cur = cur[:0]
+	}
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '\u2019' {
+			cur = append(cur, r)
+			continue
+		}
+		flush()
+		b.WriteRune(r)
+	}
+	flush()
+	return b.String()
+}
