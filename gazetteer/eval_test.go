@@ -33,7 +33,7 @@ func evalIndex(t testing.TB, n int, extra ...gazetteer.Record) (*gazetteer.Index
 	})
 	all := append(slices.Clone(in), extra...)
 	var b strings.Builder
-	if err := gazetteer.WriteCSV(&b, slices.Values(all)); err != nil {
+	if err := gazetteer.WriteCSVColumns(&b, gazetteer.AllColumns, slices.Values(all)); err != nil {
 		t.Fatal(err)
 	}
 	ix, err := gazetteer.Load(context.Background(), strings.NewReader(b.String()))
@@ -143,23 +143,23 @@ func TestEvaluation(t *testing.T) {
 		heldOut = append(heldOut, c)
 	}
 	cats := []evalCategory{
-		{"random mess", random, 0.99},
-		{"note line", notes, 0.99},
+		{"random mess", random, 0.995},
+		{"note line", notes, 0.985},
 		{"flat the reference lacks", subs, 0.99},
 		{"held out (no id allowed)", heldOut, 0},
-		{"glued number (14Elm Terrace)", draw(in, 300, 2, synth.OpGlueNumber), 0.97},
-		{"wrong street type, no postcode", draw(in, 300, 1, synth.OpWrongType), 0.97},
-		{"wrong street type, Eircode", draw(ie, 300, 0, synth.OpWrongType), 0.97},
-		{"street type missing, no postcode", draw(in, 300, 1, synth.OpDropType), 0.97},
-		{"Irish town and county, no postcode", draw(ie, 300, 1, synth.OpIrish), 0.97},
-		{"Irish town and county, exact", draw(ie, 200, 0, synth.OpIrish), 0.97},
-		{"Saint/St./St, no postcode", draw(saints, 300, 1, synth.OpSaint), 0.97},
-		{"extra Unit 4 Business Park line", draw(in, 300, 2, synth.OpUnitLine), 0.97},
-		{"rooms of halls (Room 4, Block 1 ...)", draw(rooms, 300, 2), 0.97},
-		{"unit word in building name (Flat 10 Hurst)", draw(named, 300, 2), 0.97},
-		{"Jersey/Guernsey/Man as UK or Channel Is.", draw(crown, 300, 2, synth.OpCrownCountry), 0.97},
+		{"glued number (14Elm Terrace)", draw(in, 300, 2, synth.OpGlueNumber), 0.99},
+		{"wrong street type, no postcode", draw(in, 300, 1, synth.OpWrongType), 0.99},
+		{"wrong street type, Eircode", draw(ie, 300, 0, synth.OpWrongType), 0.99},
+		{"street type missing, no postcode", draw(in, 300, 1, synth.OpDropType), 0.99},
+		{"Irish town and county, no postcode", draw(ie, 300, 1, synth.OpIrish), 0.99},
+		{"Irish town and county, exact", draw(ie, 200, 0, synth.OpIrish), 0.99},
+		{"Saint/St./St, no postcode", draw(saints, 300, 1, synth.OpSaint), 0.99},
+		{"extra Unit 4 Business Park line", draw(in, 300, 2, synth.OpUnitLine), 0.99},
+		{"rooms of halls (Room 4, Block 1 ...)", draw(rooms, 300, 2), 0.99},
+		{"unit word in building name (Flat 10 Hurst)", draw(named, 300, 2), 0.99},
+		{"Jersey/Guernsey/Man as UK or Channel Is.", draw(crown, 300, 2, synth.OpCrownCountry), 0.99},
 	}
-	cats = append(cats, evalCategory{"PAF-style records", pafCases(rng, paf), 0.90})
+	cats = append(cats, evalCategory{"PAF-style records", pafCases(rng, paf), 0.99})
 
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-46s %6s %9s %9s %7s %9s\n", "category", "cases", "right id", "Accept", "wrong A", "Confirm≠")

@@ -1,13 +1,55 @@
 package gazetteer_test
 
 import (
+	"bytes"
+	"context"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/refimport"
 	"github.com/addrclean/addrclean/sample_data/synth"
 )
 
-func pafRecords(t testing.TB) []gazetteer.Record { return nil }
+// pafRecords are the records of the PAF-style sample of refimport, as
+// its converter writes them and Load reads them.
+func pafRecords(t testing.TB) []gazetteer.Record {
+	t.Helper()
+	f, err := os.Open("../refimport/testdata/paf.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out bytes.Buffer
+	if _, err := refimport.PAF(context.Background(), f, &out); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := gazetteer.Load(context.Background(), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []gazetteer.Record
+	ix.Records(func(r *gazetteer.Record) bool {
+		recs = append(recs, *r)
+		return true
+	})
+	return recs
+}
 
-func pafCases(rng *rand.Rand, recs []gazetteer.Record) []synth.Case { return nil }
+// pafCases are inputs written from the PAF-style records the way people
+// write them: as printed, without the postcode, in other case with the
+// country as "United Kingdom" or "Channel Islands", with the number
+// glued to the street, and with random mess.
+func pafCases(rng *rand.Rand, recs []gazetteer.Record) []synth.Case {
+	p := synth.NewPerturber(rng.Uint64(), recs)
+	var cs []synth.Case
+	for i := range recs {
+		r := &recs[i]
+		cs = append(cs, p.Mess(r), p.Mess(r, synth.OpDropPC), p.Mess(r, synth.OpCase, synth.OpCrownCountry), p.Random(r), p.Random(r))
+		if c := p.Mess(r, synth.OpGlueNumber); len(c.Ops) > 0 {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
