@@ -14,8 +14,17 @@ func (ix *Index) decide(pq *query, cands []*cand) Match {
 	if len(cands) > 0 {
 		best = cands[0]
 	}
-	if len(cands) > 1 {
-		runner = cands[1].score
+	for i := 1; i < len(cands); i++ {
+		c := cands[i]
+		// A street whose type the input gave matches better than one
+		// whose type it left out or gave otherwise ("Parkside View"
+		// given, "Parkside Lane" the runner-up): the latter does not
+		// make the former doubtful.
+		if c.ev.typeCredit && !best.ev.typeCredit {
+			continue
+		}
+		runner = c.score
+		break
 	}
 	var m Match
 	if best != nil && best.score > 0 {

@@ -289,6 +289,7 @@ type evidence struct {
 	pcState      Change
 	orgState     Change
 	unmatched    bool // the query has words the record does not explain
+	typeCredit   bool // a street type the input left out or gave wrong was credited
 	townOK       bool
 }
 
@@ -394,6 +395,7 @@ func (ix *Index) score(pq *query, c *cand) {
 		}
 		num += typeCredit * w
 		typo = true
+		ev.typeCredit = true
 	}
 	s := 0.0
 	if den > 0 {

@@ -414,3 +414,48 @@ func TestAmendedFollowsDetails(t *testing.T) {
 		}
 	}
 }
+
+// TestStreetTypes: a street type left out or given wrong still finds the
+// street when the town has one street of that name, as a Suggest; when
+// the town has the street the input names, a sibling of another type
+// does not make it doubtful; and when two streets differ from the input
+// only in type, neither is chosen.
+func TestStreetTypes(t *testing.T) {
+	csv := "id,building_number,street,city,region,postcode,country\n" +
+		"A13,13,Parkside View,London,Greater London,N1 1AA,GB\n" +
+		"B13,13,Parkside Lane,London,Greater London,N1 2BB,GB\n" +
+		"C13,13,Kickham Lane,London,Greater London,N1 3DD,GB\n" +
+		"D4,4,Chestnut Park,London,Greater London,N1 4EE,GB\n" +
+		"E4,4,Chestnut Road,London,Greater London,N1 5FF,GB\n"
+	// Many streets of each type make the types common words and the
+	// names rare ones, as in a large reference.
+	for i := 0; i < 400; i++ {
+		csv += fmt.Sprintf("F%d,%d,Filler%c%c %s,London,Greater London,N1 6GG,GB\n", i, i+1, 'a'+i%26, 'a'+i/26,
+			[]string{"Lane", "View", "Road", "Park", "Avenue"}[i%5])
+	}
+	ix, err := Load(t.Context(), strings.NewReader(csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		lines   []string
+		id      string
+		verdict Verdict
+	}{
+		{[]string{"13 Parkside View", "N1 2BB"}, "A13", VerdictSuggest}, // the Lane's postcode; the Lane is no rival
+		{[]string{"13 Parkside View"}, "A13", VerdictAccept},
+		{[]string{"13 Kickham Road"}, "C13", VerdictSuggest},
+		{[]string{"13 Kickham"}, "C13", VerdictSuggest},
+		{[]string{"4 Chestnut"}, "", VerdictConfirm},
+		{[]string{"4 Chestnut Avenue"}, "", VerdictConfirm},
+	} {
+		m := ix.Match(Query{Lines: tc.lines, City: "London", Country: "GB"})
+		id := ""
+		if m.Record != nil {
+			id = m.Record.ID
+		}
+		if id != tc.id || m.Verdict != tc.verdict {
+			t.Errorf("%q: %s %q (%.2f/%.2f), want %s %q", tc.lines, m.Verdict, id, m.Score, m.RunnerUp, tc.verdict, tc.id)
+		}
+	}
+}
