@@ -343,6 +343,11 @@ func (ix *Index) score(pq *query, c *cand) {
 		m := mark(t)
 		switch {
 		case i >= mainFrom && i < mainTo:
+			if m > 0 && indexOf(ktoks[mainFrom:i], t) >= 0 && !pq.hasTwice(int32(t)) {
+				// A word the street has twice ("St. Patrick's Street")
+				// is given once: the second is missing.
+				m = 0
+			}
 			mainAll++
 			den += w
 			num += w * m
@@ -381,6 +386,14 @@ func (ix *Index) score(pq *query, c *cand) {
 			if q.id >= 0 && ix.isBlock[q.id] && (j >= 64 || matchedQ&(1<<j) == 0) {
 				wrongBlock = true
 			}
+		}
+	}
+	// An unknown word of the input that the record explains only as a
+	// typo is a typo, even when the word it stands for is also written
+	// right elsewhere ("Tiddngton Road, Tiddington").
+	for i, q := range pq.toks {
+		if i < 64 && q.id < 0 && len(q.alts) > 0 && matchedQ&(1<<i) != 0 {
+			typo = true
 		}
 	}
 	// A street type left out, or another one given ("Elm Road" for "Elm
@@ -589,6 +602,17 @@ func (ix *Index) score(pq *query, c *cand) {
 	c.score = min(score, 1)
 	c.s = s
 	c.ev = ev
+}
+
+// hasTwice reports whether the query has the known word id twice.
+func (pq *query) hasTwice(id int32) bool {
+	n := 0
+	for _, q := range pq.toks {
+		if q.id == id {
+			n++
+		}
+	}
+	return n >= 2
 }
 
 // sameCountry reports whether record n, whose key is k, is in the
