@@ -192,6 +192,11 @@ func pafRecord(f map[string]string, rec *gazetteer.Record, st *Stats) {
 	if r.BuildingNumber == "0" {
 		r.BuildingNumber = "" // PAF's fixed-width files write no number as 0
 	}
+	if r.BuildingNumber == "" && numberLike(r.BuildingName) {
+		// PAF keeps "12A" and "1-3" in the building name, and prints them
+		// before the street as a number: so does the reference.
+		r.BuildingNumber, r.BuildingName = r.BuildingName, ""
+	}
 	if umprn := get("umprn"); umprn != "" {
 		r.ID, r.BuildingID = udprn+"-"+umprn, udprn
 	}
@@ -216,6 +221,25 @@ func pafRecord(f map[string]string, rec *gazetteer.Record, st *Stats) {
 	}
 	r.Latitude, r.Longitude, r.HasLocation = coordinates(get("latitude", "lat"), get("longitude", "lon", "lng"), st)
 	*rec = r
+}
+
+// numberLike reports whether a building name is a number with a letter
+// or a range, as PAF writes them: "12A", "1-3", "12A-12C".
+func numberLike(s string) bool {
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return false
+	}
+	letters := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9', c == '-':
+		case c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z':
+			letters++
+		default:
+			return false
+		}
+	}
+	return letters <= 2
 }
 
 // joinWords returns whole when given, else name and descriptor joined:

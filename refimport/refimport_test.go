@@ -70,7 +70,7 @@ func golden(t *testing.T, name, got string) {
 func TestPAFCSV(t *testing.T) {
 	out, st, ix := convertFile(t, "paf.csv", paf)
 	golden(t, "paf.golden.csv", out)
-	if st.Read != 208 || st.Written != 208 || len(st.Skipped) != 0 {
+	if st.Read != 214 || st.Written != 214 || len(st.Skipped) != 0 {
 		t.Errorf("stats %v", st)
 	}
 	var rooms, crown, boxes int
@@ -116,7 +116,7 @@ func TestPAFCSV(t *testing.T) {
 func TestPAFJSON(t *testing.T) {
 	_, _, fromCSV := convertFile(t, "paf.csv", paf)
 	_, st, ix := convertFile(t, "paf.json", paf)
-	if st.Read != 30 || st.Written != 30 {
+	if st.Read != 31 || st.Written != 31 {
 		t.Errorf("stats %v", st)
 	}
 	ix.Records(func(r *gazetteer.Record) bool {
@@ -131,7 +131,7 @@ func TestPAFJSON(t *testing.T) {
 // TestPAFRaw reads Royal Mail's header-less PAF CSV.
 func TestPAFRaw(t *testing.T) {
 	_, st, ix := convertFile(t, "paf-raw.csv", paf)
-	if st.Written != 4 {
+	if st.Written != 5 {
 		t.Fatalf("stats %v", st)
 	}
 	for _, tc := range []struct {
@@ -142,6 +142,7 @@ func TestPAFRaw(t *testing.T) {
 		{"23750911", "3 Hawthorn Yard|Chapel Street|Headingley", gazetteer.Residential},
 		{"23751002", "PO Box 1234", gazetteer.POBox},
 		{"23751050", "Taigh Ceilidh Trust|7 Marchmont Crescent", gazetteer.Commercial},
+		{"23751099", "12A Otley Road", gazetteer.Residential}, // PAF's "12A" is a building name
 	} {
 		r, ok := ix.Lookup(tc.id)
 		if !ok || strings.Join(r.Lines(), "|") != tc.lines || r.Type != tc.typ {
