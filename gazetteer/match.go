@@ -28,6 +28,9 @@ const (
 	// typeCredit is the credit for a street type the input leaves out or
 	// gives wrong.
 	typeCredit = 0.5
+	// nameOnly is the street similarity of a record whose building name
+	// the input gives whole and whose street it leaves out.
+	nameOnly = 0.85
 	// maxSeeds bounds the records taken from one posting list; smallSeeds
 	// is how many seeds a second or third word may still add to; topK is how
 	// many candidates are scored in full. Together they bound one Match.
@@ -416,6 +419,25 @@ func (ix *Index) score(pq *query, c *cand) {
 	} else if len(ktoks) == 0 {
 		s = 1
 	}
+	byName := false // found by its building name, the street left out
+	if mainHit == 0 && k.nStreet > 0 && k.nName > 0 {
+		// No word of the street given, but maybe the whole building
+		// name ("Room 3, Block 2 Harmer Hall, Coventry"): a named
+		// building is found by its name, the street then added.
+		var nn, nd float64
+		all := true
+		for _, t := range ktoks[k.nStreet : int(k.nStreet)+int(k.nName)] {
+			w := float64(ix.idf[t])
+			m := mark(t)
+			nd += w
+			nn += w * m
+			all = all && m > 0
+		}
+		if all && nd > 0 && nameOnly*nn/nd > s {
+			s = nameOnly * nn / nd
+			byName = true
+		}
+	}
 	ev.streetTypo = typo
 	ev.streetAbsent = mainAll > 0 && mainHit == 0
 	ev.streetPart = mainHit < mainAll
@@ -516,7 +538,11 @@ func (ix *Index) score(pq *query, c *cand) {
 		ev.numState = ChangeUnchanged
 	case len(pq.numIDs) == 0 || len(pq.numIDs) == 1 && pq.numIDs[0] == k.sub && k.sub != 0:
 		ev.numState = ChangeAdded
-		score *= 0.6
+		if byName {
+			score *= 0.85 // the name, not the number, says which building
+		} else {
+			score *= 0.6
+		}
 	default:
 		ev.numState = ChangeChanged
 		score *= 0.45

@@ -92,6 +92,10 @@ const (
 	// OpCrownCountry gives the country of a Jersey, Guernsey or Isle of
 	// Man address as "United Kingdom" or "Channel Islands" (cosmetic).
 	OpCrownCountry Op = "crown-country"
+	// OpDropStreet leaves out the number and street of an address with a
+	// building name ("Apartment 3, Riverside House, Ennis") (real: the
+	// street is added).
+	OpDropStreet Op = "drop-street"
 )
 
 // cosmetic ops keep the expected verdict at Accept.
@@ -165,7 +169,7 @@ func (p *Perturber) Mess(r *gazetteer.Record, ops ...Op) Case {
 	c := Case{Input: p.Clean(r), TrueID: r.ID}
 	// Order matters: structural changes first, spelling last.
 	order := []Op{OpDropPC, OpWrongPC, OpDropCounty, OpWrongCounty, OpDropNumber, OpDropTown,
-		OpWrongType, OpDropType, OpIrish, OpCrownCountry, OpUnitLine,
+		OpWrongType, OpDropType, OpIrish, OpCrownCountry, OpUnitLine, OpDropStreet,
 		OpTypo, OpTownTypo, OpNoise, OpNote, OpExtraSub, OpReorder, OpGlueNumber, OpSaint, OpAbbrev, OpPunct, OpSpacing, OpCase}
 	for _, op := range order {
 		if slices.Contains(ops, op) && p.apply(&c.Input, r, op) {
@@ -320,6 +324,18 @@ func (p *Perturber) apply(in *Input, r *gazetteer.Record, op Op) bool {
 			if strings.HasPrefix(l, r.BuildingNumber+" ") {
 				in.Lines = slices.Clone(in.Lines)
 				in.Lines[i] = r.BuildingNumber + l[len(r.BuildingNumber)+1:]
+				return true
+			}
+		}
+		return false
+	case OpDropStreet:
+		if r.BuildingName == "" || r.Street == "" || r.DependentStreet != "" {
+			return false
+		}
+		street := strings.TrimSpace(r.BuildingNumber + " " + r.Street)
+		for i, l := range in.Lines {
+			if l == street {
+				in.Lines = append(slices.Clone(in.Lines[:i]), in.Lines[i+1:]...)
 				return true
 			}
 		}
