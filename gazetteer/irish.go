@@ -68,7 +68,7 @@ var irishPlaceNames = map[string][]string{
 	"Bunclody": {"Bun Clóidí"}, "Rosslare": {"Ros Láir"}, "Bray": {"Bré"}, "Arklow": {"An tInbhear Mór"},
 	"Greystones": {"Na Clocha Liatha"}, "Blessington": {"Baile Coimín"},
 	"Baltinglass": {"Bealach Conglais"}, "Rathdrum": {"Ráth Droma"},
-	"Belfast": {"Béal Feirste"}, "Derry": {"Doire"}, "Newry": {"An tIúr"},
+	"Belfast": {"Béal Feirste"}, "Newry": {"An tIúr"},
 	"Enniskillen": {"Inis Ceithleann"}, "Dungannon": {"Dún Geanainn"}, "Omagh": {"An Ómaigh"},
 	"Lisburn": {"Lios na gCearrbhach"},
 }

@@ -281,7 +281,7 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 				key = string(pq.key)
 			} else if len(toks) <= 5 {
 				if en, ok := irishKeys[string(pq.key)]; ok {
-					key, t, r = ix.irishArea(en)
+					key, t, r = en, ix.towns[en], ix.regions[en]
 				}
 			}
 		}
