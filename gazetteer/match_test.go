@@ -365,7 +365,7 @@ func describe(m Match) string {
 // returns must hold together.
 func FuzzMatch(f *testing.F) {
 	ix := loadSmall(f)
-	for _, s := range []string{"12 Main St|Ennis|V95 X2Y3", "Flat 2b|11 Downing Street", "d2", "c/o|,,,|\n\n", "Dublin 6W|D6W 1234", "PO Box|12-14|12/14"} {
+	for _, s := range []string{"12 Main St|Ennis|V95 X2Y3", "Flat 2b|11 Downing Street", "d2", "c/o|,,,|\n\n", "Dublin 6W|D6W 1234", "PO Box|12-14|12/14", "14Elm Terrace|Room 4, Block 1 Hall|1AMain St", "Unit 4 Business Park|12 Main", "Inis|Contae an Chláir"} {
 		f.Add(s, "Ennis", "Clare", "IE")
 	}
 	f.Fuzz(func(t *testing.T, lines, city, region, country string) {
