@@ -113,7 +113,7 @@ func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
 		// answer: the reader must see that (Suggest, details Ignored).
 		d.SubBuildingNumber == ChangeIgnored ||
 		d.City == ChangeChanged || d.Region == ChangeChanged || d.Postcode == ChangeChanged ||
-		d.Organization == ChangeChanged || ev.unmatched ||
+		d.Organization == ChangeChanged || ev.unmatched || ev.nameAbsent ||
 		// Without town and postcode the place itself was inferred: too
 		// much to accept unseen, even if nothing was corrected.
 		d.City == ChangeAdded && d.Postcode == ChangeAdded

@@ -161,6 +161,8 @@ func TestEvaluation(t *testing.T) {
 		// which only the street tells apart.
 		{"named building, street left out", draw(named2, 300, 2, synth.OpDropStreet), 0.89},
 		{"unit word in building name (Flat 10 Hurst)", draw(named, 300, 2), 0.99},
+		// Not the same address as written: never Accept; found or not.
+		{"that building name left out (3 Oakdene Road)", draw(named, 300, 2, synth.OpDropName), 0},
 		{"Jersey/Guernsey/Man as UK or Channel Is.", draw(crown, 300, 2, synth.OpCrownCountry), 0.99},
 	}
 	cats = append(cats, evalCategory{"PAF-style records", pafCases(rng, paf), 0.99})

@@ -293,6 +293,7 @@ type evidence struct {
 	orgState     Change
 	unmatched    bool // the query has words the record does not explain
 	typeCredit   bool // a street type the input left out or gave wrong was credited
+	nameAbsent   bool // the record's building name identifies it and none of it was given
 	townOK       bool
 }
 
@@ -437,6 +438,20 @@ func (ix *Index) score(pq *query, c *cand) {
 			s = nameOnly * nn / nd
 			byName = true
 		}
+	}
+	if k.num == 0 && k.nName > 0 && k.nStreet > 0 && !byName {
+		// A building with no number is told from its neighbours on the
+		// street by its name ("Flat 3 Hurst, Oakdene Road"): without a
+		// word of it, "3 Oakdene Road" may be that flat or a house the
+		// reference lacks, never the same address as written.
+		hit := false
+		for _, t := range ktoks[k.nStreet : int(k.nStreet)+int(k.nName)] {
+			if mark(t) > 0 {
+				hit = true
+				break
+			}
+		}
+		ev.nameAbsent = !hit
 	}
 	ev.streetTypo = typo
 	ev.streetAbsent = mainAll > 0 && mainHit == 0

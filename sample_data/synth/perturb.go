@@ -96,6 +96,11 @@ const (
 	// building name ("Apartment 3, Riverside House, Ennis") (real: the
 	// street is added).
 	OpDropStreet Op = "drop-street"
+	// OpDropName leaves out the building name of an address with no house
+	// number, where the name tells the building from its neighbours,
+	// keeping its number ("Flat 3 Hurst, Oakdene Road" as "3 Oakdene
+	// Road") (real: never the same address as written).
+	OpDropName Op = "drop-name"
 )
 
 // cosmetic ops keep the expected verdict at Accept.
@@ -169,7 +174,7 @@ func (p *Perturber) Mess(r *gazetteer.Record, ops ...Op) Case {
 	c := Case{Input: p.Clean(r), TrueID: r.ID}
 	// Order matters: structural changes first, spelling last.
 	order := []Op{OpDropPC, OpWrongPC, OpDropCounty, OpWrongCounty, OpDropNumber, OpDropTown,
-		OpWrongType, OpDropType, OpIrish, OpCrownCountry, OpUnitLine, OpDropStreet,
+		OpWrongType, OpDropType, OpIrish, OpCrownCountry, OpUnitLine, OpDropStreet, OpDropName,
 		OpTypo, OpTownTypo, OpNoise, OpNote, OpExtraSub, OpReorder, OpGlueNumber, OpSaint, OpAbbrev, OpPunct, OpSpacing, OpCase}
 	for _, op := range order {
 		if slices.Contains(ops, op) && p.apply(&c.Input, r, op) {
@@ -340,6 +345,30 @@ func (p *Perturber) apply(in *Input, r *gazetteer.Record, op Op) bool {
 			}
 		}
 		return false
+	case OpDropName:
+		if r.BuildingName == "" || r.BuildingNumber != "" || r.Street == "" || len(in.Lines) == 0 {
+			return false
+		}
+		num := ""
+		for _, w := range strings.Fields(r.BuildingName) {
+			if w[0] >= '0' && w[0] <= '9' {
+				num = w
+			}
+		}
+		var lines []string
+		for _, l := range in.Lines {
+			switch {
+			case l == r.BuildingName:
+			case l == r.Street && num != "":
+				lines = append(lines, num+" "+l)
+			default:
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) == len(in.Lines) && num == "" {
+			return false
+		}
+		in.Lines = lines
 	case OpWrongType, OpDropType:
 		return p.streetType(in, r, op)
 	case OpIrish:
