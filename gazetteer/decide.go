@@ -129,23 +129,24 @@ func (ix *Index) streetMatch(pq *query, cands []*cand, m *Match) bool {
 	best := cands[0]
 	r := ix.rec(best.n)
 	k := &ix.keys[best.n]
-	if best.s < streetScore || r.Street == "" || r.Type == POBox || k.nStreet == 0 {
+	rs := r.numberStreet()
+	if best.s < streetScore || rs == "" || r.Type == POBox || k.nStreet == 0 {
 		return false
 	}
 	if !best.ev.townOK && pq.pc == "" && len(pq.regions) == 0 {
 		return false
 	}
-	street := "" // Fold(r.Street), made when a spelling differs
+	street := "" // Fold(rs), made when a spelling differs
 	var lat, lon float64
 	n := 0
 	for _, c := range cands {
 		o := ix.rec(c.n)
 		same := ix.keys[c.n].town == k.town
-		if same && o.Street != r.Street {
+		if os := o.numberStreet(); same && os != rs {
 			if street == "" {
-				street = Fold(r.Street)
+				street = Fold(rs)
 			}
-			same = Fold(o.Street) == street
+			same = Fold(os) == street
 		}
 		if !same && c.s >= streetScore && c.score >= best.score-confidentGap {
 			return false // two streets are equally likely
@@ -158,13 +159,18 @@ func (ix *Index) streetMatch(pq *query, cands []*cand, m *Match) bool {
 	}
 	m.Verdict = VerdictConfirm
 	m.Level = LevelStreet
-	line := r.Street
+	line := rs
 	if len(pq.nums) > 0 {
-		line = strings.ToUpper(pq.nums[0]) + " " + r.Street
+		line = strings.ToUpper(pq.nums[0]) + " " + rs
 	}
 	m.Lines = []string{line}
-	if r.Locality != "" {
-		m.Lines = append(m.Lines, r.Locality)
+	if r.DependentStreet != "" && r.Street != "" {
+		m.Lines = append(m.Lines, r.Street) // the street it lies off
+	}
+	for _, l := range [...]string{r.DoubleDependentLocality, r.Locality} {
+		if l != "" {
+			m.Lines = append(m.Lines, l)
+		}
 	}
 	m.City, m.Region, m.Country = r.City, r.Region, r.Country
 	m.Postcode = pq.pc

@@ -559,6 +559,15 @@ func (ix *Index) Records(yield func(*Record) bool) {
 	}
 }
 
+// numberStreet is the street the building number belongs to: the
+// dependent street when there is one.
+func (r *Record) numberStreet() string {
+	if r.DependentStreet != "" {
+		return r.DependentStreet
+	}
+	return r.Street
+}
+
 // Lines returns the address lines of a record as they are printed:
 // organisation, department, sub-building, building name, PO Box, number
 // and dependent street, (number and) street, double dependent locality,

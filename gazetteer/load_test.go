@@ -240,3 +240,20 @@ func TestDisplayCase(t *testing.T) {
 		}
 	}
 }
+
+// TestStreetLevelDependentStreet: a number the reference lacks on a
+// dependent street gives that street, not the one it lies off.
+func TestStreetLevelDependentStreet(t *testing.T) {
+	in := "id,building_number,dependent_street,street,locality,city,postcode,country\n" +
+		"1,1,Hawthorn Yard,Chapel Street,Headingley,LEEDS,LS6 2QD,England\n" +
+		"2,2,Hawthorn Yard,Chapel Street,Headingley,LEEDS,LS6 2QD,England\n" +
+		"3,5,,Chapel Street,Headingley,LEEDS,LS6 2QE,England\n"
+	ix, err := Load(context.Background(), strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ix.Match(Query{Lines: []string{"9 Hawthorn Yard"}, City: "Leeds", Country: "GB"})
+	if m.Level != LevelStreet || !slices.Equal(m.Lines, []string{"9 Hawthorn Yard", "Chapel Street", "Headingley"}) {
+		t.Errorf("%s %s %q", m.Verdict, m.Level, m.Lines)
+	}
+}
