@@ -234,6 +234,7 @@ func TestDisplayCase(t *testing.T) {
 		"LONDON":              "London",
 		"":                    "",
 		"D02":                 "D02",
+		"DUBLIN 6W":           "Dublin 6W",
 	} {
 		if got := DisplayCase(in); got != want {
 			t.Errorf("DisplayCase(%q) = %q, want %q", in, got, want)

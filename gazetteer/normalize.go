@@ -389,7 +389,9 @@ func DisplayCase(s string) string {
 			return
 		}
 		w := strings.ToLower(string(cur))
-		if word > 0 && smallWords[w] {
+		if strings.ContainsAny(w, "0123456789") {
+			b.WriteString(string(cur)) // "6W" in "DUBLIN 6W" is a code
+		} else if word > 0 && smallWords[w] {
 			b.WriteString(w)
 		} else {
 			rs := []rune(w)
