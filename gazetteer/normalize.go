@@ -388,13 +388,18 @@ func DisplayCase(s string) string {
 		if len(cur) == 0 {
 			return
 		}
-		w := strings.ToLower(string(cur))
+		// Rune by rune, so that no letter changes into several: the
+		// matching key of the name stays the same.
+		rs := make([]rune, len(cur))
+		for i, r := range cur {
+			rs[i] = unicode.ToLower(r)
+		}
+		w := string(rs)
 		if strings.ContainsAny(w, "0123456789") {
 			b.WriteString(string(cur)) // "6W" in "DUBLIN 6W" is a code
 		} else if word > 0 && smallWords[w] {
 			b.WriteString(w)
 		} else {
-			rs := []rune(w)
 			rs[0] = unicode.ToUpper(rs[0])
 			// "O'BRIEN" is "O'Brien", "KING'S" is "King's".
 			if len(rs) > 3 && rs[1] == '\'' {
