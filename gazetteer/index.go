@@ -57,6 +57,7 @@ type recKey struct {
 	// country is the record's country packed (packCountry), 0 when it
 	// does not pack; pcHash is postcodeHash of its postcode.
 	country uint16
+	nDept   uint8 // the last words are the department's (after the organisation's)
 	pcHash  uint32
 }
 
@@ -287,6 +288,7 @@ type recWords struct {
 	// loc count the first three.
 	words             []string
 	street, name, loc int
+	dept              int // the department's words, last
 	// num is the folded building number, sub the subKey of the
 	// sub-building, postcode the postcode without spaces.
 	num, sub, postcode string
@@ -334,7 +336,9 @@ func (w *recWords) split(r *Record, arena []string) []string {
 	words = appendTokens(words, r.Locality)
 	w.loc = len(words) - start - w.street - w.name
 	words = appendTokens(words, r.Organisation)
+	n := len(words)
 	words = appendTokens(words, r.Department)
+	w.dept = len(words) - n
 	w.words = words[start:len(words):len(words)]
 	if r.BuildingNumber != "" {
 		num = strings.Join(appendTokens(tmp[:0], r.BuildingNumber), "")
@@ -378,6 +382,7 @@ func (b *builder) add(r *Record, w *recWords) error {
 	if len(toks) > 255 {
 		toks = toks[:255]
 	}
+	k.nDept = uint8(min(w.dept, len(toks)-int(k.nStreet)-int(k.nName)-int(k.nLoc), 255))
 	k.off, k.nToks = uint32(len(ix.arena)), uint8(len(toks))
 	ix.arena = append(ix.arena, toks...)
 	b.toks = toks

@@ -461,15 +461,24 @@ func (ix *Index) score(pq *query, c *cand) {
 	ev.orgState = ChangeNone
 	if nOrg > 0 {
 		ev.orgState = ChangeAdded
-		hit := 0
-		for _, t := range ktoks[nMain+int(k.nLoc):] {
+		// The department is counted apart: an organisation given whole
+		// without its department is the same addressee.
+		nDept := min(int(k.nDept), nOrg)
+		hit, deptHit := 0, 0
+		for i, t := range ktoks[nMain+int(k.nLoc):] {
 			if mark(t) > 0 {
-				hit++
+				if i >= nOrg-nDept {
+					deptHit++
+				} else {
+					hit++
+				}
 			}
 		}
-		if hit == nOrg {
+		nName := nOrg - nDept
+		switch {
+		case hit == nName && (deptHit == nDept || deptHit == 0 && nName > 0):
 			ev.orgState = ChangeUnchanged
-		} else if hit > 0 {
+		case hit > 0 || deptHit > 0:
 			ev.orgState = ChangeChanged
 		}
 	}

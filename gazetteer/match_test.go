@@ -459,3 +459,45 @@ func TestStreetTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestFlatsByLetterAndFloor: flats PAF names by a letter or a floor, and
+// an organisation given without its department, are found as written.
+func TestFlatsByLetterAndFloor(t *testing.T) {
+	csv := "id,organisation,department,sub_building,building_name,building_number,street,city,postcode,country\n" +
+		"1,,,Flat A,,12,Main Street,Leeds,LS1 1AA,GB\n" +
+		"2,,,Flat B,,12,Main Street,Leeds,LS1 1AA,GB\n" +
+		"3,,,Ground Floor Flat,,14,Main Street,Leeds,LS1 1AA,GB\n" +
+		"4,,,First Floor Flat,,14,Main Street,Leeds,LS1 1AA,GB\n" +
+		"5,Acme Ltd,Accounts,,,16,Main Street,Leeds,LS1 1AA,GB\n" +
+		"6,,,Basement,,18,Main Street,Leeds,LS1 1AA,GB\n" +
+		"7,,,Top Floor,,18,Main Street,Leeds,LS1 1AA,GB\n"
+	ix, err := Load(t.Context(), strings.NewReader(csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		lines   []string
+		id      string
+		verdict Verdict
+	}{
+		{[]string{"Flat A", "12 Main Street"}, "1", VerdictAccept},
+		{[]string{"Flat B, 12 Main St"}, "2", VerdictAccept},
+		{[]string{"Ground Floor Flat", "14 Main Street"}, "3", VerdictAccept},
+		{[]string{"First Floor Flat, 14 Main Street"}, "4", VerdictAccept},
+		{[]string{"Basement", "18 Main Street"}, "6", VerdictAccept},
+		{[]string{"Acme Ltd", "16 Main Street"}, "5", VerdictAccept},
+		{[]string{"Acme Ltd", "Accounts", "16 Main Street"}, "5", VerdictAccept},
+		{[]string{"Acme Ltd", "Payroll", "16 Main Street"}, "5", VerdictSuggest}, // a word unexplained
+		{[]string{"Flat C", "12 Main Street"}, "", VerdictConfirm},
+		{[]string{"Second Floor Flat", "14 Main Street"}, "", VerdictConfirm},
+	} {
+		m := ix.Match(Query{Lines: tc.lines, City: "Leeds", Country: "GB"})
+		id := ""
+		if m.Record != nil {
+			id = m.Record.ID
+		}
+		if id != tc.id || m.Verdict != tc.verdict {
+			t.Errorf("%q: %s %q (%.2f/%.2f) %+v, want %s %q", tc.lines, m.Verdict, id, m.Score, m.RunnerUp, m.Details, tc.verdict, tc.id)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/addrclean/addrclean/gazetteer"
@@ -40,7 +41,8 @@ func pafRecords(t testing.TB) []gazetteer.Record {
 // pafCases are inputs written from the PAF-style records the way people
 // write them: as printed, without the postcode, in other case with the
 // country as "United Kingdom" or "Channel Islands", with the number
-// glued to the street, and with random mess.
+// glued to the street, the organisation without its department, and
+// with random mess.
 func pafCases(rng *rand.Rand, recs []gazetteer.Record) []synth.Case {
 	p := synth.NewPerturber(rng.Uint64(), recs)
 	var cs []synth.Case
@@ -48,6 +50,15 @@ func pafCases(rng *rand.Rand, recs []gazetteer.Record) []synth.Case {
 		r := &recs[i]
 		cs = append(cs, p.Mess(r), p.Mess(r, synth.OpDropPC), p.Mess(r, synth.OpCase, synth.OpCrownCountry), p.Random(r), p.Random(r))
 		if c := p.Mess(r, synth.OpGlueNumber); len(c.Ops) > 0 {
+			cs = append(cs, c)
+		}
+		if r.Department != "" && !slices.ContainsFunc(recs, func(o gazetteer.Record) bool {
+			return o.ID != r.ID && o.Organisation == r.Organisation && o.BuildingNumber == r.BuildingNumber && o.Street == r.Street
+		}) {
+			// The organisation without its department, where it has one
+			// department only: the same addressee, as written.
+			c := p.Mess(r)
+			c.Input.Lines = slices.DeleteFunc(slices.Clone(c.Input.Lines), func(l string) bool { return l == r.Department })
 			cs = append(cs, c)
 		}
 	}

@@ -308,6 +308,12 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 			continue
 		}
 		pq.addr = append(pq.addr, p)
+		if s, ok := floorFlat(toks); ok {
+			// "Ground Floor Flat", "Basement", "Top Floor": a flat named
+			// by where it is, as the reference keys it (subKey).
+			pq.sub, pq.subPart = s, len(pq.addr)
+			continue
+		}
 		// A town at the end of an address part still helps blocking.
 		for n := 1; n <= 3 && n < len(toks); n++ {
 			pq.key = joinKey(pq.key, toks[len(toks)-n:])
@@ -320,6 +326,11 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 			}
 			switch {
 			case w == "flat" && i+1 < len(toks) && isNumberToken(toks[i+1]):
+				pq.sub = toks[i+1]
+				pq.subPart = len(pq.addr)
+				i++
+			case w == "flat" && i+1 < len(toks) && len(toks[i+1]) == 1 && toks[i+1][0] >= 'a' && toks[i+1][0] <= 'z':
+				// "Flat A": the letter names the flat.
 				pq.sub = toks[i+1]
 				pq.subPart = len(pq.addr)
 				i++
@@ -369,6 +380,33 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 	pq.pcHash = postcodeHash(pq.pc)
 	pq.countryKey, _ = packCountry(pq.country)
 	return pq
+}
+
+// floorWords name a flat by its floor or side.
+var floorWords = map[string]bool{
+	"ground": true, "first": true, "second": true, "third": true, "fourth": true, "fifth": true,
+	"top": true, "basement": true, "lwr": true, "upr": true, "garden": true, "floor": true,
+	"rear": true, "front": true,
+}
+
+// floorFlat reports whether a part is only a flat named by its floor
+// ("Ground Floor Flat", "Basement Flat", "First Floor") and returns its
+// sub-building key: the words but "flat", as subKey makes it.
+func floorFlat(toks []string) (string, bool) {
+	var words []string
+	for _, t := range toks {
+		switch {
+		case t == "flat":
+		case floorWords[t]:
+			words = append(words, t)
+		default:
+			return "", false
+		}
+	}
+	if len(words) == 0 || len(words) > 3 {
+		return "", false
+	}
+	return strings.Join(words, " "), true
 }
 
 // noID stands for a number the reference does not have: it equals no

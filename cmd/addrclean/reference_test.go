@@ -36,7 +36,7 @@ func TestReferenceImport(t *testing.T) {
 		wantErr  string
 	}{
 		{"paf", []string{"import", "--from", "paf", "../../refimport/testdata/paf.csv", filepath.Join(dir, "paf.csv")}, "",
-			filepath.Join(dir, "paf.csv"), exitOK, "read 214, wrote 214"},
+			filepath.Join(dir, "paf.csv"), exitOK, "read 221, wrote 221"},
 		{"paf json on stdin", []string{"import", "--from", "paf", "-", filepath.Join(dir, "j.csv")}, `[{"udprn":1,"post_town":"LEEDS","thoroughfare":"Main Street","building_number":"2","postcode":"LS1 1AA"}]`,
 			filepath.Join(dir, "j.csv"), exitOK, "wrote 1"},
 		{"openaddresses, country from the directory", []string{"import", "--from", "openaddresses", oaIn, filepath.Join(dir, "oa.csv")}, "",
