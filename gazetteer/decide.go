@@ -77,6 +77,9 @@ func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
 	}
 	m.Lines = r.Lines()
 	m.City, m.Region, m.Postcode, m.Country = r.City, r.Region, r.Postcode, r.Country
+	if r.Region == "" {
+		m.Region = pq.regionIn // kept as given: see score
+	}
 	if r.HasLocation {
 		m.Location = &Point{r.Latitude, r.Longitude}
 	}
@@ -173,6 +176,9 @@ func (ix *Index) streetMatch(pq *query, cands []*cand, m *Match) bool {
 		}
 	}
 	m.City, m.Region, m.Country = r.City, r.Region, r.Country
+	if r.Region == "" {
+		m.Region = pq.regionIn
+	}
 	m.Postcode = pq.pc
 	if n > 0 {
 		m.Location = &Point{lat / float64(n), lon / float64(n)}

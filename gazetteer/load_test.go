@@ -258,3 +258,19 @@ func TestStreetLevelDependentStreet(t *testing.T) {
 		t.Errorf("%s %s %q", m.Verdict, m.Level, m.Lines)
 	}
 }
+
+// TestCountyTheReferenceLacks: against a reference without counties (PAF
+// has none) a county given is kept as written, neither a change nor a
+// reason to doubt.
+func TestCountyTheReferenceLacks(t *testing.T) {
+	in := "id,building_number,street,city,postcode,country\n" +
+		"1,4,Harrowden Avenue,COVENTRY,CV4 9ZG,England\n"
+	ix, err := Load(context.Background(), strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ix.Match(Query{Lines: []string{"4 Harrowden Avenue", "CV4 9ZG"}, City: "Coventry", Region: "West Midlands", Country: "GB"})
+	if m.Verdict != VerdictAccept || m.Region != "West Midlands" || m.RegionAmended || m.Details.Region != ChangeUnchanged {
+		t.Errorf("%s region %q amended %v details %+v", m.Verdict, m.Region, m.RegionAmended, m.Details)
+	}
+}

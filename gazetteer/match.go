@@ -645,6 +645,11 @@ func (ix *Index) score(pq *query, c *cand) {
 		}
 	case k.region != 0 && ix.areas[k.region].fkey == pq.regKey:
 		ev.regionState = ChangeUnchanged
+	case k.region == 0:
+		// The reference has no county for the address (Royal Mail PAF
+		// has none): the input's stands, unverified, as UK addresses
+		// need none.
+		ev.regionState = ChangeUnchanged
 	default:
 		ev.regionState = ChangeChanged
 		score *= 0.88
