@@ -269,8 +269,14 @@ func TestCountyTheReferenceLacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := ix.Match(Query{Lines: []string{"4 Harrowden Avenue", "CV4 9ZG"}, City: "Coventry", Region: "West Midlands", Country: "GB"})
-	if m.Verdict != VerdictAccept || m.Region != "West Midlands" || m.RegionAmended || m.Details.Region != ChangeUnchanged {
-		t.Errorf("%s region %q amended %v details %+v", m.Verdict, m.Region, m.RegionAmended, m.Details)
+	for _, q := range []Query{
+		{Lines: []string{"4 Harrowden Avenue", "CV4 9ZG"}, City: "Coventry", Region: "West Midlands", Country: "GB"},
+		{Lines: []string{"4 Harrowden Avenue", "Coventry", "West Midlands", "CV4 9ZG"}, Country: "GB"},
+		{Lines: []string{"4 Harrowden Avenue, Coventry, West Midlands CV4 9ZG"}},
+	} {
+		m := ix.Match(q)
+		if m.Verdict != VerdictAccept || m.Region != "West Midlands" || m.RegionAmended || m.Details.Region != ChangeUnchanged {
+			t.Errorf("%+v: %s region %q amended %v details %+v", q, m.Verdict, m.Region, m.RegionAmended, m.Details)
+		}
 	}
 }

@@ -291,6 +291,13 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 				continue // "Northern Ireland", "UK": the country, said in a line
 			}
 		}
+		if len(t) == 0 && len(r) == 0 && len(toks) <= 4 && !district && (pq.country == "" || PostalCountry(pq.country) == "GB") && ukCounties[string(pq.key)] {
+			// A UK county the reference does not know (PAF has none).
+			if pq.regionIn == "" {
+				pq.regionIn, pq.regKey = p, string(pq.key)
+			}
+			continue
+		}
 		switch {
 		case len(r) > 0 && (coPrefix || len(t) == 0 || pq.cityIn != ""):
 			if pq.regionIn == "" {
