@@ -38,11 +38,18 @@ func pafRecords(t testing.TB) []gazetteer.Record {
 	return recs
 }
 
+// pafCounties are the counties of the post towns of the PAF-style sample.
+var pafCounties = map[string]string{
+	"Coventry": "West Midlands", "Leeds": "West Yorkshire", "Newcastle upon Tyne": "Tyne and Wear",
+	"Stratford-upon-Avon": "Warwickshire", "Warwick": "Warwickshire", "Edinburgh": "Midlothian",
+	"Aberdeen": "Aberdeenshire", "Llandudno": "Gwynedd", "Colwyn Bay": "Clwyd", "Belfast": "County Antrim",
+}
+
 // pafCases are inputs written from the PAF-style records the way people
 // write them: as printed, without the postcode, in other case with the
 // country as "United Kingdom" or "Channel Islands", with the number
-// glued to the street, the organisation without its department, and
-// with random mess.
+// glued to the street, with the county PAF lacks, the organisation
+// without its department, and with random mess.
 func pafCases(rng *rand.Rand, recs []gazetteer.Record) []synth.Case {
 	p := synth.NewPerturber(rng.Uint64(), recs)
 	var cs []synth.Case
@@ -50,6 +57,17 @@ func pafCases(rng *rand.Rand, recs []gazetteer.Record) []synth.Case {
 		r := &recs[i]
 		cs = append(cs, p.Mess(r), p.Mess(r, synth.OpDropPC), p.Mess(r, synth.OpCase, synth.OpCrownCountry), p.Random(r), p.Random(r))
 		if c := p.Mess(r, synth.OpGlueNumber); len(c.Ops) > 0 {
+			cs = append(cs, c)
+		}
+		if county, ok := pafCounties[r.City]; ok {
+			// The county the reference (PAF) lacks, in its own cell or
+			// as a line: kept as written.
+			c := p.Mess(r)
+			if rng.IntN(2) == 0 {
+				c.Input.Region = county
+			} else {
+				c.Input.Lines = append(slices.Clone(c.Input.Lines), county)
+			}
 			cs = append(cs, c)
 		}
 		if r.Department != "" && !slices.ContainsFunc(recs, func(o gazetteer.Record) bool {
