@@ -9,12 +9,16 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/xuri/excelize/v2"
 )
 
 const (
@@ -567,6 +571,37 @@ func FuzzXLSXSheetCheck(f *testing.F) {
 		}
 		if res.lastRow < 0 || res.lastRow > 1048576 {
 			t.Fatalf("last row %d", res.lastRow)
+		}
+	})
+}
+
+// FuzzCellTyper reads cell types from any sheet XML: it must not panic,
+// and every typed cell holds a number.
+func FuzzCellTyper(f *testing.F) {
+	for _, s := range []string{
+		sheetXML(textRow(1, "a", "b"), `<row r="2"><c r="A2" s="1"><v>12.5</v></c><c><v>7</v></c><c t="s"><v>0</v></c></row>`),
+		`<worksheet><sheetData><row r="3"><c r="XFD3"><v>1</v></c></row><row/></sheetData></worksheet>`,
+		`<worksheet><sheetData><row><c><v>1e400</v></c><c s="99999999999"><v>-0</v></c><c><v>NaN</v></c></row>`,
+	} {
+		f.Add([]byte(s))
+	}
+	book := excelize.NewFile()
+	defer book.Close()
+	f.Fuzz(func(t *testing.T, in []byte) {
+		ct := &cellTyper{f: book, s: newXMLScanner(bytes.NewReader(in), 4096), styles: make(map[int]CellType)}
+		for n := 1; n <= 8; n++ {
+			types, err := ct.types(n)
+			if err != nil {
+				return
+			}
+			for _, c := range types {
+				if c.Kind == KindText {
+					continue
+				}
+				if f, err := strconv.ParseFloat(c.Value, 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+					t.Fatalf("row %d: typed cell %+v is not a number", n, c)
+				}
+			}
 		}
 	})
 }

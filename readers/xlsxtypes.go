@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -144,7 +145,9 @@ func (t *cellTyper) readRow() error {
 			case inV && s.isName("v"):
 				inV, s.keep = false, false
 				v := strings.TrimSpace(string(s.text))
-				if _, err := strconv.ParseFloat(v, 64); err == nil && !s.textOver && col > 0 {
+				// Only a finite number is one: "NaN" would make an output
+				// Excel refuses.
+				if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && !s.textOver && col > 0 {
 					ct := t.style(style)
 					ct.Value = v
 					for len(t.cur) < col {
