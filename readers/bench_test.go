@@ -281,7 +281,13 @@ func writeBenchXLSX(b testing.TB, path string, rows int) {
 
 // BenchmarkXLSX200k reads a generated 200,000-row workbook with shared
 // strings, reporting the peak heap and resident set while reading.
-func BenchmarkXLSX200k(b *testing.B) {
+func BenchmarkXLSX200k(b *testing.B) { benchmarkXLSX(b, false) }
+
+// BenchmarkXLSX200kTyped is BenchmarkXLSX200k with Options.CellTypes, which
+// reads the sheet's XML a second time.
+func BenchmarkXLSX200kTyped(b *testing.B) { benchmarkXLSX(b, true) }
+
+func benchmarkXLSX(b *testing.B, typed bool) {
 	const rows = 200_000
 	dir := b.TempDir()
 	path := filepath.Join(dir, "export.xlsx")
@@ -290,7 +296,7 @@ func BenchmarkXLSX200k(b *testing.B) {
 	var mem peakMem
 	b.ResetTimer()
 	for b.Loop() {
-		r, err := Open(context.Background(), path, Options{TmpDir: dir})
+		r, err := Open(context.Background(), path, Options{TmpDir: dir, CellTypes: typed})
 		if err != nil {
 			b.Fatal(err)
 		}
