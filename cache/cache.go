@@ -28,7 +28,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -474,15 +473,15 @@ func (s *Store) Get(_ context.Context, key string) (*api.VerifyResponse, bool, e
 		if state = st; st != entryOK || now.Sub(at) > s.ttl {
 			return nil
 		}
-		// Unmarshal copies what it keeps, so the answer outlives the
+		// The decoder copies what it keeps, so the answer outlives the
 		// transaction's memory map. Past the checksum a body that does not
 		// decode was written so (a bug): a miss, like a damaged one.
-		var r api.VerifyResponse
-		if err := json.Unmarshal(body, &r); err != nil {
+		r, err := api.DecodeVerifyResponse(body)
+		if err != nil {
 			state = entryDamaged
 			return nil
 		}
-		resp = &r
+		resp = r
 		return nil
 	})
 	if err != nil {
@@ -507,12 +506,10 @@ func (s *Store) Put(_ context.Context, key string, resp *api.VerifyResponse) err
 	if resp == nil {
 		return nil
 	}
-	body, err := json.Marshal(resp)
-	if err != nil {
-		return fmt.Errorf("cache %s: encoding an answer: %w", s.d.path, err)
-	}
+	// The JSON is written after room for the header: one buffer, no copy.
+	v := api.AppendVerifyResponse(make([]byte, entryHeader, entryHeader+2048), resp)
 	k := entryKey(key)
-	if err := s.d.put(s.bucket, k, encodeEntry(k, s.d.now(), body)); err != nil {
+	if err := s.d.put(s.bucket, k, sealEntry(k, s.d.now(), v)); err != nil {
 		return fmt.Errorf("%w (write)", err)
 	}
 	return nil

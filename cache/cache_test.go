@@ -566,6 +566,26 @@ func BenchmarkGetHit(b *testing.B) {
 	}
 }
 
+// BenchmarkGetHitReal is GetHit with a real answer of the embedded
+// service (1.5 KB of JSON).
+func BenchmarkGetHitReal(b *testing.B) {
+	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
+	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
+	const n = 1000
+	r := realAnswer(b)
+	for i := range n {
+		mustPut(b, s, strconv.Itoa(i), r)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, ok, err := s.Get(ctx, strconv.Itoa(i%n)); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}
+
 func BenchmarkGetMiss(b *testing.B) {
 	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
 	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)

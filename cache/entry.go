@@ -39,9 +39,14 @@ const (
 // encodeEntry returns the stored value of body for key k at time at.
 func encodeEntry(k []byte, at time.Time, body []byte) []byte {
 	v := make([]byte, entryHeader, entryHeader+len(body))
+	return sealEntry(k, at, append(v, body...))
+}
+
+// sealEntry fills in the header of v, an entry whose JSON follows
+// entryHeader bytes of room, for key k at time at, and returns v.
+func sealEntry(k []byte, at time.Time, v []byte) []byte {
 	v[0] = entryVersion
 	binary.BigEndian.PutUint64(v[entryTime:], uint64(at.UnixNano()))
-	v = append(v, body...)
 	binary.BigEndian.PutUint32(v[entryCRC:], entrySum(k, v))
 	return v
 }
