@@ -527,3 +527,83 @@ func FuzzOpen(f *testing.F) {
 		check("Prune", err)
 	})
 }
+
+// TestCheckAcceptsWhatBboltWrites: Open's check passes every state bbolt
+// leaves a file in through this package's use of it: page splits, values
+// over a page, entries and namespaces deleted (free pages, merged pages),
+// pages reused; and bbolt's Tx.Check agrees at each step.
+func TestCheckAcceptsWhatBboltWrites(t *testing.T) {
+	c := newClock()
+	path := filepath.Join(t.TempDir(), "c.db")
+	opts := Options{Now: c.Now, noSync: true}
+	reopen := func(step string) *DB {
+		t.Helper()
+		d, err := Open(path, opts)
+		if err != nil {
+			t.Fatalf("after %s: %v", step, err)
+		}
+		if err := d.db.View(func(tx *bolt.Tx) error {
+			for err := range tx.Check() {
+				return err
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("after %s, bbolt's Tx.Check: %v", step, err)
+		}
+		return d
+	}
+	big := answer("big")
+	big.Form.Message.Value = strings.Repeat("x", 9000) // three pages
+	steps := []struct {
+		name string
+		do   func(d *DB) error
+	}{
+		{"5,000 entries in two namespaces", func(d *DB) error {
+			for n, ns := range fixtureNS {
+				s, err := d.Store(ns, time.Hour)
+				if err != nil {
+					return err
+				}
+				for i := range 2500 {
+					r := answer(strconv.Itoa(i))
+					if i%97 == 0 {
+						r = big
+					}
+					if err := s.Put(context.Background(), fmt.Sprint(n, i), r); err != nil {
+						return err
+					}
+				}
+				c.add(time.Minute)
+			}
+			return nil
+		}},
+		{"pruning the first namespace", func(d *DB) error {
+			_, err := d.Prune(90 * time.Second)
+			return err
+		}},
+		{"clearing", func(d *DB) error { _, err := d.Clear(); return err }},
+		{"filling again", func(d *DB) error {
+			s, err := d.Store(fixtureNS[1], time.Hour)
+			if err != nil {
+				return err
+			}
+			for i := range 1500 {
+				if err := s.Put(context.Background(), strconv.Itoa(i), big); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+	}
+	d := reopen("creating")
+	for _, st := range steps {
+		if err := st.do(d); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		d = reopen(st.name)
+	}
+	d.Close()
+}
