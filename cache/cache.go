@@ -86,7 +86,9 @@ type Options struct {
 	MustExist bool
 	// Now is the clock for storing and expiring entries (default time.Now).
 	Now func() time.Time
-	// Logger receives warnings about damaged entries (default: none).
+	// Logger receives the warnings about damage that is survived: entries
+	// that fail their checksum (misses), a damaged meta page (the other
+	// one is used). Default: none.
 	Logger zerolog.Logger
 
 	noSync    bool // tests that open hundreds of damaged files skip fsync
