@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -407,8 +408,8 @@ func runChild(t *testing.T, args ...string) childResult {
 	return r
 }
 
-// TestCacheDamagedFile: a damaged --cache file (cut short, a page zeroed,
-// a flipped byte in a page header) crashed 'addrclean run --cache' (SIGBUS
+// TestCacheDamagedFile: a damaged --cache file (cut short, its root page
+// zeroed, a flipped byte in its header) crashed 'addrclean run --cache' (SIGBUS
 // in bbolt) and 'addrclean cache stats' and 'prune' (SIGSEGV, or a panic).
 // Now each exits 1 naming the file and 'addrclean cache clear', leaves no
 // output behind, and 'cache clear' replaces the file with an empty cache
@@ -425,14 +426,15 @@ func TestCacheDamagedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	const page = 4096
+	root, used := boltRoot(t, orig, page)
 	damages := []struct {
 		name   string
 		damage func([]byte) []byte
 	}{
-		{"cut to half", func(b []byte) []byte { return b[:len(b)/2] }},
+		{"cut to half its pages", func(b []byte) []byte { return b[:used/2] }},
 		{"cut to three pages", func(b []byte) []byte { return b[:3*page] }},
-		{"page 3 zeroed", func(b []byte) []byte { clear(b[3*page : 4*page]); return b }},
-		{"page 4 calls itself another", func(b []byte) []byte { b[4*page+1] ^= 0x40; return b }},
+		{"root page zeroed", func(b []byte) []byte { clear(b[root*page : (root+1)*page]); return b }},
+		{"root page calls itself another", func(b []byte) []byte { b[root*page+1] ^= 0x40; return b }},
 	}
 	for _, dm := range damages {
 		t.Run(dm.name, func(t *testing.T) {
@@ -461,15 +463,17 @@ func TestCacheDamagedFile(t *testing.T) {
 			if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 1 {
 				t.Errorf("files left beside the cache: %q", left)
 			}
-			r := runChild(t, "cache", "clear", "--cache", db)
-			if r.code != exitOK || !strings.Contains(r.stdout, "cache "+db+" was damaged: replaced it with a new, empty cache") {
-				t.Fatalf("cache clear: exit %d, signal %q\n%s%s", r.code, r.signal, r.stdout, excerpt(r.stderr))
+			// In-process from here: the children above show that nothing
+			// crashes on this file.
+			code, stdout, stderr := runCache("clear", "--cache", db)
+			if code != exitOK || !strings.Contains(stdout, "cache "+db+" was damaged: replaced it with a new, empty cache") {
+				t.Fatalf("cache clear: exit %d\n%s%s", code, stdout, stderr)
 			}
-			if r := runChild(t, "cache", "stats", "--cache", db); r.code != exitOK || !strings.Contains(r.stdout, "0 entries") {
-				t.Fatalf("cache stats after clear: exit %d\n%s%s", r.code, r.stdout, excerpt(r.stderr))
+			if code, stdout, stderr := runCache("stats", "--cache", db); code != exitOK || !strings.Contains(stdout, "0 entries") {
+				t.Fatalf("cache stats after clear: exit %d\n%s%s", code, stdout, stderr)
 			}
-			if r := runChild(t, runArgs...); r.code != exitOK && r.code != exitRowErrors {
-				t.Fatalf("run after clear: exit %d\n%s", r.code, excerpt(r.stderr))
+			if r := runCLI(t, dir, "--country", "IE", "--limit", "20", "--cache", db, sampleCSV(t)); r.code != exitOK && r.code != exitRowErrors {
+				t.Fatalf("run after clear: exit %d\n%s", r.code, tail(r.stderr, 1500))
 			}
 		})
 	}
@@ -483,6 +487,22 @@ func TestCacheDamagedFile(t *testing.T) {
 	if b, _ := os.ReadFile(csv); r.code != exitFatal || string(b) != "Address 1,Town\n1 Main St,Cork\n" || !strings.Contains(r.stderr, "is it the right path?") {
 		t.Fatalf("cache clear of a CSV file: exit %d, file %q\n%s", r.code, b, r.stderr)
 	}
+}
+
+// boltRoot returns the root page and the bytes of pages in use of the bbolt
+// file b (pages of size page), from its current meta page: damage there is
+// met by every command, wherever a run's timing put the other pages.
+func boltRoot(t *testing.T, b []byte, page int) (root, used int) {
+	t.Helper()
+	ne := binary.NativeEndian
+	m := b[16:] // page 0's meta: magic, version, page size, flags, root, sequence, freelist, pages, txid
+	if m1 := b[page+16:]; ne.Uint64(m1[48:]) > ne.Uint64(m[48:]) {
+		m = m1
+	}
+	if ne.Uint32(m) != 0xED0CDAED {
+		t.Fatal("not a bbolt file")
+	}
+	return int(ne.Uint64(m[16:])), int(ne.Uint64(m[40:])) * page
 }
 
 // excerpt is the part of a child's stderr that explains it: around a crash
