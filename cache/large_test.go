@@ -88,14 +88,25 @@ func BenchmarkOpenLarge(b *testing.B) {
 		b.Logf("built %s: %d entries, %d bytes, in %s", path, n, fi.Size(), time.Since(start).Round(time.Second))
 	}
 	for _, c := range []struct {
-		name string
-		skip bool
-	}{{"meta and size", true}, {"full check", false}} {
+		name    string
+		skip    bool
+		txCheck bool // bbolt's Tx.Check after Open, for comparison
+	}{{"meta and size", true, false}, {"full check", false, false}, {"meta and size, then bbolt Tx.Check", true, true}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				d, err := Open(path, Options{skipCheck: c.skip})
 				if err != nil {
 					b.Fatal(err)
+				}
+				if c.txCheck {
+					if err := d.db.View(func(tx *bolt.Tx) error {
+						for err := range tx.Check() {
+							return err
+						}
+						return nil
+					}); err != nil {
+						b.Fatal(err)
+					}
 				}
 				if err := d.Close(); err != nil {
 					b.Fatal(err)
