@@ -51,6 +51,8 @@ const (
 	// and what was actually sent (fewer workers than the limit needs send
 	// less). Few, so that a ramp does not make it lag.
 	measureReleases = 8
+	// adaptStep is how often the limit changes along a ramp or a probe.
+	adaptStep = 100 * time.Millisecond
 )
 
 // Clock is the time source of a Limiter; tests inject a fake one.
@@ -601,7 +603,9 @@ func (l *Limiter) adapt(now time.Time) {
 	if l.ceiling == 0 || l.current == l.configured {
 		return
 	}
-	t := now.Sub(l.resumed)
+	// In steps: every change of the limit re-arms the waiters, and each of
+	// them, woken, would see a later time and change it again.
+	t := now.Sub(l.resumed).Truncate(adaptStep)
 	r := l.start
 	switch {
 	case t <= 0:
