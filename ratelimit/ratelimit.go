@@ -43,14 +43,18 @@ const (
 	// probes above it.
 	holdTime = 20 * time.Second
 	// probeStep is how fast the limit then rises, per second, as a share of
-	// the settled rate: about one 429 (and one pause) per half minute when
-	// the quota does not move.
+	// the settled rate (or of the highest one held, when higher): about one
+	// 429, and one pause, per half minute when the quota does not move.
 	probeStep = 0.01
 	// measureReleases is how many of the last releases the sent rate is
 	// measured over: the rate at which 429s began is the lower of the limit
 	// and what was actually sent (fewer workers than the limit needs send
 	// less). Few, so that a ramp does not make it lag.
 	measureReleases = 8
+	// workerBound is how far under the limit the measured rate must be
+	// to be taken instead: well under, since a busy machine delays a few
+	// releases now and then.
+	workerBound = 0.5
 	// adaptStep is how often the limit changes along a ramp or a probe.
 	adaptStep = 100 * time.Millisecond
 )
@@ -119,16 +123,18 @@ func WithMaxPause(d time.Duration) Option {
 //
 // The limit adapts to a service quota below the configured rate. A 429 of a
 // request sent since the last cut marks the rate at which 429s begin: the
-// lower of the limit in force when that request went and the rate at which
-// the last few requests actually went. The limit is then cut: the first
-// time to half that rate, rising over firstRamp after the pause to
-// settleMargin (5 %) under it; later straight to that settled rate, or, when
-// the 429 came within steepWithin of the end of the pause (the settled rate
-// was still too high), to steepMargin under it, rising over steepRamp. It
-// holds the settled rate for holdTime, then probes above it by probeStep per
-// second until the next 429 or the configured rate. 429s of requests sent
-// before the last cut were caused by the old limit: they extend the pause
-// but do not cut again.
+// limit in force when that request went, or the rate at which the last few
+// requests actually went when that is under half of it (too few workers).
+// The limit is then cut: the first time to half that rate, rising over
+// firstRamp after the pause to settleMargin (5 %) under it; later straight
+// to that settled rate, or, when the 429 came within steepWithin of the end
+// of the pause (the settled rate was still too high), to steepMargin under
+// it, rising over steepRamp. Such steep cuts in a row go twice as deep each
+// until a rate has been held; after that, only one in a row is steep. The
+// limit holds the settled rate for holdTime, then probes above it by
+// probeStep per second (of the highest rate held) until the next 429 or the
+// configured rate. 429s of requests sent before the last cut were caused by
+// the old limit: they extend the pause but do not cut again.
 //
 // The bucket is charged when a request is let go, at the time it is let go,
 // and never in advance: nothing is reserved, so nothing is ever given back,
@@ -169,6 +175,8 @@ type Limiter struct {
 	ceiling        float64 // the rate at which 429s last began; 0 before any
 	start, settled float64
 	ramp           time.Duration
+	steeps         int     // steep cuts in a row
+	held           float64 // the highest settled rate held through holdTime
 	resumed        time.Time
 	// recent holds the times of the last releases since the pause ended,
 	// for the measured rate; n counts them.
@@ -551,10 +559,29 @@ func (l *Limiter) cut(now time.Time, s *Sent) {
 	} else {
 		steep = l.ceiling > 0 && now.Sub(l.resumed) < steepWithin
 	}
-	if m := l.measured(); m > 0 && m < began {
+	if m := l.measured(); m > 0 && m < workerBound*began {
+		// Far fewer went than the limit let go: too few workers for it,
+		// and the limit is no mark of what the service refused.
 		began = m
 	}
 	first := l.ceiling == 0
+	// Steep cuts in a row: while no rate has been held yet, each goes
+	// twice as deep (the quota may lie far below); once one has, a second
+	// would compound on the noise of a quota without burst (arrival
+	// jitter alone makes it refuse), and it settles as any later cut does.
+	margin := 0.0
+	switch {
+	case !steep:
+		l.steeps = 0
+	case l.held == 0:
+		l.steeps++
+		margin = min(0.5, steepMargin*float64(int(1)<<min(l.steeps-1, 3)))
+	case l.steeps == 0:
+		l.steeps = 1
+		margin = steepMargin
+	default:
+		l.steeps = 0
+	}
 	l.ceiling = began
 	l.settled = max(l.floor, began*(1-settleMargin))
 	l.start, l.ramp = l.settled, 0
@@ -563,10 +590,10 @@ func (l *Limiter) cut(now time.Time, s *Sent) {
 		// Nothing is known yet of where the quota lies: halve, and let
 		// the ramp find the rate at which 429s begin.
 		l.start, l.ramp = max(l.floor, min(began/2, l.settled)), firstRamp
-	case steep:
+	case margin > 0:
 		// Still above the quota: get under it at once, and come back
 		// slowly enough that the next 429 marks where it lies.
-		l.start, l.ramp = max(l.floor, began*(1-steepMargin)), steepRamp
+		l.start, l.ramp = max(l.floor, began*(1-margin)), steepRamp
 	}
 	l.gen++
 	l.cuts++
@@ -614,7 +641,10 @@ func (l *Limiter) adapt(now time.Time) {
 	case t < l.ramp+holdTime:
 		r = l.settled
 	default:
-		r = min(l.configured, l.settled*(1+probeStep*(t-l.ramp-holdTime).Seconds()))
+		// Held without a 429: a rate to climb back at, should noise
+		// have cut far below it since.
+		l.held = max(l.held, l.settled)
+		r = min(l.configured, l.settled+probeStep*l.held*(t-l.ramp-holdTime).Seconds())
 	}
 	if r > l.current {
 		l.setRate(now, r, false)

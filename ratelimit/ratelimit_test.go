@@ -442,6 +442,51 @@ func TestScheduleAfterCut(t *testing.T) {
 	}
 }
 
+// TestSteepCuts: 429s that keep coming soon after each pause cut deeper
+// and deeper while no rate has been held yet (the quota may lie far below
+// --rate); once one has, only the first of them is steep, so that the noise
+// of a quota without burst does not compound.
+func TestSteepCuts(t *testing.T) {
+	ctx := testCtx(t)
+	clk := ratelimittest.NewClock(epoch)
+	l := ratelimit.New(100, 1, ratelimit.WithClock(clk), ratelimit.WithFloor(1))
+	cut := func(want float64) {
+		t.Helper()
+		s, err := l.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.RateLimited(time.Second)
+		if got := l.Rate(); math.Abs(got-want) > 1e-9 {
+			t.Fatalf("after cut %d: Rate() = %v, want %v", l.Cuts(), got, want)
+		}
+		clk.Advance(time.Second) // to the end of the pause
+	}
+	cut(50)              // the first: half
+	cut(50 * 0.85)       // at once after the pause: 15 % under
+	cut(50 * 0.85 * 0.7) // again: 30 % under
+	cut(50 * 0.85 * 0.7 * 0.5)
+	cut(50 * 0.85 * 0.7 * 0.5 * 0.5) // never more than half
+	// Ramp (10 s) and hold (20 s): the settled rate has been held.
+	settled := 50 * 0.85 * 0.7 * 0.5 * 0.95
+	clk.Advance(30 * time.Second)
+	if got := l.Rate(); math.Abs(got-settled) > 1e-9 {
+		t.Fatalf("after the ramp and the hold: Rate() = %v, want %v", got, settled)
+	}
+	clk.Advance(10 * time.Second) // probing: 10 s at 1 % per second
+	probed := settled * 1.1
+	cut(probed * 0.95)        // long after the pause: 5 % under, no ramp
+	cut(probed * 0.95 * 0.85) // soon after it: steep
+	low := probed * 0.95 * 0.85 * 0.95
+	cut(low) // soon again: 5 % only
+	// Held 20 s, then the probe climbs at 1 % per second of the higher
+	// rate held before, not of this one.
+	clk.Advance(20*time.Second + 10*time.Second)
+	if got, want := l.Rate(), low+0.01*settled*10; math.Abs(got-want) > 1e-9 {
+		t.Fatalf("probing from %v: Rate() = %v, want %v", low, got, want)
+	}
+}
+
 // TestMeasuredRate: a 429 while fewer requests go than the limit allows (too
 // few workers for it) marks the rate actually sent, not the limit.
 func TestMeasuredRate(t *testing.T) {
@@ -463,6 +508,26 @@ func TestMeasuredRate(t *testing.T) {
 	clk.Advance(3 * time.Second)
 	if got := l.Rate(); got != 19 {
 		t.Fatalf("Rate() = %v after the ramp, want 5 %% under 20", got)
+	}
+
+	// A busy machine delays a release now and then: eight releases at
+	// 50/s with one 100 ms late measure 29/s, but that is no sign of too
+	// few workers, and the limit marks where the 429 came.
+	l = ratelimit.New(50, 1, ratelimit.WithClock(clk))
+	for i := 0; i < 8; i++ {
+		var err error
+		if s, err = l.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+		d := 20 * time.Millisecond
+		if i == 3 {
+			d += 100 * time.Millisecond
+		}
+		clk.Advance(d)
+	}
+	s.RateLimited(time.Second)
+	if got := l.Rate(); got != 25 {
+		t.Fatalf("Rate() = %v after a 429 at 50/s with one late release, want half of 50", got)
 	}
 }
 
