@@ -34,6 +34,9 @@ const (
 	// they began at was then still well above what the service admits.
 	steepMargin = 0.15
 	steepWithin = 5 * time.Second
+	// quickWithin marks 429s that came at once after the pause: each such
+	// cut in a row goes twice as deep as the one before (at most half).
+	quickWithin = time.Second
 	// firstRamp is how long the limit takes, after the pause, to rise from
 	// the first cut (half the rate 429s began at) to the settled rate;
 	// steepRamp the same from a steep cut (steepMargin under it).
@@ -127,14 +130,15 @@ func WithMaxPause(d time.Duration) Option {
 // requests actually went when that is under half of it (too few workers).
 // The limit is then cut: the first time to half that rate, rising over
 // firstRamp after the pause to settleMargin (5 %) under it; later straight
-// to that settled rate, or, when the 429 came within steepWithin of the end
-// of the pause (the settled rate was still too high), to steepMargin under
-// it, rising over steepRamp. Such steep cuts in a row go twice as deep each
-// until a rate has been held; after that, only one in a row is steep. The
-// limit holds the settled rate for holdTime, then probes above it by
-// probeStep per second (of the highest rate held) until the next 429 or the
-// configured rate. 429s of requests sent before the last cut were caused by
-// the old limit: they extend the pause but do not cut again.
+// to that settled rate. A 429 of a request sent within steepWithin of the
+// end of the pause (the settled rate was still too high) cuts steepMargin
+// under instead and rises back over steepRamp, once in a row; one sent
+// within quickWithin of it (far above the quota) cuts twice as deep as the
+// quick one before, up to half. The limit holds the settled rate for
+// holdTime, then probes above it by probeStep per second (of the highest
+// rate held) until the next 429 or the configured rate. 429s of requests
+// sent before the last cut were caused by the old limit: they extend the
+// pause but do not cut again.
 //
 // The bucket is charged when a request is let go, at the time it is let go,
 // and never in advance: nothing is reserved, so nothing is ever given back,
@@ -175,7 +179,7 @@ type Limiter struct {
 	ceiling        float64 // the rate at which 429s last began; 0 before any
 	start, settled float64
 	ramp           time.Duration
-	steeps         int     // steep cuts in a row
+	steeps, quick  int     // steep cuts, and quick ones, in a row
 	held           float64 // the highest settled rate held through holdTime
 	resumed        time.Time
 	// recent holds the times of the last releases since the pause ended,
@@ -550,37 +554,40 @@ func (l *Limiter) rateLimited(s *Sent, retryAfter time.Duration) {
 // holds l.mu.
 func (l *Limiter) cut(now time.Time, s *Sent) {
 	began := l.current
-	steep := false
+	var since time.Duration // from the end of the last pause to the sending
 	if s != nil {
 		began = s.rate
-		// Sent within steepWithin of the end of the last pause: the
-		// settled rate was still well above what the service admits.
-		steep = !s.since.IsZero() && s.at.Sub(s.since) < steepWithin
+		since = s.at.Sub(s.since)
 	} else {
-		steep = l.ceiling > 0 && now.Sub(l.resumed) < steepWithin
+		since = now.Sub(l.resumed)
 	}
+	// Sent soon after the end of the last pause: the settled rate was
+	// still well above what the service admits; at once after it: far
+	// above.
+	steep := l.ceiling > 0 && since < steepWithin
+	quick := steep && since < quickWithin
 	if m := l.measured(); m > 0 && m < workerBound*began {
 		// Far fewer went than the limit let go: too few workers for it,
 		// and the limit is no mark of what the service refused.
 		began = m
 	}
 	first := l.ceiling == 0
-	// Steep cuts in a row: while no rate has been held yet, each goes
-	// twice as deep (the quota may lie far below); once one has, a second
-	// would compound on the noise of a quota without burst (arrival
-	// jitter alone makes it refuse), and it settles as any later cut does.
+	// Quick cuts in a row go twice as deep each time: the quota may lie
+	// far under the limit. Steep ones only once in a row: a second would
+	// compound on the noise of a quota without burst (arrival jitter alone
+	// makes it refuse within seconds at any rate near it), and settles as
+	// any later cut does.
 	margin := 0.0
 	switch {
-	case !steep:
-		l.steeps = 0
-	case l.held == 0:
-		l.steeps++
-		margin = min(0.5, steepMargin*float64(int(1)<<min(l.steeps-1, 3)))
-	case l.steeps == 0:
+	case quick:
+		l.quick++
 		l.steeps = 1
+		margin = min(0.5, steepMargin*float64(int(1)<<min(l.quick-1, 3)))
+	case steep && l.steeps == 0:
+		l.quick, l.steeps = 0, 1
 		margin = steepMargin
 	default:
-		l.steeps = 0
+		l.quick, l.steeps = 0, 0
 	}
 	l.ceiling = began
 	l.settled = max(l.floor, began*(1-settleMargin))

@@ -442,16 +442,17 @@ func TestScheduleAfterCut(t *testing.T) {
 	}
 }
 
-// TestSteepCuts: 429s that keep coming soon after each pause cut deeper
-// and deeper while no rate has been held yet (the quota may lie far below
-// --rate); once one has, only the first of them is steep, so that the noise
-// of a quota without burst does not compound.
+// TestSteepCuts: 429s that come at once after each pause (within 1 s) cut
+// deeper and deeper, the quota lying far below; 429s that come soon after
+// it (within 5 s) cut 15 % under only once in a row, so that the noise of a
+// quota without burst does not compound.
 func TestSteepCuts(t *testing.T) {
 	ctx := testCtx(t)
 	clk := ratelimittest.NewClock(epoch)
 	l := ratelimit.New(100, 1, ratelimit.WithClock(clk), ratelimit.WithFloor(1))
-	cut := func(want float64) {
+	cut := func(after time.Duration, want float64) {
 		t.Helper()
+		clk.Advance(after)
 		s, err := l.Acquire(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -462,29 +463,38 @@ func TestSteepCuts(t *testing.T) {
 		}
 		clk.Advance(time.Second) // to the end of the pause
 	}
-	cut(50)              // the first: half
-	cut(50 * 0.85)       // at once after the pause: 15 % under
-	cut(50 * 0.85 * 0.7) // again: 30 % under
-	cut(50 * 0.85 * 0.7 * 0.5)
-	cut(50 * 0.85 * 0.7 * 0.5 * 0.5) // never more than half
-	// Ramp (10 s) and hold (20 s): the settled rate has been held.
-	settled := 50 * 0.85 * 0.7 * 0.5 * 0.95
-	clk.Advance(30 * time.Second)
-	if got := l.Rate(); math.Abs(got-settled) > 1e-9 {
-		t.Fatalf("after the ramp and the hold: Rate() = %v, want %v", got, settled)
+	// Sent at once after each pause, each at the rate the last cut left.
+	r := 100.0
+	for _, margin := range []float64{0.5, 0.15, 0.3, 0.5, 0.5} { // never more than half
+		r *= 1 - margin
+		cut(0, r)
 	}
-	clk.Advance(10 * time.Second) // probing: 10 s at 1 % per second
-	probed := settled * 1.1
-	cut(probed * 0.95)        // long after the pause: 5 % under, no ramp
-	cut(probed * 0.95 * 0.85) // soon after it: steep
-	low := probed * 0.95 * 0.85 * 0.95
-	cut(low) // soon again: 5 % only
+	held := r / 0.5 * 0.95 // the ramp (10 s) rises to 5 % under the rate of the last 429
+	settled := held * 0.95
+	cut(30*time.Second, settled) // sent after the ramp and the hold (20 s): 5 % under
+	start := settled * 0.85
+	cut(2*time.Second, start) // 2 s after the pause: 15 % under
+	ramped := start + (settled*0.95-start)*2/10
+	low := ramped * 0.95
+	cut(2*time.Second, low) // 2 s after again, up the ramp: 5 % under only
 	// Held 20 s, then the probe climbs at 1 % per second of the higher
 	// rate held before, not of this one.
 	clk.Advance(20*time.Second + 10*time.Second)
-	if got, want := l.Rate(), low+0.01*settled*10; math.Abs(got-want) > 1e-9 {
+	if got, want := l.Rate(), low+0.01*held*10; math.Abs(got-want) > 1e-9 {
 		t.Fatalf("probing from %v: Rate() = %v, want %v", low, got, want)
 	}
+
+	// 429s 2 s after each pause from the start, as the jitter of a quota
+	// without burst gives them: steep and plain cuts take turns, none
+	// deeper than 15 %, although no rate has been held yet.
+	l = ratelimit.New(100, 1, ratelimit.WithClock(clk), ratelimit.WithFloor(1))
+	cut(0, 50)
+	r = 95 * 0.85 // the 2 s ramp has reached 95
+	cut(2*time.Second, r)
+	r = (r + (95*0.95-r)*2/10) * 0.95
+	cut(2*time.Second, r)
+	r *= 0.85
+	cut(2*time.Second, r)
 }
 
 // TestMeasuredRate: a 429 while fewer requests go than the limit allows (too
