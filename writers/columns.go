@@ -17,13 +17,38 @@ var EnrichedColumns = []string{
 	"av_city", "av_region", "av_postcode", "av_country", "av_country_iso",
 	"av_label", "av_lines_amended", "av_city_amended", "av_region_amended", "av_postcode_amended",
 	"av_latitude", "av_longitude", "av_location_accuracy", "av_message", "av_error",
+	"av_duplicates", "av_first_row",
 }
 
 // ReviewColumns are the columns the review output appends to the row number
-// and the input columns, in order. Callers must not modify it.
+// and the input columns, in order. The last ones, DecisionColumn and the
+// edit_ columns, are written empty for a person to fill in (see Decisions);
+// addrclean apply reads them back. Callers must not modify it.
 var ReviewColumns = []string{
 	"av_action", "av_message", "input_label", "matched_label", "av_address_id", "av_error",
+	DecisionColumn, "edit_line1", "edit_line2", "edit_line3", "edit_line4",
+	"edit_city", "edit_region", "edit_postcode", "edit_country",
 }
+
+// DecisionColumn is the review column where a person records a decision.
+const DecisionColumn = "decision"
+
+// The decisions a person can record in DecisionColumn.
+const (
+	// DecisionAccept takes the service's address.
+	DecisionAccept = "accept"
+	// DecisionKeep keeps the input address as it is.
+	DecisionKeep = "keep"
+	// DecisionEdit takes the address the person typed in the edit_ columns.
+	DecisionEdit = "edit"
+)
+
+// Decisions are the values offered in DecisionColumn (the XLSX drop-down).
+var Decisions = []string{DecisionAccept, DecisionKeep, DecisionEdit}
+
+// EditColumns are the review columns holding an address typed by a person
+// (DecisionEdit): lines 1 to 4, city, region, postcode, country.
+var EditColumns = ReviewColumns[7:]
 
 // CachedColumn is the last enriched column with Options.MarkCached.
 const CachedColumn = "av_cached"
@@ -37,9 +62,12 @@ const (
 	enLatitude  = 19
 	enLongitude = 20
 	enError     = 23
+	enDuplicate = 24 // av_duplicates
+	enFirstRow  = 25 // av_first_row
 
-	rvAction  = 0
-	rvMatched = 3
+	rvAction   = 0
+	rvMatched  = 3
+	rvDecision = 6
 )
 
 // noResponse is av_error for a row that has neither a response nor a reason;
@@ -221,18 +249,25 @@ func appendEnriched(dst []string, r Result) []string {
 		formatBool(info.AddressLinesAmended), formatBool(info.CityAmended),
 		formatBool(info.RegionAmended), formatBool(info.PostcodeAmended),
 		lat, lon, acc, v.Form.Message.Value, "",
+		"", "", // av_duplicates and av_first_row: filled when the output is complete
 	)
 }
 
 func appendReview(dst []string, r Result) []string {
 	if Action(r) == ActionError {
-		return append(dst, ActionError, "", r.InputLabel, "", "", errorText(r))
+		dst = append(dst, ActionError, "", r.InputLabel, "", "", errorText(r))
+	} else {
+		v := r.Response
+		dst = append(dst,
+			string(v.Action), v.Form.Message.Value, r.InputLabel,
+			strings.Join(v.Address.Label, labelSeparator), v.Address.ID, "",
+		)
 	}
-	v := r.Response
-	return append(dst,
-		string(v.Action), v.Form.Message.Value, r.InputLabel,
-		strings.Join(v.Address.Label, labelSeparator), v.Address.ID, "",
-	)
+	// The decision and edit_ columns are the person's to fill in.
+	for range ReviewColumns[rvDecision:] {
+		dst = append(dst, "")
+	}
+	return dst
 }
 
 // matchedHighlights returns the label and highlights of a review row, or

@@ -279,13 +279,18 @@ func TestColumnIndexes(t *testing.T) {
 		{EnrichedColumns, enError, "av_error"},
 		{ReviewColumns, rvAction, "av_action"},
 		{ReviewColumns, rvMatched, "matched_label"},
+		{EnrichedColumns, enDuplicate, "av_duplicates"},
+		{EnrichedColumns, enFirstRow, "av_first_row"},
+		{ReviewColumns, rvDecision, "decision"},
+		{EditColumns, 0, "edit_line1"},
+		{EditColumns, 7, "edit_country"},
 	}
 	for _, c := range checks {
 		if c.cols[c.i] != c.want {
 			t.Errorf("column %d is %q, want %q", c.i, c.cols[c.i], c.want)
 		}
 	}
-	if len(EnrichedColumns) != 24 || len(ReviewColumns) != 6 {
+	if len(EnrichedColumns) != 26 || len(ReviewColumns) != 15 || len(EditColumns) != 8 {
 		t.Errorf("%d enriched and %d review columns", len(EnrichedColumns), len(ReviewColumns))
 	}
 }
