@@ -331,3 +331,17 @@ func (s *keySet) add(name string) string {
 	s.keys = append(s.keys, k)
 	return k
 }
+
+// EnrichedValues returns the values of EnrichedColumns for r as the CSV
+// output writes them before neutralisation, with av_duplicates and
+// av_first_row empty. Readers of a JSONL output use it to see the same
+// columns.
+func EnrichedValues(r Result) []string {
+	return appendEnriched(make([]string, 0, len(EnrichedColumns)), r)
+}
+
+// ReviewValues returns the values of ReviewColumns for r, matched_label
+// plain (no highlight marks) and the decision and edit_ columns empty.
+func ReviewValues(r Result) []string {
+	return appendReview(make([]string, 0, len(ReviewColumns)), r)
+}
