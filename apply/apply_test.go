@@ -293,8 +293,10 @@ func TestApplyRefuses(t *testing.T) {
 			wantRows: []int{1}, wantMsg: "Accept",
 		},
 		{
-			name:     "rows beyond the enriched file",
-			other:    func(rs []writers.Result) []writers.Result { return append(rs, writers.Result{Row: 9, Cells: []string{"C9"}, Err: "x"}) },
+			name: "rows beyond the enriched file",
+			other: func(rs []writers.Result) []writers.Result {
+				return append(rs, writers.Result{Row: 9, Cells: []string{"C9"}, Err: "x"})
+			},
 			wantRows: []int{9}, wantMsg: "only 8 rows",
 		},
 		{name: "unknown decision", set: map[int]map[string]string{2: {"decision": "maybe"}}, wantRows: []int{2}, wantMsg: `"maybe"`},
