@@ -84,6 +84,14 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		City:     o.cityCol, Region: o.regionCol, Postcode: o.postcodeCol, Country: o.countryCol, ID: o.idCol,
 		DefaultCountry: o.country, Language: o.language,
 	}
+	if o.report != "" {
+		if err := checkReportPath(o.report); err != nil {
+			return err
+		}
+		if o.out == "-" {
+			return usageErrorf("--report reads the enriched output back: give -o a path, not -")
+		}
+	}
 	if o.dryRun {
 		rep, err := readers.Inspect(ctx, o.input, ropts, spec, 5)
 		if err != nil {
@@ -285,6 +293,10 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 			return withCode(exitFatal, fmt.Errorf("finishing outputs: %w%s", err, hint))
 		}
 	}
+	if dr, ok := outs[0].(writers.DuplicateReporter); ok {
+		d := dr.Duplicates()
+		stats.Duplicates = &d
+	}
 	resumable := finishJournal(jnl, stats, o.keepJournal, log)
 	jnl = nil
 	printSummary(s.err, log, o, stats, outPath, reviewPath, true)
@@ -292,6 +304,14 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		if err := writeSummaryFile(o.summary, o, stats, outPath, reviewPath); err != nil {
 			return withCode(exitFatal, err)
 		}
+	}
+	if o.report != "" {
+		// The report reads the enriched file back, so stdout has none.
+		// An interrupted run still gets its report of the rows it wrote.
+		if err := writeReport(context.WithoutCancel(ctx), outPath, o.report, &stats); err != nil {
+			return err
+		}
+		log.Info().Str("report", o.report).Msg("report written")
 	}
 	resume := ""
 	if resumable {
