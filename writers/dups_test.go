@@ -148,21 +148,42 @@ func TestDuplicateJSONL(t *testing.T) {
 	}
 }
 
+// BenchmarkDupPass writes 100,000 enriched rows with distinct address ids
+// to CSV: held back, counted and written at Close. The ids/disk variant
+// lowers the in-memory limit so that the counts go through bbolt.
 func BenchmarkDupPass(b *testing.B) {
-	rs := dupRows(1000)
-	dir := b.TempDir()
-	for b.Loop() {
-		w, err := NewEnriched(filepath.Join(dir, "o.csv"), []string{"n", "a"}, Options{})
-		if err != nil {
-			b.Fatal(err)
+	r := dupRows(1)[0]
+	resps := make([]*api.VerifyResponse, 100000)
+	for i := range resps {
+		v := *r.Response
+		v.Address.ID = fmt.Sprintf("ID-%07d", i*7919%100003)
+		resps[i] = &v
+	}
+	for _, limit := range []int{dupMemIDs, 1 << 14} {
+		name := "memory"
+		if limit < len(resps) {
+			name = "disk"
 		}
-		for _, r := range rs {
-			if err := w.Write(context.Background(), r); err != nil {
-				b.Fatal(err)
+		b.Run(name, func(b *testing.B) {
+			dupMemLimit = limit
+			defer func() { dupMemLimit = dupMemIDs }()
+			dir := b.TempDir()
+			for b.Loop() {
+				w, err := NewEnriched(filepath.Join(dir, "o.csv"), []string{"n", "a"}, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i, v := range resps {
+					r.Row, r.Response = i+1, v
+					if err := w.Write(context.Background(), r); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := w.Close(); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-		if err := w.Close(); err != nil {
-			b.Fatal(err)
-		}
+			b.ReportMetric(float64(len(resps)*b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
 	}
 }
