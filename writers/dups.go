@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -74,6 +75,9 @@ func (x *dupIndex) add(id string, row int) error {
 			}
 		}
 		c.first = int64(row)
+		// The id may share memory with the whole decoded answer; a key
+		// kept for the run must not pin it.
+		id = strings.Clone(id)
 	}
 	c.n++
 	x.mem[id] = c
