@@ -52,8 +52,12 @@ type dupCount struct {
 // dupIndex counts rows per address id. Rows arrive in order, so the first
 // row seen for an id is its first row.
 type dupIndex struct {
-	limit  int
-	mem    map[string]dupCount
+	limit int
+	// mem maps an id to its count in counts. Counts are never assigned
+	// through the map: assigning to an entry with a string key stores the
+	// caller's key, which may be a slice of a whole decoded answer.
+	mem    map[string]int
+	counts []dupCount
 	dir    string
 	prefix string
 	db     *bolt.DB // nil until mem first overflows
@@ -63,24 +67,23 @@ type dupIndex struct {
 var dupBucket = []byte("dups")
 
 func newDupIndex(dir, prefix string, limit int) *dupIndex {
-	return &dupIndex{limit: limit, dir: dir, prefix: prefix, mem: make(map[string]dupCount)}
+	return &dupIndex{limit: limit, dir: dir, prefix: prefix, mem: make(map[string]int)}
 }
 
 func (x *dupIndex) add(id string, row int) error {
-	c, ok := x.mem[id]
-	if !ok {
-		if len(x.mem) >= x.limit {
-			if err := x.spill(); err != nil {
-				return err
-			}
-		}
-		c.first = int64(row)
-		// The id may share memory with the whole decoded answer; a key
-		// kept for the run must not pin it.
-		id = strings.Clone(id)
+	if i, ok := x.mem[id]; ok {
+		x.counts[i].n++
+		return nil
 	}
-	c.n++
-	x.mem[id] = c
+	if len(x.mem) >= x.limit {
+		if err := x.spill(); err != nil {
+			return err
+		}
+	}
+	// The id may share memory with the whole decoded answer; a key kept
+	// for the run must not pin it.
+	x.mem[strings.Clone(id)] = len(x.counts)
+	x.counts = append(x.counts, dupCount{n: 1, first: int64(row)})
 	return nil
 }
 
@@ -113,7 +116,7 @@ func (x *dupIndex) spill() error {
 		// random order into one node move its entries on every insert
 		// (quadratic: 18 s for 65,536 ids); in order they append.
 		for _, id := range slices.Sorted(maps.Keys(x.mem)) {
-			c := x.mem[id]
+			c := x.counts[x.mem[id]]
 			// bbolt keeps the value slice until the transaction ends: one each.
 			v := make([]byte, 16)
 			if old := b.Get([]byte(id)); len(old) == 16 {
@@ -132,6 +135,7 @@ func (x *dupIndex) spill() error {
 		return fmt.Errorf("duplicate counts: %w", err)
 	}
 	clear(x.mem)
+	x.counts = x.counts[:0]
 	return nil
 }
 
@@ -140,7 +144,12 @@ func (x *dupIndex) spill() error {
 // read-only transaction.
 func (x *dupIndex) lookuper() (func(id string) dupCount, func(), error) {
 	if x.db == nil {
-		return func(id string) dupCount { return x.mem[id] }, func() {}, nil
+		return func(id string) dupCount {
+			if i, ok := x.mem[id]; ok {
+				return x.counts[i]
+			}
+			return dupCount{}
+		}, func() {}, nil
 	}
 	if err := x.spill(); err != nil {
 		return nil, nil, err
