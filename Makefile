@@ -32,9 +32,13 @@ test: vet staticcheck race
 # BENCH_ROWS and BENCH_REFERENCE size the end-to-end runs.
 BENCH_ROWS      ?= 100000,1000000
 BENCH_REFERENCE ?= 100000
+# The table runs (internal/benchdb): the same rows from a CSV file, a
+# PostgreSQL table (a server the tool starts) and an SQLite table.
+BENCH_DB_ROWS   ?= 100000
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./internal/benchtable -bin $(BIN) -rows $(BENCH_ROWS) -reference $(BENCH_REFERENCE)
+	$(GO) run ./internal/benchdb -bin $(BIN) -rows $(BENCH_DB_ROWS) -reference $(BENCH_REFERENCE)
 
 demo: build
 	@mkdir -p out

@@ -17,7 +17,9 @@
 // power cut leaves at most a torn end: a line without its LF, or whose
 // checksum does not match. Open finds the end of the intact records and
 // Continue cuts what follows before appending; a torn record is dropped and
-// its row verified again, never misread. The file is synced to disk every
+// its row verified again, never misread. Lines damaged in the middle of the
+// file (a bad disk block, an editor) are skipped and counted, and the
+// intact records after them are kept. The file is synced to disk every
 // second, so a power cut loses at most that much work.
 //
 // Rows finish out of order (up to the pipeline's reorder window), so Lookup
@@ -27,7 +29,6 @@ package journal
 
 import (
 	"bufio"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,8 +48,18 @@ import (
 const Version = 1
 
 // maxRecord bounds one line: an answer is a few kilobytes, so a longer line
-// is damage, not a record.
-const maxRecord = 4 << 20
+// is damage, not a record, and is skipped without being held in memory. (A
+// variable so that tests can make enormous lines without writing, and
+// syncing, megabytes.)
+var maxRecord = 4 << 20
+
+// minWindow is the smallest reorder window 'addrclean run' uses
+// (pipeline.DefaultWindow; more with many workers).
+const minWindow = 256
+
+// maxSplits bounds the readers started after damaged lines (see scan): each
+// holds a buffer, and Lookup asks every reader for every row.
+const maxSplits = 64
 
 // syncEvery is how often appended records are synced to disk.
 const syncEvery = time.Second
@@ -146,6 +157,13 @@ type Info struct {
 	// Torn is the number of bytes after the last intact record (a record
 	// cut short by a crash); Continue drops them.
 	Torn int64
+	// Damaged is the number of lines before the last intact record that
+	// failed their check (checksum, JSON, length): damage in the middle of
+	// the file rather than a crash. They are skipped and kept in the file,
+	// the records around them are used, and the rows they held are
+	// verified again. A byte turned into a line feed makes one record two
+	// damaged lines; a lost line feed makes two records one.
+	Damaged int64
 	// Updated is the file's modification time.
 	Updated time.Time
 	// Headless is true for an empty file, or one whose first record was
@@ -211,13 +229,21 @@ type Journal struct {
 	stopSync chan struct{}
 	syncDone chan struct{}
 
-	runs []int64 // offsets of the run records found by Open
+	starts []start // where Open found the parts that Lookup reads apart
+	window int     // the largest reorder window of the runs found by Open
 
 	// Replay state of Continue; used by Lookup only.
 	rdFile   *os.File
 	segs     []*segment
 	replayed int64
 	changed  int64
+}
+
+// start is where a part of the file that a reader of its own replays
+// begins: a run record, or the first intact record after damaged lines.
+type start struct {
+	off    int64
+	damage bool
 }
 
 // segment replays the records of one run. Rows finish at most that run's
@@ -313,7 +339,7 @@ func (j *Journal) Start(meta Meta, window int) error {
 	}
 	now := j.now().UTC()
 	j.info = Info{Path: j.path, Meta: meta, Created: now, Runs: 1}
-	j.runs, j.valid = nil, 0
+	j.starts, j.window, j.valid = nil, 0, 0
 	if err := j.append(record{T: tHeader, Journal: "addrclean", Version: Version, Created: now, Meta: &meta}); err != nil {
 		return err
 	}
@@ -340,20 +366,31 @@ func (j *Journal) Continue(window int) error {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
 	j.rdFile = rf
-	for i, start := range j.runs {
+	for i, st := range j.starts {
 		end := j.valid
-		if i+1 < len(j.runs) {
-			end = j.runs[i+1]
+		if i+1 < len(j.starts) {
+			end = j.starts[i+1].off
 		}
-		j.segs = append(j.segs, &segment{
-			rd:      bufio.NewReaderSize(io.NewSectionReader(rf, start, end-start), 32<<10),
+		sg := &segment{
+			rd:      bufio.NewReaderSize(io.NewSectionReader(rf, st.off, end-st.off), 32<<10),
 			pending: make(map[int]record),
 			bound:   slack,
-		})
+		}
+		if st.damage {
+			// The run record these records follow may be the damaged
+			// line, its window unknown: take the widest in the file, and
+			// at least the smallest a run uses. A bound too wide only
+			// reads further ahead; one too narrow costs calls.
+			sg.bound = max(j.window, minWindow) + slack
+		}
+		j.segs = append(j.segs, sg)
 	}
 	j.info.Runs++
 	j.info.Complete = false
 	j.info.Torn = 0
+	// Damaged lines before the cut stay in the file: rewriting it would
+	// copy every record (and risk them) to save a few bytes, and every
+	// reader skips them.
 	if err := j.append(record{T: tRun, Started: j.now().UTC(), Window: window}); err != nil {
 		return err
 	}
@@ -620,18 +657,21 @@ func (sg *segment) find(row int) (record, bool, error) {
 
 // readOne reads the segment's next record into pending.
 func (sg *segment) readOne(row int) error {
-	line, err := readLine(sg.rd)
-	if errors.Is(err, io.EOF) {
+	line, _, err := readLine(sg.rd)
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, errTorn):
+		// A segment ends after an LF: a torn line means the file changed
+		// under us, and what was not read is verified again.
 		sg.eof = true
 		return nil
-	}
-	if err != nil {
+	case errors.Is(err, errLong):
+		return nil // damage Open counted
+	case err != nil:
 		return err
 	}
 	rec, ok := parseLine(line)
 	if !ok {
-		// Open checked every record up to the end it found.
-		return fmt.Errorf("a record changed while it was read: %w", ErrCorrupt)
+		return nil // damage Open counted
 	}
 	switch rec.T {
 	case tRun:
@@ -711,8 +751,18 @@ func (j *Journal) Remove() error {
 	return j.Close()
 }
 
-// scan reads the whole file, checking every record, and fills info and
-// valid.
+// scan reads the whole file, checking every record, and fills info, valid,
+// starts and window.
+//
+// Lines that fail their check after the last intact record are the torn
+// end a crash leaves: Continue cuts them off. Lines that fail it before an
+// intact one are damage in the middle of the file: they are skipped and
+// counted, and the records after them kept. A damaged line may have been a
+// run record, after which rows can lie far behind the ones before it (a
+// later run records the rows an earlier one left): so the records after
+// damage get a reader of their own, as if a run started there. Splitting a
+// run's records between two readers loses none of them, since each part
+// is still at most a window out of order.
 func (j *Journal) scan() error {
 	st, err := j.f.Stat()
 	if err != nil {
@@ -720,26 +770,36 @@ func (j *Journal) scan() error {
 	}
 	j.info = Info{Path: j.path, Updated: st.ModTime()}
 	rd := bufio.NewReaderSize(io.NewSectionReader(j.f, 0, st.Size()), 64<<10)
-	var off int64
-	first, torn := true, false
+	var (
+		off     int64 // where the line being read starts
+		bad     int64 // damaged lines since the last intact one
+		splits  int
+		lineNum int
+	)
 	for {
-		line, err := readLine(rd)
+		line, n, err := readLine(rd)
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err != nil && !errors.Is(err, errTorn) {
+		if err != nil && !errors.Is(err, errTorn) && !errors.Is(err, errLong) {
 			return fmt.Errorf("journal %s: %w", j.path, err)
 		}
-		torn = err != nil
+		lineNum++
 		var rec record
 		ok := false
 		if err == nil {
 			rec, ok = parseLine(line)
 		}
-		if !ok {
-			break // torn: this record and everything after it are dropped
-		}
-		if first {
+		if lineNum == 1 {
+			if errors.Is(err, errTorn) {
+				// The file ends inside its first line: a run was killed
+				// while it created the journal.
+				j.info.Headless = true
+				return nil
+			}
+			if !ok {
+				return fmt.Errorf("journal %s: line 1 (the header) is damaged: %w", j.path, ErrCorrupt)
+			}
 			if rec.T != tHeader || rec.Journal != "addrclean" || rec.Meta == nil {
 				return fmt.Errorf("journal %s: %w (no header)", j.path, ErrCorrupt)
 			}
@@ -748,60 +808,99 @@ func (j *Journal) scan() error {
 			}
 			j.info.Meta = *rec.Meta
 			j.info.Created = rec.Created
-			first = false
-		} else {
-			switch rec.T {
-			case tRun:
-				j.info.Runs++
-				j.info.Complete = false
-				j.runs = append(j.runs, off)
-			case tDone:
-				j.info.Complete = true
-			case "":
-				j.info.Rows++
-				j.info.Complete = false
+			off += n
+			j.valid = off
+			continue
+		}
+		if !ok {
+			bad++
+			off += n
+			continue
+		}
+		if bad > 0 {
+			j.info.Damaged += bad
+			bad = 0
+			if rec.T != tRun && splits < maxSplits {
+				splits++
+				j.starts = append(j.starts, start{off: off, damage: true})
 			}
 		}
-		off += int64(len(line))
-	}
-	if first {
-		if st.Size() == 0 || torn {
-			j.info.Headless = true
-			return nil
+		switch rec.T {
+		case tRun:
+			j.info.Runs++
+			j.info.Complete = false
+			j.starts = append(j.starts, start{off: off})
+			j.window = max(j.window, rec.Window)
+		case tDone:
+			j.info.Complete = true
+		case "":
+			j.info.Rows++
+			j.info.Complete = false
 		}
-		return fmt.Errorf("journal %s: %w (no intact header)", j.path, ErrCorrupt)
+		off += n
+		j.valid = off
 	}
-	j.valid = off
-	j.info.Torn = st.Size() - off
+	if lineNum == 0 {
+		j.info.Headless = true
+		return nil
+	}
+	j.info.Torn = st.Size() - j.valid
 	return nil
 }
 
-var errTorn = errors.New("torn record")
+var (
+	errTorn = errors.New("torn record")
+	errLong = errors.New("line too long")
+)
 
-// readLine returns the next line with its LF; a last line without one, or
-// one longer than maxRecord, is errTorn.
-func readLine(rd *bufio.Reader) ([]byte, error) {
+// readLine returns the next line with its LF, and the number of bytes it
+// took from rd. A last line without an LF is errTorn; a line longer than
+// maxRecord is errLong, and is skipped to its LF without being held in
+// memory. The line may be rd's buffer: it is valid until the next read.
+func readLine(rd *bufio.Reader) ([]byte, int64, error) {
+	chunk, err := rd.ReadSlice('\n')
+	limit := int64(maxRecord)
+	if err == nil && int64(len(chunk)) <= limit {
+		return chunk, int64(len(chunk)), nil
+	}
+	n := int64(len(chunk))
 	var line []byte
-	for {
-		chunk, err := rd.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > maxRecord {
-			return nil, errTorn
-		}
-		switch {
-		case err == nil:
-			return line, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF):
-			if len(line) == 0 {
-				return nil, io.EOF
-			}
-			return nil, errTorn
-		default:
-			return nil, err
+	if n <= limit {
+		line = grow(nil, chunk)
+	}
+	for errors.Is(err, bufio.ErrBufferFull) {
+		chunk, err = rd.ReadSlice('\n')
+		n += int64(len(chunk))
+		if n <= limit {
+			line = grow(line, chunk)
+		} else {
+			line = nil
 		}
 	}
+	switch {
+	case errors.Is(err, io.EOF):
+		if n == 0 {
+			return nil, 0, io.EOF
+		}
+		return nil, n, errTorn
+	case err != nil:
+		return nil, n, err
+	case n > limit:
+		return nil, n, errLong
+	}
+	return line, n, nil
+}
+
+// grow appends chunk to line, doubling its capacity when it must grow:
+// append grows large slices by a quarter, which would allocate five times
+// the length of a long line on the way to it.
+func grow(line, chunk []byte) []byte {
+	if need := len(line) + len(chunk); need > cap(line) {
+		l := make([]byte, len(line), max(min(2*cap(line), maxRecord), need))
+		copy(l, line)
+		line = l
+	}
+	return append(line, chunk...)
 }
 
 // parseLine checks a line's checksum and decodes it.
@@ -809,12 +908,20 @@ func parseLine(line []byte) (record, bool) {
 	if len(line) < 11 || line[8] != ' ' || line[len(line)-1] != '\n' {
 		return record{}, false
 	}
-	var sum [4]byte
-	if _, err := hex.Decode(sum[:], line[:8]); err != nil {
-		return record{}, false
+	// Lower case only, as written: a checksum whose case changed is
+	// damage like any other, so that Damaged counts every changed line.
+	var want uint32
+	for _, c := range line[:8] {
+		switch {
+		case '0' <= c && c <= '9':
+			want = want<<4 | uint32(c-'0')
+		case 'a' <= c && c <= 'f':
+			want = want<<4 | uint32(c-'a'+10)
+		default:
+			return record{}, false
+		}
 	}
 	body := line[9 : len(line)-1]
-	want := uint32(sum[0])<<24 | uint32(sum[1])<<16 | uint32(sum[2])<<8 | uint32(sum[3])
 	if crc32.Checksum(body, crcTable) != want {
 		return record{}, false
 	}

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,7 +44,7 @@ func entry(n int) Entry {
 }
 
 // write creates a journal holding rows in the order given, and closes it.
-func write(t *testing.T, path string, window int, rows []int) {
+func write(t testing.TB, path string, window int, rows []int) {
 	t.Helper()
 	j, err := Create(path, testMeta, window)
 	if err != nil {
@@ -174,8 +177,8 @@ func TestTornLastRecord(t *testing.T) {
 				t.Fatal(err)
 			}
 			info := j.Info()
-			if info.Rows != 3 || info.Torn != int64(len(b)-last) {
-				t.Fatalf("rows %d torn %d, want 3 and %d", info.Rows, info.Torn, len(b)-last)
+			if info.Rows != 3 || info.Torn != int64(len(b)-last) || info.Damaged != 0 {
+				t.Fatalf("rows %d torn %d damaged %d, want 3, %d and 0", info.Rows, info.Torn, info.Damaged, len(b)-last)
 			}
 			if err := j.Continue(8); err != nil {
 				t.Fatal(err)
@@ -214,6 +217,7 @@ func TestOpenRefuses(t *testing.T) {
 		{"not a journal", []byte("id,name\n1,x\n"), ErrCorrupt},
 		{"row before the header", goodBytes[len(firstLine):], ErrCorrupt},
 		{"newer format", []byte(checked(`{"t":"header","journal":"addrclean","version":99,"meta":{}}`)), ErrCorrupt},
+		{"damaged header", slices.Concat(firstLine[:20], []byte("x"), goodBytes[21:]), ErrCorrupt},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -412,7 +416,9 @@ func TestMetaDiff(t *testing.T) {
 }
 
 // FuzzOpen: whatever the file holds, Open and a replay neither panic nor
-// return a row other than one recorded with exactly that result.
+// return a row other than one recorded with exactly that result, and a
+// resumed run appends after the last intact record: it keeps every one
+// that Open found, damaged lines in between included.
 func FuzzOpen(f *testing.F) {
 	dir := f.TempDir()
 	path := filepath.Join(dir, "seed")
@@ -432,6 +438,12 @@ func FuzzOpen(f *testing.F) {
 	f.Add(seed)
 	f.Add(seed[:len(seed)/2])
 	f.Add([]byte(checked(`{"t":"header","journal":"addrclean","version":1,"meta":{}}`) + checked(`{"row":1,"key":"1"}`)))
+	flipped := bytes.Clone(seed)
+	flipped[len(seed)/2] ^= 0x20
+	f.Add(flipped)
+	merged := bytes.Clone(seed)
+	merged[len(seed)/3+bytes.IndexByte(seed[len(seed)/3:], '\n')] = ' '
+	f.Add(merged)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := filepath.Join(t.TempDir(), "j")
 		if err := os.WriteFile(p, b, 0o600); err != nil {
@@ -442,12 +454,16 @@ func FuzzOpen(f *testing.F) {
 			return
 		}
 		defer j.Close()
-		if j.Info().Headless {
+		before := j.Info()
+		if before.Headless {
 			// Nothing to continue from; a run starts afresh.
 			if err := j.Continue(8); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Continue of a headless journal: %v", err)
 			}
 			return
+		}
+		if before.Torn < 0 || before.Damaged < 0 || before.Torn > int64(len(b)) {
+			t.Fatalf("info %+v of %d bytes", before, len(b))
 		}
 		if err := j.Continue(8); err != nil {
 			t.Fatal(err)
@@ -462,6 +478,21 @@ func FuzzOpen(f *testing.F) {
 			if want := entry(n); e.Row != n || e.Key != want.Key {
 				t.Fatalf("row %d: got %+v", n, e)
 			}
+		}
+		if err := j.Record(entry(9)); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+		j2, err := Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j2.Close()
+		after := j2.Info()
+		if after.Rows != before.Rows+1 || after.Runs != before.Runs+1 || after.Damaged != before.Damaged || after.Torn != 0 {
+			t.Fatalf("after a resumed run with one row: %+v, before it: %+v", after, before)
 		}
 	})
 }
@@ -555,6 +586,28 @@ func BenchmarkResume(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
 }
 
+// BenchmarkOpen is the check of every record that Open makes before a
+// resume: the part of BenchmarkResume that reads the whole file at once.
+func BenchmarkOpen(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "j")
+	write(b, path, 256, shuffled(20000, 64, 1))
+	fi, _ := os.Stat(path)
+	b.SetBytes(fi.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		j, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if j.Info().Rows != 20000 {
+			b.Fatal(j.Info())
+		}
+		if err := j.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // TestResumeOfResume: a row an earlier run left (it failed, or was in
 // flight) is recorded by a later run after all of the earlier run's
 // records; a third run must still find it, however far back it lies.
@@ -640,5 +693,356 @@ func TestConcurrentRecords(t *testing.T) {
 		if err != nil || !ok || !reflect.DeepEqual(e, entry(n)) {
 			t.Fatalf("row %d: %v %v", n, ok, err)
 		}
+	}
+}
+
+// twoRuns writes the journal of a run that finished rows 1..300 but for
+// 5 and 150 (they failed), kept with a done record, and of a resumed run
+// that recorded 5 and 150 and then rows 301..400. It returns the file's
+// lines.
+func twoRuns(t *testing.T, path string) [][]byte {
+	t.Helper()
+	j, err := Create(path, testMeta, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range shuffled(300, 8, 4) {
+		if n == 5 || n == 150 {
+			continue
+		}
+		if err := j.Record(entry(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Complete(300); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j = reopen(t, path)
+	if err := j.Continue(8); err != nil {
+		t.Fatal(err)
+	}
+	rows := []int{5, 150}
+	for _, n := range shuffled(100, 8, 5) {
+		rows = append(rows, 300+n)
+	}
+	for _, n := range rows {
+		if err := j.Record(entry(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.SplitAfter(b, []byte("\n"))[:404]
+}
+
+// lineOf returns the index of the line holding what, among the first
+// lines.
+func lineOf(t *testing.T, lines [][]byte, what string) int {
+	t.Helper()
+	for i, l := range lines {
+		if bytes.Contains(l, []byte(what)) {
+			return i
+		}
+	}
+	t.Fatalf("no line holds %s", what)
+	return 0
+}
+
+// TestDamagedMiddle flips, adds and removes bytes in the middle of a
+// journal: the records after the damage are kept, the damaged lines are
+// counted, and Continue appends after the last intact record without
+// cutting off those after the damage.
+func TestDamagedMiddle(t *testing.T) {
+	smallRecords(t)
+	lines := twoRuns(t, filepath.Join(t.TempDir(), "j"))
+	rowLine := func(n int) int { return lineOf(t, lines, `{"row":`+strconv.Itoa(n)+`,`) }
+	flip := func(line, at int, x byte) func([][]byte) {
+		return func(ls [][]byte) { ls[line][at] ^= x }
+	}
+	tests := []struct {
+		name    string
+		damage  func(ls [][]byte)
+		damaged int64 // lines that fail their check
+		lost    []int // rows whose record the damage took
+	}{
+		{"a row record", flip(rowLine(100), 40, 0x10), 1, []int{100}},
+		{"a row's checksum", flip(rowLine(100), 3, 0x01), 1, []int{100}},
+		{"a row's checksum in upper case", func(ls [][]byte) {
+			l := ls[rowLine(100)]
+			if i := bytes.IndexAny(l[:8], "abcdef"); i >= 0 {
+				l[i] -= 'a' - 'A'
+			} else {
+				l[8] = 'x'
+			}
+		}, 1, []int{100}},
+		{"the run record of the first run", flip(1, 20, 0x01), 1, nil},
+		{"the run record of the resumed run", flip(lineOf(t, lines[2:], `"t":"run"`)+2, 20, 0x01), 1, nil},
+		{"the done record", flip(lineOf(t, lines, `"t":"done"`), 12, 0x02), 1, nil},
+		{"a newline: two records run together", func(ls [][]byte) {
+			l := ls[rowLine(200)]
+			l[len(l)-1] = ' '
+		}, 1, []int{200, 0}}, // 0: the row of the next line, filled in below
+		{"a newline inside a record", func(ls [][]byte) { ls[rowLine(200)][30] = '\n' }, 2, []int{200}},
+		{"a record cut short", func(ls [][]byte) {
+			i := rowLine(200)
+			ls[i] = append(ls[i][:len(ls[i])/2:len(ls[i])/2], '\n')
+		}, 1, []int{200}},
+		{"an enormous line", func(ls [][]byte) {
+			i := rowLine(200)
+			ls[i] = append(bytes.Repeat([]byte("x"), maxRecord+maxRecord/2), ls[i]...)
+		}, 1, []int{200}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ls := make([][]byte, len(lines))
+			for i, l := range lines {
+				ls[i] = bytes.Clone(l)
+			}
+			lost := slices.Clone(tc.lost)
+			if i := slices.Index(lost, 0); i >= 0 {
+				var rec record
+				if err := json.Unmarshal(lines[rowLine(lost[0])+1][9:], &rec); err != nil {
+					t.Fatal(err)
+				}
+				lost[i] = rec.Row
+			}
+			tc.damage(ls)
+			checkDamaged(t, bytes.Join(ls, nil), tc.damaged, lost)
+		})
+	}
+}
+
+// TestDamagedSeeded flips bytes at seeded offsets anywhere between the
+// header and the last record; which rows must survive is worked out from
+// the lines alone: a line is intact exactly when it is one that was
+// written.
+func TestDamagedSeeded(t *testing.T) {
+	lines := twoRuns(t, filepath.Join(t.TempDir(), "j"))
+	written := map[string]int{} // line -> row (0: not a row)
+	for _, l := range lines {
+		var rec record
+		if err := json.Unmarshal(l[9:], &rec); err != nil {
+			t.Fatal(err)
+		}
+		written[string(l)] = rec.Row
+	}
+	whole := bytes.Join(lines, nil)
+	from, to := len(lines[0]), len(whole)-len(lines[len(lines)-1])
+	for seed := range uint64(20) {
+		t.Run("seed "+strconv.FormatUint(seed, 10), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 11))
+			b := bytes.Clone(whole)
+			for range 1 + r.IntN(6) {
+				b[from+r.IntN(to-from)] ^= byte(1 + r.IntN(255))
+			}
+			var damaged int64
+			kept := map[int]bool{}
+			for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+				if len(l) == 0 {
+					continue // after the last LF
+				}
+				row, ok := written[string(l)]
+				switch {
+				case !ok:
+					damaged++
+				case row > 0:
+					kept[row] = true
+				}
+			}
+			var lost []int
+			for n := 1; n <= 400; n++ {
+				if !kept[n] {
+					lost = append(lost, n)
+				}
+			}
+			checkDamaged(t, b, damaged, lost)
+		})
+	}
+}
+
+// checkDamaged opens a damaged copy of twoRuns' journal, replays it,
+// resumes it with one more row and replays it again.
+func checkDamaged(t *testing.T, content []byte, damaged int64, lost []int) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "j")
+	if err := os.WriteFile(p, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rows := int64(400 - len(lost))
+	for round := range 2 {
+		j, err := Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := j.Info()
+		if info.Damaged != damaged || info.Rows != rows || info.Torn != 0 || info.Headless {
+			j.Close()
+			t.Fatalf("round %d: damaged %d rows %d torn %d, want damaged %d rows %d torn 0",
+				round, info.Damaged, info.Rows, info.Torn, damaged, rows)
+		}
+		if err := j.Continue(8); err != nil {
+			t.Fatal(err)
+		}
+		for n := 1; n <= 400+round; n++ {
+			e, ok, err := j.Lookup(n, entry(n).Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := !slices.Contains(lost, n); ok != want {
+				j.Close()
+				t.Fatalf("round %d: row %d found %v, want %v", round, n, ok, want)
+			}
+			if ok && !reflect.DeepEqual(e, entry(n)) {
+				t.Fatalf("row %d:\n got %+v\nwant %+v", n, e, entry(n))
+			}
+		}
+		if round == 0 {
+			if err := j.Record(entry(401)); err != nil {
+				t.Fatal(err)
+			}
+			rows++
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestEnormousLine: a line of damage far longer than any record is skipped
+// by Open and by the replay without being read into memory.
+func TestEnormousLine(t *testing.T) {
+	smallRecords(t)
+	lines := twoRuns(t, filepath.Join(t.TempDir(), "j"))
+	long := 64 * maxRecord
+	// resume opens the journal of lines with a line of long zeros after
+	// the 200th (none when long is 0), and replays it; it returns the bytes
+	// allocated.
+	resume := func(long int) uint64 {
+		p := filepath.Join(t.TempDir(), "j")
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := bufio.NewWriter(f)
+		for i, l := range lines {
+			w.Write(l)
+			if i == 200 && long > 0 {
+				w.Write(make([]byte, long))
+				w.WriteString("\n")
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		j := reopen(t, p)
+		if info := j.Info(); info.Damaged != min(int64(long), 1) || info.Rows != 400 {
+			t.Fatalf("info %+v", info)
+		}
+		if err := j.Continue(8); err != nil {
+			t.Fatal(err)
+		}
+		for n := 1; n <= 400; n++ {
+			if _, ok, err := j.Lookup(n, entry(n).Key); !ok || err != nil {
+				t.Fatalf("row %d: %v %v", n, ok, err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	base := resume(0)
+	// Open and the replay each read the line once: a reader that held it
+	// whole would allocate at least twice its length more.
+	if got := resume(long); got > base+uint64(long)/4 {
+		t.Errorf("Open and the replay allocated %d KB more for a line of %d KB", (got-base)>>10, long>>10)
+	}
+}
+
+// smallRecords lowers maxRecord for the test, so that enormous lines take
+// less time to write and sync.
+func smallRecords(t *testing.T) {
+	old := maxRecord
+	maxRecord = 64 << 10
+	t.Cleanup(func() { maxRecord = old })
+}
+
+// TestManyDamagedStretches: damage in more places than readers are
+// started for still leaves every intact record readable (a run's records
+// need no more readers than its run record gives them), and the readers
+// stay bounded.
+func TestManyDamagedStretches(t *testing.T) {
+	lines := twoRuns(t, filepath.Join(t.TempDir(), "j"))
+	var lost []int
+	for i, l := range lines {
+		var rec record
+		if err := json.Unmarshal(l[9:len(l)-1], &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.T == "" && i%3 == 0 && i < len(lines)-1 {
+			l[len(l)/2] ^= 0x01
+			lost = append(lost, rec.Row)
+		}
+	}
+	if len(lost) <= 2*maxSplits {
+		t.Fatalf("only %d damaged lines", len(lost))
+	}
+	b := bytes.Join(lines, nil)
+	checkDamaged(t, b, int64(len(lost)), lost)
+	p := filepath.Join(t.TempDir(), "j")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j := reopen(t, p)
+	if err := j.Continue(8); err != nil {
+		t.Fatal(err)
+	}
+	if got, limit := len(j.segs), 2+maxSplits; got > limit {
+		t.Fatalf("%d readers, want at most %d", got, limit)
+	}
+}
+
+// TestDamagedDoneAtEnd: a damaged done record at the end cannot be told
+// from a torn one: the journal looks unfinished (a plain run refuses to
+// overwrite it rather than lose its rows), and every row is kept.
+func TestDamagedDoneAtEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := Create(path, testMeta, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 3; n++ {
+		if err := j.Record(entry(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Complete(3); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := bytes.LastIndexByte(b[:len(b)-1], '\n') + 1
+	b[last+12] ^= 0x02
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if info := reopen(t, path).Info(); info.Complete || info.Rows != 3 || info.Damaged != 0 || info.Torn != int64(len(b)-last) {
+		t.Fatalf("info %+v", info)
 	}
 }

@@ -172,7 +172,7 @@ func BenchmarkCSV1MMapped(b *testing.B) { benchmarkCSV(b, true) }
 
 // writeBenchXLSX writes a workbook the way Excel does (shared strings, a
 // dimension), streaming it, so that generating it takes little memory.
-func writeBenchXLSX(b *testing.B, path string, rows int) {
+func writeBenchXLSX(b testing.TB, path string, rows int) {
 	b.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -307,6 +307,31 @@ func BenchmarkXLSX200k(b *testing.B) {
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(mem.heap)/(1<<20), "peak-heap-MB")
 	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
+}
+
+// BenchmarkXLSXCheck200k measures the check Open makes of a workbook
+// before excelize reads it (BenchmarkXLSX200k includes it), on the same
+// input, reporting the unpacked size of the sheet and shared strings.
+func BenchmarkXLSXCheck200k(b *testing.B) {
+	const rows = 200_000
+	path := filepath.Join(b.TempDir(), "export.xlsx")
+	writeBenchXLSX(b, path, rows)
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var size uint64
+	for _, f := range zr.File {
+		size += f.UncompressedSize64
+	}
+	zr.Close()
+	b.SetBytes(int64(size))
+	for b.Loop() {
+		if _, err := checkWorkbook(context.Background(), path, "", limitsOf(Options{})); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
 // BenchmarkDetectDelimiter measures detection on a full 64 KiB sample.

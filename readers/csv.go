@@ -130,6 +130,8 @@ func newCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 		sample = sample[len(bomUTF8):]
 	case bytes.HasPrefix(sample, bomUTF16LE), bytes.HasPrefix(sample, bomUTF16BE):
 		return nil, fmt.Errorf("%s: the file is UTF-16 text; save it as \"CSV UTF-8\" instead", name)
+	case looksUTF16(sample):
+		return nil, fmt.Errorf("%s: the file is UTF-16 text without a byte-order mark (every other byte is NUL); save it as \"CSV UTF-8\" instead", name)
 	case bytes.HasPrefix(sample, zipMagic):
 		return nil, fmt.Errorf("%s: the file is a zip archive (an XLSX workbook?), not delimited text; give it the .xlsx extension", name)
 	}
@@ -378,6 +380,30 @@ func NormaliseEncoding(s string) (string, error) {
 
 func validDelim(r rune) bool {
 	return r != 0 && r != '"' && r != '\r' && r != '\n' && utf8.ValidRune(r) && r != utf8.RuneError
+}
+
+// utf16Window is how much of the input looksUTF16 looks at.
+const utf16Window = 1024
+
+// looksUTF16 reports whether the start of sample is UTF-16 without a
+// byte-order mark: NULs beside non-NUL bytes in at least two and at least an
+// eighth of its two-byte units, nearly all on the same side. Text in an 8-bit encoding or
+// UTF-8 has no NUL at all, and UTF-16 has one in every unit of the Latin
+// script, which digits, delimiters and line ends are written in even in a
+// file of Chinese addresses; a binary file has NULs on both sides.
+func looksUTF16(sample []byte) bool {
+	n := min(len(sample), utf16Window) &^ 1
+	le, be := 0, 0
+	for i := 0; i < n; i += 2 {
+		switch {
+		case sample[i] != 0 && sample[i+1] == 0:
+			le++
+		case sample[i] == 0 && sample[i+1] != 0:
+			be++
+		}
+	}
+	same, other := max(le, be), min(le, be)
+	return same >= 2 && 8*same >= n/2 && 4*other <= same
 }
 
 func isASCII(b []byte) bool {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode/utf16"
 
 	"github.com/rs/zerolog"
 )
@@ -238,6 +239,29 @@ func TestCSV(t *testing.T) {
 		{name: "empty input", in: "", wantErr: "empty: no header row"},
 		{name: "only a bom", in: "\xEF\xBB\xBF", wantErr: "empty: no header row"},
 		{name: "utf-16", in: "\xFF\xFEa\x00", wantErr: "UTF-16"},
+		// Without a byte-order mark UTF-16 used to be read as text with a
+		// NUL in every other byte, and sent.
+		{name: "utf-16le without a bom", in: utf16Text("id,town\r\n1,Cork\r\n", false), wantErr: "UTF-16"},
+		{name: "utf-16be without a bom", in: utf16Text("id;town\n1;Dún Laoghaire\n", true), wantErr: "UTF-16"},
+		{name: "utf-16 without a bom, windows-1252", in: utf16Text("id,town\n1,Cork\n", false), opts: Options{Encoding: EncodingWindows1252}, wantErr: "UTF-16"},
+		{name: "utf-16 without a bom, one line", in: utf16Text("id", false), wantErr: "UTF-16"},
+		{name: "utf-16 without a bom, cjk", in: utf16Text("编号,城市\n1,上海\n", false), wantErr: "UTF-16"},
+		{
+			name:       "nuls on both sides are not utf-16",
+			in:         "id,town\n1,\x00\x01\x00\x01\x01\x00\x01\x00\n",
+			wantHeader: []string{"id", "town"},
+			wantRows:   [][]string{{"1", "\x00\x01\x00\x01\x01\x00\x01\x00"}},
+			wantLines:  []int{2},
+			wantDelim:  ',',
+		},
+		{
+			name:       "a stray nul is not utf-16",
+			in:         "id,town\n1,Co\x00rk\n",
+			wantHeader: []string{"id", "town"},
+			wantRows:   [][]string{{"1", "Co\x00rk"}},
+			wantLines:  []int{2},
+			wantDelim:  ',',
+		},
 		{name: "xlsx named csv", in: "PK\x03\x04rest", wantErr: "zip archive"},
 		{name: "unknown encoding", in: "a\n", opts: Options{Encoding: "ebcdic"}, wantErr: "unknown encoding"},
 		{name: "bad delimiter", in: "a\n", opts: Options{Delimiter: '"'}, wantErr: "invalid delimiter"},
@@ -284,6 +308,19 @@ func TestCSV(t *testing.T) {
 			})
 		}
 	}
+}
+
+// utf16Text encodes s as UTF-16 without a byte-order mark.
+func utf16Text(s string, bigEndian bool) string {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		if bigEndian {
+			b = append(b, byte(u>>8), byte(u))
+		} else {
+			b = append(b, byte(u), byte(u>>8))
+		}
+	}
+	return string(b)
 }
 
 func TestCSVErrorsAreTyped(t *testing.T) {

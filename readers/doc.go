@@ -5,9 +5,14 @@
 // Open picks a reader by extension ("-" is CSV on stdin). Delimited text has
 // its byte-order mark stripped, its delimiter detected among , ; tab and |
 // unless given, and is read as UTF-8 (invalid bytes are an error naming the
-// line) or windows-1252. Workbooks are read through excelize's streaming row
-// iterator, cells as the text a person sees. Rows shorter than the header are
-// padded; longer ones keep their extra cells and are logged.
+// line) or windows-1252; UTF-16 is refused. Workbooks are read through
+// excelize's streaming row iterator, cells as the text a person sees, after a
+// check of their zip (every part's size and checksum) and a scan of the sheet
+// and its shared strings that holds them to limits (Options.MaxRowSize and
+// the like) and refuses what excelize would read wrongly without a word: XML
+// cut short or malformed, rows out of order, missing shared strings. Rows
+// shorter than the header are padded; longer ones keep their extra cells and
+// are logged.
 //
 // NewMapper resolves the user's column names (or detects them from common
 // header names) and Mapper.Map turns a row into an api.Address, with a row

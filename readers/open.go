@@ -26,6 +26,20 @@ type Options struct {
 	// MaxUnzipSize bounds the unpacked size of an XLSX file in bytes, so that
 	// an untrusted file cannot fill the disk; 0 means 4 GiB.
 	MaxUnzipSize int64
+	// MaxRowSize bounds the XML of one XLSX row in bytes (and of one shared
+	// string, and of anything between rows), which the XML parser holds
+	// whole; 0 means 16 MiB.
+	MaxRowSize int64
+	// MaxRowCells bounds the cells of one XLSX row; 0 means 16,384, the
+	// columns a sheet can have.
+	MaxRowCells int
+	// MaxSharedStrings bounds the number of an XLSX workbook's shared
+	// strings, of which excelize keeps about 100 bytes each in memory; 0
+	// means 16,777,216 (16 distinct texts in every row of a full sheet).
+	MaxSharedStrings int
+	// MaxSharedStringsSize bounds the unpacked size of an XLSX workbook's
+	// shared strings in bytes; 0 means 1 GiB.
+	MaxSharedStringsSize int64
 	// MaxRecordSize bounds one CSV record in bytes, so that a quote left open
 	// cannot pull the rest of the file into memory; 0 means 16 MiB.
 	MaxRecordSize int
@@ -79,6 +93,42 @@ type RowCounter interface {
 
 // ErrUnsupportedFormat is returned by Open for a file extension it cannot read.
 var ErrUnsupportedFormat = errors.New("unsupported input format")
+
+// ErrDamaged is wrapped by the errors of an XLSX input that is cut short or
+// corrupted: a part of the zip that fails its checksum or holds more or less
+// than the zip declares, a sheet whose XML ends before its rows do or cannot
+// be read to its last row, a cell referring to a shared string that does not
+// exist. Rows would be missing or wrong, so reading stops.
+var ErrDamaged = errors.New("the file is damaged")
+
+// LimitError reports an XLSX input that passes one of the limits that bound
+// the memory and time a file can take (Options.MaxRowSize and the like).
+type LimitError struct {
+	Name string // input name
+	// Part says where, for the message: `sheet "Customers" row 12`,
+	// "shared strings", "the workbook".
+	Part string
+	// Sheet and Row are the sheet and its row where a limit of a sheet was
+	// passed; Row is 0 outside rows.
+	Sheet string
+	Row   int
+	// What is what passed the limit, for the message ("the XML of the
+	// row", "the number of strings").
+	What  string
+	Limit int64
+	// Option is the Options field that sets the limit, empty when none does.
+	Option string
+	bytes  bool
+}
+
+func (e *LimitError) Error() string {
+	unit, verb := "", "is more than"
+	if e.bytes {
+		unit, verb = " bytes", "is larger than"
+	}
+	return fmt.Sprintf("%s: %s: %s %s %d%s, the limit that bounds the memory and time a file can take; the file is damaged or hostile",
+		e.Name, e.Part, e.What, verb, e.Limit, unit)
+}
 
 // Open starts reading the input at path: CSV from stdin for "-", otherwise a
 // format chosen by extension (.csv, .txt and .tsv as delimited text, .xlsx and

@@ -32,12 +32,15 @@ type XLSXReader struct {
 	rowCount int64
 	lastRow  int64 // last row number the sheet's dimension declares, or -1
 	lastCol  int   // last column number the sheet's dimension declares, or -1
-	line     int   // sheet row number of the last row read
-	num      int
-	skipped  int
-	done     bool
-	reported bool // the skipped rows were logged
-	closed   bool
+	// scannedLast is the number of the sheet's last row, found by
+	// checkWorkbook.
+	scannedLast int
+	line        int // sheet row number of the last row read
+	num         int
+	skipped     int
+	done        bool
+	reported    bool // the skipped rows were logged
+	closed      bool
 }
 
 var (
@@ -47,15 +50,19 @@ var (
 )
 
 func openXLSX(ctx context.Context, path string, opts Options) (_ *XLSXReader, err error) {
-	limit := opts.MaxUnzipSize
-	if limit <= 0 {
-		limit = defaultMaxUnzipSize
+	lim := limitsOf(opts)
+	// excelize trusts the file: it reads what a damaged part holds without
+	// a word, holds whole text runs and every shared string in memory, and
+	// ends a broken sheet quietly. checkWorkbook reads the zip first.
+	book, err := checkWorkbook(ctx, path, opts.Sheet, lim)
+	if err != nil {
+		return nil, err
 	}
 	f, err := excelize.OpenFile(path, excelize.Options{
-		UnzipSizeLimit: limit,
+		UnzipSizeLimit: lim.unzip,
 		// Worksheets and shared strings larger than this go to TmpDir
 		// instead of memory.
-		UnzipXMLSizeLimit: min(limit, excelize.StreamChunkSize),
+		UnzipXMLSizeLimit: min(lim.unzip, xmlStreamSize),
 		TmpDir:            opts.TmpDir,
 	})
 	if err != nil {
@@ -69,22 +76,17 @@ func openXLSX(ctx context.Context, path string, opts Options) (_ *XLSXReader, er
 			_ = f.Close()
 		}
 	}()
-	sheets := f.GetSheetList()
-	sheet, err := pickSheet(sheets, opts.Sheet)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+	sheet := book.sheet
 	r := &XLSXReader{
-		log:      opts.Logger,
-		name:     path,
-		f:        f,
-		rowCount: -1,
-		info:     Info{Format: FormatXLSX, Sheet: sheet, Sheets: sheets},
+		log:         opts.Logger,
+		name:        path,
+		f:           f,
+		rowCount:    -1,
+		scannedLast: book.scan.lastRow,
+		info:        Info{Format: FormatXLSX, Sheet: sheet, Sheets: book.sheets},
 	}
-	// The dimension is read from the head of the sheet without parsing the
-	// rows, so it is cheap; the header row is taken off below.
 	r.lastRow, r.lastCol = -1, -1
-	if ref, err := f.GetSheetDimension(sheet); err == nil {
+	if ref := book.scan.dimension; ref != "" {
 		r.lastRow = lastRowOf(ref)
 		r.lastCol = lastColOf(ref)
 	}
@@ -210,8 +212,14 @@ func (r *XLSXReader) next(ctx context.Context) ([]string, error) {
 		if err := r.rows.Error(); err != nil {
 			return nil, fmt.Errorf("%s: sheet %q after row %d: %w", r.name, r.info.Sheet, r.line, err)
 		}
-		// excelize also ends quietly on malformed XML, so a sheet that stops
-		// short of its declared size is the only sign of a damaged file.
+		// excelize also ends quietly on XML it cannot parse: the rows the
+		// check found say whether it read them all.
+		if r.line < r.scannedLast {
+			return nil, fmt.Errorf("%s: %w: sheet %q: the XML of the sheet cannot be read past row %d, but it has rows up to %d",
+				r.name, ErrDamaged, r.info.Sheet, r.line, r.scannedLast)
+		}
+		// The XML is whole, so a dimension past its last row is more likely
+		// a writer's slip than a loss, but worth a word.
 		if int64(r.line) < r.lastRow {
 			r.log.Warn().Str("input", r.name).Str("sheet", r.info.Sheet).Int("last_row", r.line).
 				Int64("declared_last_row", r.lastRow).

@@ -275,6 +275,7 @@ func TestXLSXDamaged(t *testing.T) {
 		wantLog string
 	}{
 		{
+			// This used to lose rows 6 to 10 with only a warning.
 			name: "sheet cut short",
 			edit: func(name string, data []byte) []byte {
 				data = setDimension("A1:J10")(name, data)
@@ -284,13 +285,20 @@ func TestXLSXDamaged(t *testing.T) {
 				}
 				return data
 			},
+			wantErr: `the file is damaged: sheet "Customers": the XML of the sheet ends in the middle of row 6`,
+		},
+		{
+			// Whole XML that stops short of the dimension is more likely
+			// a writer's slip: a warning.
+			name:    "sheet shorter than its dimension",
+			edit:    setDimension("A1:J30"),
 			wantLog: "may be damaged",
 		},
 		{
 			name:    "unzip limit",
 			edit:    func(_ string, data []byte) []byte { return data },
 			opts:    Options{MaxUnzipSize: 1000},
-			wantErr: "unzip size exceeds",
+			wantErr: "the workbook: the unpacked size is larger than 1000 bytes",
 		},
 	}
 	for _, tt := range tests {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -136,4 +138,103 @@ func TestRunKilledWithoutJournalLeavesNoTemps(t *testing.T) {
 	if tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(tmps) > 0 {
 		t.Fatalf("temporary outputs of the killed run are still there: %v", tmps)
 	}
+}
+
+// TestRunResumeSkipsDamagedJournalLines: bytes flipped in the middle of a
+// journal cost only the rows of the damaged lines; the run says how many.
+func TestRunResumeSkipsDamagedJournalLines(t *testing.T) {
+	dir := t.TempDir()
+	base, calls := loggedService(t)
+	in := sampleCSV(t)
+	common := []string{"--base-url", base, "--rate", "0", "--country", "IE", "--journal", "on", "--keep-journal"}
+	first := runCLI(t, dir, append(common, in)...)
+	wantExit(t, first, exitRowErrors)
+	paid := countAll(calls.take())
+	jpath := filepath.Join(dir, "out.csv.journal")
+	b, err := os.ReadFile(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Flip one byte inside each of three lines in the middle of the file.
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if len(lines) < 100 {
+		t.Fatalf("journal of %d lines", len(lines))
+	}
+	for _, i := range []int{len(lines) / 4, len(lines) / 2, 3 * len(lines) / 4} {
+		lines[i][len(lines[i])/2] ^= 0x20
+	}
+	if err := os.WriteFile(jpath, bytes.Join(lines, nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again := runCLI(t, dir, append(common, "--resume", in)...)
+	wantExit(t, again, exitRowErrors)
+	if !strings.Contains(again.stderr, "3 damaged records skipped") {
+		t.Errorf("stderr does not count the damaged records:\n%s", tail(again.stderr, 2000))
+	}
+	if n := countAll(calls.take()); n == 0 || n > 3 || paid < 400 {
+		t.Errorf("the resumed run paid %d calls (the first %d), want 1 to 3: the damaged rows only", n, paid)
+	}
+	if again.enriched != first.enriched || again.review != first.review {
+		t.Error("the outputs differ from the first run's")
+	}
+}
+
+// TestRunDamagedWorkbookIsFatal: a workbook whose sheet is cut mid-row used
+// to lose the rows after the cut with exit 0; now the run fails (exit 1)
+// naming the file, before any call.
+func TestRunDamagedWorkbookIsFatal(t *testing.T) {
+	dir := t.TempDir()
+	src, err := zip.OpenReader("../../sample_data/customers.xlsx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	path := filepath.Join(dir, "cut.xlsx")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	cut := false
+	for _, e := range src.File {
+		b, err := readZipEntry(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(e.Name, "xl/worksheets/sheet") && !cut {
+			// Cut inside the middle row's XML.
+			i := bytes.Index(b[len(b)/2:], []byte("<row"))
+			b = b[:len(b)/2+i+10]
+			cut = true
+		}
+		w, err := zw.Create(e.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	base, calls := loggedService(t)
+	r := runCLI(t, dir, "--base-url", base, "--rate", "0", "--country", "IE", path)
+	wantExit(t, r, exitFatal)
+	if !strings.Contains(r.stderr, "cut.xlsx") {
+		t.Errorf("the error does not name the file:\n%s", tail(r.stderr, 2000))
+	}
+	if n := countAll(calls.take()); n != 0 {
+		t.Errorf("%d calls paid for a damaged file", n)
+	}
+}
+
+func readZipEntry(e *zip.File) ([]byte, error) {
+	rc, err := e.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
 }

@@ -63,7 +63,7 @@ func journalPath(out, review string) string {
 // aside, which name the journal) may change between runs: outputs are
 // written afresh from the journal.
 func runMeta(ctx context.Context, o runOptions, src readers.Reader, mapper *readers.Mapper) (journal.Meta, error) {
-	in, err := hashInput(ctx, o.input)
+	in, err := o.inputIdentity(ctx)
 	if err != nil {
 		return journal.Meta{}, withCode(exitFatal, err)
 	}
@@ -107,6 +107,7 @@ func runMeta(ctx context.Context, o runOptions, src readers.Reader, mapper *read
 		}
 		opts["service"] = "embedded, reference and build " + strings.TrimPrefix(ns.ID, "embedded-")
 	}
+	o.tableMeta(opts)
 	return journal.Meta{Input: in, Options: opts}, nil
 }
 
@@ -208,6 +209,10 @@ func openJournal(o runOptions, path string, meta journal.Meta, window int, log z
 	if info.Torn > 0 {
 		log.Warn().Str("journal", path).Int64("bytes", info.Torn).
 			Msg("journal: dropping a last record torn by the crash; its row is verified again")
+	}
+	if info.Damaged > 0 {
+		log.Warn().Str("journal", path).Int64("damaged", info.Damaged).
+			Msgf("journal: %d damaged records skipped; their rows are verified again", info.Damaged)
 	}
 	if err := j.Continue(window); err != nil {
 		_ = j.Close()

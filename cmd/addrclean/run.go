@@ -33,6 +33,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		return usageErrorf("run takes exactly one INPUT, got %d", len(pos))
 	}
 	o.input = pos[0]
+	if err := o.setupTables(); err != nil { // before anything can print a DBURL
+		return err
+	}
 	o.rateSet = flagWasSet(fs, "rate")
 	o.cacheTTLSet = flagWasSet(fs, "cache-ttl")
 	if err := o.validate(); err != nil {
@@ -92,6 +95,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 			return usageErrorf("--report reads the enriched output back: give -o a path, not -")
 		}
 	}
+	if o.dryRun && o.isTableSource() {
+		return o.dryRunTable(ctx, spec, s.out)
+	}
 	if o.dryRun {
 		rep, err := readers.Inspect(ctx, o.input, ropts, spec, 5)
 		if err != nil {
@@ -99,9 +105,12 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		}
 		return rep.Print(s.out)
 	}
-	outPath, reviewPath, err := o.outputPaths()
+	outPath, reviewPath, err := o.resolveOutputs()
 	if err != nil {
 		return err
+	}
+	if o.report != "" && outPath == "" {
+		return usageErrorf("--report reads the enriched file back: give -o PATH (tables cannot be read back yet)")
 	}
 	// The cache is opened first: a locked or damaged one stops the run
 	// before anything is read or started.
@@ -117,9 +126,10 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		}()
 	}
 
-	src, err := readers.Open(ctx, o.input, ropts)
+	defer o.closeTables()
+	src, err := o.openInput(ctx, ropts, spec)
 	if err != nil {
-		return inputError(err)
+		return err
 	}
 	defer src.Close()
 	mapper, err := readers.NewMapper(src.Header(), spec)
@@ -144,7 +154,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	// The journal is settled before anything is started or written: a
 	// refusal to resume must leave the last run's work as it was.
 	var jnl *journal.Journal
-	jpath := journalPath(outPath, reviewPath)
+	jpath := o.journalPathFor(outPath, reviewPath)
 	switch keep, why := o.journalled(jpath); {
 	case !keep && (o.resume || o.journal == "on" || o.keepJournal):
 		log.Warn().Msg("no journal: " + why + "; starting from the first row")
@@ -209,10 +219,11 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	limiter := ratelimit.New(rate, o.burst)
 
 	wopts := writers.Options{RawCells: o.rawCells, MarkCached: o.markCached, Stdout: s.out, Logger: log}
-	outs, err := openOutputs(src, outPath, reviewPath, wopts)
+	outs, err := o.openAllOutputs(ctx, src, mapper, outPath, reviewPath, wopts, log)
 	if err != nil {
 		return err
 	}
+	outPath, reviewPath = o.shownOutputs(outPath, reviewPath)
 	retries := o.retries
 	if retries == 0 {
 		retries = -1 // the pipeline reads 0 as "the default"
@@ -293,9 +304,12 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 			return withCode(exitFatal, fmt.Errorf("finishing outputs: %w%s", err, hint))
 		}
 	}
-	if dr, ok := outs[0].(writers.DuplicateReporter); ok {
-		d := dr.Duplicates()
-		stats.Duplicates = &d
+	for _, w := range outs {
+		if dr, ok := w.(writers.DuplicateReporter); ok {
+			d := dr.Duplicates()
+			stats.Duplicates = &d
+			break
+		}
 	}
 	resumable := finishJournal(jnl, stats, o.keepJournal, log)
 	jnl = nil

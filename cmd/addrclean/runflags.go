@@ -39,6 +39,8 @@ type runOptions struct {
 	noProgress                      bool
 	method                          string
 	rateSet, cacheTTLSet            bool
+	tables                          tableOptions // table.go
+	tr                              *tableRun
 }
 
 const runUsage = `Usage: addrclean run [flags] INPUT
@@ -46,6 +48,10 @@ const runUsage = `Usage: addrclean run [flags] INPUT
 Verify every address of INPUT (.csv .tsv .txt .xlsx, or - for CSV on stdin) and write
 an enriched file (every row, in input order, with the verdict appended) and a review
 file (the rows a person must look at: Suggest, Confirm, Reject, Error).
+
+INPUT may also be a database table or query: postgres://user@host:port/db?sslmode=...
+(or sqlite:PATH) with --table NAME or --query "SELECT ...", and --id-col; results go to
+--out-table/--review-table (upserted by id) and/or files (-o, --review).
 
 Without --base-url (or ADDRCLEAN_BASE_URL) the run uses the embedded local service over
 the bundled sample reference (or --reference): no key, no network.
@@ -116,5 +122,6 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress bar")
 	fs.StringVar(&o.method, "method", "POST", "verify request method: POST (token in the body) or GET")
+	addTableFlags(fs, &o.tables)
 	return fs
 }

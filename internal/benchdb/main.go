@@ -1,0 +1,285 @@
+// Command benchdb measures table runs against file runs for `make bench`: the
+// built addrclean binary verifies the same generated rows from a CSV file
+// into CSV files, from a PostgreSQL table (on a throwaway server it starts,
+// see internal/pgtest) into an out-table and a review-table, and from an
+// SQLite table into tables of the same file; the embedded service answers.
+// It prints rows/s and the peak RSS of the addrclean process.
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/pgtest"
+	"github.com/addrclean/addrclean/sample_data/synth"
+	"github.com/addrclean/addrclean/table"
+	_ "github.com/addrclean/addrclean/table/sqlite"
+)
+
+func main() {
+	bin := flag.String("bin", "bin/addrclean", "addrclean binary to measure")
+	rows := flag.Int("rows", 100000, "rows of the generated input")
+	refSize := flag.Int("reference", 100000, "addresses in the generated reference")
+	repeat := flag.Int("repeat", 3, "runs of each kind, taking turns; the fastest is shown")
+	flag.Parse()
+	if err := run(context.Background(), *bin, *rows, *refSize, *repeat); err != nil {
+		fmt.Fprintln(os.Stderr, "benchdb:", err)
+		os.Exit(1)
+	}
+}
+
+type measurement struct {
+	name      string
+	rows      int
+	wall, cpu time.Duration
+	maxRSS    int64
+}
+
+func run(ctx context.Context, bin string, n, refSize, repeat int) error {
+	dir, err := os.MkdirTemp("", "addrclean-benchdb-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	refPath := filepath.Join(dir, "reference.csv")
+	refs, err := makeReference(refPath, refSize)
+	if err != nil {
+		return err
+	}
+	in := filepath.Join(dir, "in.csv")
+	header, err := writeInput(in, refs, n)
+	if err != nil {
+		return err
+	}
+	srv, err := pgtest.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	dbName, err := srv.NewDB(ctx)
+	if err != nil {
+		return err
+	}
+	pgURL := srv.URL(pgtest.User, dbName)
+	if err := loadPostgres(ctx, pgURL, in, header); err != nil {
+		return err
+	}
+	liteURL := "sqlite:" + filepath.Join(dir, "crm.db")
+	if err := loadSQLite(ctx, liteURL, in, header); err != nil {
+		return err
+	}
+
+	common := []string{"run", "--no-progress", "--log-format", "json", "--log-level", "warn", "--reference", refPath,
+		"--id-col", "Customer ID"}
+	kinds := []struct {
+		name string
+		args []string
+	}{
+		{"CSV file -> CSV files", []string{"-o", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"), in}},
+		{"PostgreSQL table -> out-table + review-table", []string{"--table", "customers", "--out-table", "customers_av",
+			"--review-table", "customers_review", pgURL}},
+		{"SQLite table -> out-table + review-table (same file)", []string{"--table", "customers", "--out-table", "customers_av",
+			"--review-table", "customers_review", liteURL}},
+	}
+	// The kinds take turns, so that a busy spell of the machine does not
+	// fall on one kind only; the fastest run of each is shown.
+	ms := make([]measurement, len(kinds))
+	for i := 0; i < repeat; i++ {
+		for j, k := range kinds {
+			m, err := measure(ctx, bin, k.name, n, append(append([]string(nil), common...), k.args...)...)
+			if err != nil {
+				return err
+			}
+			if i == 0 || m.wall < ms[j].wall {
+				ms[j] = m
+			}
+		}
+	}
+	fmt.Println("| run | rows | wall | rows/s | vs CSV | CPU per row | peak RSS |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
+	for _, m := range ms {
+		fmt.Printf("| %s | %d | %.2fs | %.0f | %+.0f%% | %.1f µs | %.0f MB |\n", m.name, m.rows, m.wall.Seconds(),
+			float64(m.rows)/m.wall.Seconds(), 100*(ms[0].wall.Seconds()/m.wall.Seconds()-1),
+			float64(m.cpu.Microseconds())/float64(m.rows), float64(m.maxRSS)/1e6)
+	}
+	return nil
+}
+
+// measure runs the binary and reads its wall time and rusage. Exit 3 (some
+// rows Error) is a finished run.
+func measure(ctx context.Context, bin, name string, rows int, args ...string) (measurement, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Stdout = io.Discard
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil && cmd.ProcessState.ExitCode() != 3 {
+		return measurement{}, fmt.Errorf("%s: %w\n%s", name, err, stderr.String())
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return measurement{}, fmt.Errorf("%s: no rusage on this platform", name)
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return measurement{name: name, rows: rows, wall: wall, cpu: cpu, maxRSS: ru.Maxrss * 1024}, nil
+}
+
+func makeReference(path string, n int) ([]gazetteer.Record, error) {
+	recs := make([]gazetteer.Record, 0, n)
+	synth.Generate(synth.SampleSeed, n, func(r gazetteer.Record) bool {
+		recs = append(recs, r)
+		return true
+	})
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	err = gazetteer.WriteCSV(f, func(yield func(gazetteer.Record) bool) {
+		for _, r := range recs {
+			if !yield(r) {
+				return
+			}
+		}
+	})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return recs, err
+}
+
+// writeInput writes n customers; row i takes reference i mod len(refs),
+// with the street abbreviated on odd passes over the reference, so that
+// rows stay distinct addresses and each costs a call.
+func writeInput(path string, refs []gazetteer.Record, n int) ([]string, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	header := []string{"Customer ID", "Name", "Address 1", "Address 2", "Town", "County", "Postcode", "Country"}
+	w := csv.NewWriter(f)
+	_ = w.Write(header)
+	for i := range n {
+		r := refs[i%len(refs)]
+		street := strings.TrimSpace(r.BuildingNumber + " " + r.Street)
+		if (i/len(refs))&1 == 1 {
+			street = strings.Replace(street, " Street", " St", 1)
+		}
+		line1, line2 := street, r.Locality
+		if r.BuildingName != "" {
+			line1, line2 = r.BuildingName+", "+street, r.Locality
+		}
+		country := map[string]string{"IE": "Ireland", "GB": "United Kingdom"}[r.Country]
+		if err := w.Write([]string{fmt.Sprintf("C%07d", i+1), "Customer", line1, line2, r.City, r.Region, r.Postcode, country}); err != nil {
+			return nil, err
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return nil, err
+	}
+	return header, f.Close()
+}
+
+func readCSV(path string, each func([]string) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	if _, err := r.Read(); err != nil {
+		return err
+	}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := each(rec); err != nil {
+			return err
+		}
+	}
+}
+
+func createSQL(header []string) string {
+	var cols []string
+	for _, h := range header {
+		cols = append(cols, pgx.Identifier{h}.Sanitize()+" text")
+	}
+	return "CREATE TABLE customers (" + strings.Join(cols, ", ") + ")"
+}
+
+func loadPostgres(ctx context.Context, url, in string, header []string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, createSQL(header)); err != nil {
+		return err
+	}
+	var rows [][]any
+	if err := readCSV(in, func(rec []string) error {
+		row := make([]any, len(rec))
+		for i, c := range rec {
+			row[i] = c
+		}
+		rows = append(rows, row)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"customers"}, header, pgx.CopyFromRows(rows)); err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, "ANALYZE customers")
+	return err
+}
+
+func loadSQLite(ctx context.Context, url, in string, header []string) error {
+	u, err := table.ParseURL(url)
+	if err != nil {
+		return err
+	}
+	db, err := table.Open(ctx, u, table.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ex := db.(interface {
+		Exec(ctx context.Context, sql string) error
+	})
+	if err := ex.Exec(ctx, createSQL(header)); err != nil {
+		return err
+	}
+	if err := ex.Exec(ctx, "BEGIN"); err != nil {
+		return err
+	}
+	if err := readCSV(in, func(rec []string) error {
+		vals := make([]string, len(rec))
+		for i, c := range rec {
+			vals[i] = "'" + strings.ReplaceAll(c, "'", "''") + "'"
+		}
+		return ex.Exec(ctx, "INSERT INTO customers VALUES ("+strings.Join(vals, ", ")+")")
+	}); err != nil {
+		return err
+	}
+	return ex.Exec(ctx, "COMMIT")
+}

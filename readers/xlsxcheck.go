@@ -1,0 +1,637 @@
+package readers
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// Defaults of the XLSX limits of Options. excelize decodes a sheet with
+// encoding/xml, which holds a whole text run in memory, and keeps about 100
+// bytes per shared string (the text itself goes to a temporary file above
+// 16 MiB of them), so these bound what a small hostile file can make it do,
+// while a full sheet of a real CRM export (1,048,576 rows, a few unique texts
+// per row) stays well inside them.
+const (
+	// defaultMaxRowSize is far above a real row (a cell holds at most
+	// 32,767 characters, and text cells of exports refer to shared strings),
+	// and matches the CSV record limit.
+	defaultMaxRowSize = 16 << 20
+	// defaultMaxRowCells is the number of columns a sheet can have.
+	defaultMaxRowCells = excelize.MaxColumns
+	// defaultMaxSharedStrings allows 16 distinct texts in every row of a
+	// full sheet; excelize needs about 1.7 GB of memory for as many.
+	defaultMaxSharedStrings = 1 << 24
+	// defaultMaxSharedStringsSize allows 64 bytes of markup and text for
+	// each of them.
+	defaultMaxSharedStringsSize = 1 << 30
+	// maxInMemoryParts bounds the parts excelize loads whole into memory:
+	// all but the worksheets and shared strings it streams from temporary
+	// files (those over xmlStreamSize). A CRM export's add up to a few MB; a
+	// hostile one could declare gigabytes of styles or "images" that
+	// compress to nothing. It is not an option: no real workbook comes near.
+	maxInMemoryParts = 256 << 20
+	// xmlStreamSize is the size above which excelize unpacks a worksheet or
+	// the shared strings to a temporary file instead of memory.
+	xmlStreamSize = excelize.StreamChunkSize
+)
+
+// xlsxLimits are the limits of Options with their defaults applied.
+type xlsxLimits struct {
+	unzip, rowSize, sstSize int64
+	rowCells, sstCount      int
+}
+
+func limitsOf(opts Options) xlsxLimits {
+	or := func(v, def int64) int64 {
+		if v <= 0 {
+			return def
+		}
+		return v
+	}
+	return xlsxLimits{
+		unzip:    or(opts.MaxUnzipSize, defaultMaxUnzipSize),
+		rowSize:  or(opts.MaxRowSize, defaultMaxRowSize),
+		sstSize:  or(opts.MaxSharedStringsSize, defaultMaxSharedStringsSize),
+		rowCells: int(or(int64(opts.MaxRowCells), defaultMaxRowCells)),
+		sstCount: int(or(int64(opts.MaxSharedStrings), defaultMaxSharedStrings)),
+	}
+}
+
+// Paths and relationship types as excelize uses them.
+const (
+	sharedStringsPath = "xl/sharedStrings.xml"
+	packageRelsPath   = "_rels/.rels"
+	relOfficeDocument = excelize.SourceRelationshipOfficeDocument
+	// relStrictOfficeDocument is the same relationship in Strict Open XML,
+	// which excelize translates.
+	relStrictOfficeDocument = excelize.StrictSourceRelationshipOfficeDocument
+	relNamespace            = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+	relStrictNamespace      = excelize.StrictSourceRelationship
+)
+
+// checkedBook is what checkWorkbook found.
+type checkedBook struct {
+	sheets []string // names in workbook order
+	sheet  string   // the sheet to read
+	scan   sheetScan
+}
+
+// checkWorkbook checks the workbook at path before excelize opens it, so
+// that a damaged or hostile file fails with a clear error instead of losing
+// rows or taking gigabytes: every part of the zip is read to its end (which
+// makes archive/zip check its size and checksum), the sizes declared in the
+// zip are held to the limits, and the shared strings and the sheet to read
+// are scanned against the limits, with memory bounded by the longest row.
+func checkWorkbook(ctx context.Context, name, sheet string, lim xlsxLimits) (*checkedBook, error) {
+	zr, err := zip.OpenReader(name)
+	if err != nil {
+		if errors.Is(err, zip.ErrFormat) {
+			return nil, fmt.Errorf("%s: not an XLSX workbook (%w)", name, err)
+		}
+		return nil, fmt.Errorf("open %s: %w", name, err)
+	}
+	defer zr.Close()
+	c := &pkgChecker{name: name, lim: lim, files: make(map[string]*zip.File, len(zr.File)), read: make(map[*zip.File]bool)}
+	if err := c.index(zr.File); err != nil {
+		return nil, err
+	}
+	sheets, paths, err := c.sheets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	picked, err := pickSheet(sheets, sheet)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	sheetFile := c.files[paths[picked]]
+	switch {
+	case paths[picked] == "":
+		return nil, fmt.Errorf("%s: %w: the workbook names no part for sheet %q", name, ErrDamaged, picked)
+	case sheetFile == nil:
+		return nil, fmt.Errorf("%s: %w: part %s of sheet %q is missing", name, ErrDamaged, paths[picked], picked)
+	}
+	sst := 0
+	if f := c.files[sharedStringsPath]; f != nil {
+		if sst, err = c.scanSharedStrings(ctx, f); err != nil {
+			return nil, err
+		}
+	}
+	scan, err := c.scanSheet(ctx, sheetFile, picked, sst)
+	if err != nil {
+		return nil, err
+	}
+	// The other parts are only checked against their size and checksum:
+	// excelize keeps what it reads of a damaged part without a word.
+	for _, f := range zr.File {
+		if c.read[f] {
+			continue
+		}
+		if err := c.verify(ctx, f); err != nil {
+			return nil, err
+		}
+	}
+	return &checkedBook{sheets: sheets, sheet: picked, scan: scan}, nil
+}
+
+// pkgChecker reads the parts of a workbook's zip for checkWorkbook.
+type pkgChecker struct {
+	name  string
+	lim   xlsxLimits
+	files map[string]*zip.File // by the names excelize gives the parts
+	read  map[*zip.File]bool   // parts already read to their end
+}
+
+// index names the parts as excelize does and holds the sizes the zip
+// declares to the limits. Declared sizes bound what excelize reads of each
+// part (archive/zip fails a part that holds more), so checking them bounds
+// its memory and disk use before anything is unpacked.
+func (c *pkgChecker) index(files []*zip.File) error {
+	var total, inMemory uint64
+	for _, f := range files {
+		n := strings.ReplaceAll(f.Name, `\`, "/")
+		switch strings.ToLower(n) {
+		case "[content_types].xml":
+			n = "[Content_Types].xml"
+		case "xl/sharedstrings.xml":
+			n = sharedStringsPath
+		}
+		c.files[n] = f
+		size := f.UncompressedSize64
+		total += size
+		if total > uint64(c.lim.unzip) {
+			return &LimitError{Name: c.name, Part: "the workbook", What: "the unpacked size", Limit: c.lim.unzip, Option: "MaxUnzipSize", bytes: true}
+		}
+		streamed := size > xmlStreamSize && !f.FileInfo().IsDir() &&
+			(n == sharedStringsPath || strings.HasPrefix(strings.ToLower(n), "xl/worksheets/sheet"))
+		if !streamed {
+			inMemory += size
+		}
+		if inMemory > maxInMemoryParts {
+			return &LimitError{Name: c.name, Part: "the workbook", What: "the size of the parts read into memory (all but worksheets and shared strings over 16 MiB)", Limit: maxInMemoryParts, bytes: true}
+		}
+		if n == sharedStringsPath && size > uint64(c.lim.sstSize) {
+			return &LimitError{Name: c.name, Part: "shared strings", What: "the unpacked size", Limit: c.lim.sstSize, Option: "MaxSharedStringsSize", bytes: true}
+		}
+	}
+	return nil
+}
+
+// sheets returns the workbook's sheet names in order and the parts that hold
+// them, found as excelize finds them: the package's relationships name the
+// workbook part, whose relationships name each sheet's part.
+func (c *pkgChecker) sheets(ctx context.Context) ([]string, map[string]string, error) {
+	var rels xmlRels
+	if err := c.decodePart(ctx, packageRelsPath, &rels); err != nil {
+		return nil, nil, err
+	}
+	wbPath := ""
+	for _, r := range rels.Rels {
+		if r.Type == relOfficeDocument || r.Type == relStrictOfficeDocument {
+			wbPath = strings.TrimPrefix(r.Target, "/")
+			break
+		}
+	}
+	var wb xmlWorkbook
+	if err := c.decodePart(ctx, wbPath, &wb); err != nil {
+		return nil, nil, err
+	}
+	relsPath := "_rels/" + path.Base(wbPath) + ".rels"
+	if dir := path.Dir(wbPath); dir != "." {
+		relsPath = strings.TrimPrefix(dir+"/"+relsPath, "/")
+	}
+	var wbRels xmlRels
+	if err := c.decodePart(ctx, relsPath, &wbRels); err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, 0, len(wb.Sheets))
+	paths := make(map[string]string, len(wb.Sheets))
+	for _, s := range wb.Sheets {
+		names = append(names, s.Name)
+		var id string
+		for _, a := range s.Attrs {
+			if a.Name.Local == "id" && (a.Name.Space == relNamespace || a.Name.Space == relStrictNamespace) {
+				id = a.Value
+			}
+		}
+		for _, r := range wbRels.Rels {
+			if r.ID == id {
+				paths[s.Name] = worksheetPath(wbPath, r.Target)
+			}
+		}
+	}
+	return names, paths, nil
+}
+
+// worksheetPath resolves a relationship's target against the workbook's
+// folder, as excelize does.
+func worksheetPath(wbPath, target string) string {
+	if strings.HasPrefix(target, "/") {
+		return strings.TrimPrefix(strings.ReplaceAll(path.Clean(target), `\`, "/"), "/")
+	}
+	return strings.TrimPrefix(strings.ReplaceAll(path.Clean(path.Dir(wbPath)+"/"+target), `\`, "/"), "/")
+}
+
+type xmlRels struct {
+	Rels []struct {
+		ID     string `xml:"Id,attr"`
+		Type   string `xml:"Type,attr"`
+		Target string `xml:"Target,attr"`
+	} `xml:"Relationship"`
+}
+
+type xmlWorkbook struct {
+	Sheets []struct {
+		Name  string     `xml:"name,attr"`
+		Attrs []xml.Attr `xml:",any,attr"`
+	} `xml:"sheets>sheet"`
+}
+
+// decodePart reads a small part to its end and decodes it; a missing part
+// decodes as nothing, as in excelize.
+func (c *pkgChecker) decodePart(ctx context.Context, name string, v any) error {
+	f := c.files[name]
+	if f == nil {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := c.readPart(ctx, f, &buf); err != nil {
+		return err
+	}
+	if err := xml.Unmarshal(buf.Bytes(), v); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: %w: part %s: %w", c.name, ErrDamaged, f.Name, err)
+	}
+	return nil
+}
+
+// verify reads a part to its end.
+func (c *pkgChecker) verify(ctx context.Context, f *zip.File) error {
+	return c.readPart(ctx, f, io.Discard)
+}
+
+// readPart copies a whole part to w; index has bounded its size.
+func (c *pkgChecker) readPart(ctx context.Context, f *zip.File, w io.Writer) error {
+	c.read[f] = true
+	rc, err := f.Open()
+	if err != nil {
+		return c.partError(f.Name, err)
+	}
+	defer rc.Close()
+	if _, err := io.Copy(w, ctxReader{ctx, rc}); err != nil {
+		return c.partError(f.Name, err)
+	}
+	return nil
+}
+
+// partError describes an error reading a part of the zip.
+func (c *pkgChecker) partError(part string, err error) error {
+	var corrupt flate.CorruptInputError
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.Is(err, zip.ErrFormat):
+		return fmt.Errorf("%s: %w: part %s holds more data than the zip declares (%w)", c.name, ErrDamaged, part, err)
+	case errors.Is(err, zip.ErrChecksum):
+		return fmt.Errorf("%s: %w: part %s fails its checksum (%w)", c.name, ErrDamaged, part, err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%s: %w: part %s is cut short (%w)", c.name, ErrDamaged, part, err)
+	case errors.As(err, &corrupt), errors.Is(err, zip.ErrAlgorithm):
+		return fmt.Errorf("%s: %w: part %s: %w", c.name, ErrDamaged, part, err)
+	}
+	return fmt.Errorf("read %s: part %s: %w", c.name, part, err)
+}
+
+// ctxReader stops a long read when ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r ctxReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
+}
+
+// scanSharedStrings reads the whole shared-string part and returns the
+// number of strings.
+func (c *pkgChecker) scanSharedStrings(ctx context.Context, f *zip.File) (int, error) {
+	c.read[f] = true
+	rc, err := f.Open()
+	if err != nil {
+		return 0, c.partError(f.Name, err)
+	}
+	defer rc.Close()
+	return c.scanSharedStringsXML(ctxReader{ctx, rc}, f.Name)
+}
+
+// scanSharedStringsXML counts the strings of a shared-string part, failing
+// once they pass the count limit, or one string (or anything between them)
+// passes the row size limit, or the XML ends before its root element does.
+func (c *pkgChecker) scanSharedStringsXML(r io.Reader, part string) (int, error) {
+	s := newXMLScanner(r, c.lim.rowSize)
+	s.strict = true
+	count, depth := 0, 0
+	var siStart int64 = -1
+	for {
+		tok, err := s.next()
+		if err != nil {
+			switch {
+			case errors.Is(err, io.EOF) && depth == 0:
+				return count, nil
+			case errors.Is(err, io.EOF), errors.Is(err, errXMLCut):
+				at := fmt.Sprintf("after %d strings", count)
+				if siStart >= 0 {
+					at = fmt.Sprintf("in the middle of string %d", count-1)
+				}
+				return 0, fmt.Errorf("%s: %w: the XML of the shared strings ends %s, before their end; strings are missing", c.name, ErrDamaged, at)
+			case errors.As(err, new(*xmlSyntaxError)):
+				return 0, fmt.Errorf("%s: %w: shared strings, string %d: %w", c.name, ErrDamaged, count-1, err)
+			case errors.Is(err, errTokenTooLong):
+				what := "one XML item between strings"
+				if siStart >= 0 {
+					what = fmt.Sprintf("the XML of string %d", count-1)
+				}
+				return 0, &LimitError{Name: c.name, Part: "shared strings", What: what, Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
+			}
+			return 0, c.partError(part, err)
+		}
+		if s.offset() > c.lim.sstSize {
+			return 0, &LimitError{Name: c.name, Part: "shared strings", What: "the unpacked size", Limit: c.lim.sstSize, Option: "MaxSharedStringsSize", bytes: true}
+		}
+		switch tok {
+		case tokStart:
+			if depth == 1 && s.isName("si") {
+				if count++; count > c.lim.sstCount {
+					return 0, &LimitError{Name: c.name, Part: "shared strings", What: "the number of strings", Limit: int64(c.lim.sstCount), Option: "MaxSharedStrings"}
+				}
+				if !s.selfClosing {
+					siStart = s.tokStartOff
+				}
+			}
+			if !s.selfClosing {
+				depth++
+			}
+		case tokEnd:
+			depth--
+			if depth == 1 {
+				siStart = -1
+			}
+		}
+		// excelize holds one string whole: a string gets a row's budget.
+		s.limit = c.lim.rowSize
+		if siStart >= 0 {
+			s.limit = c.lim.rowSize - (s.offset() - siStart)
+		}
+	}
+}
+
+// sheetScan is what scanSheet found in a sheet.
+type sheetScan struct {
+	// dimension is the ref of the sheet's <dimension>, "" when it has none.
+	dimension string
+	// lastRow is the number of the last row, as excelize numbers them.
+	lastRow int
+}
+
+// scanSheet reads the sheet's part to its end. It fails when a row's XML
+// passes the row size limit (or anything outside rows does), a row has more
+// cells than the limit, rows are out of order, a cell refers to a shared
+// string that does not exist, or the XML ends before its rows do.
+func (c *pkgChecker) scanSheet(ctx context.Context, f *zip.File, sheet string, sst int) (sheetScan, error) {
+	c.read[f] = true
+	rc, err := f.Open()
+	if err != nil {
+		return sheetScan{}, c.partError(f.Name, err)
+	}
+	defer rc.Close()
+	return c.scanSheetXML(ctxReader{ctx, rc}, f.Name, sheet, sst)
+}
+
+// scanSheetXML scans the XML of the sheet named sheet, held in the part
+// named part, whose workbook has sst shared strings.
+func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (sheetScan, error) {
+	var res sheetScan
+	s := newXMLScanner(r, c.lim.rowSize)
+	s.strict = true
+	where := func(row int) string { return fmt.Sprintf("sheet %q row %d", sheet, row) }
+	damaged := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %w: sheet %q: %s", c.name, ErrDamaged, sheet, fmt.Sprintf(format, args...))
+	}
+	var (
+		row, cells, depth int
+		rowStart          int64 = -1 // offset of the open row's start tag
+		inCell, inV       bool
+		shared            bool   // the open cell is a shared string
+		lastRef           []byte // the last cell reference seen in the row
+		sinceRef          int    // cells since lastRef
+		gotDim, inData    bool
+	)
+	for {
+		tok, err := s.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, errXMLCut) {
+				switch {
+				case rowStart >= 0:
+					return res, damaged("the XML of the sheet ends in the middle of row %d; rows may be missing", row)
+				case row > 0:
+					return res, damaged("the XML of the sheet ends after row %d, before the end of its rows; rows may be missing", row)
+				case inData || depth > 0 || errors.Is(err, errXMLCut):
+					return res, damaged("the XML of the sheet ends before its rows")
+				}
+				// A whole sheet without <sheetData> has no rows, as in
+				// excelize.
+				return res, nil
+			}
+			if errors.As(err, new(*xmlSyntaxError)) {
+				// excelize would stop at it without a word.
+				if rowStart >= 0 {
+					return res, damaged("row %d: %v", row, err)
+				}
+				return res, damaged("after row %d: %v", row, err)
+			}
+			if errors.Is(err, errTokenTooLong) {
+				if rowStart >= 0 {
+					return res, &LimitError{Name: c.name, Part: where(row), Sheet: sheet, Row: row, What: "the XML of the row", Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
+				}
+				return res, &LimitError{Name: c.name, Part: fmt.Sprintf("sheet %q after row %d", sheet, row), Sheet: sheet, Row: row, What: "one XML item between rows", Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
+			}
+			return res, c.partError(part, err)
+		}
+		switch tok {
+		case tokStart:
+			if !s.selfClosing {
+				depth++
+			}
+			switch {
+			case s.isName("row"):
+				if rowStart >= 0 {
+					return res, damaged("a row starts inside row %d", row)
+				}
+				n := row + 1
+				if v, ok := s.attr("r"); ok {
+					// excelize reads a row number it cannot parse, or 0,
+					// as "the next row".
+					if r, ok := atoi(v); ok && r != 0 {
+						if r <= row {
+							return res, damaged("row %d comes after row %d; rows must be in order", r, row)
+						}
+						n = r
+					}
+				}
+				if n > excelize.TotalRows {
+					return res, damaged("row %d is past the last row a sheet can have (%d)", n, excelize.TotalRows)
+				}
+				row, cells, lastRef, sinceRef = n, 0, lastRef[:0], 0
+				if !s.selfClosing {
+					rowStart = s.tokStartOff
+				}
+			case rowStart >= 0 && s.isName("c"):
+				if cells++; cells > c.lim.rowCells {
+					return res, &LimitError{Name: c.name, Part: where(row), Sheet: sheet, Row: row, What: "the number of cells", Limit: int64(c.lim.rowCells), Option: "MaxRowCells"}
+				}
+				if v, ok := s.attr("r"); ok && len(v) > 0 {
+					lastRef, sinceRef = append(lastRef[:0], v...), 0
+				} else {
+					sinceRef++
+				}
+				t, _ := s.attr("t")
+				shared = string(t) == "s"
+				inCell = !s.selfClosing
+			case inCell && s.isName("v"):
+				if shared && !s.selfClosing {
+					inV, s.keep = true, true
+					s.text = s.text[:0]
+				}
+			case !gotDim && !inData && s.isName("dimension"):
+				if v, ok := s.attr("ref"); ok {
+					res.dimension, gotDim = string(v), true
+				}
+			case s.isName("sheetData"):
+				inData = true
+				if s.selfClosing {
+					return res, c.skipRest(part, s)
+				}
+			}
+		case tokEnd:
+			depth--
+			switch {
+			case inV && s.isName("v"):
+				inV, s.keep = false, false
+				if err := checkSharedIndex(s.text, s.textOver, sst); err != nil {
+					return res, damaged("row %d, %s: %v", row, cellName(lastRef, sinceRef, row), err)
+				}
+			case inCell && s.isName("c"):
+				inCell, inV, s.keep = false, false, false
+			case rowStart >= 0 && s.isName("row"):
+				rowStart = -1
+				inCell, inV, s.keep = false, false, false
+			case s.isName("sheetData"):
+				if rowStart >= 0 {
+					return res, damaged("row %d does not end before the end of the rows", row)
+				}
+				// excelize reads no further; the rest is only checked.
+				res.lastRow = row
+				return res, c.skipRest(part, s)
+			}
+		}
+		res.lastRow = row
+		s.limit = c.lim.rowSize
+		if rowStart >= 0 {
+			// A row is held whole by excelize: the whole row gets the budget.
+			s.limit = c.lim.rowSize - (s.offset() - rowStart)
+			if s.limit < 0 {
+				return res, &LimitError{Name: c.name, Part: where(row), Sheet: sheet, Row: row, What: "the XML of the row", Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
+			}
+		}
+	}
+}
+
+// skipRest reads the rest of a part, for the zip's checks.
+func (c *pkgChecker) skipRest(part string, s *xmlScanner) error {
+	if err := s.skipRest(); err != nil {
+		return c.partError(part, err)
+	}
+	return nil
+}
+
+// checkSharedIndex checks that the text of a shared-string cell's value,
+// read the way excelize reads it (an integer, white space trimmed), names a
+// string that exists: excelize shows a missing one as an empty cell or as
+// the index itself, and a value that is not a number as the first string.
+func checkSharedIndex(text []byte, over bool, count int) error {
+	v := string(text)
+	if strings.ContainsRune(v, '&') {
+		var dec string
+		if err := xml.Unmarshal([]byte("<v>"+v+"</v>"), &dec); err == nil {
+			v = dec
+		}
+	}
+	v = strings.TrimSpace(v)
+	i, err := strconv.Atoi(v)
+	if over || err != nil {
+		return fmt.Errorf("the shared-string reference %q is not a number", v)
+	}
+	if i < 0 || i >= count {
+		return fmt.Errorf("shared string %d does not exist; the workbook has %d", i, count)
+	}
+	return nil
+}
+
+// atoi parses a number as strconv.Atoi does, without making a string.
+func atoi(b []byte) (int, bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
+		neg, b = b[0] == '-', b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		// Longer numbers are past any row; strconv tells the rest.
+		n, err := strconv.Atoi(string(b))
+		if neg {
+			n = -n
+		}
+		return n, err == nil && len(b) > 0
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// cellName names a cell for messages, by column and reference: its own
+// reference, or the column counted on from the last reference in the row
+// (or from the row's start), as excelize counts.
+func cellName(lastRef []byte, sinceRef, row int) string {
+	col := sinceRef
+	if len(lastRef) > 0 {
+		c, _, err := excelize.CellNameToCoordinates(string(lastRef))
+		if err != nil {
+			return fmt.Sprintf("cell %d after cell %q", sinceRef, lastRef)
+		}
+		col += c
+	}
+	name, err := excelize.CoordinatesToCellName(col, row)
+	if err != nil {
+		return fmt.Sprintf("column %d", col)
+	}
+	letters, _, _ := excelize.SplitCellName(name)
+	return fmt.Sprintf("column %s (cell %s)", letters, name)
+}

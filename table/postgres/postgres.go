@@ -1,0 +1,485 @@
+// Package postgres is the PostgreSQL kind of table.Database, on pgx: rows are
+// read through a server-side cursor in a read-only transaction, and written
+// by COPY into a temporary staging table followed by one upsert per batch.
+//
+// Importing it registers the postgres:// and postgresql:// schemes with
+// table.Open.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/addrclean/addrclean/table"
+)
+
+func init() {
+	table.Register(Open, "postgres")
+}
+
+// FetchRows is how many rows one FETCH from the cursor brings: memory holds
+// at most that many rows of the source.
+const FetchRows = 1000
+
+// DB is a PostgreSQL database. Each source and target has a connection of
+// its own; catalog questions use a connection opened with the database,
+// which also proves the URL and password work.
+type DB struct {
+	cfg     *pgx.ConnConfig
+	meta    *pgx.Conn
+	display string
+	secrets []string
+}
+
+// Open connects to the database of u. Its errors never show the password,
+// whether it comes from the URL, PGPASSWORD or a .pgpass file.
+func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database, error) {
+	secrets := urlSecrets(u.Raw)
+	cfg, err := pgx.ParseConfig(u.Raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", table.ErrBadURL, u.Display, table.Scrub(err, secrets...))
+	}
+	if cfg.Password != "" {
+		secrets = append(secrets, cfg.Password)
+	}
+	// Cells are text as the server writes it; these make that text the same
+	// whatever the server's or the role's settings.
+	for k, v := range map[string]string{"DateStyle": "ISO, YMD", "TimeZone": "UTC", "IntervalStyle": "iso_8601",
+		"extra_float_digits": "1", "application_name": "addrclean"} {
+		if _, set := cfg.RuntimeParams[k]; !set {
+			cfg.RuntimeParams[k] = v
+		}
+	}
+	d := &DB{cfg: cfg, display: u.Display, secrets: secrets}
+	if d.meta, err = d.connect(ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// urlSecrets returns the passwords written in a URL.
+func urlSecrets(raw string) []string {
+	var out []string
+	pu, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	if p, ok := pu.User.Password(); ok && p != "" {
+		out = append(out, p, url.QueryEscape(p), url.PathEscape(p))
+	}
+	for k, vs := range pu.Query() {
+		if strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword") {
+			for _, v := range vs {
+				out = append(out, v, url.QueryEscape(v))
+			}
+		}
+	}
+	return out
+}
+
+func (d *DB) connect(ctx context.Context) (*pgx.Conn, error) {
+	c, err := pgx.ConnectConfig(ctx, d.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", d.display, table.Scrub(err, d.secrets...))
+	}
+	return c, nil
+}
+
+// Quote quotes n with pgx.Identifier.
+func (d *DB) Quote(n table.Name) string {
+	if n.Schema != "" {
+		return pgx.Identifier{n.Schema, n.Table}.Sanitize()
+	}
+	return pgx.Identifier{n.Table}.Sanitize()
+}
+
+// QuoteColumn quotes a column name.
+func (d *DB) QuoteColumn(name string) string { return pgx.Identifier{name}.Sanitize() }
+
+// Columns reads the columns of a table, view or materialized view.
+func (d *DB) Columns(ctx context.Context, n table.Name) ([]table.Column, error) {
+	var exists bool
+	if err := d.meta.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", d.Quote(n)).Scan(&exists); err != nil {
+		return nil, d.wrap(err)
+	}
+	if !exists {
+		return nil, d.noTable(ctx, n)
+	}
+	rows, err := d.meta.Query(ctx, `SELECT attname, atttypid FROM pg_attribute
+		WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, d.Quote(n))
+	if err != nil {
+		return nil, d.wrap(err)
+	}
+	var cols []table.Column
+	for rows.Next() {
+		var name string
+		var oid uint32
+		if err := rows.Scan(&name, &oid); err != nil {
+			return nil, d.wrap(err)
+		}
+		cols = append(cols, table.Column{Name: name, Type: typeOf(oid)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, d.wrap(err)
+	}
+	return cols, nil
+}
+
+// noTable is the error for a missing table, with the spelling that exists
+// when only case differs (unquoted names fold to lower case in SQL).
+func (d *DB) noTable(ctx context.Context, n table.Name) error {
+	var other string
+	err := d.meta.QueryRow(ctx, `SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname)
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE lower(c.relname) = lower($1) AND ($2 = '' OR lower(n.nspname) = lower($2))
+		AND c.relkind IN ('r','v','m','p','f') AND pg_table_is_visible(c.oid) LIMIT 1`, n.Table, n.Schema).Scan(&other)
+	if err == nil {
+		return fmt.Errorf("%w: %s in %s (names are matched exactly: did you mean %s?)", table.ErrNoTable, n, d.display, other)
+	}
+	return fmt.Errorf("%w: %s in %s", table.ErrNoTable, n, d.display)
+}
+
+func typeOf(oid uint32) table.Type {
+	switch oid {
+	case 20, 21, 23: // int8, int2, int4
+		return table.Integer
+	case 16:
+		return table.Bool
+	case 700, 701:
+		return table.Float
+	case 1114, 1184:
+		return table.Timestamp
+	}
+	return table.Text
+}
+
+// wrap scrubs secrets from err and marks what the user must fix: SQLSTATE
+// class 42 (syntax error, undefined table, column or function...).
+func (d *DB) wrap(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "42P01":
+			return fmt.Errorf("%w: %w", table.ErrNoTable, err)
+		case pe.Code == "42703":
+			return fmt.Errorf("%w: %w", table.ErrNoColumn, err)
+		case pe.Code == "42501": // insufficient privilege: not a mistake in the query
+		case strings.HasPrefix(pe.Code, "42"):
+			return fmt.Errorf("%w: %w", table.ErrBadQuery, err)
+		}
+	}
+	return table.Scrub(err, d.secrets...)
+}
+
+// Select declares a cursor for query in a repeatable-read, read-only
+// transaction (one consistent snapshot; nothing can be written through it)
+// and fetches FetchRows rows at a time.
+func (d *DB) Select(ctx context.Context, query string) (table.Rows, error) {
+	conn, err := d.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := &rows{conn: conn, d: d}
+	if _, err := conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
+		r.Close()
+		return nil, d.wrap(err)
+	}
+	if _, err := conn.Exec(ctx, "DECLARE addrclean_source NO SCROLL CURSOR FOR "+query); err != nil {
+		r.Close()
+		return nil, d.wrap(err)
+	}
+	f := r.fetch(ctx)
+	if f.err != nil {
+		r.Close()
+		return nil, f.err
+	}
+	r.take(ctx, f)
+	return r, nil
+}
+
+type rows struct {
+	conn *pgx.Conn
+	d    *DB
+	cols []table.Column
+	oids []uint32
+	buf  [][]string
+	next int
+	done bool
+	// ahead delivers the FETCH under way while the rows before it are
+	// used; nil when none is.
+	ahead chan fetched
+}
+
+type fetched struct {
+	rows [][]string
+	done bool
+	err  error
+}
+
+// fetch reads the next FetchRows rows as text.
+func (r *rows) fetch(ctx context.Context) fetched {
+	rr := r.conn.PgConn().ExecParams(ctx, "FETCH FORWARD "+strconv.Itoa(FetchRows)+" FROM addrclean_source", nil, nil, nil, nil)
+	if r.cols == nil {
+		for _, f := range rr.FieldDescriptions() {
+			r.cols = append(r.cols, table.Column{Name: f.Name, Type: typeOf(f.DataTypeOID)})
+			r.oids = append(r.oids, f.DataTypeOID)
+		}
+		if r.cols == nil {
+			r.cols = []table.Column{}
+		}
+	}
+	var out [][]string
+	for rr.NextRow() {
+		vals := rr.Values()
+		cells := make([]string, len(vals))
+		for i, v := range vals {
+			cells[i] = cell(v, r.oids[i])
+		}
+		out = append(out, cells)
+	}
+	if _, err := rr.Close(); err != nil {
+		return fetched{err: r.d.wrap(err)}
+	}
+	return fetched{rows: out, done: len(out) < FetchRows}
+}
+
+// take makes f the rows to hand out, and starts fetching the next ones.
+func (r *rows) take(ctx context.Context, f fetched) {
+	r.buf, r.next, r.done = f.rows, 0, f.done
+	if !r.done {
+		ch := make(chan fetched, 1)
+		r.ahead = ch
+		go func() { ch <- r.fetch(ctx) }()
+	}
+}
+
+// cell is a value's text: the server's own, except that booleans read
+// true/false rather than t/f.
+func cell(v []byte, oid uint32) string {
+	if v == nil {
+		return ""
+	}
+	if oid == 16 {
+		switch string(v) {
+		case "t":
+			return "true"
+		case "f":
+			return "false"
+		}
+	}
+	return string(v)
+}
+
+func (r *rows) Columns() []table.Column { return r.cols }
+
+func (r *rows) Next(ctx context.Context) ([]string, error) {
+	for r.next >= len(r.buf) {
+		if r.done {
+			return nil, io.EOF
+		}
+		f := <-r.ahead
+		r.ahead = nil
+		if f.err != nil {
+			r.done = true
+			return nil, f.err
+		}
+		r.take(ctx, f)
+	}
+	c := r.buf[r.next]
+	r.buf[r.next] = nil
+	r.next++
+	return c, nil
+}
+
+// Close ends the transaction (and with it the cursor) and the connection.
+func (r *rows) Close() error {
+	if r.conn == nil {
+		return nil
+	}
+	if r.ahead != nil {
+		<-r.ahead // the connection is the FETCH's until it is done
+		r.ahead = nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := r.conn.Close(ctx) // closing ends the transaction: nothing was written
+	r.conn = nil
+	return err
+}
+
+// Target prepares table n: created if missing (key its primary key), the
+// columns it lacks added, its key checked to be unique.
+func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table.Type, cols []table.Column) (table.Target, error) {
+	q := d.Quote(n)
+	have, err := d.Columns(ctx, n)
+	switch {
+	case errors.Is(err, table.ErrNoTable):
+		var b strings.Builder
+		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (%s %s PRIMARY KEY", q, d.QuoteColumn(key), sqlType(keyType))
+		for _, c := range cols {
+			fmt.Fprintf(&b, ", %s %s", d.QuoteColumn(c.Name), sqlType(c.Type))
+		}
+		b.WriteString(")")
+		if _, err := d.meta.Exec(ctx, b.String()); err != nil {
+			return nil, d.wrap(err)
+		}
+	case err != nil:
+		return nil, err
+	default:
+		names := map[string]bool{}
+		for _, c := range have {
+			names[c.Name] = true
+		}
+		if !names[key] {
+			return nil, fmt.Errorf("%w: table %s has no column %q to key the rows by", table.ErrNoColumn, n, key)
+		}
+		for _, c := range cols {
+			if !names[c.Name] {
+				if _, err := d.meta.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s",
+					q, d.QuoteColumn(c.Name), sqlType(c.Type))); err != nil {
+					return nil, d.wrap(err)
+				}
+			}
+		}
+		var unique bool
+		err := d.meta.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a
+			ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+			WHERE i.indrelid = to_regclass($1) AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL
+			AND i.indexprs IS NULL AND a.attname = $2)`, q, key).Scan(&unique)
+		if err != nil {
+			return nil, d.wrap(err)
+		}
+		if !unique {
+			return nil, fmt.Errorf("%w: table %s: column %q is not unique; rows are upserted by it: "+
+				"add a primary key or unique constraint on it", table.ErrBadQuery, n, key)
+		}
+	}
+	var keySQL string
+	if err := d.meta.QueryRow(ctx, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+		WHERE attrelid = to_regclass($1) AND attname = $2`, q, key).Scan(&keySQL); err != nil {
+		return nil, d.wrap(err)
+	}
+	conn, err := d.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t := &target{d: d, conn: conn, q: q}
+	// The staging table has the key as text, cast on upsert to the table's
+	// own key type, and the other columns typed as the table's.
+	var stage strings.Builder
+	stage.WriteString("CREATE TEMP TABLE addrclean_stage (k text")
+	t.copyCols = []string{"k"}
+	var names, sets []string
+	for _, c := range cols {
+		fmt.Fprintf(&stage, ", %s %s", d.QuoteColumn(c.Name), sqlType(c.Type))
+		t.copyCols = append(t.copyCols, c.Name)
+		names = append(names, d.QuoteColumn(c.Name))
+		sets = append(sets, d.QuoteColumn(c.Name)+" = EXCLUDED."+d.QuoteColumn(c.Name))
+	}
+	stage.WriteString(") ON COMMIT DELETE ROWS")
+	if _, err := conn.Exec(ctx, stage.String()); err != nil {
+		_ = conn.Close(ctx)
+		return nil, d.wrap(err)
+	}
+	k := d.QuoteColumn(key)
+	t.upsert = fmt.Sprintf("INSERT INTO %s (%s, %s) SELECT CAST(k AS %s), %s FROM pg_temp.addrclean_stage ON CONFLICT (%s) DO UPDATE SET %s",
+		q, k, strings.Join(names, ", "), keySQL, strings.Join(names, ", "), k, strings.Join(sets, ", "))
+	t.del = fmt.Sprintf("DELETE FROM %s WHERE %s = ANY(CAST($1::text[] AS %s[]))", q, k, keySQL)
+	return t, nil
+}
+
+func sqlType(t table.Type) string {
+	switch t {
+	case table.Integer:
+		return "bigint"
+	case table.Bool:
+		return "boolean"
+	case table.Float:
+		return "double precision"
+	case table.Timestamp:
+		return "timestamp with time zone"
+	}
+	return "text"
+}
+
+type target struct {
+	d        *DB
+	conn     *pgx.Conn
+	q        string
+	copyCols []string
+	upsert   string
+	del      string
+}
+
+// Write copies recs into the staging table and upserts them, and deletes
+// del, in one transaction.
+func (t *target) Write(ctx context.Context, recs []table.Record, del []string) error {
+	tx, err := t.conn.Begin(ctx)
+	if err != nil {
+		return t.d.wrap(err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if len(recs) > 0 {
+		i := 0
+		src := pgx.CopyFromFunc(func() ([]any, error) {
+			if i >= len(recs) {
+				return nil, nil
+			}
+			r := recs[i]
+			i++
+			row := make([]any, 0, len(r.Values)+1)
+			row = append(row, r.Key)
+			return append(row, r.Values...), nil
+		})
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"addrclean_stage"}, t.copyCols, src); err != nil {
+			return t.d.wrap(err)
+		}
+		if _, err := tx.Exec(ctx, t.upsert); err != nil {
+			return t.d.wrap(err)
+		}
+	}
+	if len(del) > 0 {
+		if _, err := tx.Exec(ctx, t.del, del); err != nil {
+			return t.d.wrap(err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return t.d.wrap(err)
+	}
+	return nil
+}
+
+func (t *target) CountAt(ctx context.Context, col string, at time.Time) (int64, error) {
+	var n int64
+	err := t.conn.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = $1", t.q, t.d.QuoteColumn(col)), at).Scan(&n)
+	return n, t.d.wrap(err)
+}
+
+func (t *target) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return t.conn.Close(ctx)
+}
+
+// Exec runs one statement that returns no rows, for setting up a database
+// (tests, tools); runs never call it.
+func (d *DB) Exec(ctx context.Context, sql string) error {
+	_, err := d.meta.Exec(ctx, sql)
+	return d.wrap(err)
+}
+
+// Close closes the catalog connection.
+func (d *DB) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return d.meta.Close(ctx)
+}

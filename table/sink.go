@@ -1,0 +1,465 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/writers"
+)
+
+// VerifiedAt is the sink column holding the time of the run that wrote a
+// row.
+const VerifiedAt = "verified_at"
+
+// Kind tells the enriched and review sinks apart.
+type Kind int
+
+// The sink kinds.
+const (
+	// Enriched holds one row per input row: the key and the av_ columns.
+	Enriched Kind = iota
+	// Review holds the rows that need review: the key and the review
+	// columns. A row that no longer needs review is deleted from it.
+	Review
+)
+
+func (k Kind) String() string {
+	if k == Review {
+		return "review"
+	}
+	return "enriched"
+}
+
+// Defaults of SinkOptions.
+const (
+	// DefaultBatchRows is how many rows one transaction writes at most.
+	DefaultBatchRows = 2000
+	// DefaultBatchAge is how long a row waits for its batch at most, so
+	// that a slow (live, rate-limited) run still shows progress in its
+	// table.
+	DefaultBatchAge = 2 * time.Second
+)
+
+// SinkOptions describe a sink table.
+type SinkOptions struct {
+	Kind Kind
+	// Key is the key column's name (the source's id column), and KeyType
+	// its type when the table is created.
+	Key     string
+	KeyType Type
+	// KeyIndex is the id column's index in the input cells.
+	KeyIndex int
+	// MarkCached adds av_cached (enriched only).
+	MarkCached bool
+	// RunTime is written to verified_at.
+	RunTime time.Time
+	// BatchRows and BatchAge bound a batch (defaults above).
+	BatchRows int
+	BatchAge  time.Duration
+	// Logger receives warnings (rows without an id, duplicate ids).
+	Logger zerolog.Logger
+	// Now is the clock of BatchAge; nil means time.Now.
+	Now func() time.Time
+}
+
+// Columns returns the columns a sink of kind k writes after its key.
+func Columns(k Kind, markCached bool) []Column {
+	var cols []Column
+	if k == Review {
+		for _, c := range writers.ReviewColumns {
+			cols = append(cols, Column{Name: c, Type: Text})
+		}
+	} else {
+		for _, c := range writers.EnrichedColumns {
+			t := Text
+			switch c {
+			case "av_complete", "av_lines_amended", "av_city_amended", "av_region_amended", "av_postcode_amended":
+				t = Bool
+			case "av_latitude", "av_longitude":
+				t = Float
+			}
+			cols = append(cols, Column{Name: c, Type: t})
+		}
+		if markCached {
+			cols = append(cols, Column{Name: writers.CachedColumn, Type: Bool})
+		}
+	}
+	return append(cols, Column{Name: VerifiedAt, Type: Timestamp})
+}
+
+// Sink upserts results into a table, keyed by the input's id column: a
+// writers.Writer. Rows are written in batches, one transaction each, so a
+// killed run leaves whole batches; since every write is an upsert by key, a
+// resumed or repeated run updates those rows in place and never duplicates
+// them. When ids repeat in the input, the last row wins.
+type Sink struct {
+	mu     sync.Mutex
+	t      Target
+	name   string
+	opts   SinkOptions
+	cols   []Column
+	ops    []op
+	pend   map[string]int
+	oldest time.Time
+	// answered is set by the first row with an answer: until then only a
+	// full batch is written, so that a run that never reaches the service
+	// (every row Error) leaves the table as the last run left it.
+	answered bool
+	// inflight receives the result of the batch being written, nil when
+	// none: one batch is written while the next fills, so the run does not
+	// wait for the database (memory holds two batches at most).
+	inflight chan error
+	err      error
+	state    int
+
+	upserts  int64 // records handed to upsert, duplicates included
+	noKey    int64
+	noKeyLog int
+}
+
+type op struct {
+	key string
+	rec []any // nil: delete
+}
+
+const (
+	sinkOpen = iota
+	sinkClosed
+	sinkAborted
+)
+
+var errSinkClosed = errors.New("the table output is closed")
+
+var _ writers.Writer = (*Sink)(nil)
+
+// NewSink prepares table n of db (see Database.Target) and returns a sink
+// writing to it; name is how messages call it.
+func NewSink(ctx context.Context, db Database, n Name, name string, opts SinkOptions) (*Sink, error) {
+	if opts.BatchRows <= 0 {
+		opts.BatchRows = DefaultBatchRows
+	}
+	if opts.BatchAge <= 0 {
+		opts.BatchAge = DefaultBatchAge
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	// Databases keep microseconds: the run's time must read back equal.
+	opts.RunTime = opts.RunTime.Truncate(time.Microsecond)
+	cols := Columns(opts.Kind, opts.MarkCached)
+	for _, c := range cols {
+		if strings.EqualFold(c.Name, opts.Key) {
+			return nil, fmt.Errorf("%s: the id column %q has the name of a column the output adds", name, opts.Key)
+		}
+	}
+	t, err := db.Target(ctx, n, opts.Key, opts.KeyType, cols)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	opts.Logger = opts.Logger.With().Str("output", name).Logger()
+	return &Sink{t: t, name: name, opts: opts, cols: cols, pend: map[string]int{}}, nil
+}
+
+// Write adds one result to the batch, and writes the batch when it is full
+// or old. A review sink upserts the rows that need review and deletes the
+// others (a row fixed since the last run leaves the review table).
+func (s *Sink) Write(ctx context.Context, r writers.Result) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.state != sinkOpen:
+		return fmt.Errorf("write %s: %w", s.name, errSinkClosed)
+	case s.err != nil:
+		return s.err
+	}
+	key := ""
+	if s.opts.KeyIndex >= 0 && s.opts.KeyIndex < len(r.Cells) {
+		key = strings.TrimSpace(r.Cells[s.opts.KeyIndex])
+	}
+	if key == "" {
+		s.noKey++
+		if s.noKeyLog < 10 {
+			s.noKeyLog++
+			s.opts.Logger.Warn().Int("row", r.Row).Msg("row has no id: it is in no table output")
+		}
+		return nil
+	}
+	var rec []any
+	if s.opts.Kind == Review {
+		if writers.NeedsReview(r) {
+			rec = reviewValues(r)
+		}
+	} else {
+		rec = enrichedValues(r, s.opts.MarkCached)
+	}
+	if rec != nil {
+		rec = append(rec, s.opts.RunTime)
+		s.upserts++
+	}
+	if i, ok := s.pend[key]; ok {
+		s.ops[i].rec = rec // the last row of an id wins
+	} else {
+		if len(s.ops) == 0 {
+			s.oldest = s.opts.Now()
+		}
+		s.pend[key] = len(s.ops)
+		s.ops = append(s.ops, op{key: key, rec: rec})
+	}
+	if r.Response != nil {
+		s.answered = true
+	}
+	if len(s.ops) >= s.opts.BatchRows || (s.answered && s.opts.Now().Sub(s.oldest) >= s.opts.BatchAge) {
+		if err := s.flush(ctx, false); err != nil {
+			s.err = fmt.Errorf("write %s: %w", s.name, err)
+			return s.err
+		}
+	}
+	return nil
+}
+
+// flush starts writing the batch in one transaction, once the batch before
+// it is written (a failure of that one is returned); with wait it also
+// waits for this one. Batches are committed in order, so the last row of an
+// id wins across batches too.
+func (s *Sink) flush(ctx context.Context, wait bool) error {
+	if err := s.wait(); err != nil {
+		return err
+	}
+	if len(s.ops) == 0 {
+		return nil
+	}
+	recs := make([]Record, 0, len(s.ops))
+	var del []string
+	for _, o := range s.ops {
+		if o.rec == nil {
+			del = append(del, o.key)
+		} else {
+			recs = append(recs, Record{Key: o.key, Values: o.rec})
+		}
+	}
+	clear(s.pend)
+	s.ops = s.ops[:0]
+	done := make(chan error, 1)
+	// The rows are results already paid for: the write goes on after an
+	// interrupt.
+	wctx := context.WithoutCancel(ctx)
+	go func() { done <- s.t.Write(wctx, recs, del) }()
+	s.inflight = done
+	if wait {
+		return s.wait()
+	}
+	return nil
+}
+
+// wait waits for the batch being written, if any.
+func (s *Sink) wait() error {
+	if s.inflight == nil {
+		return nil
+	}
+	err := <-s.inflight
+	s.inflight = nil
+	return err
+}
+
+// Close writes the last batch and releases the table. It warns about rows
+// without an id and about ids that repeat (the last row of an id wins).
+func (s *Sink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.state {
+	case sinkClosed:
+		return nil
+	case sinkAborted:
+		return fmt.Errorf("close %s: %w", s.name, errSinkClosed)
+	}
+	if s.err != nil {
+		s.state = sinkAborted
+		_ = s.wait()
+		_ = s.t.Close()
+		return s.err
+	}
+	// The rows are committed batch by batch, so writing the last one is
+	// done even if the run is cancelled now.
+	ctx := context.Background()
+	err := s.flush(ctx, true)
+	if err == nil && s.upserts > 0 {
+		var n int64
+		if n, err = s.t.CountAt(ctx, VerifiedAt, s.opts.RunTime); err == nil && n < s.upserts {
+			s.opts.Logger.Warn().Int64("rows", s.upserts-n).
+				Msgf("%d row(s) repeat the id of an earlier row: the table holds the last row of each id", s.upserts-n)
+		}
+	}
+	if s.noKey > 0 {
+		s.opts.Logger.Warn().Int64("rows", s.noKey).Msgf("%d row(s) have no id and are in no table output", s.noKey)
+	}
+	if cerr := s.t.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.state = sinkAborted
+		return fmt.Errorf("close %s: %w", s.name, err)
+	}
+	s.state = sinkClosed
+	return nil
+}
+
+// Abort drops the batch not yet written and releases the table. The
+// batches written before stay: they are finished rows, and upserts keep a
+// later run from duplicating them.
+func (s *Sink) Abort() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != sinkOpen {
+		return nil
+	}
+	s.state = sinkAborted
+	s.ops = nil
+	_ = s.wait() // a batch already under way is committed: it holds finished rows
+	return s.t.Close()
+}
+
+// Rows reports the rows handed to upsert so far (duplicates included) and
+// the rows without an id.
+func (s *Sink) Rows() (upserts, noKey int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.upserts, s.noKey
+}
+
+// enrichedValues are the av_ columns of r, typed, in the order of
+// writers.EnrichedColumns: the values of the enriched file, with booleans
+// as booleans, coordinates as floats, and NULL where the file has an empty
+// cell of those types.
+func enrichedValues(r writers.Result, markCached bool) []any {
+	text := enrichedText(r)
+	vals := make([]any, 0, len(text)+3)
+	for i, c := range Columns(Enriched, false)[:len(text)] {
+		vals = append(vals, typed(text[i], c.Type))
+	}
+	if markCached {
+		vals = append(vals, r.FromCache)
+	}
+	return vals
+}
+
+func typed(s string, t Type) any {
+	switch t {
+	case Bool:
+		switch s {
+		case "true":
+			return true
+		case "false":
+			return false
+		}
+		return nil
+	case Float:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil
+		}
+		return f
+	}
+	return s
+}
+
+// enrichedText mirrors the enriched file's appended cells (writers'
+// appendEnriched), which the writers package does not export; the
+// package tests check the two agree.
+func enrichedText(r writers.Result) []string {
+	out := make([]string, len(writers.EnrichedColumns))
+	if writers.Action(r) == writers.ActionError {
+		out[0] = writers.ActionError
+		out[23] = errorText(r)
+		return out
+	}
+	v := r.Response
+	a := &v.Address
+	var line [4]string
+	for i, ln := range a.Lines {
+		if i == 3 {
+			line[3] = joinLines(a.Lines[3:])
+			break
+		}
+		line[i] = ln.Value
+	}
+	var country, iso string
+	if a.Country != nil {
+		country, iso = a.Country.Value, a.Country.ISO
+	}
+	var lat, lon, acc string
+	if loc := v.Data.Location; loc != nil {
+		lat, lon, acc = formatCoord(loc.Latitude), formatCoord(loc.Longitude), loc.Accuracy
+	}
+	info := &v.Information
+	copy(out, []string{
+		string(v.Action), info.Status, info.MatchLevel, formatBool(info.Complete), a.ID,
+		line[0], line[1], line[2], line[3],
+		valueOf(a.City), valueOf(a.Region), valueOf(a.Postcode), country, iso,
+		strings.Join(a.Label, ", "),
+		formatBool(info.AddressLinesAmended), formatBool(info.CityAmended),
+		formatBool(info.RegionAmended), formatBool(info.PostcodeAmended),
+		lat, lon, acc, v.Form.Message.Value, "",
+	})
+	return out
+}
+
+// reviewValues are the review columns of r (writers.ReviewColumns).
+func reviewValues(r writers.Result) []any {
+	if writers.Action(r) == writers.ActionError {
+		return []any{writers.ActionError, "", r.InputLabel, "", "", errorText(r)}
+	}
+	v := r.Response
+	return []any{string(v.Action), v.Form.Message.Value, r.InputLabel,
+		strings.Join(v.Address.Label, ", "), v.Address.ID, ""}
+}
+
+func errorText(r writers.Result) string {
+	if r.Err != "" {
+		return r.Err
+	}
+	return "no verify response"
+}
+
+func formatBool(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func formatCoord(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+func valueOf(v *api.Value) string {
+	if v == nil {
+		return ""
+	}
+	return v.Value
+}
+
+func joinLines(lines []api.Line) string {
+	var b strings.Builder
+	for _, ln := range lines {
+		if ln.Value == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(ln.Value)
+	}
+	return b.String()
+}

@@ -1,0 +1,493 @@
+// Package sqlite is the SQLite kind of table.Database, on the pure-Go
+// modernc.org/sqlite: a source reads through a read-only connection, and a
+// sink writes batches of upserts in transactions through one writer
+// connection, with the database in WAL mode so that reading and writing the
+// same file go on together.
+//
+// Importing it registers the sqlite: scheme with table.Open.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	sqlite "modernc.org/sqlite"
+
+	"github.com/addrclean/addrclean/table"
+)
+
+func init() {
+	table.Register(Open, "sqlite")
+}
+
+// TimeFormat is how timestamps are stored: SQLite has no timestamp type, and
+// this text sorts in time order.
+const TimeFormat = "2006-01-02T15:04:05.000000Z"
+
+// DB is an SQLite database file. Reads go through a read-only handle of
+// their own, so that a reader never holds the one writer connection and
+// nothing is ever written through a source.
+type DB struct {
+	ro      *sql.DB
+	rw      *sql.DB // nil when opened ReadOnly
+	display string
+}
+
+// Open opens the database file of u: read-only and existing for a source;
+// for a sink created if missing and put in WAL mode.
+func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database, error) {
+	d := &DB{display: u.Display}
+	if opts.ReadOnly {
+		if _, err := os.Stat(u.Path); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("%s: no such database file", u.Display)
+			}
+			return nil, fmt.Errorf("%s: %w", u.Display, err)
+		}
+	} else {
+		// WAL is persistent, and what lets a reader and the writer share
+		// the file; the writer opens first so that the file exists.
+		rw, err := openHandle(ctx, u, "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+		if err != nil {
+			return nil, err
+		}
+		rw.SetMaxOpenConns(1) // one writer
+		d.rw = rw
+	}
+	ro, err := openHandle(ctx, u, "mode=ro")
+	if err != nil {
+		if d.rw != nil {
+			d.rw.Close()
+		}
+		return nil, err
+	}
+	d.ro = ro
+	return d, nil
+}
+
+func openHandle(ctx context.Context, u *table.URL, params string) (*sql.DB, error) {
+	dsn := "file:" + (&url.URL{Path: u.Path}).EscapedPath() + "?_pragma=busy_timeout(10000)&" + params
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", u.Display, err)
+	}
+	// A file that is not a database fails only on first use.
+	if _, err := db.ExecContext(ctx, "SELECT count(*) FROM sqlite_schema"); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%s: %w", u.Display, err)
+	}
+	return db, nil
+}
+
+// writer returns the read-write handle.
+func (d *DB) writer() (*sql.DB, error) {
+	if d.rw == nil {
+		return nil, fmt.Errorf("%s was opened read-only", d.display)
+	}
+	return d.rw, nil
+}
+
+func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// Quote quotes n, doubling quotes inside the name.
+func (d *DB) Quote(n table.Name) string {
+	if n.Schema != "" {
+		return quote(n.Schema) + "." + quote(n.Table)
+	}
+	return quote(n.Table)
+}
+
+// QuoteColumn quotes a column name.
+func (d *DB) QuoteColumn(name string) string { return quote(name) }
+
+func schemaOf(n table.Name) string {
+	if n.Schema == "" {
+		return "main"
+	}
+	return n.Schema
+}
+
+// Columns reads the columns of a table or view.
+func (d *DB) Columns(ctx context.Context, n table.Name) ([]table.Column, error) {
+	rows, err := d.ro.QueryContext(ctx, "SELECT name, type FROM pragma_table_info(?1, ?2) ORDER BY cid", n.Table, schemaOf(n))
+	if err != nil {
+		return nil, d.wrap(err)
+	}
+	defer rows.Close()
+	var cols []table.Column
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			return nil, d.wrap(err)
+		}
+		cols = append(cols, table.Column{Name: name, Type: typeOf(typ)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, d.wrap(err)
+	}
+	if len(cols) == 0 {
+		var other string
+		err := d.ro.QueryRowContext(ctx, `SELECT name FROM pragma_table_list WHERE lower(name) = lower(?1)
+			AND schema = ?2 AND type IN ('table', 'view') LIMIT 1`, n.Table, schemaOf(n)).Scan(&other)
+		if err == nil {
+			return nil, fmt.Errorf("%w: %s in %s (names are matched exactly: did you mean %s?)", table.ErrNoTable, n,
+				d.display, table.Name{Schema: n.Schema, Table: other})
+		}
+		return nil, fmt.Errorf("%w: %s in %s", table.ErrNoTable, n, d.display)
+	}
+	return cols, nil
+}
+
+// typeOf reads a declared type as SQLite's affinity rules do.
+func typeOf(decl string) table.Type {
+	u := strings.ToUpper(decl)
+	switch {
+	case strings.Contains(u, "INT"):
+		return table.Integer
+	case strings.Contains(u, "CHAR"), strings.Contains(u, "CLOB"), strings.Contains(u, "TEXT"):
+		return table.Text
+	case strings.Contains(u, "REAL"), strings.Contains(u, "FLOA"), strings.Contains(u, "DOUB"):
+		return table.Float
+	case u == "BOOLEAN" || u == "BOOL":
+		return table.Bool
+	case u == "DATE" || u == "DATETIME" || u == "TIMESTAMP":
+		return table.Timestamp
+	}
+	return table.Text
+}
+
+// wrap marks the errors the user must fix: an unknown table or column, a
+// query SQLite cannot compile.
+func (d *DB) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "no such table"):
+		return fmt.Errorf("%w: %w", table.ErrNoTable, err)
+	case strings.Contains(msg, "no such column"):
+		return fmt.Errorf("%w: %w", table.ErrNoColumn, err)
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == 1 { // SQLITE_ERROR: SQL the engine refused
+		return fmt.Errorf("%w: %w", table.ErrBadQuery, err)
+	}
+	return err
+}
+
+// Select runs query on a read-only connection of its own.
+func (d *DB) Select(ctx context.Context, query string) (table.Rows, error) {
+	conn, err := d.ro.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := conn.QueryContext(ctx, query)
+	if err != nil {
+		conn.Close()
+		return nil, d.wrap(err)
+	}
+	names, err := rs.Columns()
+	if err != nil {
+		rs.Close()
+		conn.Close()
+		return nil, d.wrap(err)
+	}
+	types, _ := rs.ColumnTypes()
+	cols := make([]table.Column, len(names))
+	for i, n := range names {
+		cols[i] = table.Column{Name: n}
+		if i < len(types) {
+			cols[i].Type = typeOf(types[i].DatabaseTypeName())
+		}
+	}
+	r := &rows{conn: conn, rs: rs, cols: cols, d: d}
+	r.vals = make([]any, len(names))
+	r.ptrs = make([]any, len(names))
+	for i := range r.vals {
+		r.ptrs[i] = &r.vals[i]
+	}
+	return r, nil
+}
+
+type rows struct {
+	d    *DB
+	conn *sql.Conn
+	rs   *sql.Rows
+	cols []table.Column
+	vals []any
+	ptrs []any
+}
+
+func (r *rows) Columns() []table.Column { return r.cols }
+
+func (r *rows) Next(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !r.rs.Next() {
+		if err := r.rs.Err(); err != nil {
+			return nil, r.d.wrap(err)
+		}
+		return nil, io.EOF
+	}
+	if err := r.rs.Scan(r.ptrs...); err != nil {
+		return nil, r.d.wrap(err)
+	}
+	cells := make([]string, len(r.vals))
+	for i, v := range r.vals {
+		cells[i] = cell(v)
+		// A BOOLEAN column holds 1 and 0: read them as PostgreSQL's do.
+		if b, ok := v.(int64); ok && r.cols[i].Type == table.Bool && (b == 0 || b == 1) {
+			cells[i] = strconv.FormatBool(b == 1)
+		}
+	}
+	return cells, nil
+}
+
+// cell is a value's text: integers in decimal, reals in the shortest form
+// that reads back the same, times in ISO 8601, NULL as "".
+func cell(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		if math.Abs(x) < 1e21 {
+			return strconv.FormatFloat(x, 'f', -1, 64)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	case time.Time:
+		return x.Format("2006-01-02 15:04:05.999999999Z07:00")
+	}
+	return fmt.Sprint(v)
+}
+
+func (r *rows) Close() error {
+	if r.rs == nil {
+		return nil
+	}
+	err := r.rs.Close()
+	if cerr := r.conn.Close(); err == nil {
+		err = cerr
+	}
+	r.rs = nil
+	return err
+}
+
+// Target prepares table n: created if missing (key its primary key), the
+// columns it lacks added, its key checked to be unique.
+func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table.Type, cols []table.Column) (table.Target, error) {
+	w, err := d.writer()
+	if err != nil {
+		return nil, err
+	}
+	q := d.Quote(n)
+	have, err := d.Columns(ctx, n)
+	switch {
+	case errors.Is(err, table.ErrNoTable):
+		var b strings.Builder
+		// BIGINT, not INTEGER: an INTEGER PRIMARY KEY would be the rowid and
+		// refuse an id that is not a number.
+		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (%s %s PRIMARY KEY", q, quote(key), sqlType(keyType))
+		for _, c := range cols {
+			fmt.Fprintf(&b, ", %s %s", quote(c.Name), sqlType(c.Type))
+		}
+		b.WriteString(")")
+		if _, err := w.ExecContext(ctx, b.String()); err != nil {
+			return nil, d.wrap(err)
+		}
+	case err != nil:
+		return nil, err
+	default:
+		names := map[string]bool{}
+		for _, c := range have {
+			names[c.Name] = true
+		}
+		if !names[key] {
+			return nil, fmt.Errorf("%w: table %s has no column %q to key the rows by", table.ErrNoColumn, n, key)
+		}
+		for _, c := range cols {
+			if !names[c.Name] {
+				if _, err := w.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", q, quote(c.Name), sqlType(c.Type))); err != nil {
+					return nil, d.wrap(err)
+				}
+			}
+		}
+		unique, err := d.uniqueKey(ctx, n, key)
+		if err != nil {
+			return nil, err
+		}
+		if !unique {
+			return nil, fmt.Errorf("%w: table %s: column %q is not unique; rows are upserted by it: "+
+				"add a primary key or unique index on it", table.ErrBadQuery, n, key)
+		}
+	}
+	names := make([]string, 0, len(cols)+1)
+	names = append(names, quote(key))
+	var marks, sets []string
+	marks = append(marks, "?")
+	for _, c := range cols {
+		names = append(names, quote(c.Name))
+		marks = append(marks, "?")
+		sets = append(sets, quote(c.Name)+" = excluded."+quote(c.Name))
+	}
+	return &target{
+		d: d, w: w, q: q,
+		upsert: fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT (%s) DO UPDATE SET %s",
+			q, strings.Join(names, ", "), strings.Join(marks, ", "), quote(key), strings.Join(sets, ", ")),
+		del: fmt.Sprintf("DELETE FROM %s WHERE %s = ?", q, quote(key)),
+	}, nil
+}
+
+// uniqueKey reports whether key alone is the table's primary key or has a
+// unique index, as ON CONFLICT needs.
+func (d *DB) uniqueKey(ctx context.Context, n table.Name, key string) (bool, error) {
+	var pk int
+	err := d.ro.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?1, ?2) WHERE pk > 0`, n.Table, schemaOf(n)).Scan(&pk)
+	if err != nil {
+		return false, d.wrap(err)
+	}
+	if pk == 1 {
+		var name string
+		err := d.ro.QueryRowContext(ctx, `SELECT name FROM pragma_table_info(?1, ?2) WHERE pk > 0`, n.Table, schemaOf(n)).Scan(&name)
+		if err != nil {
+			return false, d.wrap(err)
+		}
+		if name == key {
+			return true, nil
+		}
+	}
+	var idx int
+	err = d.ro.QueryRowContext(ctx, `SELECT count(*) FROM pragma_index_list(?1, ?2) il
+		WHERE il."unique" = 1 AND il.partial = 0
+		AND (SELECT count(*) FROM pragma_index_info(il.name, ?2)) = 1
+		AND (SELECT name FROM pragma_index_info(il.name, ?2)) = ?3`, n.Table, schemaOf(n), key).Scan(&idx)
+	if err != nil {
+		return false, d.wrap(err)
+	}
+	return idx > 0, nil
+}
+
+func sqlType(t table.Type) string {
+	switch t {
+	case table.Integer:
+		return "BIGINT"
+	case table.Bool:
+		return "BOOLEAN"
+	case table.Float:
+		return "REAL"
+	case table.Timestamp:
+		// Stored as TimeFormat text; the declared type tells readers it is
+		// a time.
+		return "TIMESTAMP"
+	}
+	return "TEXT"
+}
+
+type target struct {
+	d      *DB
+	w      *sql.DB
+	q      string
+	upsert string
+	del    string
+}
+
+func value(v any) any {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return int64(1)
+		}
+		return int64(0)
+	case time.Time:
+		return x.UTC().Format(TimeFormat)
+	}
+	return v
+}
+
+// Write upserts recs and deletes del in one transaction.
+func (t *target) Write(ctx context.Context, recs []table.Record, del []string) error {
+	tx, err := t.w.BeginTx(ctx, nil)
+	if err != nil {
+		return t.d.wrap(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if len(recs) > 0 {
+		st, err := tx.PrepareContext(ctx, t.upsert)
+		if err != nil {
+			return t.d.wrap(err)
+		}
+		defer st.Close()
+		args := make([]any, 0, len(recs[0].Values)+1)
+		for _, r := range recs {
+			args = append(args[:0], r.Key)
+			for _, v := range r.Values {
+				args = append(args, value(v))
+			}
+			if _, err := st.ExecContext(ctx, args...); err != nil {
+				return t.d.wrap(err)
+			}
+		}
+	}
+	if len(del) > 0 {
+		st, err := tx.PrepareContext(ctx, t.del)
+		if err != nil {
+			return t.d.wrap(err)
+		}
+		defer st.Close()
+		for _, k := range del {
+			if _, err := st.ExecContext(ctx, k); err != nil {
+				return t.d.wrap(err)
+			}
+		}
+	}
+	return t.d.wrap(tx.Commit())
+}
+
+func (t *target) CountAt(ctx context.Context, col string, at time.Time) (int64, error) {
+	var n int64
+	err := t.w.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = ?", t.q, quote(col)), value(at)).Scan(&n)
+	return n, t.d.wrap(err)
+}
+
+func (t *target) Close() error { return nil }
+
+// Exec runs one statement that returns no rows, for setting up a database
+// (tests, tools); runs never call it.
+func (d *DB) Exec(ctx context.Context, sql string) error {
+	w, err := d.writer()
+	if err != nil {
+		return err
+	}
+	_, err = w.ExecContext(ctx, sql)
+	return d.wrap(err)
+}
+
+// Close closes the database.
+func (d *DB) Close() error {
+	err := d.ro.Close()
+	if d.rw != nil {
+		if werr := d.rw.Close(); err == nil {
+			err = werr
+		}
+	}
+	return err
+}

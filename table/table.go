@@ -1,0 +1,367 @@
+// Package table makes database tables a source and a sink of a run: a
+// Source streams the rows of a table or query as readers.Reader does a
+// file's, and a Sink upserts the results into a table as writers.Writer
+// does into a file, so the pipeline does not know the difference.
+//
+// What differs between databases is behind Database, a small interface;
+// table/postgres and table/sqlite implement it and register their URL
+// schemes with Register.
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Errors a caller branches on. Missing tables and columns and bad queries
+// are the user's to fix (a usage error); others are fatal.
+var (
+	// ErrNoTable marks a table that does not exist.
+	ErrNoTable = errors.New("no such table")
+	// ErrNoColumn marks a column that does not exist.
+	ErrNoColumn = errors.New("no such column")
+	// ErrBadQuery marks a query the database refused as written (syntax,
+	// unknown names).
+	ErrBadQuery = errors.New("the database refused the query")
+	// ErrBadURL marks a database URL that cannot be used.
+	ErrBadURL = errors.New("bad database URL")
+)
+
+// Type is the SQL type of a column, as far as a run cares.
+type Type int
+
+// The column types.
+const (
+	Text Type = iota
+	Integer
+	Bool
+	Float
+	Timestamp
+)
+
+func (t Type) String() string {
+	return [...]string{"text", "integer", "boolean", "float", "timestamp"}[t]
+}
+
+// Column is a column of a table or a result.
+type Column struct {
+	Name string
+	Type Type
+}
+
+// Name is a table name, optionally qualified by a schema (PostgreSQL) or an
+// attached database (SQLite).
+type Name struct {
+	Schema, Table string
+}
+
+// String returns the name as the user would write it.
+func (n Name) String() string {
+	q := func(s string) string {
+		if s == "" || strings.ContainsAny(s, `."`) || strings.TrimSpace(s) != s {
+			return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+		}
+		return s
+	}
+	if n.Schema != "" {
+		return q(n.Schema) + "." + q(n.Table)
+	}
+	return q(n.Table)
+}
+
+// ParseName reads a table name: NAME or SCHEMA.NAME, where each part may be
+// double-quoted ("a.b", with "" for a quote) to hold dots. Case is kept as
+// written: names are always quoted in the SQL the package builds.
+func ParseName(s string) (Name, error) {
+	var parts []string
+	var b strings.Builder
+	quoted, inQuotes := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inQuotes && c == '"' && i+1 < len(s) && s[i+1] == '"':
+			b.WriteByte('"')
+			i++
+		case inQuotes && c == '"':
+			inQuotes = false
+		case inQuotes:
+			b.WriteByte(c)
+		case c == '"' && b.Len() == 0 && !quoted:
+			inQuotes, quoted = true, true
+		case c == '.':
+			parts = append(parts, b.String())
+			b.Reset()
+			quoted = false
+		case quoted:
+			return Name{}, fmt.Errorf("table name %q: text after a closing quote", s)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	if inQuotes {
+		return Name{}, fmt.Errorf("table name %q: a quote is not closed", s)
+	}
+	parts = append(parts, b.String())
+	for _, p := range parts {
+		if p == "" || strings.ContainsRune(p, 0) {
+			return Name{}, fmt.Errorf("table name %q: want NAME or SCHEMA.NAME", s)
+		}
+	}
+	switch len(parts) {
+	case 1:
+		return Name{Table: parts[0]}, nil
+	case 2:
+		return Name{Schema: parts[0], Table: parts[1]}, nil
+	}
+	return Name{}, fmt.Errorf("table name %q: want NAME or SCHEMA.NAME", s)
+}
+
+// Rows streams the rows of a query.
+type Rows interface {
+	// Columns are the result's columns.
+	Columns() []Column
+	// Next returns the next row's cells as text (NULL as ""), or io.EOF.
+	Next(ctx context.Context) ([]string, error)
+	// Close ends the query.
+	Close() error
+}
+
+// Record is one row for a sink table: its key and its values in the order
+// of the sink's columns. A value is nil (NULL), string, bool, float64 or
+// time.Time.
+type Record struct {
+	Key    string
+	Values []any
+}
+
+// Target is a table prepared to receive records.
+type Target interface {
+	// Write upserts recs by key and deletes the rows whose key is in del,
+	// in one transaction. No key appears twice in recs and del together.
+	Write(ctx context.Context, recs []Record, del []string) error
+	// CountAt returns the number of rows whose column col holds t.
+	CountAt(ctx context.Context, col string, t time.Time) (int64, error)
+	// Close releases the target's connection.
+	Close() error
+}
+
+// Database is one database: what a source and a sink need of it.
+type Database interface {
+	// Quote returns n quoted as an identifier of the database's SQL.
+	Quote(n Name) string
+	// QuoteColumn returns a column name quoted as an identifier.
+	QuoteColumn(name string) string
+	// Columns returns the columns of table n; an error wrapping ErrNoTable
+	// when there is no such table.
+	Columns(ctx context.Context, n Name) ([]Column, error)
+	// Select runs query in a read-only transaction and streams its rows; an
+	// error the user must fix (syntax, unknown names) wraps ErrBadQuery.
+	Select(ctx context.Context, query string) (Rows, error)
+	// Target creates table n if it is missing (key its primary key, of
+	// type keyType), adds the columns of cols it lacks, checks that key is
+	// unique, and returns it ready for writes.
+	Target(ctx context.Context, n Name, key string, keyType Type, cols []Column) (Target, error)
+	// Close releases the database.
+	Close() error
+}
+
+// Options tell Open how to open a database.
+type Options struct {
+	// ReadOnly opens it for reading only (a source): nothing is created,
+	// and a missing SQLite file is an error.
+	ReadOnly bool
+}
+
+// Opener opens the database at u.
+type Opener func(ctx context.Context, u *URL, opts Options) (Database, error)
+
+var (
+	driversMu sync.RWMutex
+	drivers   = map[string]Opener{}
+)
+
+// Register makes the database kind of the URL schemes available to Open. It
+// is called by the driver packages' init.
+func Register(open Opener, schemes ...string) {
+	driversMu.Lock()
+	defer driversMu.Unlock()
+	for _, s := range schemes {
+		drivers[s] = open
+	}
+}
+
+// URL is a parsed database URL.
+type URL struct {
+	// Raw is the URL as given, password included: never print it.
+	Raw string
+	// Scheme is "postgres" (for postgres:// and postgresql://) or "sqlite".
+	Scheme string
+	// Path is an SQLite database's file.
+	Path string
+	// Display is the URL without any password, for logs, errors and the
+	// journal.
+	Display string
+}
+
+// String returns Display, so that a URL printed by mistake shows no
+// password.
+func (u *URL) String() string { return u.Display }
+
+// IsURL reports whether s looks like a database URL rather than a file
+// path.
+func IsURL(s string) bool {
+	l := asciiLower(s)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://") || strings.HasPrefix(l, "sqlite:")
+}
+
+// secretParams are URL query parameters that hold secrets.
+var secretParams = map[string]bool{"password": true, "sslpassword": true}
+
+// ParseURL reads a database URL: postgres://user@host:port/db?sslmode=...
+// (or postgresql://) or sqlite:PATH (sqlite:///abs/path also works). Its
+// errors never show a password.
+func ParseURL(raw string) (*URL, error) {
+	lower := asciiLower(raw) // same byte offsets as raw
+	switch {
+	case strings.HasPrefix(lower, "sqlite:"):
+		p := strings.TrimPrefix(raw[len("sqlite:"):], "//")
+		if i := strings.IndexByte(p, '?'); i >= 0 {
+			return nil, fmt.Errorf("%w: sqlite:%s: parameters are not supported; give sqlite:PATH", ErrBadURL, p[:i])
+		}
+		if p == "" {
+			return nil, fmt.Errorf("%w: sqlite: needs a file, as in sqlite:customers.db", ErrBadURL)
+		}
+		return &URL{Raw: raw, Scheme: "sqlite", Path: p, Display: "sqlite:" + p}, nil
+	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
+		u, err := url.Parse(raw)
+		if err != nil {
+			// url's errors quote the whole URL, password and all.
+			return nil, fmt.Errorf("%w: %s is not a valid URL", ErrBadURL, redactText(raw))
+		}
+		return &URL{Raw: raw, Scheme: "postgres", Display: redactURL(u)}, nil
+	}
+	return nil, fmt.Errorf("%w: %q: want postgres://user@host:port/db or sqlite:PATH", ErrBadURL, redactText(raw))
+}
+
+// redactURL spells u without its password, secret parameters dropped and
+// the others sorted, so that one database has one spelling.
+func redactURL(u *url.URL) string {
+	c := *u
+	c.Scheme = "postgres"
+	c.Host = strings.ToLower(c.Host)
+	if c.User != nil {
+		c.User = url.User(c.User.Username())
+	}
+	q := c.Query()
+	for k := range q {
+		if secretParams[strings.ToLower(k)] {
+			q.Del(k)
+		}
+	}
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		for _, v := range q[k] {
+			if b.Len() > 0 {
+				b.WriteByte('&')
+			}
+			b.WriteString(url.QueryEscape(k) + "=" + url.QueryEscape(v))
+		}
+	}
+	c.RawQuery = b.String()
+	c.ForceQuery = false
+	c.Fragment, c.RawFragment = "", ""
+	return c.String()
+}
+
+// redactText hides what looks like a password in a URL that did not parse:
+// the userinfo after its first colon, and password parameters.
+func redactText(s string) string {
+	if i := strings.Index(s, "://"); i >= 0 {
+		rest := s[i+3:]
+		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+			if c := strings.IndexByte(rest[:at], ':'); c >= 0 {
+				rest = rest[:c+1] + "xxxxx" + rest[at:]
+			}
+		}
+		s = s[:i+3] + rest
+	}
+	for p := range secretParams {
+		for _, sep := range []string{"?", "&"} {
+			key := sep + p + "="
+			if i := strings.Index(asciiLower(s), key); i >= 0 {
+				end := strings.IndexByte(s[i+len(key):], '&')
+				if end < 0 {
+					s = s[:i+len(key)] + "xxxxx"
+				} else {
+					s = s[:i+len(key)] + "xxxxx" + s[i+len(key)+end:]
+				}
+			}
+		}
+	}
+	return s
+}
+
+// asciiLower lower-cases ASCII letters only, so that byte offsets stay those
+// of s whatever bytes it holds.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// Open opens the database of a URL with the driver registered for its
+// scheme.
+func Open(ctx context.Context, u *URL, opts Options) (Database, error) {
+	driversMu.RLock()
+	open := drivers[u.Scheme]
+	driversMu.RUnlock()
+	if open == nil {
+		return nil, fmt.Errorf("%w: %s: no driver for %s", ErrBadURL, u.Display, u.Scheme)
+	}
+	return open(ctx, u, opts)
+}
+
+// Scrub returns err with every occurrence of the secrets replaced, for the
+// errors of drivers that might quote a connection string.
+func Scrub(err error, secrets ...string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	clean := msg
+	for _, s := range secrets {
+		if len(s) >= 3 {
+			clean = strings.ReplaceAll(clean, s, "xxxxx")
+		}
+	}
+	if clean == msg {
+		return err
+	}
+	return &scrubbed{msg: clean, err: err}
+}
+
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (s *scrubbed) Error() string { return s.msg }
+
+// Unwrap keeps errors.Is working; the wrapped error's own text is not shown
+// by this package's callers.
+func (s *scrubbed) Unwrap() error { return s.err }
