@@ -46,8 +46,12 @@ type Options struct {
 	// Mapping names the input's address columns, as for addrclean run; a
 	// keep decision copies them. Unset fields are detected from the header.
 	Mapping readers.MappingSpec
-	// Read tunes reading the enriched and review files.
+	// Read tunes reading the enriched file, and the review file unless
+	// ReadReview is set.
 	Read readers.Options
+	// ReadReview tunes reading the review file (a spreadsheet may have
+	// saved it in another encoding); nil means Read.
+	ReadReview *readers.Options
 	// Write tunes the final file.
 	Write writers.Options
 	// MaxProblems is how many problems a MismatchError lists; 0 means 20.
@@ -128,7 +132,11 @@ func Run(ctx context.Context, enrichedPath, reviewPath, outPath string, opts Opt
 		return Report{}, fmt.Errorf("--enriched: %w", err)
 	}
 	defer en.Close()
-	rv, err := runfile.OpenReview(ctx, reviewPath, opts.Read)
+	ropts := opts.Read
+	if opts.ReadReview != nil {
+		ropts = *opts.ReadReview
+	}
+	rv, err := runfile.OpenReview(ctx, reviewPath, ropts)
 	if err != nil {
 		return Report{}, fmt.Errorf("--review: %w", err)
 	}

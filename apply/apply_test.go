@@ -15,8 +15,10 @@ import (
 	"testing"
 
 	"github.com/xuri/excelize/v2"
+	"golang.org/x/text/encoding/charmap"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -353,5 +355,35 @@ func TestApplyDeletedReviewRow(t *testing.T) {
 	}
 	if rep.NotInReview != 1 || rep.Sources[SourceUnresolved] != 6 {
 		t.Fatalf("report = %+v", rep)
+	}
+}
+
+// TestApplyReviewEncoding: a CSV review saved by a spreadsheet as
+// windows-1252 fits its UTF-8 enriched file once its encoding is given, and
+// is refused when it is not.
+func TestApplyReviewEncoding(t *testing.T) {
+	dir := t.TempDir()
+	rs := runResults()
+	rs[1].Cells = slices.Clone(rs[1].Cells)
+	rs[1].Cells[1] = "2 Sráid Mhór"
+	en, rv := writeRun(t, dir, "csv", rs)
+	decide(t, rv, decisions)
+	b, err := os.ReadFile(rv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := charmap.Windows1252.NewEncoder().Bytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rv, enc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "final.csv")
+	if _, err := Run(context.Background(), en, rv, out, Options{}); err == nil || !strings.Contains(err.Error(), "utf-8") {
+		t.Fatalf("without the encoding: %v, want an encoding error", err)
+	}
+	if _, err := Run(context.Background(), en, rv, out, Options{ReadReview: &readers.Options{Encoding: "windows-1252"}}); err != nil {
+		t.Fatal(err)
 	}
 }

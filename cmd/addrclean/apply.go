@@ -45,6 +45,7 @@ type applyOptions struct {
 	cityCol, regionCol, postcodeCol string
 	countryCol, country             string
 	rawCells                        bool
+	reviewEncoding                  string
 }
 
 // cmdApply is 'addrclean apply': review decisions into a final file.
@@ -68,6 +69,7 @@ func cmdApply(ctx context.Context, args []string, s streams) error {
 	fs.StringVar(&o.countryCol, "country-col", "", "country `COLUMN`")
 	fs.StringVar(&o.country, "country", "", "country `CODE` for kept rows that have none")
 	fs.BoolVar(&o.rawCells, "raw-cells", false, "do not neutralise spreadsheet formulas in a CSV/XLSX final file")
+	fs.StringVar(&o.reviewEncoding, "encoding", "utf-8", "text encoding of a CSV review file: utf-8 or windows-1252\n(a spreadsheet may save it as windows-1252; the enriched file, written by run, is always read as UTF-8)")
 	pos, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -90,7 +92,11 @@ func cmdApply(ctx context.Context, args []string, s streams) error {
 			return usageErrorf("-o %s would overwrite %s", o.out, p.flag)
 		}
 	}
+	if _, err := readers.NormaliseEncoding(o.reviewEncoding); err != nil {
+		return usageErrorf("--encoding: %w", err)
+	}
 	opts := apply.Options{
+		ReadReview: &readers.Options{Encoding: o.reviewEncoding},
 		Mapping: readers.MappingSpec{
 			LineCols: append(splitList(o.lineCols), o.lineCol...),
 			City:     o.cityCol, Region: o.regionCol, Postcode: o.postcodeCol, Country: o.countryCol,
