@@ -35,13 +35,13 @@ type table interface {
 	Close() error
 }
 
-// enrichedBase is the part of writers.EnrichedColumns every enriched output
-// has had; the duplicate columns came later.
-var enrichedBase = writers.EnrichedColumns[:24]
+// enrichedBase are the columns every enriched output has had; the
+// duplicate columns came later.
+var enrichedBase = writers.EnrichedColumns
 
-// reviewBase is the part of writers.ReviewColumns every review output has
-// had; the decision and edit_ columns came later.
-var reviewBase = writers.ReviewColumns[:6]
+// reviewBase are the columns every review output has had; the decision
+// and edit_ columns came later.
+var reviewBase = writers.ReviewColumns
 
 // Enriched reads an enriched output.
 type Enriched struct {
@@ -266,8 +266,10 @@ func openJSONL(path string, review bool) (*jsonlTable, error) {
 	t.header = append(t.header, first.inKeys...)
 	if review {
 		t.header = append(t.header, writers.ReviewColumns...)
+		t.header = append(t.header, writers.DecisionColumns...)
 	} else {
 		t.header = append(t.header, writers.EnrichedColumns...)
+		t.header = append(t.header, writers.DuplicateColumns...)
 	}
 	return t, nil
 }
@@ -307,9 +309,9 @@ func (t *jsonlTable) Next(ctx context.Context) (readers.Row, error) {
 			return readers.Row{}, err
 		}
 	}
-	width := len(t.header) - len(writers.EnrichedColumns)
+	width := len(t.header) - len(writers.EnrichedColumns) - len(writers.DuplicateColumns)
 	if t.review {
-		width = len(t.header) - 1 - len(writers.ReviewColumns)
+		width = len(t.header) - 1 - len(writers.ReviewColumns) - len(writers.DecisionColumns)
 	}
 	res := writers.Result{Row: l.row, Cells: fit(l.inVals, width), InputLabel: l.inputLabel, Response: l.response, Err: l.errText}
 	if l.response == nil && l.errText == "" {
@@ -319,18 +321,14 @@ func (t *jsonlTable) Next(ctx context.Context) (readers.Row, error) {
 	if t.review {
 		cells = append(cells, strconv.Itoa(l.row))
 		cells = append(cells, res.Cells...)
-		vals := writers.ReviewValues(res)
-		for i, c := range writers.ReviewColumns {
-			if v, ok := l.extra[c]; ok {
-				vals[i] = v
-			}
+		cells = append(cells, writers.ReviewValues(res)...)
+		for _, c := range writers.DecisionColumns {
+			cells = append(cells, l.extra[c])
 		}
-		cells = append(cells, vals...)
 	} else {
 		cells = append(cells, res.Cells...)
-		vals := writers.EnrichedValues(res)
-		vals[len(vals)-2], vals[len(vals)-1] = l.extra["duplicates"], l.extra["first_row"]
-		cells = append(cells, vals...)
+		cells = append(cells, writers.EnrichedValues(res)...)
+		cells = append(cells, l.extra["duplicates"], l.extra["first_row"])
 	}
 	return readers.Row{Num: l.row, Line: l.lineNo, Cells: cells}, nil
 }

@@ -118,7 +118,7 @@ func TestNotAnOutput(t *testing.T) {
 	}
 	// A review written before the decision column existed.
 	old := filepath.Join(dir, "old.csv")
-	if err := os.WriteFile(old, []byte("row,a,"+strings.Join(writers.ReviewColumns[:6], ",")+"\n1,x,Suggest,,,,,\n"), 0o644); err != nil {
+	if err := os.WriteFile(old, []byte("row,a,"+strings.Join(writers.ReviewColumns, ",")+"\n1,x,Suggest,,,,,\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := OpenReview(context.Background(), old, readers.Options{}); !errors.Is(err, ErrNotReview) || !strings.Contains(err.Error(), "decision") {

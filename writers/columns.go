@@ -17,15 +17,24 @@ var EnrichedColumns = []string{
 	"av_city", "av_region", "av_postcode", "av_country", "av_country_iso",
 	"av_label", "av_lines_amended", "av_city_amended", "av_region_amended", "av_postcode_amended",
 	"av_latitude", "av_longitude", "av_location_accuracy", "av_message", "av_error",
-	"av_duplicates", "av_first_row",
 }
 
+// DuplicateColumns follow EnrichedColumns in the enriched file outputs:
+// how many input rows share the row's av_address_id, and the first of them
+// (1-based), both empty for a row without an id. They are known only once
+// every row is in, so the file writers fill them at Close (see NewEnriched).
+var DuplicateColumns = []string{"av_duplicates", "av_first_row"}
+
 // ReviewColumns are the columns the review output appends to the row number
-// and the input columns, in order. The last ones, DecisionColumn and the
-// edit_ columns, are written empty for a person to fill in (see Decisions);
-// addrclean apply reads them back. Callers must not modify it.
+// and the input columns, in order. Callers must not modify it.
 var ReviewColumns = []string{
 	"av_action", "av_message", "input_label", "matched_label", "av_address_id", "av_error",
+}
+
+// DecisionColumns follow ReviewColumns in the review file outputs, written
+// empty for a person to fill in: DecisionColumn (see Decisions), then the
+// edit_ columns (EditColumns). addrclean apply reads them back.
+var DecisionColumns = []string{
 	DecisionColumn, "edit_line1", "edit_line2", "edit_line3", "edit_line4",
 	"edit_city", "edit_region", "edit_postcode", "edit_country",
 }
@@ -48,7 +57,7 @@ var Decisions = []string{DecisionAccept, DecisionKeep, DecisionEdit}
 
 // EditColumns are the review columns holding an address typed by a person
 // (DecisionEdit): lines 1 to 4, city, region, postcode, country.
-var EditColumns = ReviewColumns[7:]
+var EditColumns = DecisionColumns[1:]
 
 // CachedColumn is the last enriched column with Options.MarkCached.
 const CachedColumn = "av_cached"
@@ -62,12 +71,12 @@ const (
 	enLatitude  = 19
 	enLongitude = 20
 	enError     = 23
-	enDuplicate = 24 // av_duplicates
+	enDuplicate = 24 // av_duplicates, the first of DuplicateColumns
 	enFirstRow  = 25 // av_first_row
 
 	rvAction   = 0
 	rvMatched  = 3
-	rvDecision = 6
+	rvDecision = 6 // the first of DecisionColumns
 )
 
 // noResponse is av_error for a row that has neither a response nor a reason;
@@ -135,8 +144,10 @@ func newLayout(k kind, header []string, markCached bool) *layout {
 	l.first = len(l.cols)
 	if k == review {
 		l.cols = append(l.cols, ReviewColumns...)
+		l.cols = append(l.cols, DecisionColumns...)
 	} else {
 		l.cols = append(l.cols, EnrichedColumns...)
+		l.cols = append(l.cols, DuplicateColumns...)
 		if l.markCached {
 			l.cols = append(l.cols, CachedColumn)
 		}
@@ -165,9 +176,16 @@ func (l *layout) cells(r Result, dst []string) []string {
 	}
 	dst = l.inputCells(r.Cells, dst)
 	if l.kind == review {
-		return appendReview(dst, r)
+		dst = appendReview(dst, r)
+		// The decision and edit_ columns are the person's to fill in.
+		for range DecisionColumns {
+			dst = append(dst, "")
+		}
+		return dst
 	}
 	dst = appendEnriched(dst, r)
+	// av_duplicates and av_first_row: filled when the output is complete.
+	dst = append(dst, "", "")
 	if l.markCached {
 		dst = append(dst, formatBool(r.FromCache))
 	}
@@ -249,25 +267,18 @@ func appendEnriched(dst []string, r Result) []string {
 		formatBool(info.AddressLinesAmended), formatBool(info.CityAmended),
 		formatBool(info.RegionAmended), formatBool(info.PostcodeAmended),
 		lat, lon, acc, v.Form.Message.Value, "",
-		"", "", // av_duplicates and av_first_row: filled when the output is complete
 	)
 }
 
 func appendReview(dst []string, r Result) []string {
 	if Action(r) == ActionError {
-		dst = append(dst, ActionError, "", r.InputLabel, "", "", errorText(r))
-	} else {
-		v := r.Response
-		dst = append(dst,
-			string(v.Action), v.Form.Message.Value, r.InputLabel,
-			strings.Join(v.Address.Label, labelSeparator), v.Address.ID, "",
-		)
+		return append(dst, ActionError, "", r.InputLabel, "", "", errorText(r))
 	}
-	// The decision and edit_ columns are the person's to fill in.
-	for range ReviewColumns[rvDecision:] {
-		dst = append(dst, "")
-	}
-	return dst
+	v := r.Response
+	return append(dst,
+		string(v.Action), v.Form.Message.Value, r.InputLabel,
+		strings.Join(v.Address.Label, labelSeparator), v.Address.ID, "",
+	)
 }
 
 // matchedHighlights returns the label and highlights of a review row, or
@@ -333,15 +344,14 @@ func (s *keySet) add(name string) string {
 }
 
 // EnrichedValues returns the values of EnrichedColumns for r as the CSV
-// output writes them before neutralisation, with av_duplicates and
-// av_first_row empty. Readers of a JSONL output use it to see the same
-// columns.
+// output writes them before neutralisation. Readers of a JSONL output use
+// it to see the same columns.
 func EnrichedValues(r Result) []string {
 	return appendEnriched(make([]string, 0, len(EnrichedColumns)), r)
 }
 
 // ReviewValues returns the values of ReviewColumns for r, matched_label
-// plain (no highlight marks) and the decision and edit_ columns empty.
+// plain (no highlight marks).
 func ReviewValues(r Result) []string {
 	return appendReview(make([]string, 0, len(ReviewColumns)), r)
 }

@@ -104,7 +104,7 @@ func TestDuplicateColumns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			first := 2 + len(EnrichedColumns) - 2
+			first := 2 + len(EnrichedColumns)
 			for i, rec := range recs[1:] {
 				r := rs[i]
 				gotN, gotFirst := rec[first], rec[first+1]

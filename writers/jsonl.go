@@ -167,7 +167,7 @@ func (w *jsonlWriter) render(r Result) error {
 	}
 	if w.lay.kind == review {
 		// The decision and edit_ keys are the person's to fill in.
-		for _, c := range ReviewColumns[rvDecision:] {
+		for _, c := range DecisionColumns {
 			w.buf.WriteString(`,"` + c + `":""`)
 		}
 	}
