@@ -300,7 +300,6 @@ func (s *spool) close() {
 type dupPass struct {
 	sp    *spool
 	idx   *dupIndex
-	cells []string
 	found Duplicates
 }
 
