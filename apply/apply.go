@@ -191,27 +191,31 @@ func (j *joiner) problem(row int, format string, args ...any) {
 	j.mismatch.Problems = append(j.mismatch.Problems, Problem{Row: row, Msg: fmt.Sprintf(format, args...)})
 }
 
-// advance reads the next review row, checking the order.
+// advance reads the next review row, checking the order. A row without a
+// number or out of order is reported once and passed over, so it is not
+// reported again as a row the enriched file does not have for review.
 func (j *joiner) advance(ctx context.Context) error {
-	r, err := j.rv.Next(ctx)
-	if errors.Is(err, io.EOF) {
-		j.next = nil
+	for {
+		r, err := j.rv.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			j.next = nil
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("--review: %w", err)
+		}
+		switch {
+		case r.Row == 0:
+			j.problem(0, "review line %d: row %q is not a row number", r.Line, r.Cells[0])
+			continue
+		case r.Row <= j.lastRev:
+			j.problem(r.Row, "the review lists it after row %d: out of order or repeated (a sorted review must be sorted back by its row column)", j.lastRev)
+			continue
+		}
+		j.lastRev = r.Row
+		j.next = &r
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("--review: %w", err)
-	}
-	switch {
-	case r.Row == 0:
-		j.problem(0, "review line %d: row %q is not a row number", r.Line, r.Cells[0])
-	case r.Row <= j.lastRev:
-		j.problem(r.Row, "the review lists it after row %d: out of order or repeated", j.lastRev)
-	}
-	if r.Row > j.lastRev {
-		j.lastRev = r.Row
-	}
-	j.next = &r
-	return nil
 }
 
 func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
@@ -226,11 +230,10 @@ func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
 		if err != nil {
 			return fmt.Errorf("--enriched: %w", err)
 		}
-		// Review rows before this one match no row that needs review.
+		// Enriched rows are numbered 1, 2, ... so a review row left
+		// behind names a row the enriched file does not have.
 		for j.next != nil && j.next.Row < e.Num {
-			if j.next.Row > 0 {
-				j.problem(j.next.Row, "the enriched file has it as %s, not a row for review", e.Get("av_action"))
-			}
+			j.problem(j.next.Row, "the enriched file has no such row")
 			if err := j.advance(ctx); err != nil {
 				return err
 			}
@@ -257,9 +260,7 @@ func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
 		}
 	}
 	for j.next != nil {
-		if j.next.Row > 0 {
-			j.problem(j.next.Row, "the enriched file has only %d rows", j.rep.Rows)
-		}
+		j.problem(j.next.Row, "the enriched file has only %d rows", j.rep.Rows)
 		if err := j.advance(ctx); err != nil {
 			return err
 		}

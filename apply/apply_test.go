@@ -301,6 +301,14 @@ func TestApplyRefuses(t *testing.T) {
 			},
 			wantRows: []int{9}, wantMsg: "only 8 rows",
 		},
+		{
+			name: "review sorted by a person",
+			other: func(rs []writers.Result) []writers.Result {
+				rs[1], rs[2] = rs[2], rs[1]
+				return rs
+			},
+			wantRows: []int{2}, wantMsg: "sorted back by its row column",
+		},
 		{name: "unknown decision", set: map[int]map[string]string{2: {"decision": "maybe"}}, wantRows: []int{2}, wantMsg: `"maybe"`},
 		{name: "edit without an address", set: map[int]map[string]string{3: {"decision": "edit"}}, wantRows: []int{3}, wantMsg: "edit_ columns are empty"},
 		{name: "accept without a service address", set: map[int]map[string]string{5: {"decision": "accept"}}, wantRows: []int{5}, wantMsg: "no address"},
