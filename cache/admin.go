@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -20,8 +21,13 @@ type NamespaceStats struct {
 	Entries int64 `json:"entries"`
 	// Expired counts the entries older than the time to live given to Stats.
 	Expired int64 `json:"expired"`
-	// Oldest and Newest are the times of the oldest and newest entries
-	// (zero when there are none).
+	// Damaged counts the entries that fail their checksum, and Outdated
+	// those an older version wrote (without one): both are misses, and
+	// Prune removes them.
+	Damaged  int64 `json:"damaged"`
+	Outdated int64 `json:"outdated"`
+	// Oldest and Newest are the times of the oldest and newest readable
+	// entries (zero when there are none).
 	Oldest time.Time `json:"oldest"`
 	Newest time.Time `json:"newest"`
 }
@@ -35,12 +41,16 @@ type Stats struct {
 	Size int64 `json:"size"`
 	// Entries is the total number of stored answers.
 	Entries int64 `json:"entries"`
+	// Damaged and Outdated are the namespaces' totals.
+	Damaged  int64 `json:"damaged"`
+	Outdated int64 `json:"outdated"`
 	// Namespaces are sorted by label.
 	Namespaces []NamespaceStats `json:"namespaces"`
 }
 
-// Stats counts the entries of every namespace, and those older than ttl
-// (none when ttl is 0). It reads every entry's time.
+// Stats counts the entries of every namespace, those older than ttl (none
+// when ttl is 0) and those that cannot be used. It reads and checks every
+// entry.
 func (d *DB) Stats(ttl time.Duration) (Stats, error) {
 	st := Stats{Path: d.path, Namespaces: []NamespaceStats{}}
 	now := d.now()
@@ -52,12 +62,17 @@ func (d *DB) Stats(ttl time.Duration) (Stats, error) {
 				return nil
 			}
 			ns := NamespaceStats{ID: string(name), Label: string(labels.Get(name))}
-			err := b.ForEach(func(_, v []byte) error {
-				at, _, err := decodeEntry(v)
-				if err != nil {
-					return err
-				}
+			err := b.ForEach(func(k, v []byte) error {
 				ns.Entries++
+				at, _, state := decodeEntry(k, v)
+				switch state {
+				case entryDamaged:
+					ns.Damaged++
+					return nil
+				case entryOutdated:
+					ns.Outdated++
+					return nil
+				}
 				if ttl > 0 && now.Sub(at) > ttl {
 					ns.Expired++
 				}
@@ -70,6 +85,8 @@ func (d *DB) Stats(ttl time.Duration) (Stats, error) {
 				return nil
 			})
 			st.Entries += ns.Entries
+			st.Damaged += ns.Damaged
+			st.Outdated += ns.Outdated
 			st.Namespaces = append(st.Namespaces, ns)
 			return err
 		})
@@ -88,22 +105,33 @@ func (d *DB) Stats(ttl time.Duration) (Stats, error) {
 // a large file keeps memory flat and commits as it goes.
 var pruneChunk = 10000
 
-// Prune removes the entries older than ttl from every namespace and returns
-// how many it removed.
-func (d *DB) Prune(ttl time.Duration) (int64, error) {
+// Pruned counts the entries Prune removed.
+type Pruned struct {
+	// Expired were older than the time to live.
+	Expired int64
+	// Unusable failed their checksum or were written by an older version:
+	// they could only ever be misses.
+	Unusable int64
+}
+
+// Prune removes the entries older than ttl from every namespace, and those
+// that fail their checksum or were written by an older version.
+func (d *DB) Prune(ttl time.Duration) (Pruned, error) {
+	var p Pruned
 	if ttl <= 0 {
-		return 0, fmt.Errorf("cache %s: time to live %s: want a positive duration", d.path, ttl)
+		return p, fmt.Errorf("cache %s: time to live %s: want a positive duration", d.path, ttl)
 	}
 	names, err := d.namespaces()
 	if err != nil {
-		return 0, err
+		return p, err
 	}
 	now := d.now()
-	var removed int64
 	for _, name := range names {
 		var from []byte // where the next chunk starts
 		for done := false; !done; {
+			var chunk Pruned
 			err := d.update(func(tx *bolt.Tx) error {
+				chunk = Pruned{}
 				b := tx.Bucket(name)
 				if b == nil {
 					done = true
@@ -116,13 +144,15 @@ func (d *DB) Prune(ttl time.Duration) (int64, error) {
 					k, v = c.Seek(from)
 				}
 				for ; k != nil && len(old) < pruneChunk; k, v = c.Next() {
-					at, _, err := decodeEntry(v)
-					if err != nil {
-						return err
+					switch at, _, state := decodeEntry(k, v); {
+					case state != entryOK:
+						chunk.Unusable++
+					case now.Sub(at) > ttl:
+						chunk.Expired++
+					default:
+						continue
 					}
-					if now.Sub(at) > ttl {
-						old = append(old, bytes.Clone(k))
-					}
+					old = append(old, bytes.Clone(k))
 				}
 				if k == nil {
 					done = true
@@ -136,15 +166,16 @@ func (d *DB) Prune(ttl time.Duration) (int64, error) {
 						return err
 					}
 				}
-				removed += int64(len(old))
 				return nil
 			})
 			if err != nil {
-				return removed, err
+				return p, err
 			}
+			p.Expired += chunk.Expired
+			p.Unusable += chunk.Unusable
 		}
 	}
-	return removed, nil
+	return p, nil
 }
 
 // Clear removes every namespace and entry, and returns how many entries it
@@ -188,4 +219,72 @@ func (d *DB) namespaces() ([][]byte, error) {
 		})
 	})
 	return names, err
+}
+
+// Recreate replaces the damaged cache at path with a new, empty one: what
+// 'addrclean cache clear' does when Open or Clear reports ErrCorrupt, since
+// a file bbolt cannot read cannot be cleared entry by entry. The old
+// entries are lost. It waits for the lock as Open does (ErrLocked) and
+// holds it from before it empties the file until the new cache is open. It
+// refuses a file that is not a cache (ErrNotCache): one without bbolt's
+// magic number, or a readable bbolt file without addrclean's marker.
+func Recreate(path string, opts Options) (*DB, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("cache %s is a directory", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cache %s: %w", path, err)
+	}
+	fail := func(err error) (*DB, error) {
+		unlock(f)
+		_ = f.Close()
+		return nil, err
+	}
+	if err := lock(f, opts.Timeout); err != nil {
+		if errors.Is(err, ErrLocked) {
+			return fail(fmt.Errorf("cache %s is %w (waited %s)", path, ErrLocked, opts.Timeout))
+		}
+		return fail(fmt.Errorf("cache %s: locking: %w", path, err))
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return fail(fmt.Errorf("cache %s: %w", path, err))
+	}
+	if fi.Size() > 0 {
+		if why := notCache(f, fi.Size()); why != "" {
+			return fail(&corruptError{path: path, detail: why + "; left as it is", notCache: true})
+		}
+	}
+	if err := f.Truncate(0); err != nil {
+		return fail(fmt.Errorf("cache %s: emptying: %w", path, err))
+	}
+	if err := f.Sync(); err != nil {
+		return fail(fmt.Errorf("cache %s: emptying: %w", path, err))
+	}
+	// bbolt locks the same open file again (no wait) and writes a new one.
+	return openFile(path, opts, f)
+}
+
+// notCache says why the file f of size bytes is not a cache, or "" when it
+// is one or a damaged bbolt file.
+func notCache(f *os.File, size int64) string {
+	if !hasMagicAt(f) {
+		return "not a bbolt file"
+	}
+	m, ps, _, err := readMetas(f, size)
+	if err != nil || m.sane(ps, size) != nil {
+		return ""
+	}
+	c := &checker{f: f, ps: ps, hwm: m.hwm}
+	if err := c.all(m); err == nil && c.buckets > 0 && !c.ours {
+		return "a bbolt file of another program"
+	}
+	return ""
 }

@@ -244,20 +244,73 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
-// TestDamagedEntryIsAnError: an entry that cannot be decoded is an error,
-// never a miss.
-func TestDamagedEntryIsAnError(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.db")
-	d := open(t, path, nil)
-	ns := LiveNamespace("https://x", "k")
-	s := store(t, d, ns, time.Hour)
-	if err := d.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte(ns.ID)).Put(entryKey("bad"), []byte{9, 9})
-	}); err != nil {
-		t.Fatal(err)
+// TestDamagedEntryIsAMiss: an entry whose bytes changed is a miss, counted
+// in Damaged, never an answer: not with a town name changed in place, not
+// when a damaged page hands one address's value to another key. An entry
+// of the first layout (no checksum) is a miss too, counted in Outdated. A
+// Put replaces either.
+func TestDamagedEntryIsAMiss(t *testing.T) {
+	c := newClock()
+	tests := []struct {
+		name     string
+		damage   func(k, v []byte, other []byte) []byte // the new value stored under k
+		outdated bool
+	}{
+		{"a town name changed", func(_, v, _ []byte) []byte {
+			return bytes.Replace(v, []byte("Cork"), []byte("York"), 1)
+		}, false},
+		{"the time changed", func(_, v, _ []byte) []byte { v[entryTime+7] ^= 1; return v }, false},
+		{"the checksum changed", func(_, v, _ []byte) []byte { v[entryCRC] ^= 0x80; return v }, false},
+		{"cut short", func(_, v, _ []byte) []byte { return v[:len(v)-1] }, false},
+		{"only a header", func(_, v, _ []byte) []byte { return v[:entryHeader-1] }, false},
+		{"unknown version", func(_, v, _ []byte) []byte { v[0] = 9; return v }, false},
+		{"another key's value", func(_, _, other []byte) []byte { return other }, false},
+		{"the first layout", func(_, v, _ []byte) []byte {
+			return append([]byte{1}, v[entryTime:]...) // version 1, time, JSON
+		}, true},
 	}
-	if _, ok, err := s.Get(context.Background(), "bad"); !errors.Is(err, ErrCorrupt) || ok || !strings.Contains(err.Error(), path) {
-		t.Fatalf("Get of a damaged entry: ok %v, err %v", ok, err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.db")
+			d := open(t, path, c)
+			s := store(t, d, LiveNamespace("https://x", "k"), time.Hour)
+			mustPut(t, s, "1 main street", answer("A"))
+			mustPut(t, s, "2 main street", answer("B"))
+			if err := d.db.Update(func(tx *bolt.Tx) error {
+				b := tx.Bucket(s.bucket)
+				k := entryKey("1 main street")
+				v := tt.damage(k, bytes.Clone(b.Get(k)), bytes.Clone(b.Get(entryKey("2 main street"))))
+				return b.Put(k, v)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if r, ok := mustGet(t, s, "1 main street"); ok {
+				t.Fatalf("Get of a damaged entry = %+v, want a miss", r)
+			}
+			if got, want := [2]int64{s.Damaged(), s.Outdated()}, map[bool][2]int64{false: {1, 0}, true: {0, 1}}[tt.outdated]; got != want {
+				t.Errorf("Damaged, Outdated = %v, want %v", got, want)
+			}
+			st, err := d.Stats(0)
+			if err != nil || st.Entries != 2 || st.Damaged+st.Outdated != 1 || st.Namespaces[0].Damaged != st.Damaged {
+				t.Errorf("Stats = %+v, %v", st, err)
+			}
+			// Open's full check counts it too, and lets the file be used.
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			d = open(t, path, c)
+			s = store(t, d, LiveNamespace("https://x", "k"), time.Hour)
+			if r, ok := mustGet(t, s, "2 main street"); !ok || r.Address.ID != "B" {
+				t.Fatalf("the other entry: %+v, %v", r, ok)
+			}
+			if p, err := d.Prune(time.Hour); err != nil || p != (Pruned{Unusable: 1}) {
+				t.Errorf("Prune = %+v, %v; want the damaged entry removed", p, err)
+			}
+			mustPut(t, s, "1 main street", answer("A2"))
+			if r, ok := mustGet(t, s, "1 main street"); !ok || r.Address.ID != "A2" {
+				t.Fatalf("after a new Put: %+v, %v", r, ok)
+			}
+		})
 	}
 }
 
@@ -314,8 +367,8 @@ func TestStatsPruneClear(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n != tt.wantLive[1]+tt.wantEmb[1] {
-				t.Errorf("pruned %d, want %d", n, tt.wantLive[1]+tt.wantEmb[1])
+			if n != (Pruned{Expired: tt.wantLive[1] + tt.wantEmb[1]}) {
+				t.Errorf("pruned %+v, want %d expired", n, tt.wantLive[1]+tt.wantEmb[1])
 			}
 			if st, _ := d.Stats(0); st.Entries != tt.pruneLeft {
 				t.Errorf("%d entries left after prune, want %d", st.Entries, tt.pruneLeft)
@@ -350,11 +403,8 @@ func TestPruneChunks(t *testing.T) {
 			if i%2 == 0 {
 				at = at.Add(-2 * time.Hour)
 			}
-			v := []byte{entryVersion, 0, 0, 0, 0, 0, 0, 0, 0, '{', '}'}
-			for j := range 8 {
-				v[1+j] = byte(uint64(at.UnixNano()) >> (56 - 8*j))
-			}
-			if err := b.Put(entryKey(strconv.Itoa(i)), v); err != nil {
+			k := entryKey(strconv.Itoa(i))
+			if err := b.Put(k, encodeEntry(k, at, []byte("{}"))); err != nil {
 				return err
 			}
 		}
@@ -363,8 +413,8 @@ func TestPruneChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	removed, err := d.Prune(time.Hour)
-	if err != nil || removed != int64(n/2) {
-		t.Fatalf("Prune = %d, %v; want %d", removed, err, n/2)
+	if err != nil || removed != (Pruned{Expired: int64(n / 2)}) {
+		t.Fatalf("Prune = %+v, %v; want %d expired", removed, err, n/2)
 	}
 	if st, _ := d.Stats(time.Hour); st.Entries != int64(n/2) || st.Namespaces[0].Expired != 0 {
 		t.Fatalf("after prune: %d entries, %d expired", st.Entries, st.Namespaces[0].Expired)
@@ -516,6 +566,26 @@ func BenchmarkGetHit(b *testing.B) {
 	}
 }
 
+// BenchmarkGetHitReal is GetHit with a real answer of the embedded
+// service (1.5 KB of JSON).
+func BenchmarkGetHitReal(b *testing.B) {
+	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
+	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
+	const n = 1000
+	r := realAnswer(b)
+	for i := range n {
+		mustPut(b, s, strconv.Itoa(i), r)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, ok, err := s.Get(ctx, strconv.Itoa(i%n)); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}
+
 func BenchmarkGetMiss(b *testing.B) {
 	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
 	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
@@ -540,8 +610,28 @@ func BenchmarkPut(b *testing.B) {
 	}
 }
 
-// BenchmarkPutParallel is Puts from GOMAXPROCS×8 goroutines, as from the
+// BenchmarkPut8Workers is Puts from 8 goroutines, as from the default 8
 // workers of a run: they share commits.
+func BenchmarkPut8Workers(b *testing.B) {
+	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
+	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
+	r := answer("x")
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range 8 {
+		wg.Go(func() {
+			for i := n.Add(1); i <= int64(b.N); i = n.Add(1) {
+				mustPut(b, s, strconv.FormatInt(i, 10), r)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// BenchmarkPutParallel is Puts from GOMAXPROCS×8 goroutines: they share
+// commits.
 func BenchmarkPutParallel(b *testing.B) {
 	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
 	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)

@@ -27,6 +27,23 @@ type Record struct {
 	Longitude      float64
 	HasLocation    bool
 	Type           AddressType
+
+	// The fields below come from Royal Mail PAF, whose addresses need
+	// them; most references leave them empty.
+
+	// BuildingID is the id the record shares with the other sub-units of
+	// its building (PAF's UDPRN when ID is the UMPRN of a room); it need
+	// not be unique.
+	BuildingID string
+	// Department is a department of the organisation.
+	Department string
+	// DependentStreet is a street that the house number belongs to and
+	// that lies off Street (PAF's dependent thoroughfare).
+	DependentStreet string
+	// DoubleDependentLocality is a smaller place within Locality.
+	DoubleDependentLocality string
+	// POBox is the number of a PO Box ("1234"), printed as "PO Box 1234".
+	POBox string
 }
 
 // Query is an address to match, as the verify endpoint received it.

@@ -1,6 +1,7 @@
 package gazetteer
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -392,4 +393,30 @@ func CountryISO(s string) (iso string, ok bool) {
 // case), or "" when the code is unknown.
 func CountryName(iso string) string {
 	return countryByISO2[strings.ToUpper(strings.TrimSpace(iso))]
+}
+
+// ReferenceCountry returns the ISO alpha-2 code of the country column of
+// a reference row: a two-letter code as written (in upper case), or a
+// name CountryISO knows ("England", "Wales", "Isle of Man"). "Channel
+// Islands", as Royal Mail PAF writes it, is Jersey or Guernsey by the
+// postcode (JE or GY); without one of those it is an error.
+func ReferenceCountry(country, postcode string) (string, error) {
+	c := strings.TrimSpace(country)
+	if len(c) == 2 && isLetter(c[0]&^0x20) && isLetter(c[1]&^0x20) {
+		return strings.ToUpper(c), nil
+	}
+	if countryKey(c) == "channelislands" {
+		pc, _ := ParsePostcode(postcode)
+		switch {
+		case strings.HasPrefix(pc, "JE"):
+			return "JE", nil
+		case strings.HasPrefix(pc, "GY"):
+			return "GG", nil
+		}
+		return "", fmt.Errorf("country %q needs a JE or GY postcode to tell Jersey from Guernsey", c)
+	}
+	if iso, ok := CountryISO(c); ok {
+		return iso, nil
+	}
+	return "", fmt.Errorf("country %q is not an ISO alpha-2 code or a known country name", c)
 }

@@ -14,8 +14,17 @@ func (ix *Index) decide(pq *query, cands []*cand) Match {
 	if len(cands) > 0 {
 		best = cands[0]
 	}
-	if len(cands) > 1 {
-		runner = cands[1].score
+	for i := 1; i < len(cands); i++ {
+		c := cands[i]
+		// A street whose type the input gave matches better than one
+		// whose type it left out or gave otherwise ("Parkside View"
+		// given, "Parkside Lane" the runner-up): the latter does not
+		// make the former doubtful.
+		if c.ev.typeCredit && !best.ev.typeCredit {
+			continue
+		}
+		runner = c.score
+		break
 	}
 	var m Match
 	if best != nil && best.score > 0 {
@@ -68,6 +77,9 @@ func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
 	}
 	m.Lines = r.Lines()
 	m.City, m.Region, m.Postcode, m.Country = r.City, r.Region, r.Postcode, r.Country
+	if r.Region == "" {
+		m.Region = pq.regionIn // kept as given: see score
+	}
 	if r.HasLocation {
 		m.Location = &Point{r.Latitude, r.Longitude}
 	}
@@ -104,7 +116,7 @@ func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
 		// answer: the reader must see that (Suggest, details Ignored).
 		d.SubBuildingNumber == ChangeIgnored ||
 		d.City == ChangeChanged || d.Region == ChangeChanged || d.Postcode == ChangeChanged ||
-		d.Organization == ChangeChanged || ev.unmatched ||
+		d.Organization == ChangeChanged || ev.unmatched || ev.nameAbsent ||
 		// Without town and postcode the place itself was inferred: too
 		// much to accept unseen, even if nothing was corrected.
 		d.City == ChangeAdded && d.Postcode == ChangeAdded
@@ -120,23 +132,24 @@ func (ix *Index) streetMatch(pq *query, cands []*cand, m *Match) bool {
 	best := cands[0]
 	r := ix.rec(best.n)
 	k := &ix.keys[best.n]
-	if best.s < streetScore || r.Street == "" || r.Type == POBox || k.nStreet == 0 {
+	rs := r.numberStreet()
+	if best.s < streetScore || rs == "" || r.Type == POBox || k.nStreet == 0 {
 		return false
 	}
 	if !best.ev.townOK && pq.pc == "" && len(pq.regions) == 0 {
 		return false
 	}
-	street := "" // Fold(r.Street), made when a spelling differs
+	street := "" // Fold(rs), made when a spelling differs
 	var lat, lon float64
 	n := 0
 	for _, c := range cands {
 		o := ix.rec(c.n)
 		same := ix.keys[c.n].town == k.town
-		if same && o.Street != r.Street {
+		if os := o.numberStreet(); same && os != rs {
 			if street == "" {
-				street = Fold(r.Street)
+				street = Fold(rs)
 			}
-			same = Fold(o.Street) == street
+			same = Fold(os) == street
 		}
 		if !same && c.s >= streetScore && c.score >= best.score-confidentGap {
 			return false // two streets are equally likely
@@ -149,15 +162,23 @@ func (ix *Index) streetMatch(pq *query, cands []*cand, m *Match) bool {
 	}
 	m.Verdict = VerdictConfirm
 	m.Level = LevelStreet
-	line := r.Street
+	line := rs
 	if len(pq.nums) > 0 {
-		line = strings.ToUpper(pq.nums[0]) + " " + r.Street
+		line = strings.ToUpper(pq.nums[0]) + " " + rs
 	}
 	m.Lines = []string{line}
-	if r.Locality != "" {
-		m.Lines = append(m.Lines, r.Locality)
+	if r.DependentStreet != "" && r.Street != "" {
+		m.Lines = append(m.Lines, r.Street) // the street it lies off
+	}
+	for _, l := range [...]string{r.DoubleDependentLocality, r.Locality} {
+		if l != "" {
+			m.Lines = append(m.Lines, l)
+		}
 	}
 	m.City, m.Region, m.Country = r.City, r.Region, r.Country
+	if r.Region == "" {
+		m.Region = pq.regionIn
+	}
 	m.Postcode = pq.pc
 	if n > 0 {
 		m.Location = &Point{lat / float64(n), lon / float64(n)}

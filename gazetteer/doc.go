@@ -11,9 +11,15 @@
 // street types and unit words are unified (St/Street/Saint, Rd/Road,
 // Apt/Apartment/Flat/Unit), "12 A" becomes "12a", ranges ("12-14") stay
 // whole, and Eircodes, UK postcodes and Dublin postal districts are
-// recognised on any line. Candidates come from blocking tables (the full
+// recognised on any line; "14Elm" is the number 14 and the word "elm",
+// "Room 4" a flat and "Block 1" one word; Irish-language towns and
+// counties ("Gaillimh", "Co. na Gaillimhe") stand for the English ones,
+// and Jersey, Guernsey and the Isle of Man match as the UK, whose
+// postcodes they use. Candidates come from blocking tables (the full
 // postcode; towns, counties and postcode areas crossed with the rarest
 // words) and are scored on IDF-weighted word agreement with typo tolerance,
-// house and flat number agreement, postcode, town and county. A match is
-// confident when its score is high and well ahead of the runner-up.
+// house and flat number agreement, postcode, town and county; a street
+// type left out or given wrong ("Elm Road" for "Elm Lane") counts half,
+// and makes the match a Suggest. A match is confident when its score is
+// high and well ahead of the runner-up.
 package gazetteer

@@ -24,6 +24,8 @@ type Index struct {
 	vocab   map[string]uint32 // token → id
 	words   []string          // id → token
 	idf     []float32
+	isType  []bool              // id → the word is a street type (streetTypes)
+	isBlock []bool              // id → the word is a block of a building ("blk1")
 	deletes map[string][]uint32 // one-deletion variants → token ids (typo tolerance)
 
 	// postings maps (area, token) to the records having that token in their
@@ -55,6 +57,7 @@ type recKey struct {
 	// country is the record's country packed (packCountry), 0 when it
 	// does not pack; pcHash is postcodeHash of its postcode.
 	country uint16
+	nDept   uint8 // the last words are the department's (after the organisation's)
 	pcHash  uint32
 }
 
@@ -285,6 +288,7 @@ type recWords struct {
 	// loc count the first three.
 	words             []string
 	street, name, loc int
+	dept              int // the department's words, last
 	// num is the folded building number, sub the subKey of the
 	// sub-building, postcode the postcode without spaces.
 	num, sub, postcode string
@@ -297,7 +301,17 @@ func (w *recWords) split(r *Record, arena []string) []string {
 	start := len(arena)
 	words := arena
 	num := ""
-	for _, t := range appendTokens(tmp[:0], r.Street) {
+	// The street the number belongs to identifies the address: the
+	// dependent street when there is one, its street then telling
+	// where it is, as a locality does.
+	street, outer := r.Street, ""
+	if r.DependentStreet != "" {
+		street, outer = r.DependentStreet, r.Street
+	}
+	if street == "" && r.POBox != "" {
+		street = "PO Box " + r.POBox
+	}
+	for _, t := range appendTokens(tmp[:0], street) {
 		if isNumberToken(t) {
 			if num == "" && r.BuildingNumber == "" {
 				num = t
@@ -307,17 +321,33 @@ func (w *recWords) split(r *Record, arena []string) []string {
 		words = append(words, t)
 	}
 	w.street = len(words) - start
+	nameFrom := len(words)
 	words = appendTokens(words, r.BuildingName)
+	nameSub := ""
+	if r.SubBuilding == "" && r.BuildingNumber == "" && num == "" {
+		// PAF writes some flats in the building name, "Flat 10 Hurst",
+		// "House 3 Whitefields": the number is the flat's, as if
+		// written in sub_building, and "Flat" is no word of the name.
+		words, nameSub = nameUnit(words, nameFrom)
+	}
 	w.name = len(words) - start - w.street
+	words = appendTokens(words, outer)
+	words = appendTokens(words, r.DoubleDependentLocality)
 	words = appendTokens(words, r.Locality)
 	w.loc = len(words) - start - w.street - w.name
 	words = appendTokens(words, r.Organisation)
+	n := len(words)
+	words = appendTokens(words, r.Department)
+	w.dept = len(words) - n
 	w.words = words[start:len(words):len(words)]
 	if r.BuildingNumber != "" {
 		num = strings.Join(appendTokens(tmp[:0], r.BuildingNumber), "")
 	}
 	w.num = num
 	w.sub = subKey(appendTokens(tmp[:0], r.SubBuilding))
+	if nameSub != "" {
+		w.sub = nameSub
+	}
 	w.postcode = ""
 	if r.Postcode != "" {
 		w.postcode = strings.ReplaceAll(r.Postcode, " ", "")
@@ -352,6 +382,7 @@ func (b *builder) add(r *Record, w *recWords) error {
 	if len(toks) > 255 {
 		toks = toks[:255]
 	}
+	k.nDept = uint8(min(w.dept, len(toks)-int(k.nStreet)-int(k.nName)-int(k.nLoc), 255))
 	k.off, k.nToks = uint32(len(ix.arena)), uint8(len(toks))
 	ix.arena = append(ix.arena, toks...)
 	b.toks = toks
@@ -361,7 +392,7 @@ func (b *builder) add(r *Record, w *recWords) error {
 	}
 	if r.Postcode != "" {
 		if pa := PostcodeArea(r.Postcode); pa != "" {
-			k.pcArea = b.cachedArea('p', pa, "", r.Country)
+			k.pcArea = b.cachedArea('p', pa, "", PostalCountry(r.Country))
 		}
 		ix.byPostcode[w.postcode] = b.appendList(ix.byPostcode[w.postcode], n)
 	}
@@ -414,6 +445,30 @@ func (b *builder) numID(s string) uint32 {
 	return id
 }
 
+// nameUnit takes the one number of a building name (words[from:]) out
+// of its words, with a unit word before it, and returns it as the
+// record's sub-building key; with no number, or several, words stay.
+func nameUnit(words []string, from int) ([]string, string) {
+	at := -1
+	for i := from; i < len(words); i++ {
+		if isNumberToken(words[i]) {
+			if at >= 0 {
+				return words, ""
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		return words, ""
+	}
+	sub := words[at]
+	cut := at
+	if at > from && words[at-1] == "flat" {
+		cut = at - 1
+	}
+	return append(words[:cut], words[at+1:]...), sub
+}
+
 // subKey reduces a sub-building to what identifies it: its numbers ("Flat
 // 2B" → "2b"), or its words when it has none ("Ground Floor").
 func subKey(toks []string) string {
@@ -461,6 +516,12 @@ func (b *builder) finish() *Index {
 		}
 		ix.idf[i] = float32(math.Log(1 + N/float64(df)))
 	}
+	ix.isType = make([]bool, len(ix.words))
+	ix.isBlock = make([]bool, len(ix.words))
+	for id, w := range ix.words {
+		ix.isType[id] = streetTypes[w]
+		ix.isBlock[id] = len(w) > 3 && strings.HasPrefix(w, "blk")
+	}
 	for id, w := range ix.words {
 		if len(w) < 4 || isNumberToken(w) {
 			continue
@@ -503,29 +564,43 @@ func (ix *Index) Records(yield func(*Record) bool) {
 	}
 }
 
+// numberStreet is the street the building number belongs to: the
+// dependent street when there is one.
+func (r *Record) numberStreet() string {
+	if r.DependentStreet != "" {
+		return r.DependentStreet
+	}
+	return r.Street
+}
+
 // Lines returns the address lines of a record as they are printed:
-// organisation, sub-building, building name, number and street, locality.
+// organisation, department, sub-building, building name, PO Box, number
+// and dependent street, (number and) street, double dependent locality,
+// locality: Royal Mail's order.
 func (r *Record) Lines() []string {
 	lines := make([]string, 0, 5)
-	if r.Organisation != "" {
-		lines = append(lines, r.Organisation)
+	for _, l := range [...]string{r.Organisation, r.Department, r.SubBuilding, r.BuildingName} {
+		if l != "" {
+			lines = append(lines, l)
+		}
 	}
-	if r.SubBuilding != "" {
-		lines = append(lines, r.SubBuilding)
+	if r.POBox != "" {
+		lines = append(lines, "PO Box "+r.POBox)
 	}
-	if r.BuildingName != "" {
-		lines = append(lines, r.BuildingName)
+	street := r.Street
+	if r.DependentStreet != "" {
+		if r.BuildingNumber != "" {
+			lines = append(lines, r.BuildingNumber+" "+r.DependentStreet)
+		} else {
+			lines = append(lines, r.DependentStreet)
+		}
+	} else if r.BuildingNumber != "" {
+		street = strings.TrimSpace(r.BuildingNumber + " " + r.Street)
 	}
-	switch {
-	case r.BuildingNumber != "" && r.Street != "":
-		lines = append(lines, r.BuildingNumber+" "+r.Street)
-	case r.Street != "":
-		lines = append(lines, r.Street)
-	case r.BuildingNumber != "":
-		lines = append(lines, r.BuildingNumber)
-	}
-	if r.Locality != "" {
-		lines = append(lines, r.Locality)
+	for _, l := range [...]string{street, r.DoubleDependentLocality, r.Locality} {
+		if l != "" {
+			lines = append(lines, l)
+		}
 	}
 	return lines
 }

@@ -21,6 +21,16 @@ var Columns = []string{
 	"latitude", "longitude", "type",
 }
 
+// ExtendedColumns are the optional columns added for Royal Mail PAF
+// (FORMAT.md); AllColumns is Columns followed by them, as the reference
+// converters write them.
+var (
+	ExtendedColumns = []string{
+		"building_id", "department", "dependent_street", "double_dependent_locality", "po_box",
+	}
+	AllColumns = append(append([]string(nil), Columns...), ExtendedColumns...)
+)
+
 const (
 	colID = iota
 	colOrganisation
@@ -36,6 +46,11 @@ const (
 	colLatitude
 	colLongitude
 	colType
+	colBuildingID
+	colDepartment
+	colDependentStreet
+	colDoubleDependentLocality
+	colPOBox
 	numCols
 )
 
@@ -46,6 +61,9 @@ var columnAliases = map[string]int{
 	"number": colBuildingNumber, "town": colCity, "county": colRegion,
 	"eircode": colPostcode, "lat": colLatitude, "lon": colLongitude,
 	"lng": colLongitude, "address_type": colType,
+	"department_name": colDepartment, "dependent_thoroughfare": colDependentStreet,
+	"dependant_thoroughfare": colDependentStreet, "double_dependant_locality": colDoubleDependentLocality,
+	"po_box_number": colPOBox, "pobox": colPOBox,
 }
 
 // RowError is one bad row of a reference file.
@@ -258,7 +276,7 @@ func mapHeader(header []string) ([numCols]int, error) {
 		k := strings.ToLower(strings.TrimSpace(h))
 		k = strings.NewReplacer(" ", "_", "-", "_").Replace(k)
 		c := -1
-		for j, name := range Columns {
+		for j, name := range AllColumns {
 			if k == name {
 				c = j
 			}
@@ -274,7 +292,7 @@ func mapHeader(header []string) ([numCols]int, error) {
 			continue // unknown columns are allowed and ignored
 		}
 		if pos[c] >= 0 {
-			return pos, fmt.Errorf("%w: column %q twice", ErrBadHeader, Columns[c])
+			return pos, fmt.Errorf("%w: column %q twice", ErrBadHeader, AllColumns[c])
 		}
 		pos[c] = i
 	}
@@ -302,23 +320,30 @@ func parseRecord(f []string, pos *[numCols]int) (Record, error) {
 		BuildingNumber: get(colBuildingNumber),
 		Street:         get(colStreet),
 		Locality:       get(colLocality),
-		City:           get(colCity),
+		City:           DisplayCase(get(colCity)),
 		Region:         get(colRegion),
-		Country:        strings.ToUpper(get(colCountry)),
+
+		BuildingID:              get(colBuildingID),
+		Department:              get(colDepartment),
+		DependentStreet:         get(colDependentStreet),
+		DoubleDependentLocality: get(colDoubleDependentLocality),
+		POBox:                   get(colPOBox),
 	}
 	if r.ID == "" {
 		return r, errors.New("empty id")
 	}
-	if len(r.Country) != 2 || !isLetter(r.Country[0]) || !isLetter(r.Country[1]) {
-		return r, fmt.Errorf("country %q is not an ISO alpha-2 code", r.Country)
+	pc := get(colPostcode)
+	country, err := ReferenceCountry(get(colCountry), pc)
+	if err != nil {
+		return r, err
 	}
-	if r.Street == "" && r.BuildingName == "" && r.Organisation == "" {
-		return r, errors.New("no street, building name or organisation")
+	r.Country = country
+	if r.Street == "" && r.BuildingName == "" && r.Organisation == "" && r.DependentStreet == "" && r.POBox == "" {
+		return r, errors.New("no street, building name, organisation or PO Box")
 	}
 	if r.City == "" {
 		return r, errors.New("empty city")
 	}
-	pc := get(colPostcode)
 	switch {
 	case pc == "":
 	case r.Country == "IE":
@@ -327,7 +352,7 @@ func parseRecord(f []string, pos *[numCols]int) (Record, error) {
 			return r, fmt.Errorf("postcode %q is not an Eircode", pc)
 		}
 		r.Postcode = c
-	case r.Country == "GB":
+	case PostalCountry(r.Country) == "GB":
 		c, ok := ParseUKPostcode(pc)
 		if !ok {
 			return r, fmt.Errorf("postcode %q is not a UK postcode", pc)
@@ -346,7 +371,12 @@ func parseRecord(f []string, pos *[numCols]int) (Record, error) {
 		r.Latitude, r.Longitude, r.HasLocation = la, lo, true
 	}
 	switch lowerType(strings.ReplaceAll(get(colType), " ", "")) {
-	case "", "residential":
+	case "":
+		r.Type = Residential
+		if r.POBox != "" {
+			r.Type = POBox
+		}
+	case "residential":
 		r.Type = Residential
 	case "commercial":
 		r.Type = Commercial
@@ -358,13 +388,25 @@ func parseRecord(f []string, pos *[numCols]int) (Record, error) {
 	return r, nil
 }
 
-// WriteCSV writes records in the reference format, header first; the
+// WriteCSV writes records in the reference format, header first, in the
+// columns of Columns (fields of ExtendedColumns are not written); the
 // generators use it so that what they write is what Load reads.
 func WriteCSV(w io.Writer, recs func(yield func(Record) bool)) error {
+	return WriteCSVColumns(w, Columns, recs)
+}
+
+// WriteCSVColumns is WriteCSV writing the given columns, in that order,
+// each one of AllColumns.
+func WriteCSVColumns(w io.Writer, columns []string, recs func(yield func(Record) bool)) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(Columns); err != nil {
+	pos, err := mapHeader(columns)
+	if err != nil {
+		return err
+	}
+	if err := cw.Write(columns); err != nil {
 		return fmt.Errorf("reference: %w", err)
 	}
+	out := make([]string, len(columns))
 	row := make([]string, numCols)
 	var werr error
 	recs(func(r Record) bool {
@@ -385,7 +427,17 @@ func WriteCSV(w io.Writer, recs func(yield func(Record) bool)) error {
 			row[colLongitude] = strconv.FormatFloat(r.Longitude, 'f', 6, 64)
 		}
 		row[colType] = string(r.Type)
-		if werr = cw.Write(row); werr != nil {
+		row[colBuildingID] = r.BuildingID
+		row[colDepartment] = r.Department
+		row[colDependentStreet] = r.DependentStreet
+		row[colDoubleDependentLocality] = r.DoubleDependentLocality
+		row[colPOBox] = r.POBox
+		for c, i := range pos {
+			if i >= 0 {
+				out[i] = row[c]
+			}
+		}
+		if werr = cw.Write(out); werr != nil {
 			return false
 		}
 		return true

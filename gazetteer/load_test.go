@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,7 +69,8 @@ func TestLoadBadRows(t *testing.T) {
 		msg  string
 	}{
 		{"empty id", ",,,,1,Main St,,Ennis,Clare,,IE,,,\n", 2, "empty id"},
-		{"country", "A,,,,1,Main St,,Ennis,Clare,,Ireland,,,\n", 2, "ISO alpha-2"},
+		{"country", "A,,,,1,Main St,,Ennis,Clare,,Atlantis,,,\n", 2, "ISO alpha-2"},
+		{"channel islands", "A,,,,1,Main St,,St Helier,,SW1A 1AA,Channel Islands,,,\n", 2, "JE or GY"},
 		{"eircode", "A,,,,1,Main St,,Ennis,Clare,V95 ABCD,IE,,,\n", 2, "not an Eircode"},
 		{"uk postcode", "A,,,,1,High St,,London,,SW1A,GB,,,\n", 2, "not a UK postcode"},
 		{"coordinates", "A,,,,1,Main St,,Ennis,Clare,,IE,95,0,\n", 2, "bad coordinates"},
@@ -152,6 +154,129 @@ func TestWriteCSVRoundTrip(t *testing.T) {
 		a.Latitude, a.Longitude, c.Latitude, c.Longitude = 0, 0, 0, 0
 		if a != c {
 			t.Errorf("round trip:\n%+v\n%+v", a, c)
+		}
+	}
+}
+
+// TestLoadPAFColumns loads the columns added for PAF and the country
+// names and capitals PAF writes.
+func TestLoadPAFColumns(t *testing.T) {
+	in := "id,building_id,organisation,department,sub_building,building_name,building_number,dependent_street,street,double_dependent_locality,locality,city,postcode,country,po_box\n" +
+		"1001-7,1001,Acme Ltd,Accounts,,,1,Acacia Avenue,Main Road,Little Fenton,Fenton,STRATFORD-UPON-AVON,CV37 6AA,England,\n" +
+		"1002,,,,,,,,,,,ST. HELIER,JE4 8ZZ,Channel Islands,1234\n" +
+		"1003,,,,,Rose Cottage,,,,,,ST PETER PORT,GY1 1AA,Channel Islands,\n" +
+		"1004,,,,,,3,,Strand Street,,,DOUGLAS,IM1 2AB,Isle of Man,\n"
+	ix, err := Load(context.Background(), strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id, country, city, pc string
+		typ                   AddressType
+		lines                 []string
+	}{
+		{"1001-7", "GB", "Stratford-upon-Avon", "CV37 6AA", Residential, []string{"Acme Ltd", "Accounts", "1 Acacia Avenue", "Main Road", "Little Fenton", "Fenton"}},
+		{"1002", "JE", "St. Helier", "JE4 8ZZ", POBox, []string{"PO Box 1234"}},
+		{"1003", "GG", "St Peter Port", "GY1 1AA", Residential, []string{"Rose Cottage"}},
+		{"1004", "IM", "Douglas", "IM1 2AB", Residential, []string{"3 Strand Street"}},
+	} {
+		r, ok := ix.Lookup(tc.id)
+		if !ok {
+			t.Fatalf("%s not loaded", tc.id)
+		}
+		if r.Country != tc.country || r.City != tc.city || r.Postcode != tc.pc || r.Type != tc.typ || !slices.Equal(r.Lines(), tc.lines) {
+			t.Errorf("%s: %s %q %q %s %q, want %s %q %q %s %q", tc.id, r.Country, r.City, r.Postcode, r.Type, r.Lines(),
+				tc.country, tc.city, tc.pc, tc.typ, tc.lines)
+		}
+	}
+	if r, _ := ix.Lookup("1001-7"); r.BuildingID != "1001" || r.Department != "Accounts" || r.DoubleDependentLocality != "Little Fenton" {
+		t.Errorf("PAF fields: %+v", r)
+	}
+	for _, tc := range []struct {
+		q    Query
+		want string
+	}{
+		{Query{Lines: []string{"1 Acacia Avenue", "Fenton"}, City: "Stratford-upon-Avon", Country: "GB"}, "1001-7"},
+		{Query{Lines: []string{"PO Box 1234"}, City: "St Helier", Country: "GB"}, "1002"},
+		{Query{Lines: []string{"3 Strand St", "IM1 2AB"}, Country: "GB"}, "1004"},
+	} {
+		m := ix.Match(tc.q)
+		if m.Record == nil || m.Record.ID != tc.want {
+			t.Errorf("Match(%+v) = %v %v, want %s", tc.q, m.Verdict, m.Record, tc.want)
+		}
+	}
+	var b strings.Builder
+	recs := func(yield func(Record) bool) {
+		ix.Records(func(r *Record) bool { return yield(*r) })
+	}
+	if err := WriteCSVColumns(&b, AllColumns, recs); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Load(context.Background(), strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, _ := ix.Lookup("1001-7")
+	r2, _ := again.Lookup("1001-7")
+	if *r1 != *r2 {
+		t.Errorf("written and read again: %+v, want %+v", r2, r1)
+	}
+}
+
+func TestDisplayCase(t *testing.T) {
+	for in, want := range map[string]string{
+		"NEWCASTLE UPON TYNE": "Newcastle upon Tyne",
+		"STRATFORD-UPON-AVON": "Stratford-upon-Avon",
+		"KING'S LYNN":         "King's Lynn",
+		"DÚN LAOGHAIRE":       "Dún Laoghaire",
+		"BURY ST. EDMUNDS":    "Bury St. Edmunds",
+		"Ennis":               "Ennis",
+		"LONDON":              "London",
+		"":                    "",
+		"D02":                 "D02",
+		"DUBLIN 6W":           "Dublin 6W",
+	} {
+		if got := DisplayCase(in); got != want {
+			t.Errorf("DisplayCase(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestStreetLevelDependentStreet: a number the reference lacks on a
+// dependent street gives that street, not the one it lies off.
+func TestStreetLevelDependentStreet(t *testing.T) {
+	in := "id,building_number,dependent_street,street,locality,city,postcode,country\n" +
+		"1,1,Hawthorn Yard,Chapel Street,Headingley,LEEDS,LS6 2QD,England\n" +
+		"2,2,Hawthorn Yard,Chapel Street,Headingley,LEEDS,LS6 2QD,England\n" +
+		"3,5,,Chapel Street,Headingley,LEEDS,LS6 2QE,England\n"
+	ix, err := Load(context.Background(), strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ix.Match(Query{Lines: []string{"9 Hawthorn Yard"}, City: "Leeds", Country: "GB"})
+	if m.Level != LevelStreet || !slices.Equal(m.Lines, []string{"9 Hawthorn Yard", "Chapel Street", "Headingley"}) {
+		t.Errorf("%s %s %q", m.Verdict, m.Level, m.Lines)
+	}
+}
+
+// TestCountyTheReferenceLacks: against a reference without counties (PAF
+// has none) a county given is kept as written, neither a change nor a
+// reason to doubt.
+func TestCountyTheReferenceLacks(t *testing.T) {
+	in := "id,building_number,street,city,postcode,country\n" +
+		"1,4,Harrowden Avenue,COVENTRY,CV4 9ZG,England\n"
+	ix, err := Load(context.Background(), strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []Query{
+		{Lines: []string{"4 Harrowden Avenue", "CV4 9ZG"}, City: "Coventry", Region: "West Midlands", Country: "GB"},
+		{Lines: []string{"4 Harrowden Avenue", "Coventry", "West Midlands", "CV4 9ZG"}, Country: "GB"},
+		{Lines: []string{"4 Harrowden Avenue, Coventry, West Midlands CV4 9ZG"}},
+	} {
+		m := ix.Match(q)
+		if m.Verdict != VerdictAccept || m.Region != "West Midlands" || m.RegionAmended || m.Details.Region != ChangeUnchanged {
+			t.Errorf("%+v: %s region %q amended %v details %+v", q, m.Verdict, m.Region, m.RegionAmended, m.Details)
 		}
 	}
 }

@@ -25,6 +25,12 @@ const (
 	clearGap   = 0.25
 	// streetScore is the lowest street similarity for a street-level match.
 	streetScore = 0.80
+	// typeCredit is the credit for a street type the input leaves out or
+	// gives wrong.
+	typeCredit = 0.5
+	// nameOnly is the street similarity of a record whose building name
+	// the input gives whole and whose street it leaves out.
+	nameOnly = 0.85
 	// maxSeeds bounds the records taken from one posting list; smallSeeds
 	// is how many seeds a second or third word may still add to; topK is how
 	// many candidates are scored in full. Together they bound one Match.
@@ -286,6 +292,8 @@ type evidence struct {
 	pcState      Change
 	orgState     Change
 	unmatched    bool // the query has words the record does not explain
+	typeCredit   bool // a street type the input left out or gave wrong was credited
+	nameAbsent   bool // the record's building name identifies it and none of it was given
 	townOK       bool
 }
 
@@ -330,17 +338,28 @@ func (ix *Index) score(pq *query, c *cand) {
 		mainTo = int(k.nName)
 	}
 	mainHit, mainAll := 0, 0
+	// The weights of the record's street types the input does not give.
+	var missingType [4]float64
+	nMissing := 0
 	ktoks := ix.toksOf(k)
 	for i, t := range ktoks {
 		w := float64(ix.idf[t])
 		m := mark(t)
 		switch {
 		case i >= mainFrom && i < mainTo:
+			if m > 0 && indexOf(ktoks[mainFrom:i], t) >= 0 && !pq.hasTwice(int32(t)) {
+				// A word the street has twice ("St. Patrick's Street")
+				// is given once: the second is missing.
+				m = 0
+			}
 			mainAll++
 			den += w
 			num += w * m
 			if m > 0 {
 				mainHit++
+			} else if ix.isType[t] && nMissing < len(missingType) {
+				missingType[nMissing] = w
+				nMissing++
 			}
 			if m > 0 && m < 1 {
 				typo = true
@@ -360,11 +379,79 @@ func (ix *Index) score(pq *query, c *cand) {
 			}
 		}
 	}
+	// Another block of the same hall ("Block 2" for "Block 1") is
+	// another building, as a wrong house number is.
+	wrongBlock := false
+	for i, t := range ktoks {
+		if i >= nMain || !ix.isBlock[t] || mark(t) > 0 {
+			continue
+		}
+		for j, q := range pq.toks {
+			if q.id >= 0 && ix.isBlock[q.id] && (j >= 64 || matchedQ&(1<<j) == 0) {
+				wrongBlock = true
+			}
+		}
+	}
+	// An unknown word of the input that the record explains only as a
+	// typo is a typo, even when the word it stands for is also written
+	// right elsewhere ("Tiddngton Road, Tiddington").
+	for i, q := range pq.toks {
+		if i < 64 && q.id < 0 && len(q.alts) > 0 && matchedQ&(1<<i) != 0 {
+			typo = true
+		}
+	}
+	// A street type left out, or another one given ("Elm Road" for "Elm
+	// Lane"), is half a word: the name is what people remember. The
+	// street is then Changed, never cosmetic.
+	for _, w := range missingType[:nMissing] {
+		for i, q := range pq.toks {
+			if q.typ && i < 64 && matchedQ&(1<<i) == 0 {
+				matchedQ |= 1 << i
+				break
+			}
+		}
+		num += typeCredit * w
+		typo = true
+		ev.typeCredit = true
+	}
 	s := 0.0
 	if den > 0 {
 		s = num / den
 	} else if len(ktoks) == 0 {
 		s = 1
+	}
+	byName := false // found by its building name, the street left out
+	if mainHit == 0 && k.nStreet > 0 && k.nName > 0 {
+		// No word of the street given, but maybe the whole building
+		// name ("Room 3, Block 2 Harmer Hall, Coventry"): a named
+		// building is found by its name, the street then added.
+		var nn, nd float64
+		all := true
+		for _, t := range ktoks[k.nStreet : int(k.nStreet)+int(k.nName)] {
+			w := float64(ix.idf[t])
+			m := mark(t)
+			nd += w
+			nn += w * m
+			all = all && m > 0
+		}
+		if all && nd > 0 && nameOnly*nn/nd > s {
+			s = nameOnly * nn / nd
+			byName = true
+		}
+	}
+	if k.num == 0 && k.nName > 0 && k.nStreet > 0 && !byName {
+		// A building with no number is told from its neighbours on the
+		// street by its name ("Flat 3 Hurst, Oakdene Road"): without a
+		// word of it, "3 Oakdene Road" may be that flat or a house the
+		// reference lacks, never the same address as written.
+		hit := false
+		for _, t := range ktoks[k.nStreet : int(k.nStreet)+int(k.nName)] {
+			if mark(t) > 0 {
+				hit = true
+				break
+			}
+		}
+		ev.nameAbsent = !hit
 	}
 	ev.streetTypo = typo
 	ev.streetAbsent = mainAll > 0 && mainHit == 0
@@ -374,15 +461,24 @@ func (ix *Index) score(pq *query, c *cand) {
 	ev.orgState = ChangeNone
 	if nOrg > 0 {
 		ev.orgState = ChangeAdded
-		hit := 0
-		for _, t := range ktoks[nMain+int(k.nLoc):] {
+		// The department is counted apart: an organisation given whole
+		// without its department is the same addressee.
+		nDept := min(int(k.nDept), nOrg)
+		hit, deptHit := 0, 0
+		for i, t := range ktoks[nMain+int(k.nLoc):] {
 			if mark(t) > 0 {
-				hit++
+				if i >= nOrg-nDept {
+					deptHit++
+				} else {
+					hit++
+				}
 			}
 		}
-		if hit == nOrg {
+		nName := nOrg - nDept
+		switch {
+		case hit == nName && (deptHit == nDept || deptHit == 0 && nName > 0):
 			ev.orgState = ChangeUnchanged
-		} else if hit > 0 {
+		case hit > 0 || deptHit > 0:
 			ev.orgState = ChangeChanged
 		}
 	}
@@ -398,11 +494,30 @@ func (ix *Index) score(pq *query, c *cand) {
 	for _, t := range ix.areas[k.region].toks {
 		mark(t)
 	}
+	// A part that gave a unit ("Unit 4 Lavender Business Park") of which
+	// the record, with no units, explains no word (but a street type) is
+	// another address
+	// the input also names: it is left out of the input's words below,
+	// not held against the record, and still never cosmetic.
+	skipPart := -1
+	if pq.subPart > 0 && k.sub == 0 && int(pq.subPart-1) < 255 {
+		skipPart = pq.subPart - 1
+		for i, q := range pq.toks {
+			if int(q.part) == skipPart && !q.typ && i < 64 && matchedQ&(1<<i) != 0 {
+				skipPart = -1
+				break
+			}
+		}
+	}
 	p := 0.0
 	contra := 0.0
 	if len(pq.toks) > 0 {
 		var pn, pd, kn, kd float64
 		for i, q := range pq.toks {
+			if int(q.part) == skipPart {
+				ev.unmatched = true
+				continue
+			}
 			w := float64(q.idf)
 			pd += w
 			matched := i < 64 && matchedQ&(1<<i) != 0
@@ -416,8 +531,10 @@ func (ix *Index) score(pq *query, c *cand) {
 				}
 			}
 		}
-		p = pn / pd
-		ev.unmatched = pn < pd
+		if pd > 0 {
+			p = pn / pd
+		}
+		ev.unmatched = ev.unmatched || pn < pd
 		if kd > 0 {
 			// Known address words the candidate lacks ("Great" in "Great
 			// St Joseph's Lawns" against "St Joseph's Lawns") speak against
@@ -428,6 +545,9 @@ func (ix *Index) score(pq *query, c *cand) {
 		p = 1
 	}
 	score := ((1-queryWeight)*s + queryWeight*p) * (1 - contraWeight*contra)
+	if wrongBlock {
+		score *= 0.5
+	}
 
 	// House number.
 	switch {
@@ -442,7 +562,11 @@ func (ix *Index) score(pq *query, c *cand) {
 		ev.numState = ChangeUnchanged
 	case len(pq.numIDs) == 0 || len(pq.numIDs) == 1 && pq.numIDs[0] == k.sub && k.sub != 0:
 		ev.numState = ChangeAdded
-		score *= 0.6
+		if byName {
+			score *= 0.85 // the name, not the number, says which building
+		} else {
+			score *= 0.6
+		}
 	default:
 		ev.numState = ChangeChanged
 		score *= 0.45
@@ -521,6 +645,11 @@ func (ix *Index) score(pq *query, c *cand) {
 		}
 	case k.region != 0 && ix.areas[k.region].fkey == pq.regKey:
 		ev.regionState = ChangeUnchanged
+	case k.region == 0:
+		// The reference has no county for the address (Royal Mail PAF
+		// has none): the input's stands, unverified, as UK addresses
+		// need none.
+		ev.regionState = ChangeUnchanged
 	default:
 		ev.regionState = ChangeChanged
 		score *= 0.88
@@ -530,13 +659,50 @@ func (ix *Index) score(pq *query, c *cand) {
 	c.ev = ev
 }
 
+// hasTwice reports whether the query has the known word id twice.
+func (pq *query) hasTwice(id int32) bool {
+	n := 0
+	for _, q := range pq.toks {
+		if q.id == id {
+			n++
+		}
+	}
+	return n >= 2
+}
+
 // sameCountry reports whether record n, whose key is k, is in the
 // query's country, as r.Country == pq.country.
 func (ix *Index) sameCountry(k *recKey, n uint32, pq *query) bool {
 	if k.country == 0 {
-		return ix.rec(n).Country == pq.country
+		return PostalCountry(ix.rec(n).Country) == PostalCountry(pq.country)
 	}
-	return k.country == pq.countryKey
+	return k.country == pq.countryKey || ukPost(k.country) && ukPost(pq.countryKey)
+}
+
+// Packed codes of the countries of the UK postcode system.
+const (
+	packedGB = uint16('G')<<8 | 'B'
+	packedJE = uint16('J')<<8 | 'E'
+	packedGG = uint16('G')<<8 | 'G'
+	packedIM = uint16('I')<<8 | 'M'
+)
+
+// ukPost reports whether a packed country code is one of the UK postcode
+// system's.
+func ukPost(c uint16) bool {
+	return c == packedGB || c == packedJE || c == packedGG || c == packedIM
+}
+
+// PostalCountry returns the country whose postcode system an ISO code
+// uses: Jersey, Guernsey and the Isle of Man have their own ISO codes but
+// UK postcodes, and people write their country as "United Kingdom" or
+// "Channel Islands"; they match as one. Other codes are returned as given.
+func PostalCountry(iso string) string {
+	switch iso {
+	case "JE", "GG", "IM":
+		return "GB"
+	}
+	return iso
 }
 
 // extraNumber reports whether the input has a number besides the record's

@@ -365,7 +365,7 @@ func describe(m Match) string {
 // returns must hold together.
 func FuzzMatch(f *testing.F) {
 	ix := loadSmall(f)
-	for _, s := range []string{"12 Main St|Ennis|V95 X2Y3", "Flat 2b|11 Downing Street", "d2", "c/o|,,,|\n\n", "Dublin 6W|D6W 1234", "PO Box|12-14|12/14"} {
+	for _, s := range []string{"12 Main St|Ennis|V95 X2Y3", "Flat 2b|11 Downing Street", "d2", "c/o|,,,|\n\n", "Dublin 6W|D6W 1234", "PO Box|12-14|12/14", "14Elm Terrace|Room 4, Block 1 Hall|1AMain St", "Unit 4 Business Park|12 Main", "Inis|Contae an Chláir"} {
 		f.Add(s, "Ennis", "Clare", "IE")
 	}
 	f.Fuzz(func(t *testing.T, lines, city, region, country string) {
@@ -411,6 +411,93 @@ func TestAmendedFollowsDetails(t *testing.T) {
 			if want := f.c == ChangeChanged || f.c == ChangeAdded; f.flag != want {
 				t.Errorf("%+v: %s amended %v but details %s", q, f.name, f.flag, f.c)
 			}
+		}
+	}
+}
+
+// TestStreetTypes: a street type left out or given wrong still finds the
+// street when the town has one street of that name, as a Suggest; when
+// the town has the street the input names, a sibling of another type
+// does not make it doubtful; and when two streets differ from the input
+// only in type, neither is chosen.
+func TestStreetTypes(t *testing.T) {
+	csv := "id,building_number,street,city,region,postcode,country\n" +
+		"A13,13,Parkside View,London,Greater London,N1 1AA,GB\n" +
+		"B13,13,Parkside Lane,London,Greater London,N1 2BB,GB\n" +
+		"C13,13,Kickham Lane,London,Greater London,N1 3DD,GB\n" +
+		"D4,4,Chestnut Park,London,Greater London,N1 4EE,GB\n" +
+		"E4,4,Chestnut Road,London,Greater London,N1 5FF,GB\n"
+	// Many streets of each type make the types common words and the
+	// names rare ones, as in a large reference.
+	for i := 0; i < 400; i++ {
+		csv += fmt.Sprintf("F%d,%d,Filler%c%c %s,London,Greater London,N1 6GG,GB\n", i, i+1, 'a'+i%26, 'a'+i/26,
+			[]string{"Lane", "View", "Road", "Park", "Avenue"}[i%5])
+	}
+	ix, err := Load(t.Context(), strings.NewReader(csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		lines   []string
+		id      string
+		verdict Verdict
+	}{
+		{[]string{"13 Parkside View", "N1 2BB"}, "A13", VerdictSuggest}, // the Lane's postcode; the Lane is no rival
+		{[]string{"13 Parkside View"}, "A13", VerdictAccept},
+		{[]string{"13 Kickham Road"}, "C13", VerdictSuggest},
+		{[]string{"13 Kickham"}, "C13", VerdictSuggest},
+		{[]string{"4 Chestnut"}, "", VerdictConfirm},
+		{[]string{"4 Chestnut Avenue"}, "", VerdictConfirm},
+	} {
+		m := ix.Match(Query{Lines: tc.lines, City: "London", Country: "GB"})
+		id := ""
+		if m.Record != nil {
+			id = m.Record.ID
+		}
+		if id != tc.id || m.Verdict != tc.verdict {
+			t.Errorf("%q: %s %q (%.2f/%.2f), want %s %q", tc.lines, m.Verdict, id, m.Score, m.RunnerUp, tc.verdict, tc.id)
+		}
+	}
+}
+
+// TestFlatsByLetterAndFloor: flats PAF names by a letter or a floor, and
+// an organisation given without its department, are found as written.
+func TestFlatsByLetterAndFloor(t *testing.T) {
+	csv := "id,organisation,department,sub_building,building_name,building_number,street,city,postcode,country\n" +
+		"1,,,Flat A,,12,Main Street,Leeds,LS1 1AA,GB\n" +
+		"2,,,Flat B,,12,Main Street,Leeds,LS1 1AA,GB\n" +
+		"3,,,Ground Floor Flat,,14,Main Street,Leeds,LS1 1AA,GB\n" +
+		"4,,,First Floor Flat,,14,Main Street,Leeds,LS1 1AA,GB\n" +
+		"5,Acme Ltd,Accounts,,,16,Main Street,Leeds,LS1 1AA,GB\n" +
+		"6,,,Basement,,18,Main Street,Leeds,LS1 1AA,GB\n" +
+		"7,,,Top Floor,,18,Main Street,Leeds,LS1 1AA,GB\n"
+	ix, err := Load(t.Context(), strings.NewReader(csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		lines   []string
+		id      string
+		verdict Verdict
+	}{
+		{[]string{"Flat A", "12 Main Street"}, "1", VerdictAccept},
+		{[]string{"Flat B, 12 Main St"}, "2", VerdictAccept},
+		{[]string{"Ground Floor Flat", "14 Main Street"}, "3", VerdictAccept},
+		{[]string{"First Floor Flat, 14 Main Street"}, "4", VerdictAccept},
+		{[]string{"Basement", "18 Main Street"}, "6", VerdictAccept},
+		{[]string{"Acme Ltd", "16 Main Street"}, "5", VerdictAccept},
+		{[]string{"Acme Ltd", "Accounts", "16 Main Street"}, "5", VerdictAccept},
+		{[]string{"Acme Ltd", "Payroll", "16 Main Street"}, "5", VerdictSuggest}, // a word unexplained
+		{[]string{"Flat C", "12 Main Street"}, "", VerdictConfirm},
+		{[]string{"Second Floor Flat", "14 Main Street"}, "", VerdictConfirm},
+	} {
+		m := ix.Match(Query{Lines: tc.lines, City: "Leeds", Country: "GB"})
+		id := ""
+		if m.Record != nil {
+			id = m.Record.ID
+		}
+		if id != tc.id || m.Verdict != tc.verdict {
+			t.Errorf("%q: %s %q (%.2f/%.2f) %+v, want %s %q", tc.lines, m.Verdict, id, m.Score, m.RunnerUp, m.Details, tc.verdict, tc.id)
 		}
 	}
 }

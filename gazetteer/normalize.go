@@ -104,8 +104,11 @@ var abbreviations = map[string]string{
 	"mount": "mt", "mt": "mt",
 	"apartment": "flat", "apt": "flat", "apts": "flat", "flat": "flat",
 	"unit": "flat", "suite": "flat", "appt": "flat",
+	// PAF writes the rooms of halls of residence as "Room 4".
+	"room":  "flat",
+	"block": "blk", "blk": "blk", "blck": "blk",
 	// "Co." before a county name carries nothing the county does not.
-	"county": "", "co": "", "cty": "",
+	"county": "", "co": "", "cty": "", "contae": "",
 	"building": "bldg", "bldg": "bldg", "bldgs": "bldg",
 	"house": "ho", "ho": "ho", "hse": "ho",
 	"cottage": "cott", "cott": "cott", "cottages": "cott",
@@ -119,6 +122,15 @@ var abbreviations = map[string]string{
 	"post": "po", "po": "po", "pob": "pobox",
 	"no": "", "number": "", "nr": "", "the": "", "of": "",
 	"ireland": "", "eire": "", "rep": "", "republic": "", "uk": "", "gb": "", "united": "", "kingdom": "",
+}
+
+// streetTypes are the keys of the street types: "Elm Road" and "Elm Lane"
+// differ in one, and people write the one they remember, or none.
+var streetTypes = map[string]bool{
+	"st": true, "rd": true, "ave": true, "dr": true, "ln": true, "cl": true, "cres": true,
+	"ct": true, "pk": true, "pl": true, "sq": true, "tce": true, "gdns": true, "gr": true,
+	"hts": true, "wy": true, "vw": true, "grn": true, "lawn": true, "mews": true, "row": true,
+	"walk": true, "rise": true, "vale": true, "quay": true, "parade": true,
 }
 
 // longForms are the spelled-out words of abbreviations, for typo matching.
@@ -198,6 +210,18 @@ func appendTokens(dst []string, s string) []string {
 			dst[len(dst)-1] += w
 			continue
 		}
+		// "Block 1" and "Block A" are one word: the number names the
+		// block, not the house, and tells blocks of one hall apart.
+		if len(dst) > first && dst[len(dst)-1] == "blk" && (isDigitRun(w) || len(w) == 1 && w[0] >= 'a' && w[0] <= 'z') {
+			dst[len(dst)-1] = "blk" + w
+			continue
+		}
+		// "14Elm" is the number 14 glued to the street "Elm"; "12a" and
+		// ordinals ("2nd") stay whole.
+		if d := gluedNumber(w); d > 0 {
+			dst = append(dst, w[:d])
+			w = w[d:]
+		}
 		if w == "o" && len(dst) > first && dst[len(dst)-1] == "p" {
 			dst[len(dst)-1] = "po" // "P.O."
 			continue
@@ -216,6 +240,44 @@ func appendTokens(dst []string, s string) []string {
 		dst = append(dst, w)
 	}
 	return dst
+}
+
+// gluedNumber returns where the word starts in a house number written
+// against it ("14elm" gives 2), or 0 when w is not one.
+func gluedNumber(w string) int {
+	d := 0
+	for d < len(w) && w[d] >= '0' && w[d] <= '9' {
+		d++
+	}
+	if d == 0 || len(w)-d < 2 {
+		return 0
+	}
+	if w[d:] == ordinal(w[:d]) {
+		return 0 // "21st", "2nd"; "18st" is 18 against "St."
+	}
+	for i := d; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return 0
+		}
+	}
+	return d
+}
+
+// ordinal returns the English ordinal suffix of a number of digits.
+func ordinal(n string) string {
+	last := n[len(n)-1]
+	if len(n) >= 2 && n[len(n)-2] == '1' {
+		return "th" // 11th, 12th, 13th
+	}
+	switch last {
+	case '1':
+		return "st"
+	case '2':
+		return "nd"
+	case '3':
+		return "rd"
+	}
+	return "th"
 }
 
 func isDigitRun(s string) bool {
@@ -295,4 +357,67 @@ func dlDistance1(a, b string) bool {
 	default:
 		return a[i:] == b[i+1:]
 	}
+}
+
+// smallWords stay in lower case inside a place name written in mixed
+// case: "Stratford-upon-Avon", "Newcastle upon Tyne", "Bury St Edmunds".
+var smallWords = map[string]bool{
+	"upon": true, "on": true, "in": true, "under": true, "by": true, "the": true, "next": true,
+	"le": true, "la": true, "de": true, "en": true, "and": true, "of": true, "na": true,
+}
+
+// DisplayCase returns a name written all in capitals ("NEWCASTLE UPON
+// TYNE", as PAF writes post towns) in mixed case ("Newcastle upon
+// Tyne"); a name with any lower-case letter is returned as it is.
+func DisplayCase(s string) string {
+	hasUpper := false
+	for _, r := range s {
+		if unicode.IsLower(r) {
+			return s
+		}
+		hasUpper = hasUpper || unicode.IsUpper(r)
+	}
+	if !hasUpper {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	word := 0 // words seen, to keep the first one capitalised
+	var cur []rune
+	flush := func() {
+		if len(cur) == 0 {
+			return
+		}
+		// Rune by rune, so that no letter changes into several: the
+		// matching key of the name stays the same.
+		rs := make([]rune, len(cur))
+		for i, r := range cur {
+			rs[i] = unicode.ToLower(r)
+		}
+		w := string(rs)
+		if strings.ContainsAny(w, "0123456789") {
+			b.WriteString(string(cur)) // "6W" in "DUBLIN 6W" is a code
+		} else if word > 0 && smallWords[w] {
+			b.WriteString(w)
+		} else {
+			rs[0] = unicode.ToUpper(rs[0])
+			// "O'BRIEN" is "O'Brien", "KING'S" is "King's".
+			if len(rs) > 3 && rs[1] == '\'' {
+				rs[2] = unicode.ToUpper(rs[2])
+			}
+			b.WriteString(string(rs))
+		}
+		word++
+		cur = cur[:0]
+	}
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '\u2019' {
+			cur = append(cur, r)
+			continue
+		}
+		flush()
+		b.WriteRune(r)
+	}
+	flush()
+	return b.String()
 }

@@ -280,3 +280,20 @@ func TestLowerType(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDisplayCase: DisplayCase changes how a name looks, never what it
+// matches, and a second pass changes nothing.
+func FuzzDisplayCase(f *testing.F) {
+	for _, s := range []string{"NEWCASTLE UPON TYNE", "KING'S LYNN", "DÚN LAOGHAIRE", "DUBLIN 6W", "İSTANBUL", "ǅ"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d := DisplayCase(s)
+		if Fold(d) != Fold(s) {
+			t.Fatalf("DisplayCase(%q) = %q: key %q, was %q", s, d, Fold(d), Fold(s))
+		}
+		if DisplayCase(d) != d {
+			t.Fatalf("DisplayCase not stable on %q", d)
+		}
+	})
+}

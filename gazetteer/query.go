@@ -12,6 +12,8 @@ type qTok struct {
 	id   int32
 	alts []uint32
 	idf  float32
+	typ  bool  // a street type
+	part uint8 // the address part (query.addr) it is in, at most 255
 }
 
 // query is a Query taken apart: address words and numbers, the postcode,
@@ -21,6 +23,7 @@ type query struct {
 	toks    []qTok
 	nums    []string
 	sub     string
+	subPart int      // 1 + the address part that gave sub; 0 when none
 	numIDs  []uint32 // ids of nums in Index.numIDs (noID when unknown)
 	subID   uint32   // id of sub; 0 when none, noID when unknown
 	pcRecs  []uint32 // the records having the postcode given
@@ -159,6 +162,8 @@ func districtKey(toks []string) (string, bool) {
 	switch {
 	case len(toks) == 2 && toks[0] == "dublin":
 		return dublinDistrictKey(toks[1])
+	case len(toks) == 4 && toks[0] == "baile" && toks[1] == "atha" && toks[2] == "cliath":
+		return dublinDistrictKey(toks[3]) // "Baile Átha Cliath 4"
 	case len(toks) == 1 && len(toks[0]) >= 2 && len(toks[0]) <= 3 && toks[0][0] == 'd':
 		return dublinDistrictKey(toks[0][1:])
 	case len(toks) == 1 && strings.HasPrefix(toks[0], "dublin"):
@@ -205,7 +210,7 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 				pq.country = "GB"
 			}
 		}
-		if pq.country == "IE" && pq.pcKind != Eircode || pq.country == "GB" && pq.pcKind != UKPostcode {
+		if pq.country == "IE" && pq.pcKind != Eircode || PostalCountry(pq.country) == "GB" && pq.pcKind != UKPostcode {
 			// A UK-shaped code in an Irish address (or the reverse) is
 			// not the address's postcode; keep it as text.
 			pq.pc, pq.pcKind, pq.pcRaw = "", NoPostcode, ""
@@ -213,7 +218,7 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 				parts[pcPart] = Tidy(found.canonical + " " + parts[pcPart])
 			}
 		} else {
-			pq.pcArea = ix.areaIDs["p:"+pq.country+":"+PostcodeArea(pq.pc)]
+			pq.pcArea = ix.areaIDs["p:"+PostalCountry(pq.country)+":"+PostcodeArea(pq.pc)]
 		}
 	}
 
@@ -225,8 +230,11 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 		if d, ok := districtKey(toks); ok {
 			key = d
 		}
-		pq.cityKey = key
 		t, r := ix.towns[key], ix.regions[key]
+		if len(t) == 0 && len(r) == 0 {
+			key, t, r = ix.irishArea(key)
+		}
+		pq.cityKey = key
 		if len(t) == 0 && len(r) == 0 {
 			t = fuzzyArea(ix.towns, key)
 		}
@@ -236,8 +244,11 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 	if r := Tidy(q.Region); r != "" {
 		pq.regionIn = r
 		key := strings.Join(appendTokens(tmp[:0], r), " ")
-		pq.regKey = key
 		r, t := ix.regions[key], ix.towns[key]
+		if len(r) == 0 && len(t) == 0 {
+			key, t, r = ix.irishArea(key)
+		}
+		pq.regKey = key
 		if len(r) == 0 && len(t) == 0 {
 			r = fuzzyArea(ix.regions, key)
 		}
@@ -268,6 +279,10 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 			t, r = ix.towns[string(pq.key)], ix.regions[string(pq.key)]
 			if len(t) > 0 || len(r) > 0 {
 				key = string(pq.key)
+			} else if len(toks) <= 5 {
+				if en, ok := irishKeys[string(pq.key)]; ok {
+					key, t, r = en, ix.towns[en], ix.regions[en]
+				}
 			}
 		}
 		coPrefix := hasLowerPrefix(p, "co ") || hasLowerPrefix(p, "co.") || hasLowerPrefix(p, "county ")
@@ -275,6 +290,13 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 			if _, ok := CountryISO(p); ok {
 				continue // "Northern Ireland", "UK": the country, said in a line
 			}
+		}
+		if len(t) == 0 && len(r) == 0 && len(toks) <= 4 && !district && (pq.country == "" || PostalCountry(pq.country) == "GB") && ukCounties[string(pq.key)] {
+			// A UK county the reference does not know (PAF has none).
+			if pq.regionIn == "" {
+				pq.regionIn, pq.regKey = p, string(pq.key)
+			}
+			continue
 		}
 		switch {
 		case len(r) > 0 && (coPrefix || len(t) == 0 || pq.cityIn != ""):
@@ -293,6 +315,12 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 			continue
 		}
 		pq.addr = append(pq.addr, p)
+		if s, ok := floorFlat(toks); ok {
+			// "Ground Floor Flat", "Basement", "Top Floor": a flat named
+			// by where it is, as the reference keys it (subKey).
+			pq.sub, pq.subPart = s, len(pq.addr)
+			continue
+		}
 		// A town at the end of an address part still helps blocking.
 		for n := 1; n <= 3 && n < len(toks); n++ {
 			pq.key = joinKey(pq.key, toks[len(toks)-n:])
@@ -306,6 +334,12 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 			switch {
 			case w == "flat" && i+1 < len(toks) && isNumberToken(toks[i+1]):
 				pq.sub = toks[i+1]
+				pq.subPart = len(pq.addr)
+				i++
+			case w == "flat" && i+1 < len(toks) && len(toks[i+1]) == 1 && toks[i+1][0] >= 'a' && toks[i+1][0] <= 'z':
+				// "Flat A": the letter names the flat.
+				pq.sub = toks[i+1]
+				pq.subPart = len(pq.addr)
 				i++
 			case w == "flat":
 			case w == "dublin" && i+1 < len(toks) && isNumberToken(toks[i+1]):
@@ -315,14 +349,21 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 				}
 				if len(pq.toks) < maxWords {
 					pq.toks = append(pq.toks, ix.qtok(w))
+					pq.toks[len(pq.toks)-1].part = uint8(min(len(pq.addr)-1, 255))
 				}
 			case isNumberToken(w):
 				if len(pq.nums) < maxWords {
 					pq.nums = append(pq.nums, w)
 				}
 			case len(pq.toks) >= maxWords:
+			case i > 0 && len(pq.nums) > 0 && pq.nums[len(pq.nums)-1] == toks[i-1] && isDigitRun(toks[i-1]) && ix.lettered(w):
+				// "2ASt. Patrick's": the letter belongs to the number.
+				pq.nums[len(pq.nums)-1] += w[:1]
+				pq.toks = append(pq.toks, ix.qtok(canon(w[1:])))
+				pq.toks[len(pq.toks)-1].part = uint8(min(len(pq.addr)-1, 255))
 			default:
 				pq.toks = append(pq.toks, ix.qtok(w))
+				pq.toks[len(pq.toks)-1].part = uint8(min(len(pq.addr)-1, 255))
 			}
 		}
 	}
@@ -346,6 +387,33 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 	pq.pcHash = postcodeHash(pq.pc)
 	pq.countryKey, _ = packCountry(pq.country)
 	return pq
+}
+
+// floorWords name a flat by its floor or side.
+var floorWords = map[string]bool{
+	"ground": true, "first": true, "second": true, "third": true, "fourth": true, "fifth": true,
+	"top": true, "basement": true, "lwr": true, "upr": true, "garden": true, "floor": true,
+	"rear": true, "front": true,
+}
+
+// floorFlat reports whether a part is only a flat named by its floor
+// ("Ground Floor Flat", "Basement Flat", "First Floor") and returns its
+// sub-building key: the words but "flat", as subKey makes it.
+func floorFlat(toks []string) (string, bool) {
+	var words []string
+	for _, t := range toks {
+		switch {
+		case t == "flat":
+		case floorWords[t]:
+			words = append(words, t)
+		default:
+			return "", false
+		}
+	}
+	if len(words) == 0 || len(words) > 3 {
+		return "", false
+	}
+	return strings.Join(words, " "), true
 }
 
 // noID stands for a number the reference does not have: it equals no
@@ -387,10 +455,35 @@ func fuzzyArea(m map[string][]uint32, key string) []uint32 {
 	return found
 }
 
+// lettered reports whether w, written after a house number, is a letter
+// of the number glued to a known word ("ashgrove" in "1AAshgrove"): w is
+// unknown and w without its first letter is known.
+func (ix *Index) lettered(w string) bool {
+	if len(w) < 3 || w[0] < 'a' || w[0] > 'z' {
+		return false
+	}
+	if _, ok := ix.vocab[w]; ok {
+		return false
+	}
+	_, ok := ix.vocab[canon(w[1:])]
+	return ok
+}
+
+// irishArea returns the towns and counties of key read as an Irish place
+// name ("gaillimh" is Galway), and the English key it stands for; key
+// and nothing when it is none.
+func (ix *Index) irishArea(key string) (string, []uint32, []uint32) {
+	en, ok := irishKey(key)
+	if !ok {
+		return key, nil, nil
+	}
+	return en, ix.towns[en], ix.regions[en]
+}
+
 // qtok looks a word up, with typo alternatives when it is unknown.
 func (ix *Index) qtok(w string) qTok {
 	if id, ok := ix.vocab[w]; ok {
-		return qTok{w: w, id: int32(id), idf: ix.idf[id]}
+		return qTok{w: w, id: int32(id), idf: ix.idf[id], typ: ix.isType[id]}
 	}
 	// Unknown words are mostly names and notes ("c/o Mary"): they weigh
 	// less than known words so that they do not drown the address.

@@ -127,6 +127,9 @@ type Config struct {
 	// answer (refusals and failures are not stored); rows answered from it
 	// are marked Cached and FromCache, and the distinct addresses it
 	// answered are counted in Stats.CacheHits. A Cache error stops the run.
+	// A Cache decides which stored answers it cannot trust: cache.Store
+	// returns a miss for an entry that fails its checksum, so that address
+	// is verified (and paid for) again, and counts it.
 	Cache Cache
 	// Journal, when set, answers the rows a previous run finished (they are
 	// counted in Stats.RowsResumed and not sent), and records every row

@@ -33,7 +33,8 @@ func (r *runner) verify(addr api.Address, row int) verdict {
 		if r.runCtx.Err() != nil {
 			return verdict{skipped: true}
 		}
-		if err := cfg.Limiter.Wait(r.runCtx); err != nil {
+		sent, err := cfg.Limiter.Acquire(r.runCtx)
+		if err != nil {
 			return verdict{skipped: true}
 		}
 		actx, cancel := context.WithTimeout(r.callCtx, cfg.Timeout)
@@ -45,7 +46,6 @@ func (r *runner) verify(addr api.Address, row int) verdict {
 			err = errors.New("service returned no answer")
 		}
 		if err == nil {
-			cfg.Limiter.OnSuccess()
 			return verdict{resp: resp}
 		}
 		if r.callCtx.Err() != nil {
@@ -60,7 +60,7 @@ func (r *runner) verify(addr api.Address, row int) verdict {
 			r.rateLimited.Add(1)
 			ra := retryAfter(err)
 			before := cfg.Limiter.Rate()
-			cfg.Limiter.OnRateLimited(ra)
+			sent.RateLimited(ra) // a 429 of a request sent before the last cut does not cut again
 			if after := cfg.Limiter.Rate(); after < before {
 				log.Info().Int("row", row).Float64("rate", after).Dur("retry_after", ra).
 					Msg("the service is rate limiting: slowing down")

@@ -13,13 +13,12 @@ func ExampleLimiter() {
 	ctx := context.Background()
 
 	// Before every attempt, retries included:
-	if err := lim.Wait(ctx); err != nil {
+	sent, err := lim.Acquire(ctx)
+	if err != nil {
 		return // ctx is done
 	}
 	// ... send the request; on a 429 answer:
-	lim.OnRateLimited(2 * time.Second) // every worker pauses 2s; the limit halves
+	sent.RateLimited(2 * time.Second) // every worker pauses 2s; the first cut halves the limit
 	fmt.Println(lim.Rate())
-	// ... and on each success:
-	lim.OnSuccess()
 	// Output: 10
 }

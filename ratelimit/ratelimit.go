@@ -11,17 +11,55 @@ import (
 
 // Defaults of the adaptive behaviour; options override them.
 const (
-	// DefaultFloorDivisor bounds how far repeated 429 answers cut the limit:
-	// never below the configured rate divided by this.
+	// DefaultFloorDivisor bounds how far 429 answers cut the limit: never
+	// below the configured rate divided by this.
 	DefaultFloorDivisor = 16
-	// DefaultClimbAfter is how many successes in a row raise a cut limit one step.
-	DefaultClimbAfter = 20
-	// DefaultClimbFactor is the step by which a cut limit climbs back.
-	DefaultClimbFactor = 1.25
 	// DefaultPause is the shared pause after a 429 that carried no Retry-After.
 	DefaultPause = time.Second
 	// DefaultMaxPause caps the shared pause a single Retry-After can impose.
 	DefaultMaxPause = 10 * time.Minute
+)
+
+// The shape of the adaptation after a 429 (see Limiter). A service that
+// answers 429 with Retry-After in whole seconds makes every worker pause for
+// at least a second, so each 429 costs about a second of the quota: the
+// limiter must find the rate at which 429s begin in few steps, then stay just
+// under it and look above it only now and then.
+const (
+	// settleMargin is how far under the rate at which 429s began the limit
+	// settles: room for the jitter of arrival times at the service.
+	settleMargin = 0.05
+	// steepMargin replaces settleMargin when 429s began again soon after the
+	// limit had settled (within steepWithin of sending again): the rate
+	// they began at was then still well above what the service admits.
+	steepMargin = 0.15
+	steepWithin = 5 * time.Second
+	// quickWithin marks 429s that came at once after the pause: each such
+	// cut in a row goes twice as deep as the one before (at most half).
+	quickWithin = time.Second
+	// firstRamp is how long the limit takes, after the pause, to rise from
+	// the first cut (half the rate 429s began at) to the settled rate;
+	// steepRamp the same from a steep cut (steepMargin under it).
+	firstRamp = 2 * time.Second
+	steepRamp = 10 * time.Second
+	// holdTime is how long the limit stays at the settled rate before it
+	// probes above it.
+	holdTime = 20 * time.Second
+	// probeStep is how fast the limit then rises, per second, as a share of
+	// the settled rate (or of the highest one held, when higher): about one
+	// 429, and one pause, per half minute when the quota does not move.
+	probeStep = 0.01
+	// measureReleases is how many of the last releases the sent rate is
+	// measured over: the rate at which 429s began is the lower of the limit
+	// and what was actually sent (fewer workers than the limit needs send
+	// less). Few, so that a ramp does not make it lag.
+	measureReleases = 8
+	// workerBound is how far under the limit the measured rate must be
+	// to be taken instead: well under, since a busy machine delays a few
+	// releases now and then.
+	workerBound = 0.5
+	// adaptStep is how often the limit changes along a ramp or a probe.
+	adaptStep = 100 * time.Millisecond
 )
 
 // Clock is the time source of a Limiter; tests inject a fake one.
@@ -71,19 +109,6 @@ func WithFloor(r float64) Option {
 	}
 }
 
-// WithClimb sets how many successes in a row raise a cut limit, and by which
-// factor (> 1) each step raises it.
-func WithClimb(after int, factor float64) Option {
-	return func(l *Limiter) {
-		if after > 0 {
-			l.climbAfter = after
-		}
-		if factor > 1 && !math.IsInf(factor, 0) {
-			l.climbFactor = factor
-		}
-	}
-}
-
 // WithMaxPause caps the shared pause one Retry-After can impose on every
 // worker, so a wild header value cannot stall a run for hours.
 func WithMaxPause(d time.Duration) Option {
@@ -95,10 +120,25 @@ func WithMaxPause(d time.Duration) Option {
 }
 
 // Limiter paces requests for every worker of a run. It is a token bucket of
-// burst tokens refilled at the current limit, which 429 answers cut and
-// successes raise back, plus a shared "not before" time that honours
-// Retry-After. A nil *Limiter never waits. Its methods are safe for
-// concurrent use.
+// burst tokens refilled at the current limit, plus a shared "not before"
+// time that honours Retry-After. A nil *Limiter never waits. Its methods are
+// safe for concurrent use.
+//
+// The limit adapts to a service quota below the configured rate. A 429 of a
+// request sent since the last cut marks the rate at which 429s begin: the
+// limit in force when that request went, or the rate at which the last few
+// requests actually went when that is under half of it (too few workers).
+// The limit is then cut: the first time to half that rate, rising over
+// firstRamp after the pause to settleMargin (5 %) under it; later straight
+// to that settled rate. A 429 of a request sent within steepWithin of the
+// end of the pause (the settled rate was still too high) cuts steepMargin
+// under instead and rises back over steepRamp, once in a row; one sent
+// within quickWithin of it (far above the quota) cuts twice as deep as the
+// quick one before, up to half. The limit holds the settled rate for
+// holdTime, then probes above it by probeStep per second (of the highest
+// rate held) until the next 429 or the configured rate. 429s of requests
+// sent before the last cut were caused by the old limit: they extend the
+// pause but do not cut again.
 //
 // The bucket is charged when a request is let go, at the time it is let go,
 // and never in advance: nothing is reserved, so nothing is ever given back,
@@ -107,13 +147,11 @@ func WithMaxPause(d time.Duration) Option {
 // holds more than the configured rate plus burst releases, and at burst 1
 // each release comes at least 1/limit after the one before it.
 type Limiter struct {
-	clock       Clock
-	configured  float64 // the --rate asked for; +Inf when unlimited
-	burst       int
-	floor       float64
-	climbAfter  int
-	climbFactor float64
-	maxPause    time.Duration
+	clock      Clock
+	configured float64 // the --rate asked for; +Inf when unlimited
+	burst      int
+	floor      float64
+	maxPause   time.Duration
 	// lead is realTimerLead on the system clock, 0 on any other: a fake
 	// clock fires timers exactly and does not move while a waiter spins.
 	lead time.Duration
@@ -132,8 +170,22 @@ type Limiter struct {
 	lastDebt     time.Duration
 	lastInterval time.Duration
 	notBefore    time.Time
-	successes    int
 	cuts         int64
+	// The adaptation. gen counts cuts: a Sent of an older generation was
+	// sent under a limit already cut. Once cut, the limit follows the
+	// schedule of adapt from resumed (the end of the pause): start, a ramp
+	// to settled, a hold, then a probe upwards.
+	gen            uint64
+	ceiling        float64 // the rate at which 429s last began; 0 before any
+	start, settled float64
+	ramp           time.Duration
+	steeps, quick  int     // steep cuts, and quick ones, in a row
+	held           float64 // the highest settled rate held through holdTime
+	resumed        time.Time
+	// recent holds the times of the last releases since the pause ended,
+	// for the measured rate; n counts them.
+	recent [measureReleases]time.Time
+	n      int
 	// queue holds the waiters in the order they came; the k-th (from 0)
 	// may go once the bucket holds k+1 tokens.
 	queue []*waiter
@@ -165,12 +217,10 @@ func New(r float64, burst int, opts ...Option) *Limiter {
 		limit = math.Inf(1)
 	}
 	l := &Limiter{
-		clock:       realClock{},
-		configured:  limit,
-		burst:       burst,
-		climbAfter:  DefaultClimbAfter,
-		climbFactor: DefaultClimbFactor,
-		maxPause:    DefaultMaxPause,
+		clock:      realClock{},
+		configured: limit,
+		burst:      burst,
+		maxPause:   DefaultMaxPause,
 	}
 	if !math.IsInf(limit, 1) {
 		l.floor = limit / DefaultFloorDivisor
@@ -218,28 +268,59 @@ func (l *Limiter) times(n int) time.Duration {
 	return time.Duration(n) * d
 }
 
-// Wait blocks until the caller may send one request, or ctx is done. Every
-// attempt, retries included, calls Wait once. It honours the shared pause set
-// by OnRateLimited and follows the limit when it changes while it waits.
+// Sent is one request let go by Acquire. Its RateLimited method reports a
+// 429 answer to it, so that the limiter can tell 429s caused by the limit in
+// force from those of requests sent before the last cut. The zero Sent
+// stands for a request of unknown sending time.
+type Sent struct {
+	l     *Limiter
+	gen   uint64
+	at    time.Time
+	rate  float64 // the limit in force when it went; +Inf when unlimited
+	since time.Time
+}
+
+// RateLimited records a 429 answer to the request s, as OnRateLimited does
+// for a request of unknown sending time, except that a 429 to a request sent
+// before the last cut only extends the pause.
+func (s Sent) RateLimited(retryAfter time.Duration) {
+	if s.l == nil {
+		return
+	}
+	s.l.rateLimited(&s, retryAfter)
+}
+
+// Wait blocks until the caller may send one request, or ctx is done; it is
+// Acquire for callers that do not report 429s per request.
+func (l *Limiter) Wait(ctx context.Context) error {
+	_, err := l.Acquire(ctx)
+	return err
+}
+
+// Acquire blocks until the caller may send one request, or ctx is done, and
+// returns the request's Sent. Every attempt, retries included, calls it once.
+// It honours the shared pause set by 429s and follows the limit when it
+// changes while it waits.
 //
 // Callers go in the order they came. A caller goes at once when the pause is
 // over and the bucket holds a token for it and for everyone already waiting;
 // otherwise it sleeps until its slot, the time the bucket will hold them. A
 // late wake-up is not made up for by letting requests go closer together:
 // the time lost is lost, as for any request the bucket could not hold.
-func (l *Limiter) Wait(ctx context.Context) error {
+func (l *Limiter) Acquire(ctx context.Context) (Sent, error) {
 	if l == nil {
-		return ctx.Err()
+		return Sent{}, ctx.Err()
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("rate limiter: %w", err)
+		return Sent{}, fmt.Errorf("rate limiter: %w", err)
 	}
 	l.mu.Lock()
 	now := l.clock.Now()
+	l.adapt(now)
 	if !l.slot(len(l.queue), now).After(now) {
-		l.take(now)
+		sent := l.take(now)
 		l.mu.Unlock()
-		return nil
+		return sent, nil
 	}
 	w := &waiter{moved: make(chan struct{}, 1)}
 	l.queue = append(l.queue, w)
@@ -266,17 +347,20 @@ func (l *Limiter) Wait(ctx context.Context) error {
 			l.leave(w)
 			l.reschedule(l.clock.Now()) // the waiters behind move up
 			l.mu.Unlock()
-			return fmt.Errorf("rate limiter: %w", ctx.Err())
+			return Sent{}, fmt.Errorf("rate limiter: %w", ctx.Err())
 		}
 		now = l.clock.Now()
+		l.adapt(now)
 		k := l.index(w)
 		s := l.slot(k, now)
 		if !s.After(now) {
 			l.leave(w)
-			l.take(now)
-			l.reschedule(now) // only moves anyone if this release came late
+			sent := l.take(now)
+			// Moves the others if this release came late, or if the
+			// limit rose since they were armed.
+			l.reschedule(now)
 			l.mu.Unlock()
-			return nil
+			return sent, nil
 		}
 		if fired && timer == w.timer {
 			// Woken before the slot (it moved later, or the timer fired
@@ -316,16 +400,21 @@ func (l *Limiter) slot(k int, now time.Time) time.Time {
 	return s
 }
 
-// take charges one release at now to the bucket. The caller holds l.mu.
-func (l *Limiter) take(now time.Time) {
+// take charges one release at now to the bucket and counts it for the
+// measured rate. The caller holds l.mu.
+func (l *Limiter) take(now time.Time) Sent {
+	sent := Sent{l: l, gen: l.gen, at: now, rate: l.current, since: l.resumed}
 	if l.interval == 0 {
-		return
+		return sent
 	}
 	if l.full.Before(now) {
 		l.full = now
 	}
 	l.full = l.full.Add(l.interval)
 	l.lastAt, l.lastDebt, l.lastInterval = now, l.full.Sub(now), l.interval
+	l.recent[l.n%measureReleases] = now
+	l.n++
+	return sent
 }
 
 // setRate changes the limit at now. The tokens in the bucket at now are kept
@@ -417,15 +506,22 @@ func (l *Limiter) leave(w *waiter) {
 	w.stop()
 }
 
-// OnRateLimited records a 429 answer: every waiter pauses until retryAfter
-// from now (DefaultPause when retryAfter <= 0, capped by the max pause), and
-// the limit is halved, not below the floor. 429s that arrive while a pause is
-// already running were sent before the cut, so they extend the pause but do
-// not cut again. An unlimited Limiter only pauses: it has no rate to halve.
+// OnRateLimited records a 429 answer to a request of unknown sending time:
+// every waiter pauses until retryAfter from now (DefaultPause when
+// retryAfter <= 0, capped by the max pause), and the limit is cut (see
+// Limiter). A 429 that arrives while a pause is already running is taken
+// for one of a request sent before the cut: it extends the pause but does
+// not cut again. An unlimited Limiter only pauses: it has no rate to cut.
+// Callers that can should report 429s with Sent.RateLimited instead.
 func (l *Limiter) OnRateLimited(retryAfter time.Duration) {
 	if l == nil {
 		return
 	}
+	l.rateLimited(nil, retryAfter)
+}
+
+// rateLimited records a 429 answer to s (nil: unknown).
+func (l *Limiter) rateLimited(s *Sent, retryAfter time.Duration) {
 	if retryAfter <= 0 {
 		retryAfter = DefaultPause
 	}
@@ -435,40 +531,132 @@ func (l *Limiter) OnRateLimited(retryAfter time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.clock.Now()
-	inPause := now.Before(l.notBefore)
+	l.adapt(now)
+	fresh := !now.Before(l.notBefore) // unknown: sent since the last pause
+	if s != nil {
+		fresh = s.gen == l.gen
+	}
 	if until := now.Add(retryAfter); until.After(l.notBefore) {
 		l.notBefore = until
-	}
-	l.successes = 0
-	if !inPause && !math.IsInf(l.current, 1) {
-		if next := max(l.current/2, l.floor); next != l.current {
-			l.setRate(now, next, true)
+		if l.ceiling > 0 && !fresh {
+			// The pause grew: the schedule starts again at its end.
+			l.resume()
 		}
-		l.cuts++
+	}
+	if fresh && !math.IsInf(l.configured, 1) {
+		l.cut(now, s)
 	}
 	l.reschedule(now)
 }
 
-// OnSuccess records a successful answer; after a run of them a cut limit
-// climbs one step back towards the configured rate. Waiters already in line
-// move up to the new limit; none is let go before its new slot.
-func (l *Limiter) OnSuccess() {
-	if l == nil {
+// cut lowers the limit after a 429 to the request s (nil: unknown) and
+// starts the schedule of adapt again from the end of the pause. The caller
+// holds l.mu.
+func (l *Limiter) cut(now time.Time, s *Sent) {
+	began := l.current
+	var since time.Duration // from the end of the last pause to the sending
+	if s != nil {
+		began = s.rate
+		since = s.at.Sub(s.since)
+	} else {
+		since = now.Sub(l.resumed)
+	}
+	// Sent soon after the end of the last pause: the settled rate was
+	// still well above what the service admits; at once after it: far
+	// above.
+	steep := l.ceiling > 0 && since < steepWithin
+	quick := steep && since < quickWithin
+	if m := l.measured(); m > 0 && m < workerBound*began {
+		// Far fewer went than the limit let go: too few workers for it,
+		// and the limit is no mark of what the service refused.
+		began = m
+	}
+	first := l.ceiling == 0
+	// Quick cuts in a row go twice as deep each time: the quota may lie
+	// far under the limit. Steep ones only once in a row: a second would
+	// compound on the noise of a quota without burst (arrival jitter alone
+	// makes it refuse within seconds at any rate near it), and settles as
+	// any later cut does.
+	margin := 0.0
+	switch {
+	case quick:
+		l.quick++
+		l.steeps = 1
+		margin = min(0.5, steepMargin*float64(int(1)<<min(l.quick-1, 3)))
+	case steep && l.steeps == 0:
+		l.quick, l.steeps = 0, 1
+		margin = steepMargin
+	default:
+		l.quick, l.steeps = 0, 0
+	}
+	l.ceiling = began
+	l.settled = max(l.floor, began*(1-settleMargin))
+	l.start, l.ramp = l.settled, 0
+	switch {
+	case first:
+		// Nothing is known yet of where the quota lies: halve, and let
+		// the ramp find the rate at which 429s begin.
+		l.start, l.ramp = max(l.floor, min(began/2, l.settled)), firstRamp
+	case margin > 0:
+		// Still above the quota: get under it at once, and come back
+		// slowly enough that the next 429 marks where it lies.
+		l.start, l.ramp = max(l.floor, began*(1-margin)), steepRamp
+	}
+	l.gen++
+	l.cuts++
+	l.resume()
+	l.setRate(now, l.start, true)
+}
+
+// resume restarts the schedule and the measured rate at the end of the
+// pause. The caller holds l.mu.
+func (l *Limiter) resume() {
+	l.resumed = l.notBefore
+	l.n = 0
+}
+
+// measured returns the rate at which the last measureReleases requests were
+// let go since the pause ended, or 0 when fewer went. The caller holds l.mu.
+func (l *Limiter) measured() float64 {
+	if l.n < measureReleases {
+		return 0
+	}
+	newest, oldest := l.recent[(l.n-1)%measureReleases], l.recent[l.n%measureReleases]
+	span := newest.Sub(oldest)
+	if span <= 0 {
+		return 0
+	}
+	return float64(measureReleases-1) / span.Seconds()
+}
+
+// adapt sets the limit the schedule gives at now, once a 429 has cut it:
+// start during the pause, a ramp to settled over l.ramp, settled for
+// holdTime, then probeStep per second more up to the configured rate.
+// Waiters in line move up to a raised limit. The caller holds l.mu.
+func (l *Limiter) adapt(now time.Time) {
+	if l.ceiling == 0 || l.current == l.configured {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.current == l.configured {
-		return
+	// In steps: every change of the limit re-arms the waiters, and each of
+	// them, woken, would see a later time and change it again.
+	t := now.Sub(l.resumed).Truncate(adaptStep)
+	r := l.start
+	switch {
+	case t <= 0:
+	case t < l.ramp:
+		r = l.start + (l.settled-l.start)*t.Seconds()/l.ramp.Seconds()
+	case t < l.ramp+holdTime:
+		r = l.settled
+	default:
+		// Held without a 429: a rate to climb back at, should noise
+		// have cut far below it since.
+		l.held = max(l.held, l.settled)
+		r = min(l.configured, l.settled+probeStep*l.held*(t-l.ramp-holdTime).Seconds())
 	}
-	l.successes++
-	if l.successes < l.climbAfter {
-		return
+	if r > l.current {
+		l.setRate(now, r, false)
+		l.reschedule(now)
 	}
-	l.successes = 0
-	now := l.clock.Now()
-	l.setRate(now, min(l.current*l.climbFactor, l.configured), false)
-	l.reschedule(now)
 }
 
 // Rate returns the current effective limit in requests per second; 0 means
@@ -482,6 +670,7 @@ func (l *Limiter) Rate() float64 {
 	if math.IsInf(l.current, 1) {
 		return 0
 	}
+	l.adapt(l.clock.Now())
 	return l.current
 }
 

@@ -87,7 +87,13 @@ func TestNilLimiter(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.OnRateLimited(time.Second)
-	l.OnSuccess()
+	s, err := l.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RateLimited(time.Second)
+	var zero ratelimit.Sent
+	zero.RateLimited(time.Second)
 	if l.Rate() != 0 || l.Burst() != 0 || l.Cuts() != 0 || !l.PausedUntil().IsZero() || l.Configured() != 0 {
 		t.Fatal("nil limiter reports state")
 	}
@@ -210,7 +216,8 @@ func TestRateLimitedWakesWaiters(t *testing.T) {
 	}
 	clk.Advance(time.Millisecond)
 	// After the pause the bucket (burst 1) lets one through at once and the
-	// others at the halved rate, 200 ms apart.
+	// others one interval of the limit in force apart: the halved rate,
+	// 200 ms, then a little less as the limit ramps up again.
 	next := func() {
 		t.Helper()
 		select {
@@ -234,13 +241,23 @@ func TestRateLimitedWakesWaiters(t *testing.T) {
 		}
 	}
 	next()
-	for _, left := range [][]time.Duration{{200 * time.Millisecond, 400 * time.Millisecond}, {200 * time.Millisecond}} {
-		if err := clk.Await(ctx, func(p []time.Duration) bool { return equalDurations(p, left) }); err != nil {
-			t.Fatal(err)
-		}
-		clk.Advance(200 * time.Millisecond)
-		next()
+	if err := clk.Await(ctx, func(p []time.Duration) bool {
+		return equalDurations(p, []time.Duration{200 * time.Millisecond, 400 * time.Millisecond})
+	}); err != nil {
+		t.Fatal(err)
 	}
+	clk.Advance(200 * time.Millisecond)
+	next()
+	r := l.Rate()
+	if r <= 5 || r >= 10 {
+		t.Fatalf("Rate() = %v 200 ms after the pause, want between the cut 5 and the configured 10", r)
+	}
+	last := time.Duration(math.Ceil(1e9 / r))
+	if err := clk.Await(ctx, func(p []time.Duration) bool { return equalDurations(p, []time.Duration{last}) }); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(last)
+	next()
 }
 
 func equalDurations(a, b []time.Duration) bool {
@@ -255,25 +272,76 @@ func equalDurations(a, b []time.Duration) bool {
 	return true
 }
 
-func TestRateLimitedFloorAndNoDoubleCut(t *testing.T) {
+// TestRateLimitedNoDoubleCut: a 429 cuts the limit once; 429s of requests
+// sent before that cut (their Sent says so) or, for callers that cannot say,
+// arriving during its pause, only extend the pause.
+func TestRateLimitedNoDoubleCut(t *testing.T) {
+	ctx := testCtx(t)
 	clk := ratelimittest.NewClock(epoch)
-	l := ratelimit.New(16, 1, ratelimit.WithClock(clk))
-	want := []float64{8, 4, 2, 1, 1, 1}
-	for i, w := range want {
-		l.OnRateLimited(time.Second)
-		// 429s of requests sent before the cut arrive during the pause: they
-		// must not cut again.
-		l.OnRateLimited(2 * time.Second)
-		if got := l.Rate(); got != w {
-			t.Fatalf("cut %d: Rate() = %v, want %v", i, got, w)
+	l := ratelimit.New(16, 4, ratelimit.WithClock(clk))
+	var before []ratelimit.Sent
+	for i := 0; i < 4; i++ { // the bucket's burst: in flight together
+		s, err := l.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if got := l.PausedUntil().Sub(clk.Now()); got != 2*time.Second {
-			t.Fatalf("cut %d: pause = %v, want 2s", i, got)
-		}
-		clk.Advance(2 * time.Second)
+		before = append(before, s)
 	}
-	if got := l.Cuts(); got != int64(len(want)) {
-		t.Fatalf("Cuts() = %d, want %d", got, len(want))
+	before[0].RateLimited(time.Second)
+	if got := l.Rate(); got != 8 {
+		t.Fatalf("first cut: Rate() = %v, want 8", got)
+	}
+	before[1].RateLimited(2 * time.Second) // sent before the cut
+	clk.Advance(3 * time.Second)           // past the pause: the Sent still says
+	before[2].RateLimited(time.Second)
+	if got := l.Cuts(); got != 1 {
+		t.Fatalf("429s of requests sent before the cut cut again: Cuts() = %d", got)
+	}
+	if got := l.PausedUntil(); !got.Equal(epoch.Add(4 * time.Second)) {
+		t.Fatalf("PausedUntil = %v, want the last 429's 1 s after 3 s", got.Sub(epoch))
+	}
+	l.OnRateLimited(time.Second) // unknown sending time, during the pause
+	if got := l.Cuts(); got != 1 {
+		t.Fatalf("a 429 during the pause cut again: Cuts() = %d", got)
+	}
+	clk.Advance(2 * time.Second) // the pause is over
+	after, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before[3].RateLimited(time.Second) // stale still, and now outside any pause
+	if got := l.Cuts(); got != 1 {
+		t.Fatalf("a stale 429 after the pause cut again: Cuts() = %d", got)
+	}
+	r := l.Rate()
+	after.RateLimited(time.Second)
+	if got := l.Cuts(); got != 2 || l.Rate() >= r {
+		t.Fatalf("a 429 of a request sent after the cut: Cuts() = %d, Rate() %v -> %v", got, r, l.Rate())
+	}
+}
+
+// TestRateLimitedFloor: however many 429s, the limit stays at or above the
+// floor.
+func TestRateLimitedFloor(t *testing.T) {
+	ctx := testCtx(t)
+	clk := ratelimittest.NewClock(epoch)
+	l := ratelimit.New(16, 1, ratelimit.WithClock(clk), ratelimit.WithFloor(1))
+	prev := l.Rate()
+	for i := 0; i < 40; i++ {
+		s, err := l.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.RateLimited(time.Second)
+		r := l.Rate()
+		if r > prev || r < 1 {
+			t.Fatalf("cut %d: Rate() %v -> %v, floor 1", i+1, prev, r)
+		}
+		prev = r
+		clk.Advance(time.Second)
+	}
+	if prev != 1 {
+		t.Fatalf("Rate() = %v after 40 cuts, want the floor 1", prev)
 	}
 }
 
@@ -320,48 +388,156 @@ func TestUnlimitedHonoursPause(t *testing.T) {
 	}
 }
 
-func TestOnSuccessClimbs(t *testing.T) {
+// TestScheduleAfterCut follows the limit after 429s at --rate 10: the first
+// cut halves it, then it ramps over 2 s after the pause to 5 % under the rate
+// at which the 429 came, holds there for 20 s, then probes up by 1 % of that
+// per second, up to the configured rate. A later 429 settles it straight to
+// 5 % under its rate; one that comes within 5 s of the pause's end cuts
+// 15 % under it and ramps back over 10 s.
+func TestScheduleAfterCut(t *testing.T) {
+	ctx := testCtx(t)
 	clk := ratelimittest.NewClock(epoch)
-	l := ratelimit.New(10, 1, ratelimit.WithClock(clk), ratelimit.WithClimb(5, 1.5), ratelimit.WithFloor(1))
-	l.OnRateLimited(time.Second)
-	l.OnRateLimited(0) // inside the pause: no second cut
-	clk.Advance(time.Second)
-	l.OnRateLimited(time.Second)
-	if got := l.Rate(); got != 2.5 {
-		t.Fatalf("Rate() = %v, want 2.5", got)
-	}
-	steps := []float64{3.75, 5.625, 8.4375, 10}
-	for i, w := range steps {
-		for j := 0; j < 4; j++ {
-			l.OnSuccess()
-		}
-		if got := l.Rate(); got == w {
-			t.Fatalf("step %d: climbed before 5 successes", i)
-		}
-		l.OnSuccess()
-		if got := l.Rate(); got != w {
-			t.Fatalf("step %d: Rate() = %v, want %v", i, got, w)
+	l := ratelimit.New(10, 1, ratelimit.WithClock(clk))
+	at := func(d time.Duration, want float64) {
+		t.Helper()
+		clk.Advance(epoch.Add(d).Sub(clk.Now()))
+		if got := l.Rate(); math.Abs(got-want) > 1e-9 {
+			t.Fatalf("at %v: Rate() = %v, want %v", d, got, want)
 		}
 	}
-	for i := 0; i < 50; i++ {
-		l.OnSuccess()
+	s, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
+	s.RateLimited(time.Second) // at 0, from 10/s; the pause ends at 1 s
+	at(500*time.Millisecond, 5)
+	at(time.Second, 5)
+	at(2*time.Second, 7.25) // half way from 5 to 9.5
+	at(3*time.Second, 9.5)
+	at(22*time.Second, 9.5)
+	at(23*time.Second, 9.5)
+	at(24*time.Second, 9.5*1.01)
+	at(27*time.Second, 9.5*1.04)
+	at(29*time.Second, 10) // 9.5*1.06 is past the configured rate
+	at(40*time.Second, 10)
+
+	// A 429 long after the pause: straight to 5 % under, no ramp.
+	if s, err = l.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.RateLimited(time.Second) // at 40 s; the pause ends at 41 s
+	at(40*time.Second, 9.5)
+	at(41*time.Second, 9.5)
+	// Sent 2 s after that pause ended: the settled rate was still too high.
+	at(43*time.Second, 9.5)
+	if s, err = l.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.RateLimited(time.Second) // the pause ends at 44 s
+	at(44*time.Second, 9.5*0.85)
+	at(49*time.Second, (9.5*0.85+9.5*0.95)/2)
+	at(54*time.Second, 9.5*0.95)
+	if got := l.Cuts(); got != 3 {
+		t.Fatalf("Cuts() = %d, want 3", got)
+	}
+}
+
+// TestSteepCuts: 429s that come at once after each pause (within 1 s) cut
+// deeper and deeper, the quota lying far below; 429s that come soon after
+// it (within 5 s) cut 15 % under only once in a row, so that the noise of a
+// quota without burst does not compound.
+func TestSteepCuts(t *testing.T) {
+	ctx := testCtx(t)
+	clk := ratelimittest.NewClock(epoch)
+	l := ratelimit.New(100, 1, ratelimit.WithClock(clk), ratelimit.WithFloor(1))
+	cut := func(after time.Duration, want float64) {
+		t.Helper()
+		clk.Advance(after)
+		s, err := l.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.RateLimited(time.Second)
+		if got := l.Rate(); math.Abs(got-want) > 1e-9 {
+			t.Fatalf("after cut %d: Rate() = %v, want %v", l.Cuts(), got, want)
+		}
+		clk.Advance(time.Second) // to the end of the pause
+	}
+	// Sent at once after each pause, each at the rate the last cut left.
+	r := 100.0
+	for _, margin := range []float64{0.5, 0.15, 0.3, 0.5, 0.5} { // never more than half
+		r *= 1 - margin
+		cut(0, r)
+	}
+	held := r / 0.5 * 0.95 // the ramp (10 s) rises to 5 % under the rate of the last 429
+	settled := held * 0.95
+	cut(30*time.Second, settled) // sent after the ramp and the hold (20 s): 5 % under
+	start := settled * 0.85
+	cut(2*time.Second, start) // 2 s after the pause: 15 % under
+	ramped := start + (settled*0.95-start)*2/10
+	low := ramped * 0.95
+	cut(2*time.Second, low) // 2 s after again, up the ramp: 5 % under only
+	// Held 20 s, then the probe climbs at 1 % per second of the higher
+	// rate held before, not of this one.
+	clk.Advance(20*time.Second + 10*time.Second)
+	if got, want := l.Rate(), low+0.01*held*10; math.Abs(got-want) > 1e-9 {
+		t.Fatalf("probing from %v: Rate() = %v, want %v", low, got, want)
+	}
+
+	// 429s 2 s after each pause from the start, as the jitter of a quota
+	// without burst gives them: steep and plain cuts take turns, none
+	// deeper than 15 %, although no rate has been held yet.
+	l = ratelimit.New(100, 1, ratelimit.WithClock(clk), ratelimit.WithFloor(1))
+	cut(0, 50)
+	r = 95 * 0.85 // the 2 s ramp has reached 95
+	cut(2*time.Second, r)
+	r = (r + (95*0.95-r)*2/10) * 0.95
+	cut(2*time.Second, r)
+	r *= 0.85
+	cut(2*time.Second, r)
+}
+
+// TestMeasuredRate: a 429 while fewer requests go than the limit allows (too
+// few workers for it) marks the rate actually sent, not the limit.
+func TestMeasuredRate(t *testing.T) {
+	ctx := testCtx(t)
+	clk := ratelimittest.NewClock(epoch)
+	l := ratelimit.New(100, 1, ratelimit.WithClock(clk))
+	var s ratelimit.Sent
+	for i := 0; i < 20; i++ { // one request every 50 ms: 20/s
+		var err error
+		if s, err = l.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(50 * time.Millisecond)
+	}
+	s.RateLimited(time.Second)
 	if got := l.Rate(); got != 10 {
-		t.Fatalf("Rate() = %v, climbed past the configured 10", got)
+		t.Fatalf("Rate() = %v after a 429 at 20/s sent, want half of it", got)
 	}
-	// A 429 resets the run of successes.
-	clk.Advance(time.Second)
-	l.OnRateLimited(time.Second)
-	for i := 0; i < 4; i++ {
-		l.OnSuccess()
+	clk.Advance(3 * time.Second)
+	if got := l.Rate(); got != 19 {
+		t.Fatalf("Rate() = %v after the ramp, want 5 %% under 20", got)
 	}
-	clk.Advance(time.Second)
-	l.OnRateLimited(time.Second)
-	for i := 0; i < 4; i++ {
-		l.OnSuccess()
+
+	// A busy machine delays a release now and then: eight releases at
+	// 50/s with one 100 ms late measure 29/s, but that is no sign of too
+	// few workers, and the limit marks where the 429 came.
+	l = ratelimit.New(50, 1, ratelimit.WithClock(clk))
+	for i := 0; i < 8; i++ {
+		var err error
+		if s, err = l.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+		d := 20 * time.Millisecond
+		if i == 3 {
+			d += 100 * time.Millisecond
+		}
+		clk.Advance(d)
 	}
-	if got := l.Rate(); got != 2.5 {
-		t.Fatalf("Rate() = %v, want 2.5", got)
+	s.RateLimited(time.Second)
+	if got := l.Rate(); got != 25 {
+		t.Fatalf("Rate() = %v after a 429 at 50/s with one late release, want half of 50", got)
 	}
 }
 

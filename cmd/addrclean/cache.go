@@ -29,13 +29,24 @@ var cacheNow = time.Now
 var cacheLockTimeout = cache.DefaultTimeout
 
 // openCache opens the cache file of --cache; a locked or damaged file is
-// fatal (exit 1) with a message naming the path.
+// fatal (exit 1) with a message naming the path (and, for a damaged one,
+// 'addrclean cache clear').
 func openCache(path string, mustExist bool) (*cache.DB, error) {
-	d, err := cache.Open(path, cache.Options{Timeout: cacheLockTimeout, MustExist: mustExist, Now: cacheNow})
+	return openCacheLog(path, mustExist, zerolog.Nop())
+}
+
+// openCacheLog is openCache with a logger for the warnings about damaged
+// entries (Open's check counts them; each is a miss, verified again).
+func openCacheLog(path string, mustExist bool, log zerolog.Logger) (*cache.DB, error) {
+	d, err := cache.Open(path, cacheOptions(mustExist, log))
 	if err != nil {
 		return nil, withCode(exitFatal, err)
 	}
 	return d, nil
+}
+
+func cacheOptions(mustExist bool, log zerolog.Logger) cache.Options {
+	return cache.Options{Timeout: cacheLockTimeout, MustExist: mustExist, Now: cacheNow, Logger: log}
 }
 
 // cacheNamespace is the namespace of the run's answers: the live service and
@@ -77,10 +88,20 @@ func (c *countingCache) Put(ctx context.Context, key string, resp *api.VerifyRes
 	return nil
 }
 
-// logCache reports what a run took from and gave to the cache.
+// logCache reports what a run took from and gave to the cache, and the
+// entries it could not use: damaged ones (a warning: the disk or a copy
+// changed them) and ones an older version wrote; both were verified again.
 func logCache(log zerolog.Logger, d *cache.DB, ns cache.Namespace, hits int64, c *countingCache) {
 	log.Info().Str("cache", d.Path()).Str("namespace", ns.Label).Int64("cache_hits", hits).Int64("stored", c.puts.Load()).
 		Msgf("cache: %d answer(s) reused, %d stored", hits, c.puts.Load())
+	if n := c.Damaged(); n > 0 {
+		log.Warn().Str("cache", d.Path()).Int64("damaged", n).
+			Msgf("cache: %d entries failed their checksum and were verified again; if this recurs, check the disk, or start afresh with 'addrclean cache clear --cache %s'", n, d.Path())
+	}
+	if n := c.Outdated(); n > 0 {
+		log.Info().Str("cache", d.Path()).Int64("outdated", n).
+			Msgf("cache: %d entries written by an older version (without a checksum) were verified again and replaced", n)
+	}
 }
 
 const cacheUsage = `Usage: addrclean cache stats|prune|clear --cache PATH [flags]
@@ -88,12 +109,17 @@ const cacheUsage = `Usage: addrclean cache stats|prune|clear --cache PATH [flags
 Housekeeping of the result cache that 'addrclean run --cache PATH' keeps.
 
   stats   entries per namespace (service and key hash, or embedded reference),
-          how many are older than --cache-ttl, the oldest and newest, the file size
-  prune   remove the entries older than --cache-ttl
-  clear   remove every entry (asks nothing; the file keeps its size and reuses it)
+          how many are older than --cache-ttl, damaged or of an older format,
+          the oldest and newest, the file size
+  prune   remove the entries older than --cache-ttl, and the damaged ones and
+          those of an older format (they are only ever verified again)
+  clear   remove every entry (asks nothing; the file keeps its size and reuses it);
+          a damaged file that cannot be read is replaced by a new, empty one
 
+Every command reads the whole file first and stops at a damaged one.
 A cache in use by a run is locked: the command waits a second, then fails.
-Exit codes: 0 done; 1 the cache is missing, locked or damaged; 2 usage error.
+Exit codes: 0 done; 1 the cache is missing, locked or damaged (or, for clear,
+not a cache at all); 2 usage error.
 
 Flags:
 `
@@ -137,6 +163,9 @@ func cmdCache(_ context.Context, args []string, s streams) error {
 	case asJSON && action != "stats":
 		return usageErrorf("--json is for cache stats")
 	}
+	if action == "clear" {
+		return clearCache(path, s)
+	}
 	d, err := openCache(path, true)
 	if err != nil {
 		return err
@@ -157,30 +186,56 @@ func cmdCache(_ context.Context, args []string, s streams) error {
 	case "prune":
 		n, err := d.Prune(ttl)
 		if err != nil {
-			return withCode(exitFatal, fmt.Errorf("pruned %d entries, then: %w", n, err))
+			return withCode(exitFatal, fmt.Errorf("pruned %d entries, then: %w", n.Expired+n.Unusable, err))
 		}
-		fmt.Fprintf(s.out, "pruned %d entries older than %s from %s\n", n, ttl, path)
-	case "clear":
+		fmt.Fprintf(s.out, "pruned %d entries older than %s from %s\n", n.Expired, ttl, path)
+		if n.Unusable > 0 {
+			fmt.Fprintf(s.out, "pruned %d damaged entries or entries of an older format from %s\n", n.Unusable, path)
+		}
+	}
+	return d.Close()
+}
+
+// clearCache is 'addrclean cache clear': every entry is removed, and a
+// damaged file, which cannot be cleared entry by entry, is replaced by a
+// new cache. It is the advice of every error about a damaged cache.
+func clearCache(path string, s streams) error {
+	d, err := openCache(path, true)
+	if err == nil {
 		n, err := d.Clear()
-		if err != nil {
+		if err == nil {
+			fmt.Fprintf(s.out, "cleared %d entries from %s\n", n, path)
+			return d.Close()
+		}
+		_ = d.Close()
+		if !errors.Is(err, cache.ErrCorrupt) {
 			return withCode(exitFatal, err)
 		}
-		fmt.Fprintf(s.out, "cleared %d entries from %s\n", n, path)
+	} else if !errors.Is(err, cache.ErrCorrupt) || errors.Is(err, cache.ErrNotCache) {
+		return err
 	}
+	d, err = cache.Recreate(path, cacheOptions(true, zerolog.Nop()))
+	if err != nil {
+		return withCode(exitFatal, err)
+	}
+	fmt.Fprintf(s.out, "cache %s was damaged: replaced it with a new, empty cache (its entries are lost)\n", path)
 	return d.Close()
 }
 
 // printCacheStats writes stats as a table.
 func printCacheStats(w io.Writer, st cache.Stats, ttl time.Duration) error {
 	fmt.Fprintf(w, "cache %s: %s, %d entries\n", st.Path, byteSize(st.Size), st.Entries)
+	if st.Damaged+st.Outdated > 0 {
+		fmt.Fprintf(w, "%d damaged and %d of an older format: misses, verified again; 'addrclean cache prune' removes them\n", st.Damaged, st.Outdated)
+	}
 	if len(st.Namespaces) == 0 {
 		_, err := fmt.Fprintln(w, "no namespaces")
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "NAMESPACE\tENTRIES\tOLDER THAN %s\tOLDEST\tNEWEST\n", ttl)
+	fmt.Fprintf(tw, "NAMESPACE\tENTRIES\tOLDER THAN %s\tDAMAGED\tOLDER FORMAT\tOLDEST\tNEWEST\n", ttl)
 	for _, ns := range st.Namespaces {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", ns.Label, ns.Entries, ns.Expired, stamp(ns.Oldest), stamp(ns.Newest))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\n", ns.Label, ns.Entries, ns.Expired, ns.Damaged, ns.Outdated, stamp(ns.Oldest), stamp(ns.Newest))
 	}
 	return tw.Flush()
 }

@@ -3,17 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -297,31 +301,71 @@ func TestRunCacheUnusable(t *testing.T) {
 	}
 }
 
-// TestRunCacheDamagedEntryStops: an entry that cannot be read during the
-// run stops it (exit 1, the path named, no outputs) instead of being
-// verified and billed again.
-func TestRunCacheDamagedEntryStops(t *testing.T) {
+// TestRunCacheDamagedEntryReverified: one flipped digit in the latitude of
+// a stored answer changed the output silently; now each entry is checked,
+// and a damaged one is verified again (one call each), so the outputs are
+// those of an intact cache, with a warning that counts them.
+func TestRunCacheDamagedEntryReverified(t *testing.T) {
 	srv, vc := countingService(t)
 	db := filepath.Join(t.TempDir(), "answers.db")
 	args := []string{"--base-url", srv.URL, "--rate", "0", "--country", "IE", "--limit", "40", "--cache", db, sampleCSV(t)}
-	wantExit(t, runCLI(t, t.TempDir(), args...), exitOK, exitRowErrors)
+	first := runCLI(t, t.TempDir(), args...)
+	wantExit(t, first, exitOK, exitRowErrors)
 	vc.reset()
 
+	damaged := flipLatitudes(t, db, 3)
+	if damaged == 0 {
+		t.Fatal("no stored answer has a latitude")
+	}
+	r := runCLI(t, t.TempDir(), args...)
+	wantExit(t, r, first.code)
+	if r.enriched != first.enriched || r.review != first.review {
+		t.Fatal("a damaged cache entry changed the outputs")
+	}
+	if n := vc.calls.Load(); n != int64(damaged) {
+		t.Errorf("%d verify calls, want %d (the damaged entries)", n, damaged)
+	}
+	if want := fmt.Sprintf("cache: %d entries failed their checksum and were verified again", damaged); !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, tail(r.stderr, 1500))
+	}
+	// They were replaced: a third run makes no call.
+	vc.reset()
+	wantExit(t, runCLI(t, t.TempDir(), args...), first.code)
+	if n := vc.calls.Load(); n != 0 {
+		t.Errorf("third run: %d verify calls, want 0", n)
+	}
+}
+
+// flipLatitudes changes the first digit after "latitude": in every step-th
+// stored answer of the file's live namespaces, keeping the JSON valid, and
+// returns how many it changed.
+func flipLatitudes(t *testing.T, db string, step int) int {
+	t.Helper()
 	bdb, err := bolt.Open(db, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer bdb.Close()
+	n := 0
 	err = bdb.Update(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			if !strings.HasPrefix(string(name), "live-") {
 				return nil
 			}
-			// Keep each entry's header (layout and a fresh time), break its
-			// JSON.
 			var keys, vals [][]byte
+			i := 0
 			_ = b.ForEach(func(k, v []byte) error {
-				keys = append(keys, bytes.Clone(k))
-				vals = append(vals, append(bytes.Clone(v[:9]), `{"action":`...))
+				at := bytes.Index(v, []byte(`"latitude":`))
+				if i++; i%step != 0 || at < 0 {
+					return nil
+				}
+				v = bytes.Clone(v)
+				d := &v[at+len(`"latitude":`)]
+				if *d < '0' || *d > '8' {
+					return nil
+				}
+				*d++
+				keys, vals = append(keys, bytes.Clone(k)), append(vals, v)
 				return nil
 			})
 			for i, k := range keys {
@@ -329,23 +373,147 @@ func TestRunCacheDamagedEntryStops(t *testing.T) {
 					return err
 				}
 			}
+			n += len(keys)
 			return nil
 		})
 	})
-	bdb.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runCLI(t, t.TempDir(), args...)
-	if r.code != exitFatal || !strings.Contains(r.stderr, "cache "+db) || !strings.Contains(r.stderr, "reading the cache") {
-		t.Fatalf("exit %d, want %d naming the cache\n%s", r.code, exitFatal, tail(r.stderr, 1500))
+	return n
+}
+
+// childResult is the outcome of the real program run as a child process.
+type childResult struct {
+	code           int
+	signal         string // the signal that killed it, if one did
+	stdout, stderr string
+}
+
+// runChild runs addrclean's main in a child process (TestMain), so that a
+// fault that kills the process is seen as such.
+func runChild(t *testing.T, args ...string) childResult {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1", "ADDRCLEAN_BASE_URL=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := childResult{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		r.signal = ws.Signal().String()
+	} else if err != nil && r.code < 0 {
+		t.Fatal(err)
 	}
-	if n := vc.calls.Load(); n != 0 {
-		t.Errorf("%d verify calls after a damaged entry", n)
+	return r
+}
+
+// TestCacheDamagedFile: a damaged --cache file (cut short, its root page
+// zeroed, a flipped byte in its header) crashed 'addrclean run --cache' (SIGBUS
+// in bbolt) and 'addrclean cache stats' and 'prune' (SIGSEGV, or a panic).
+// Now each exits 1 naming the file and 'addrclean cache clear', leaves no
+// output behind, and 'cache clear' replaces the file with an empty cache
+// that the next run fills.
+func TestCacheDamagedFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
 	}
-	if r.enriched != "" || r.review != "" {
-		t.Error("outputs left behind")
+	t.Setenv("ADDRCLEAN_BASE_URL", "")
+	good := filepath.Join(t.TempDir(), "good.db")
+	wantExit(t, runCLI(t, t.TempDir(), "--country", "IE", "--limit", "150", "--cache", good, sampleCSV(t)), exitOK, exitRowErrors)
+	orig, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
 	}
+	const page = 4096
+	root, used := boltRoot(t, orig, page)
+	damages := []struct {
+		name   string
+		damage func([]byte) []byte
+	}{
+		{"cut to half its pages", func(b []byte) []byte { return b[:used/2] }},
+		{"cut to three pages", func(b []byte) []byte { return b[:3*page] }},
+		{"root page zeroed", func(b []byte) []byte { clear(b[root*page : (root+1)*page]); return b }},
+		{"root page calls itself another", func(b []byte) []byte { b[root*page+1] ^= 0x40; return b }},
+	}
+	for _, dm := range damages {
+		t.Run(dm.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "answers.db")
+			if err := os.WriteFile(db, dm.damage(bytes.Clone(orig)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, review := filepath.Join(dir, "out.csv"), filepath.Join(dir, "review.csv")
+			runArgs := []string{"run", "--country", "IE", "--limit", "150", "--no-progress", "--cache", db, "-o", out, "--review", review, sampleCSV(t)}
+			for _, args := range [][]string{
+				{"cache", "stats", "--cache", db},
+				{"cache", "prune", "--cache", db},
+				runArgs,
+			} {
+				r := runChild(t, args...)
+				if r.signal != "" || r.code != exitFatal {
+					t.Fatalf("%s: exit %d, signal %q, want exit %d\n%s", args[:2], r.code, r.signal, exitFatal, excerpt(r.stderr))
+				}
+				for _, want := range []string{"cache " + db, "addrclean cache clear --cache " + db} {
+					if !strings.Contains(r.stderr, want) {
+						t.Errorf("%s: stderr lacks %q:\n%s", args[:2], want, excerpt(r.stderr))
+					}
+				}
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 1 {
+				t.Errorf("files left beside the cache: %q", left)
+			}
+			// In-process from here: the children above show that nothing
+			// crashes on this file.
+			code, stdout, stderr := runCache("clear", "--cache", db)
+			if code != exitOK || !strings.Contains(stdout, "cache "+db+" was damaged: replaced it with a new, empty cache") {
+				t.Fatalf("cache clear: exit %d\n%s%s", code, stdout, stderr)
+			}
+			if code, stdout, stderr := runCache("stats", "--cache", db); code != exitOK || !strings.Contains(stdout, "0 entries") {
+				t.Fatalf("cache stats after clear: exit %d\n%s%s", code, stdout, stderr)
+			}
+			if r := runCLI(t, dir, "--country", "IE", "--limit", "20", "--cache", db, sampleCSV(t)); r.code != exitOK && r.code != exitRowErrors {
+				t.Fatalf("run after clear: exit %d\n%s", r.code, tail(r.stderr, 1500))
+			}
+		})
+	}
+
+	// A file that is not a cache is left alone.
+	csv := filepath.Join(t.TempDir(), "customers.csv")
+	if err := os.WriteFile(csv, []byte("Address 1,Town\n1 Main St,Cork\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runChild(t, "cache", "clear", "--cache", csv)
+	if b, _ := os.ReadFile(csv); r.code != exitFatal || string(b) != "Address 1,Town\n1 Main St,Cork\n" || !strings.Contains(r.stderr, "is it the right path?") {
+		t.Fatalf("cache clear of a CSV file: exit %d, file %q\n%s", r.code, b, r.stderr)
+	}
+}
+
+// boltRoot returns the root page and the bytes of pages in use of the bbolt
+// file b (pages of size page), from its current meta page: damage there is
+// met by every command, wherever a run's timing put the other pages.
+func boltRoot(t *testing.T, b []byte, page int) (root, used int) {
+	t.Helper()
+	ne := binary.NativeEndian
+	m := b[16:] // page 0's meta: magic, version, page size, flags, root, sequence, freelist, pages, txid
+	if m1 := b[page+16:]; ne.Uint64(m1[48:]) > ne.Uint64(m[48:]) {
+		m = m1
+	}
+	if ne.Uint32(m) != 0xED0CDAED {
+		t.Fatal("not a bbolt file")
+	}
+	return int(ne.Uint64(m[16:])), int(ne.Uint64(m[40:])) * page
+}
+
+// excerpt is the part of a child's stderr that explains it: around a crash
+// if there is one, else the end.
+func excerpt(s string) string {
+	for _, mark := range []string{"fatal error: ", "panic: ", "unexpected fault address"} {
+		if i := strings.Index(s, mark); i >= 0 {
+			return s[max(0, i-500):min(len(s), i+1500)]
+		}
+	}
+	return tail(s, 1500)
 }
 
 // runCache runs 'addrclean cache' in-process.

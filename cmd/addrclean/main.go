@@ -73,6 +73,8 @@ Usage:
   addrclean verify [flags] LINE...  verify one address
   addrclean cache stats|prune|clear --cache PATH
                                     housekeeping of the result cache of run --cache
+  addrclean reference import --from paf|openaddresses IN OUT.csv
+                                    convert PAF or OpenAddresses to a reference file
   addrclean version                 print the version
 
 Run 'addrclean COMMAND --help' for the flags of a command.
@@ -119,6 +121,8 @@ func runMain(ctx context.Context, args []string, s streams) int {
 		err = cmdVerify(ctx, args[1:], s)
 	case "cache":
 		err = cmdCache(ctx, args[1:], s)
+	case "reference":
+		err = cmdReference(ctx, args[1:], s)
 	case "version", "--version", "-version":
 		fmt.Fprintf(s.out, "addrclean %s\n", version)
 	case "help", "-h", "--help", "-help":

@@ -116,7 +116,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	// before anything is read or started.
 	var cdb *cache.DB
 	if o.cache != "" {
-		if cdb, err = openCache(o.cache, false); err != nil {
+		if cdb, err = openCacheLog(o.cache, false, log); err != nil {
 			return err
 		}
 		defer func() {

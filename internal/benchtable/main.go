@@ -1,15 +1,25 @@
 // Command benchtable runs the built addrclean binary over generated inputs and
-// prints the table of `make bench`: rows/s, CPU per row, peak memory and rate
-// utilisation. It measures the real process (wall clock and rusage of the
-// child), so the figures include start-up, reading, the embedded service's
-// HTTP round trips and writing.
+// prints the table of `make bench`: rows/s, CPU per row, peak memory, verify
+// calls per distinct address, rate utilisation and 429s. It measures the real
+// process (wall clock and rusage of the child), so the figures include
+// start-up, reading, the embedded service's HTTP round trips and writing.
+//
+// The generated inputs repeat addresses far apart (dupShare of the rows
+// repeat one seen more than dupGap rows earlier, in other case and spacing),
+// so that "calls / distinct" shows whether deduplication holds over the
+// whole run: it is the verify calls the service answered over the distinct
+// addresses of the input after folding case and white space, and must read
+// 1.00. The last row runs against a separate `addrclean serve` whose key has
+// a quota below --rate, and counts the answers on the service's side.
 package main
 
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -29,14 +39,18 @@ import (
 
 func main() {
 	bin := flag.String("bin", "bin/addrclean", "addrclean binary to measure")
-	sizes := flag.String("rows", "100000,1000000", "comma-separated input sizes (rows)")
+	sizes := flag.String("rows", "100000,1000000", "comma-separated input sizes (rows) of the embedded runs; empty for none")
 	flag.BoolVar(&withJournal, "journal", true, "also measure the first size with --journal on")
 	flag.StringVar(&keepDir, "dir", "", "keep the generated inputs and outputs in this directory (default: a temporary one, removed)")
 	refSize := flag.Int("reference", 100000, "addresses in the generated reference")
-	rateRows := flag.Int("rate-rows", 1500, "rows of the rate-utilisation run")
+	rateRows := flag.Int("rate-rows", 1500, "rows of the rate-utilisation run (0: none)")
 	rate := flag.Float64("rate", 100, "--rate of the rate-utilisation run")
 	latency := flag.Duration("latency", 50*time.Millisecond, "service latency of the rate-utilisation run")
+	flag.IntVar(&quota.rows, "quota-rows", 3000, "rows of the quota run (0: no quota run)")
+	flag.Float64Var(&quota.rps, "quota", 50, "requests per second the key of the quota run may make")
+	flag.IntVar(&quota.burst, "quota-burst", 10, "burst of that key")
 	flag.Parse()
+	quota.rate = *rate
 	if err := run(context.Background(), *bin, *sizes, *refSize, *rateRows, *rate, *latency); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
@@ -46,6 +60,15 @@ func main() {
 var (
 	keepDir     string
 	withJournal bool
+	quota       quotaRun
+)
+
+// Far-apart duplicates of the generated inputs: dupShare of the rows repeat
+// an address seen more than dupGap rows earlier, beyond the reach of a
+// deduplication that only remembers recent rows.
+const (
+	dupShare = 0.15
+	dupGap   = 2000
 )
 
 type measurement struct {
@@ -54,6 +77,31 @@ type measurement struct {
 	wall, cpu         time.Duration
 	maxRSS            int64 // bytes
 	utilisation, peak float64
+	// distinct is the number of distinct addresses of the input; answered
+	// the verify calls the service answered; limited its 429s (-1 unknown).
+	distinct, answered, limited int64
+}
+
+// summary is the part of the run's --summary that the table reads.
+type summary struct {
+	CallsMade      int64            `json:"calls_made"`
+	RateLimited    int64            `json:"rate_limited"`
+	Retries        int64            `json:"retries"`
+	Errors         map[string]int64 `json:"errors"`
+	ElapsedSeconds float64          `json:"elapsed_seconds"`
+}
+
+// readSummary reads a --summary file.
+func readSummary(path string) (summary, error) {
+	var s summary
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
 }
 
 func run(ctx context.Context, bin, sizes string, refSize, rateRows int, rate float64, latency time.Duration) error {
@@ -72,37 +120,61 @@ func run(ctx context.Context, bin, sizes string, refSize, rateRows int, rate flo
 		return err
 	}
 	var ms []measurement
-	for _, s := range strings.Split(sizes, ",") {
+	for _, s := range strings.FieldsFunc(sizes, func(r rune) bool { return r == ',' }) {
 		var n int
 		if _, err := fmt.Sscan(strings.TrimSpace(s), &n); err != nil || n <= 0 {
 			return fmt.Errorf("bad -rows entry %q", s)
 		}
 		in := filepath.Join(dir, fmt.Sprintf("in%d.csv", n))
-		if err := writeInput(in, refs, n); err != nil {
+		distinct, err := writeInput(in, refs, n)
+		if err != nil {
 			return err
 		}
-		args := []string{"run", "--no-progress", "--log-format", "json", "--log-level", "warn",
+		sum := filepath.Join(dir, "summary.json")
+		args := []string{"run", "--no-progress", "--log-format", "json", "--log-level", "warn", "--summary", sum,
 			"--reference", refPath, "-o", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"), in}
-		m, err := measure(ctx, bin, fmt.Sprintf("embedded, %d rows", n), n, dir, nil, args...)
+		embedded := func(name string, args []string) error {
+			m, err := measure(ctx, bin, name, n, dir, nil, args...)
+			if err != nil {
+				return err
+			}
+			// The embedded service is inside the process: its answers are
+			// the calls made less those that failed.
+			st, err := readSummary(sum)
+			if err != nil {
+				return err
+			}
+			m.distinct, m.limited = distinct, st.RateLimited
+			m.answered = st.CallsMade - st.RateLimited - st.Retries - st.Errors["transient"]
+			ms = append(ms, m)
+			return nil
+		}
+		if err := embedded(fmt.Sprintf("embedded, %d rows", n), args); err != nil {
+			return err
+		}
+		if withJournal && len(ms) == 1 {
+			// The journal a live run keeps, on the first size only: what
+			// resumability costs per row.
+			if err := embedded(fmt.Sprintf("embedded, %d rows, --journal on", n),
+				append(args[:1:1], append([]string{"--journal", "on"}, args[1:]...)...)); err != nil {
+				return err
+			}
+		}
+	}
+	if rateRows > 0 {
+		m, err := measureRate(ctx, bin, dir, refPath, refs, rateRows, rate, latency)
 		if err != nil {
 			return err
 		}
 		ms = append(ms, m)
-		if withJournal && len(ms) == 1 {
-			// The journal a live run keeps, on the first size only: what
-			// resumability costs per row.
-			m, err := measure(ctx, bin, fmt.Sprintf("embedded, %d rows, --journal on", n), n, dir, nil, append(args[:1:1], append([]string{"--journal", "on"}, args[1:]...)...)...)
-			if err != nil {
-				return err
-			}
-			ms = append(ms, m)
+	}
+	if quota.rows > 0 {
+		m, err := quota.measure(ctx, bin, dir, refPath, refs)
+		if err != nil {
+			return err
 		}
+		ms = append(ms, m)
 	}
-	m, err := measureRate(ctx, bin, dir, refPath, refs, rateRows, rate, latency)
-	if err != nil {
-		return err
-	}
-	ms = append(ms, m)
 	printTable(os.Stdout, ms)
 	return nil
 }
@@ -144,19 +216,33 @@ func measureRate(ctx context.Context, bin, dir, refPath string, refs []gazetteer
 	if err != nil {
 		return measurement{}, err
 	}
-	var mu sync.Mutex
-	var arrivals []time.Time
+	var (
+		mu                sync.Mutex
+		arrivals          []time.Time
+		answered, limited int64
+	)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/verify") {
-			mu.Lock()
-			arrivals = append(arrivals, time.Now())
-			mu.Unlock()
-			select {
-			case <-time.After(latency):
-			case <-r.Context().Done():
-			}
+		if !strings.HasSuffix(r.URL.Path, "/verify") {
+			svc.ServeHTTP(w, r)
+			return
 		}
-		svc.ServeHTTP(w, r)
+		mu.Lock()
+		arrivals = append(arrivals, time.Now())
+		mu.Unlock()
+		select {
+		case <-time.After(latency):
+		case <-r.Context().Done():
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		svc.ServeHTTP(sw, r)
+		mu.Lock()
+		switch sw.status {
+		case http.StatusOK:
+			answered++
+		case http.StatusTooManyRequests:
+			limited++
+		}
+		mu.Unlock()
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -167,7 +253,8 @@ func measureRate(ctx context.Context, bin, dir, refPath string, refs []gazetteer
 	defer srv.Close()
 
 	in := filepath.Join(dir, "rate.csv")
-	if err := writeInput(in, refs, rows); err != nil {
+	distinct, err := writeInput(in, refs, rows)
+	if err != nil {
 		return measurement{}, err
 	}
 	keyFile := filepath.Join(dir, "key")
@@ -185,6 +272,7 @@ func measureRate(ctx context.Context, bin, dir, refPath string, refs []gazetteer
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	m.distinct, m.answered, m.limited = distinct, answered, limited
 	if len(arrivals) > 1 {
 		span := arrivals[len(arrivals)-1].Sub(arrivals[0]).Seconds()
 		// n arrivals paced at the rate span (n-1)/rate seconds.
@@ -201,18 +289,44 @@ func measureRate(ctx context.Context, bin, dir, refPath string, refs []gazetteer
 }
 
 func printTable(w io.Writer, ms []measurement) {
-	fmt.Fprintln(w, "| run | rows | wall | rows/s | CPU per row | peak RSS | rate utilisation | max calls in 1 s |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| run | rows | wall | rows/s | CPU per row | peak RSS | calls / distinct | rate utilisation | 429s | max calls in 1 s |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, m := range ms {
-		util, peak := "—", "—"
+		util, peak, limited, perDistinct := "—", "—", "—", "—"
 		if m.utilisation > 0 {
 			util = fmt.Sprintf("%.1f%%", 100*m.utilisation)
 			peak = fmt.Sprintf("%.0f", m.peak)
 		}
-		fmt.Fprintf(w, "| %s | %d | %.2fs | %.0f | %.1f µs | %.0f MB | %s | %s |\n",
+		if m.distinct > 0 {
+			perDistinct = fmt.Sprintf("%.2f", float64(m.answered)/float64(m.distinct))
+		}
+		if calls := m.answered + m.limited; m.limited >= 0 && calls > 0 {
+			limited = fmt.Sprintf("%.1f%%", 100*float64(m.limited)/float64(calls))
+		}
+		fmt.Fprintf(w, "| %s | %d | %.2fs | %.0f | %.1f µs | %.0f MB | %s | %s | %s | %s |\n",
 			m.name, m.rows, m.wall.Seconds(), float64(m.rows)/m.wall.Seconds(),
-			float64(m.cpu.Microseconds())/float64(m.rows), float64(m.maxRSS)/1e6, util, peak)
+			float64(m.cpu.Microseconds())/float64(m.rows), float64(m.maxRSS)/1e6, perDistinct, util, limited, peak)
 	}
+}
+
+// statusWriter remembers the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 func tail(s string, n int) string {
@@ -247,55 +361,118 @@ func makeReference(path string, n int) ([]gazetteer.Record, error) {
 	return recs, err
 }
 
-// writeInput writes a CRM-style export of n rows from refs. Row i takes
-// reference i mod len(refs) in written form i / len(refs) (abbreviated
-// street, no postcode, "Co." before the county, no county ...), so rows stay
-// distinct addresses and the run's deduplication saves no calls: every row
-// costs a verify call, as in a table of distinct customers.
-func writeInput(path string, refs []gazetteer.Record, n int) error {
+// writeInput writes a CRM-style export of n rows from refs and returns the
+// number of distinct addresses in it, as deduplication sees them (case and
+// white space folded). Original rows are distinct: the k-th takes reference
+// k mod len(refs) in written form k / len(refs) (abbreviated street, no
+// postcode, "Co." before the county, no county ...), as in a table of
+// distinct customers. dupShare of the rows, once there are more than dupGap
+// before them, repeat the address of an original row more than dupGap rows
+// back, upper-cased or with doubled spaces: the same customer entered again
+// long after.
+func writeInput(path string, refs []gazetteer.Record, n int) (int64, error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	w := csv.NewWriter(f)
 	_ = w.Write([]string{"Customer ID", "Name", "Address 1", "Address 2", "Town", "County", "Postcode", "Country"})
 	rng := rand.New(rand.NewPCG(1, 2))
+	dups := rand.New(rand.NewPCG(3, 4)) // its own source: the originals stay as they were
 	names := []string{"Aoife Byrne", "Sean Murphy", "Jane Smith", "Tom Evans", "Niamh Kelly", "Alan Jones"}
+	// originals[i % len] is how many original rows came before row i, for
+	// the last dupGap+1 rows: a duplicate at row i picks among those before
+	// row i-dupGap.
+	var originals [dupGap + 1]int
+	k := 0
+	seen := make(map[uint64]struct{})
 	for i := range n {
-		r := refs[i%len(refs)]
-		v := i / len(refs)
-		line1 := strings.TrimSpace(strings.Join(nonEmpty(r.SubBuilding, r.BuildingName), ", "))
-		street := strings.TrimSpace(r.BuildingNumber + " " + r.Street)
-		if v&1 == 1 {
-			street = strings.Replace(street, " Street", " St", 1)
-			street = strings.Replace(street, " Road", " Rd", 1)
+		originals[i%len(originals)] = k
+		var addr []string
+		if i > dupGap && dups.Float64() < dupShare {
+			if before := originals[(i-dupGap)%len(originals)]; before > 0 {
+				addr = refAddress(refs, dups.IntN(before))
+				refold(addr, dups.IntN(2))
+			}
 		}
-		if line1 == "" {
-			line1, street = street, r.Locality
-		} else {
-			line1 = line1 + ", " + street
-			street = r.Locality
+		if addr == nil {
+			addr = refAddress(refs, k)
+			k++
 		}
-		county, postcode := r.Region, r.Postcode
-		if v&2 == 2 {
-			postcode = ""
-		}
-		if v&4 == 4 && r.Country == "IE" {
-			county = "Co. " + county
-		}
-		if v&8 == 8 {
-			county = ""
-		}
-		country := map[string]string{"IE": "Ireland", "GB": "United Kingdom"}[r.Country]
-		if err := w.Write([]string{fmt.Sprintf("C%07d", i+1), names[rng.IntN(len(names))], line1, street, r.City, county, postcode, country}); err != nil {
-			return err
+		seen[foldKey(addr)] = struct{}{}
+		rec := append([]string{fmt.Sprintf("C%07d", i+1), names[rng.IntN(len(names))]}, addr...)
+		if err := w.Write(rec); err != nil {
+			return 0, err
 		}
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		return err
+		return 0, err
 	}
-	return f.Close()
+	return int64(len(seen)), f.Close()
+}
+
+// refAddress returns the address columns of the k-th original row: Address
+// 1, Address 2, Town, County, Postcode, Country.
+func refAddress(refs []gazetteer.Record, k int) []string {
+	r := refs[k%len(refs)]
+	v := k / len(refs)
+	line1 := strings.TrimSpace(strings.Join(nonEmpty(r.SubBuilding, r.BuildingName), ", "))
+	street := strings.TrimSpace(r.BuildingNumber + " " + r.Street)
+	if v&1 == 1 {
+		street = strings.Replace(street, " Street", " St", 1)
+		street = strings.Replace(street, " Road", " Rd", 1)
+	}
+	if line1 == "" {
+		line1, street = street, r.Locality
+	} else {
+		line1 = line1 + ", " + street
+		street = r.Locality
+	}
+	county, postcode := r.Region, r.Postcode
+	if v&2 == 2 {
+		postcode = ""
+	}
+	if v&4 == 4 && r.Country == "IE" {
+		county = "Co. " + county
+	}
+	if v&8 == 8 {
+		county = ""
+	}
+	country := map[string]string{"IE": "Ireland", "GB": "United Kingdom"}[r.Country]
+	return []string{line1, street, r.City, county, postcode, country}
+}
+
+// refold writes addr again as a person re-entering it might: upper case
+// (how 0), or doubled spaces and a trailing one (how 1).
+func refold(addr []string, how int) {
+	for i, s := range addr {
+		if how == 0 {
+			addr[i] = strings.ToUpper(s)
+		} else if s != "" {
+			addr[i] = strings.ReplaceAll(s, " ", "  ") + " "
+		}
+	}
+}
+
+// foldKey is the identity deduplication gives the address columns of a row:
+// the non-empty lines (Address 1, Address 2, then the postcode), town,
+// county and country, each lower-cased with white space folded; hashed, so
+// that a million rows cost a few megabytes.
+func foldKey(addr []string) uint64 {
+	fold := func(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+	h := fnv.New64a()
+	for _, l := range []string{addr[0], addr[1], addr[4]} {
+		if l = fold(l); l != "" {
+			h.Write([]byte(l))
+			h.Write([]byte{0})
+		}
+	}
+	for _, f := range []string{addr[2], addr[3], addr[5]} {
+		h.Write([]byte{1})
+		h.Write([]byte(fold(f)))
+	}
+	return h.Sum64()
 }
 
 func nonEmpty(ss ...string) []string {

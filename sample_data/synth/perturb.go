@@ -69,12 +69,45 @@ const (
 	// twice"): input the answer does not use, a real change. Like
 	// OpExtraSub, only asked for by name.
 	OpNote Op = "note"
+
+	// The kinds below, like OpExtraSub, are only asked for by name.
+
+	// OpGlueNumber writes the house number against the street, "14Elm
+	// Terrace" (cosmetic).
+	OpGlueNumber Op = "glue-number"
+	// OpWrongType gives another street type, "Elm Road" for "Elm Lane",
+	// only where the town has no street of that name (real).
+	OpWrongType Op = "wrong-type"
+	// OpDropType leaves the street type out, "Kickham" for "Kickham Lane",
+	// only where no other street of the town has that name (real).
+	OpDropType Op = "drop-type"
+	// OpIrish writes the town and county in Irish, "Gaillimh", "Co. na
+	// Gaillimhe" (cosmetic).
+	OpIrish Op = "irish"
+	// OpSaint writes "St." as "Saint" or "St" (cosmetic).
+	OpSaint Op = "saint"
+	// OpUnitLine adds a line such as "Unit 4 Business Park" that the
+	// address does not explain (real).
+	OpUnitLine Op = "unit-line"
+	// OpCrownCountry gives the country of a Jersey, Guernsey or Isle of
+	// Man address as "United Kingdom" or "Channel Islands" (cosmetic).
+	OpCrownCountry Op = "crown-country"
+	// OpDropStreet leaves out the number and street of an address with a
+	// building name ("Apartment 3, Riverside House, Ennis") (real: the
+	// street is added).
+	OpDropStreet Op = "drop-street"
+	// OpDropName leaves out the building name of an address with no house
+	// number, where the name tells the building from its neighbours,
+	// keeping its number ("Flat 3 Hurst, Oakdene Road" as "3 Oakdene
+	// Road") (real: never the same address as written).
+	OpDropName Op = "drop-name"
 )
 
 // cosmetic ops keep the expected verdict at Accept.
 var cosmetic = map[Op]bool{
 	OpCase: true, OpAbbrev: true, OpPunct: true, OpSpacing: true, OpDropPC: true,
 	OpDropCounty: true, OpDropTown: true, OpReorder: true, OpNoise: true,
+	OpGlueNumber: true, OpIrish: true, OpSaint: true, OpCrownCountry: true,
 }
 
 // Case is one evaluation case: a messy input, the record it came from, and
@@ -106,13 +139,16 @@ func NewPerturber(seed uint64, recs []gazetteer.Record) *Perturber {
 // Clean writes a record the way a tidy CRM would hold it.
 func (p *Perturber) Clean(r *gazetteer.Record) Input {
 	in := Input{Lines: r.Lines(), City: r.City, Region: r.Region, Postcode: r.Postcode}
-	if r.Country == "IE" {
+	switch r.Country {
+	case "IE":
 		in.Country = "Ireland"
 		if p.rng.IntN(2) == 0 {
 			in.Region = "Co. " + r.Region
 		}
-	} else {
+	case "GB":
 		in.Country = "United Kingdom"
+	default:
+		in.Country = gazetteer.CountryName(r.Country)
 	}
 	return in
 }
@@ -138,7 +174,8 @@ func (p *Perturber) Mess(r *gazetteer.Record, ops ...Op) Case {
 	c := Case{Input: p.Clean(r), TrueID: r.ID}
 	// Order matters: structural changes first, spelling last.
 	order := []Op{OpDropPC, OpWrongPC, OpDropCounty, OpWrongCounty, OpDropNumber, OpDropTown,
-		OpTypo, OpTownTypo, OpNoise, OpNote, OpExtraSub, OpReorder, OpAbbrev, OpPunct, OpSpacing, OpCase}
+		OpWrongType, OpDropType, OpIrish, OpCrownCountry, OpUnitLine, OpDropStreet, OpDropName,
+		OpTypo, OpTownTypo, OpNoise, OpNote, OpExtraSub, OpReorder, OpGlueNumber, OpSaint, OpAbbrev, OpPunct, OpSpacing, OpCase}
 	for _, op := range order {
 		if slices.Contains(ops, op) && p.apply(&c.Input, r, op) {
 			c.Ops = append(c.Ops, op)
@@ -284,6 +321,103 @@ func (p *Perturber) apply(in *Input, r *gazetteer.Record, op Op) bool {
 			in.Lines = slices.Clone(in.Lines)
 			in.Lines[0] = sub + ", " + in.Lines[0]
 		}
+	case OpGlueNumber:
+		if r.BuildingNumber == "" || r.Street == "" {
+			return false
+		}
+		for i, l := range in.Lines {
+			if strings.HasPrefix(l, r.BuildingNumber+" ") {
+				in.Lines = slices.Clone(in.Lines)
+				in.Lines[i] = r.BuildingNumber + l[len(r.BuildingNumber)+1:]
+				return true
+			}
+		}
+		return false
+	case OpDropStreet:
+		if r.BuildingName == "" || r.Street == "" || r.DependentStreet != "" {
+			return false
+		}
+		street := strings.TrimSpace(r.BuildingNumber + " " + r.Street)
+		for i, l := range in.Lines {
+			if l == street {
+				in.Lines = append(slices.Clone(in.Lines[:i]), in.Lines[i+1:]...)
+				return true
+			}
+		}
+		return false
+	case OpDropName:
+		if r.BuildingName == "" || r.BuildingNumber != "" || r.Street == "" || len(in.Lines) == 0 {
+			return false
+		}
+		num := ""
+		for _, w := range strings.Fields(r.BuildingName) {
+			if w[0] >= '0' && w[0] <= '9' {
+				num = w
+			}
+		}
+		var lines []string
+		for _, l := range in.Lines {
+			switch {
+			case l == r.BuildingName:
+			case l == r.Street && num != "":
+				lines = append(lines, num+" "+l)
+			default:
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) == len(in.Lines) && num == "" {
+			return false
+		}
+		in.Lines = lines
+	case OpWrongType, OpDropType:
+		return p.streetType(in, r, op)
+	case OpIrish:
+		town, ok := IrishTown[r.City]
+		county, ok2 := IrishCounty[r.Region]
+		if r.Country != "IE" || !ok || !ok2 {
+			return false
+		}
+		if in.City != "" {
+			in.City = town
+		}
+		if in.Region != "" {
+			switch p.rng.IntN(3) {
+			case 0:
+				in.Region = "Co. " + county[0]
+			case 1:
+				in.Region = "Contae " + county[0]
+			default:
+				in.Region = county[1]
+			}
+		}
+	case OpSaint:
+		rep := strings.NewReplacer("St. ", []string{"Saint ", "St "}[p.rng.IntN(2)], "St ", "Saint ")
+		changed := false
+		for i, l := range in.Lines {
+			if n := rep.Replace(l); n != l {
+				in.Lines[i], changed = n, true
+			}
+		}
+		if n := rep.Replace(in.City); n != in.City {
+			in.City, changed = n, true
+		}
+		return changed
+	case OpUnitLine:
+		line := fmt.Sprintf("Unit %d %s", 1+p.rng.IntN(40),
+			[]string{"Business Park", "Industrial Estate", "Enterprise Centre", "Retail Park"}[p.rng.IntN(4)])
+		if p.rng.IntN(2) == 0 {
+			line = "Unit " + fmt.Sprint(1+p.rng.IntN(40)) + " " + streetNames[p.rng.IntN(len(streetNames))] + " Business Park"
+		}
+		in.Lines = append([]string{line}, in.Lines...)
+	case OpCrownCountry:
+		switch r.Country {
+		case "JE", "GG":
+			in.Country = []string{"United Kingdom", "Channel Islands", "UK"}[p.rng.IntN(3)]
+		case "IM":
+			in.Country = []string{"United Kingdom", "UK", "Great Britain"}[p.rng.IntN(3)]
+		default:
+			return false
+		}
 	case OpDropNumber:
 		if r.BuildingNumber == "" {
 			return false
@@ -298,6 +432,44 @@ func (p *Perturber) apply(in *Input, r *gazetteer.Record, op Op) bool {
 		return changed
 	}
 	return true
+}
+
+// streetType gives another street type or none, where the town has no
+// other street of the same name (with any type).
+func (p *Perturber) streetType(in *Input, r *gazetteer.Record, op Op) bool {
+	words := strings.Fields(r.Street)
+	if r.Type == gazetteer.POBox || len(words) < 2 || !slices.Contains(streetTypes, words[len(words)-1]) {
+		return false
+	}
+	base := strings.Join(words[:len(words)-1], " ")
+	repl := base
+	if op == OpWrongType {
+		for {
+			t := streetTypes[p.rng.IntN(len(streetTypes))]
+			if t != words[len(words)-1] {
+				repl = base + " " + t
+				break
+			}
+		}
+	}
+	for _, o := range p.byCity[r.City] {
+		if o.Street == r.Street {
+			continue
+		}
+		if o.Street == repl || strings.HasPrefix(o.Street, base+" ") {
+			// The input names another street, or is as near to another
+			// street of that name as to this one: no matcher can tell.
+			return false
+		}
+	}
+	for i, l := range in.Lines {
+		if strings.Contains(l, r.Street) {
+			in.Lines = slices.Clone(in.Lines)
+			in.Lines[i] = strings.Replace(l, r.Street, repl, 1)
+			return true
+		}
+	}
+	return false
 }
 
 // typo misspells one word of the street (or house name) of five letters or

@@ -1,0 +1,89 @@
+package cache
+
+import (
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// commitQueue is the group commit of Puts. A Put that finds no commit under
+// way commits every Put waiting at that moment in one bbolt Update on its
+// own goroutine; Puts that arrive meanwhile wait, and the first of them to
+// wake commits the next group. No Put waits for a timer (bbolt's Batch
+// makes a lone Put wait MaxBatchDelay), and a panic of bbolt on a damaged
+// page happens on a caller's goroutine, where guard turns it into
+// ErrCorrupt (in Batch it happens on a timer's goroutine and kills the
+// process).
+type commitQueue struct {
+	mu      sync.Mutex
+	cond    sync.Cond // L is &mu; signalled when a group is done
+	pend    []pending // waiting for the next group
+	spare   []pending // the last group's slice, for reuse
+	writing bool      // a group is being committed
+	taken   uint64    // groups taken for commit
+	done    uint64    // groups committed or failed
+	err     error     // the first failed group's error: later groups fail too
+	errAt   uint64    // that group's number
+}
+
+type pending struct{ bucket, k, v []byte }
+
+// put stores v under k in bucket and returns once it is committed.
+func (d *DB) put(bucket, k, v []byte) error {
+	q := &d.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil {
+		return q.err
+	}
+	q.pend = append(q.pend, pending{bucket, k, v})
+	mine := q.taken + 1 // every waiting Put goes in the next group taken
+	for {
+		switch {
+		case q.done >= mine:
+			if q.err != nil && q.errAt <= mine {
+				return q.err
+			}
+			return nil
+		case q.err != nil:
+			return q.err
+		case !q.writing:
+			return d.commitGroup()
+		}
+		q.cond.Wait()
+	}
+}
+
+// commitGroup commits the waiting group; d.q.mu is held, and released
+// meanwhile.
+func (d *DB) commitGroup() error {
+	q := &d.q
+	q.writing = true
+	group := q.pend
+	q.pend = q.spare[:0]
+	q.taken++
+	n := q.taken
+	q.mu.Unlock()
+	err := d.update(func(tx *bolt.Tx) error {
+		for _, p := range group {
+			b := tx.Bucket(p.bucket)
+			if b == nil {
+				return d.corrupt("namespace " + string(p.bucket) + " is gone")
+			}
+			if err := b.Put(p.k, p.v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	q.mu.Lock()
+	clear(group)
+	q.spare = group[:0]
+	q.writing = false
+	q.done = n
+	if err != nil && q.err == nil {
+		q.err, q.errAt = err, n
+	}
+	q.cond.Broadcast()
+	return err
+}

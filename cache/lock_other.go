@@ -1,0 +1,15 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package cache
+
+import (
+	"os"
+	"time"
+)
+
+// lock does nothing here: bbolt's lock (LockFileEx on Windows) is not
+// re-entrant on one handle, so Recreate relies on bbolt's lock alone.
+func lock(*os.File, time.Duration) error { return nil }
+
+// unlock does nothing here: closing f releases bbolt's lock.
+func unlock(*os.File) {}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/refimport"
+)
+
+const referenceUsage = `Usage: addrclean reference import --from paf|openaddresses [--country CODE] IN OUT.csv
+
+Convert an address file into the reference format of the embedded service
+(gazetteer/FORMAT.md), for --reference. IN may be - for standard input.
+
+  --from paf            Royal Mail PAF: CSV with PAF field names, Royal Mail's
+                        header-less PAF CSV, or JSON (as PAF resellers serve it)
+  --from openaddresses  OpenAddresses CSV (LON,LAT,NUMBER,STREET,UNIT,CITY,
+                        DISTRICT,REGION,POSTCODE,ID,HASH) or GeoJSON; --country
+                        is required unless IN lies in a directory named by the
+                        country's code (us/..., ie/...)
+
+OUT is written whole or not at all, and checked by loading it as the service
+would. A summary of rows read, written and left out goes to stderr.
+
+Flags:
+`
+
+// cmdReference is 'addrclean reference import'.
+func cmdReference(ctx context.Context, args []string, s streams) error {
+	fs := flag.NewFlagSet("reference", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	fs.Usage = func() {
+		fmt.Fprint(s.err, referenceUsage)
+		fs.PrintDefaults()
+	}
+	var from, country string
+	fs.StringVar(&from, "from", "", "source format: paf or openaddresses (required)")
+	fs.StringVar(&country, "country", "", "country of an OpenAddresses file: ISO `CODE` or name")
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return withCode(exitUsage, nil)
+	}
+	if len(pos) != 3 || pos[0] != "import" {
+		fs.Usage()
+		return usageErrorf("reference: want 'reference import --from FORMAT IN OUT.csv'")
+	}
+	in, out := pos[1], pos[2]
+	if out == "-" || out == "" {
+		return usageErrorf("reference import: OUT must be a file")
+	}
+	var conv func(context.Context, io.Reader, io.Writer) (refimport.Stats, error)
+	switch strings.ToLower(from) {
+	case "paf":
+		conv = refimport.PAF
+	case "openaddresses", "oa":
+		if country == "" && in != "-" {
+			country = filepath.Base(filepath.Dir(in)) // OpenAddresses lays files out as cc/...
+		}
+		if _, err := gazetteer.ReferenceCountry(country, ""); err != nil || country == "" {
+			return usageErrorf("reference import --from openaddresses needs --country CODE (got %q)", country)
+		}
+		conv = func(ctx context.Context, r io.Reader, w io.Writer) (refimport.Stats, error) {
+			return refimport.OpenAddresses(ctx, r, w, country)
+		}
+	default:
+		return usageErrorf("reference import: --from %q: want paf or openaddresses", from)
+	}
+	var src io.Reader = s.in
+	if in != "-" {
+		f, err := os.Open(in)
+		if err != nil {
+			return withCode(exitFatal, fmt.Errorf("reference import: %w", err))
+		}
+		defer f.Close()
+		src = f
+	}
+	st, err := convertAtomically(ctx, out, func(w io.Writer) (refimport.Stats, error) { return conv(ctx, src, w) })
+	if err != nil {
+		return withCode(exitFatal, fmt.Errorf("reference import: %w", err))
+	}
+	fmt.Fprintf(s.err, "addrclean: %s: %s\n", out, st)
+	return nil
+}
+
+// convertAtomically writes OUT through a temporary file beside it, loads
+// the result to check it, and renames it into place only then: a failed
+// conversion leaves no OUT, and an old OUT stays as it was.
+func convertAtomically(ctx context.Context, out string, conv func(io.Writer) (refimport.Stats, error)) (refimport.Stats, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return refimport.Stats{}, err
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	st, err := conv(tmp)
+	if err != nil {
+		return st, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return st, err
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return st, err
+	}
+	if _, err := gazetteer.Load(ctx, tmp); err != nil {
+		return st, fmt.Errorf("the converted file does not load: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return st, err
+	}
+	// CreateTemp makes the file 0600; a reference file is no secret.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return st, err
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return st, err
+	}
+	done = true
+	return st, nil
+}

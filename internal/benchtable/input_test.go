@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/sample_data/synth"
+)
+
+// TestWriteInput reads a generated input back through the real reader and
+// column mapping, keys each row as deduplication does (every field of the
+// mapped address lower-cased, white space folded), and checks what the
+// table relies on: the distinct count writeInput returns, and every repeat
+// more than dupGap rows after the first row with its address. With a
+// reference as large as the input, the repeats are the deliberate ones,
+// about dupShare of the rows past dupGap; with a smaller one, spellings of
+// the same reference address that fold alike repeat too.
+func TestWriteInput(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		n, refs int
+	}{
+		{"a reference address per row", 12000, 12000},
+		{"four spellings of each", 12000, 3000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkInput(t, tc.n, tc.refs)
+		})
+	}
+}
+
+func checkInput(t *testing.T, n, nrefs int) {
+	var refs []gazetteer.Record
+	synth.Generate(synth.SampleSeed, nrefs, func(r gazetteer.Record) bool {
+		refs = append(refs, r)
+		return true
+	})
+	path := filepath.Join(t.TempDir(), "in.csv")
+	distinct, err := writeInput(path, refs, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rd, err := readers.Open(ctx, path, readers.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	m, err := readers.NewMapper(rd.Header(), readers.MappingSpec{
+		LineCols: []string{"Address 1", "Address 2"}, City: "Town", Region: "County",
+		Postcode: "Postcode", Country: "Country", ID: "Customer ID"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := map[string]int{}
+	repeats, near := 0, 0
+	for i := 0; ; i++ {
+		row, err := rd.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		mp := m.Map(row)
+		if mp.Err != nil {
+			t.Fatalf("row %d: %v", i+1, mp.Err)
+		}
+		a := mp.Address
+		fields := append(append([]string(nil), a.Lines...), "|", a.City, a.Region, a.Country, a.Language)
+		for j, f := range fields {
+			fields[j] = strings.Join(strings.Fields(strings.ToLower(f)), " ")
+		}
+		key := strings.Join(fields, "\x00")
+		if at, ok := first[key]; ok {
+			repeats++
+			if i-at <= dupGap {
+				near++
+			}
+			continue
+		}
+		first[key] = i
+	}
+	if got := int64(len(first)); got != distinct {
+		t.Errorf("writeInput counted %d distinct addresses, the mapped rows hold %d", distinct, got)
+	}
+	// Rows past dupGap repeat with probability dupShare.
+	if want := dupShare * float64(n-dupGap); nrefs >= n && (float64(repeats) < 0.8*want || float64(repeats) > 1.2*want) {
+		t.Errorf("%d rows repeat an earlier address, want about %.0f", repeats, want)
+	}
+	if near > 0 {
+		t.Errorf("%d repeats within %d rows of the first", near, dupGap)
+	}
+}
