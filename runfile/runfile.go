@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xuri/excelize/v2"
+
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/writers"
 )
@@ -218,14 +220,98 @@ func fit(cells []string, n int) []string {
 }
 
 func open(ctx context.Context, path string, opts readers.Options, review bool) (table, error) {
-	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jsonl":
 		return openJSONL(path, review)
+	case ".xlsx":
+		return openSheets(ctx, path, opts)
 	}
 	t, err := readers.Open(ctx, path, opts)
 	if err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// sheets reads a workbook output whole: past a sheet's 1,048,576 rows the
+// writers continue on "<first sheet> 2", "<first sheet> 3" ..., each with
+// the header again.
+type sheets struct {
+	ctx    context.Context
+	path   string
+	opts   readers.Options
+	names  []string // the continuation sheets still to read
+	cur    readers.Reader
+	header []string
+	offset int // data rows of the sheets read before cur
+	last   int // Num of cur's last row
+}
+
+func openSheets(ctx context.Context, path string, opts readers.Options) (*sheets, error) {
+	r, err := readers.Open(ctx, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &sheets{ctx: ctx, path: path, opts: opts, cur: r, header: r.Header()}
+	if opts.Sheet != "" {
+		return s, nil
+	}
+	first := ""
+	if d, ok := r.(readers.Describer); ok {
+		first = d.Info().Sheet
+	}
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		_ = r.Close()
+		return nil, err
+	}
+	list := f.GetSheetList()
+	_ = f.Close()
+	for n := 2; ; n++ {
+		name := first + " " + strconv.Itoa(n)
+		if !slices.Contains(list, name) {
+			break
+		}
+		s.names = append(s.names, name)
+	}
+	return s, nil
+}
+
+func (s *sheets) Header() []string { return s.header }
+
+func (s *sheets) Next(ctx context.Context) (readers.Row, error) {
+	for {
+		r, err := s.cur.Next(ctx)
+		if err == nil {
+			s.last = r.Num
+			r.Num += s.offset
+			return r, nil
+		}
+		if !errors.Is(err, io.EOF) || len(s.names) == 0 {
+			return r, err
+		}
+		_ = s.cur.Close()
+		s.offset += s.last
+		s.last = 0
+		opts := s.opts
+		opts.Sheet, s.names = s.names[0], s.names[1:]
+		next, err := readers.Open(s.ctx, s.path, opts)
+		if err != nil {
+			s.cur = nil
+			return readers.Row{}, err
+		}
+		s.cur = next
+		if !slices.Equal(next.Header(), s.header) {
+			return readers.Row{}, fmt.Errorf("%s: sheet %q has another header than the first sheet", s.path, opts.Sheet)
+		}
+	}
+}
+
+func (s *sheets) Close() error {
+	if s.cur == nil {
+		return nil
+	}
+	return s.cur.Close()
 }
 
 // jsonlTable reads a JSONL output as the columns its CSV twin would have.

@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/xuri/excelize/v2"
 
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/writers"
@@ -123,5 +126,64 @@ func TestNotAnOutput(t *testing.T) {
 	}
 	if _, err := OpenReview(context.Background(), old, readers.Options{}); !errors.Is(err, ErrNotReview) || !strings.Contains(err.Error(), "decision") {
 		t.Errorf("OpenReview of an old review: %v", err)
+	}
+}
+
+// TestWorkbookSheets: an XLSX output past a sheet's rows continues on
+// "Enriched 2"; the rows of every sheet are read, numbered on.
+func TestWorkbookSheets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "e.xlsx")
+	f := excelize.NewFile()
+	header := append(append([]string{"id"}, writers.EnrichedColumns...), writers.DuplicateColumns...)
+	row := func(id, action string) []any {
+		r := make([]any, len(header))
+		r[0], r[1] = id, action
+		return r
+	}
+	sheets := map[string][][]any{
+		"Enriched":   {row("C1", "Accept"), row("C2", "Suggest")},
+		"Enriched 2": {row("C3", "Error")},
+	}
+	if err := f.SetSheetName("Sheet1", "Enriched"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.NewSheet("Enriched 2"); err != nil {
+		t.Fatal(err)
+	}
+	for name, rows := range sheets {
+		h := make([]any, len(header))
+		for i, c := range header {
+			h[i] = c
+		}
+		if err := f.SetSheetRow(name, "A1", &h); err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rows {
+			if err := f.SetSheetRow(name, "A"+strconv.Itoa(i+2), &r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := f.SaveAs(path); err != nil {
+		t.Fatal(err)
+	}
+	e, err := OpenEnriched(context.Background(), path, readers.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var got []string
+	for {
+		r, err := e.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, strconv.Itoa(r.Num)+" "+r.Input()[0]+" "+r.Get("av_action"))
+	}
+	if want := []string{"1 C1 Accept", "2 C2 Suggest", "3 C3 Error"}; !slices.Equal(got, want) {
+		t.Fatalf("rows %q, want %q", got, want)
 	}
 }
