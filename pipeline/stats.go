@@ -122,4 +122,8 @@ type Stats struct {
 	// Interrupted is true when the context was cancelled before the input
 	// was finished.
 	Interrupted bool `json:"interrupted"`
+	// Duplicates are the rows that resolved to the same address id. The
+	// enriched writer finds them when it is closed, so Run leaves this for
+	// the caller (see writers.DuplicateReporter).
+	Duplicates *writers.Duplicates `json:"duplicates,omitempty"`
 }

@@ -185,7 +185,8 @@ func TestEnrichedMatchesFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, r := range results {
-		if got, want := enrichedText(r), recs[i+1][1:]; !slices.Equal(got, want) {
+		// The file then has its duplicate columns, which a table has not.
+		if got, want := enrichedText(r), recs[i+1][1:1+len(writers.EnrichedColumns)]; !slices.Equal(got, want) {
 			t.Errorf("row %d:\n table %q\n file  %q", r.Row, got, want)
 		}
 	}

@@ -19,11 +19,45 @@ var EnrichedColumns = []string{
 	"av_latitude", "av_longitude", "av_location_accuracy", "av_message", "av_error",
 }
 
+// DuplicateColumns follow EnrichedColumns in the enriched file outputs:
+// how many input rows share the row's av_address_id, and the first of them
+// (1-based), both empty for a row without an id. They are known only once
+// every row is in, so the file writers fill them at Close (see NewEnriched).
+var DuplicateColumns = []string{"av_duplicates", "av_first_row"}
+
 // ReviewColumns are the columns the review output appends to the row number
 // and the input columns, in order. Callers must not modify it.
 var ReviewColumns = []string{
 	"av_action", "av_message", "input_label", "matched_label", "av_address_id", "av_error",
 }
+
+// DecisionColumns follow ReviewColumns in the review file outputs, written
+// empty for a person to fill in: DecisionColumn (see Decisions), then the
+// edit_ columns (EditColumns). addrclean apply reads them back.
+var DecisionColumns = []string{
+	DecisionColumn, "edit_line1", "edit_line2", "edit_line3", "edit_line4",
+	"edit_city", "edit_region", "edit_postcode", "edit_country",
+}
+
+// DecisionColumn is the review column where a person records a decision.
+const DecisionColumn = "decision"
+
+// The decisions a person can record in DecisionColumn.
+const (
+	// DecisionAccept takes the service's address.
+	DecisionAccept = "accept"
+	// DecisionKeep keeps the input address as it is.
+	DecisionKeep = "keep"
+	// DecisionEdit takes the address the person typed in the edit_ columns.
+	DecisionEdit = "edit"
+)
+
+// Decisions are the values offered in DecisionColumn (the XLSX drop-down).
+var Decisions = []string{DecisionAccept, DecisionKeep, DecisionEdit}
+
+// EditColumns are the review columns holding an address typed by a person
+// (DecisionEdit): lines 1 to 4, city, region, postcode, country.
+var EditColumns = DecisionColumns[1:]
 
 // CachedColumn is the last enriched column with Options.MarkCached.
 const CachedColumn = "av_cached"
@@ -37,9 +71,12 @@ const (
 	enLatitude  = 19
 	enLongitude = 20
 	enError     = 23
+	enDuplicate = 24 // av_duplicates, the first of DuplicateColumns
+	enFirstRow  = 25 // av_first_row
 
-	rvAction  = 0
-	rvMatched = 3
+	rvAction   = 0
+	rvMatched  = 3
+	rvDecision = 6 // the first of DecisionColumns
 )
 
 // noResponse is av_error for a row that has neither a response nor a reason;
@@ -107,8 +144,10 @@ func newLayout(k kind, header []string, markCached bool) *layout {
 	l.first = len(l.cols)
 	if k == review {
 		l.cols = append(l.cols, ReviewColumns...)
+		l.cols = append(l.cols, DecisionColumns...)
 	} else {
 		l.cols = append(l.cols, EnrichedColumns...)
+		l.cols = append(l.cols, DuplicateColumns...)
 		if l.markCached {
 			l.cols = append(l.cols, CachedColumn)
 		}
@@ -137,9 +176,16 @@ func (l *layout) cells(r Result, dst []string) []string {
 	}
 	dst = l.inputCells(r.Cells, dst)
 	if l.kind == review {
-		return appendReview(dst, r)
+		dst = appendReview(dst, r)
+		// The decision and edit_ columns are the person's to fill in.
+		for range DecisionColumns {
+			dst = append(dst, "")
+		}
+		return dst
 	}
 	dst = appendEnriched(dst, r)
+	// av_duplicates and av_first_row: filled when the output is complete.
+	dst = append(dst, "", "")
 	if l.markCached {
 		dst = append(dst, formatBool(r.FromCache))
 	}
@@ -295,4 +341,17 @@ func (s *keySet) add(name string) string {
 	s.used[k] = true
 	s.keys = append(s.keys, k)
 	return k
+}
+
+// EnrichedValues returns the values of EnrichedColumns for r as the CSV
+// output writes them before neutralisation. Readers of a JSONL output use
+// it to see the same columns.
+func EnrichedValues(r Result) []string {
+	return appendEnriched(make([]string, 0, len(EnrichedColumns)), r)
+}
+
+// ReviewValues returns the values of ReviewColumns for r, matched_label
+// plain (no highlight marks).
+func ReviewValues(r Result) []string {
+	return appendReview(make([]string, 0, len(ReviewColumns)), r)
 }

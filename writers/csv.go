@@ -68,6 +68,17 @@ func (w *csvWriter) write(r Result) error {
 	return w.cw.Write(w.buf)
 }
 
+func (w *csvWriter) cells(r Result, dst []string) []string { return w.lay.cells(r, dst) }
+
+func (w *csvWriter) writeCells(_ int, cells []string) error {
+	w.neutralise(cells)
+	return w.cw.Write(cells)
+}
+
+func (w *csvWriter) dupCols() (int, int) {
+	return w.lay.first + enDuplicate, w.lay.first + enFirstRow
+}
+
 func (w *csvWriter) finish() error {
 	w.cw.Flush()
 	if err := w.cw.Error(); err != nil {

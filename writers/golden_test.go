@@ -143,6 +143,13 @@ func dumpXLSX(t *testing.T, path string) string {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(&b, "panes freeze=%v ysplit=%d topleft=%s\n", panes.Freeze, panes.YSplit, panes.TopLeftCell)
+		dvs, err := f.GetDataValidations(sheet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dv := range dvs {
+			fmt.Fprintf(&b, "validation %s type=%s list=%s blank=%v error=%v input=%v\n", dv.Sqref, dv.Type, dv.Formula1, dv.AllowBlank, dv.ShowErrorMessage, dv.ShowInputMessage)
+		}
 		rows, err := f.GetRows(sheet)
 		if err != nil {
 			t.Fatal(err)

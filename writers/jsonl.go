@@ -67,6 +67,46 @@ func (w *jsonlWriter) value(v any) error {
 func (w *jsonlWriter) str(s string) error { return w.value(s) }
 
 func (w *jsonlWriter) write(r Result) error {
+	if err := w.render(r); err != nil {
+		return err
+	}
+	w.buf.WriteString("}\n")
+	_, err := w.bw.Write(w.buf.Bytes())
+	return err
+}
+
+// cells renders the row as one cell holding the object without its closing
+// brace, and two for the duplicate counts.
+func (w *jsonlWriter) cells(r Result, dst []string) []string {
+	if err := w.render(r); err != nil {
+		// Only a failing encoder of plain strings gets here, which
+		// encoding/json does not do; keep the row rather than lose it.
+		w.buf.Reset()
+		fmt.Fprintf(&w.buf, `{"row":%d,"error":%q`, r.Row, err.Error())
+	}
+	return append(dst, w.buf.String(), "", "")
+}
+
+// writeCells appends "duplicates" and "first_row" to a row with an address
+// id and closes the object.
+func (w *jsonlWriter) writeCells(_ int, cells []string) error {
+	w.buf.Reset()
+	w.buf.WriteString(cells[0])
+	if cells[1] != "" {
+		w.buf.WriteString(`,"duplicates":`)
+		w.buf.WriteString(cells[1])
+		w.buf.WriteString(`,"first_row":`)
+		w.buf.WriteString(cells[2])
+	}
+	w.buf.WriteString("}\n")
+	_, err := w.bw.Write(w.buf.Bytes())
+	return err
+}
+
+func (w *jsonlWriter) dupCols() (int, int) { return 1, 2 }
+
+// render writes the row's object, without its closing brace, into buf.
+func (w *jsonlWriter) render(r Result) error {
 	// Cells past the header are kept, under keys added on first sight.
 	for len(w.keys) < len(r.Cells) {
 		if err := w.addKey(""); err != nil {
@@ -125,9 +165,13 @@ func (w *jsonlWriter) write(r Result) error {
 		w.buf.WriteString(`,"cached":`)
 		w.buf.WriteString(formatBool(r.FromCache))
 	}
-	w.buf.WriteString("}\n")
-	_, err := w.bw.Write(w.buf.Bytes())
-	return err
+	if w.lay.kind == review {
+		// The decision and edit_ keys are the person's to fill in.
+		for _, c := range DecisionColumns {
+			w.buf.WriteString(`,"` + c + `":""`)
+		}
+	}
+	return nil
 }
 
 func (w *jsonlWriter) finish() error {

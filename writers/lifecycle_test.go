@@ -56,8 +56,16 @@ func TestAbortLeavesNothing(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if got := dirNames(t, dir); len(got) != 1 || !strings.HasPrefix(got[0], "."+name+".tmp-") {
-					t.Fatalf("while writing, directory holds %q; want only a temporary file", got)
+				// The enriched output also has its spool of held-back rows,
+				// named like the temporary file.
+				got := dirNames(t, dir)
+				if len(got) == 0 || len(got) > 2 {
+					t.Fatalf("while writing, directory holds %q; want only temporary files", got)
+				}
+				for _, g := range got {
+					if !strings.HasPrefix(g, "."+name+".tmp-") {
+						t.Fatalf("while writing, directory holds %q; want only temporary files", got)
+					}
 				}
 				if err := w.Abort(); err != nil {
 					t.Fatal(err)
@@ -271,7 +279,7 @@ type failingWriter struct{}
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
 
 func TestStdout(t *testing.T) {
-	t.Run("abort flushes whole records", func(t *testing.T) {
+	t.Run("abort sends whole records", func(t *testing.T) {
 		var out bytes.Buffer
 		w, err := NewEnriched("-", []string{"a"}, Options{Stdout: &out})
 		if err != nil {
@@ -283,7 +291,9 @@ func TestStdout(t *testing.T) {
 		if err := w.Abort(); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasSuffix(out.String(), "x,Error,,,,,,,,,,,,,,,,,,,,,,,boom\n") {
+		// The enriched rows wait for the duplicate counts until Close, so
+		// an aborted output on stdout is the header alone.
+		if !strings.HasSuffix(out.String(), "av_first_row\n") {
 			t.Fatalf("stdout = %q", out.String())
 		}
 	})

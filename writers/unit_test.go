@@ -279,13 +279,20 @@ func TestColumnIndexes(t *testing.T) {
 		{EnrichedColumns, enError, "av_error"},
 		{ReviewColumns, rvAction, "av_action"},
 		{ReviewColumns, rvMatched, "matched_label"},
+		{append(slices.Clone(EnrichedColumns), DuplicateColumns...), enDuplicate, "av_duplicates"},
+		{append(slices.Clone(EnrichedColumns), DuplicateColumns...), enFirstRow, "av_first_row"},
+		{append(slices.Clone(ReviewColumns), DecisionColumns...), rvDecision, "decision"},
+		{EditColumns, 0, "edit_line1"},
+		{EditColumns, 7, "edit_country"},
 	}
 	for _, c := range checks {
 		if c.cols[c.i] != c.want {
 			t.Errorf("column %d is %q, want %q", c.i, c.cols[c.i], c.want)
 		}
 	}
-	if len(EnrichedColumns) != 24 || len(ReviewColumns) != 6 {
+	// EnrichedColumns and ReviewColumns are also the columns of table
+	// sinks, which have no duplicate or decision columns.
+	if len(EnrichedColumns) != 24 || len(ReviewColumns) != 6 || len(EditColumns) != 8 {
 		t.Errorf("%d enriched and %d review columns", len(EnrichedColumns), len(ReviewColumns))
 	}
 }

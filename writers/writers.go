@@ -12,6 +12,10 @@ import (
 // columns of header unchanged, then EnrichedColumns. The format comes from
 // the path (see FormatFromPath); the file appears under path only when Close
 // succeeds.
+//
+// av_duplicates and av_first_row need every row's address id, so the rows
+// wait in a scratch file beside the output and are written at Close (for
+// stdout too); the returned Writer is a DuplicateReporter.
 func NewEnriched(path string, header []string, opts Options) (Writer, error) {
 	return newWriter(enriched, path, header, opts)
 }
@@ -44,7 +48,25 @@ func newWriter(k kind, path string, header []string, opts Options) (Writer, erro
 	if err != nil {
 		return nil, err
 	}
-	return &guarded{fw: fw, kind: k, path: path, log: opts.Logger, width: len(header), dropsExtra: format != JSONL}, nil
+	g := &guarded{fw: fw, kind: k, path: path, log: opts.Logger, width: len(header), dropsExtra: format != JSONL}
+	if k == enriched {
+		if g.dup, err = newDupPass(path, dupMemLimit); err != nil {
+			_ = fw.discard()
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// dupMemLimit is dupMemIDs, lowered by tests to reach the disk path.
+var dupMemLimit = dupMemIDs
+
+// addressID is av_address_id of a row.
+func addressID(r Result) string {
+	if Action(r) == ActionError {
+		return ""
+	}
+	return r.Response.Address.ID
 }
 
 // formatWriter is one format's half of a Writer; guarded supplies the
@@ -57,6 +79,13 @@ type formatWriter interface {
 	finish() error
 	// discard drops the output.
 	discard() error
+	// cells renders an enriched row as the cells writeCells takes, with
+	// the duplicate cells (at dupCols) empty.
+	cells(r Result, dst []string) []string
+	// writeCells appends one row rendered by cells.
+	writeCells(row int, cells []string) error
+	// dupCols are the indexes of av_duplicates and av_first_row in cells.
+	dupCols() (dup, first int)
 }
 
 // guarded implements Writer over a formatWriter: it serialises calls, makes
@@ -76,6 +105,17 @@ type guarded struct {
 	dropsExtra bool
 	wide       warner
 	wideRows   int // rows written whose extra cells were left out
+	// dup holds an enriched output's rows until Close (nil for review).
+	dup   *dupPass
+	found Duplicates
+	buf   []string
+}
+
+// Duplicates returns the duplicate groups found by Close (enriched only).
+func (g *guarded) Duplicates() Duplicates {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.found
 }
 
 // Write appends r, or skips it when this is a review output and r needs no
@@ -105,11 +145,26 @@ func (g *guarded) Write(ctx context.Context, r Result) error {
 			ev.Msg("row has more cells than the header; the extra cells are left out")
 		}
 	}
-	if err := g.fw.write(r); err != nil {
+	var err error
+	if g.dup != nil {
+		g.buf = g.fw.cells(r, g.buf[:0])
+		err = g.dup.add(r.Row, addressID(r), g.buf)
+	} else {
+		err = g.fw.write(r)
+	}
+	if err != nil {
 		g.err = fmt.Errorf("write %s: %w", g.path, err)
 		return g.err
 	}
 	return nil
+}
+
+// release drops the scratch files of the duplicate pass.
+func (g *guarded) release() {
+	if g.dup != nil {
+		g.dup.close()
+		g.dup = nil
+	}
 }
 
 // Close completes the output and moves it into place. After a failed Write
@@ -131,8 +186,21 @@ func (g *guarded) Close() error {
 	}
 	if g.err != nil {
 		g.state = aborted
+		g.release()
 		_ = g.fw.discard()
 		return g.err
+	}
+	if g.dup != nil {
+		dc, fc := g.fw.dupCols()
+		err := g.dup.flush(dc, fc, g.fw.writeCells)
+		g.found = g.dup.found
+		g.release()
+		if err != nil {
+			g.state = aborted
+			g.err = fmt.Errorf("write %s: %w", g.path, err)
+			_ = g.fw.discard()
+			return g.err
+		}
 	}
 	if err := g.fw.finish(); err != nil {
 		g.state = aborted
@@ -151,5 +219,6 @@ func (g *guarded) Abort() error {
 		return nil
 	}
 	g.state = aborted
+	g.release()
 	return g.fw.discard()
 }

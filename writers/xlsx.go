@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -169,7 +170,30 @@ func (w *xlsxWriter) endSheet() error {
 	if err := w.f.AutoFilter(w.sheet, "A1:"+last, nil); err != nil {
 		return err
 	}
+	if w.lay.kind == review {
+		if err := w.addDecisionList(); err != nil {
+			return err
+		}
+	}
 	return w.sw.Flush()
+}
+
+// addDecisionList offers Decisions as a drop-down in the decision column of
+// the sheet's data rows. Like the autofilter it goes on the worksheet
+// before Flush, which writes it after the rows.
+func (w *xlsxWriter) addDecisionList() error {
+	col, err := excelize.ColumnNumberToName(w.lay.first + rvDecision + 1)
+	if err != nil {
+		return err
+	}
+	dv := excelize.NewDataValidation(true)
+	dv.Sqref = fmt.Sprintf("%s2:%s%d", col, col, max(w.row, 2))
+	if err := dv.SetDropList(Decisions); err != nil {
+		return err
+	}
+	dv.SetInput("Decision", "accept: take the service's address; keep: keep the input; edit: use the edit_ columns")
+	dv.SetError(excelize.DataValidationErrorStyleStop, "Decision", "Choose accept, keep or edit (or leave it empty: undecided)")
+	return w.f.AddDataValidation(w.sheet, dv)
 }
 
 // size sets the column widths from the header and the held-back rows.
@@ -265,15 +289,29 @@ func (w *xlsxWriter) setRow(vals []any) error {
 
 func (w *xlsxWriter) write(r Result) error {
 	w.buf = w.lay.cells(r, w.buf[:0])
+	return w.put(w.buf, r.Row, &r)
+}
+
+func (w *xlsxWriter) cells(r Result, dst []string) []string { return w.lay.cells(r, dst) }
+
+func (w *xlsxWriter) writeCells(row int, cells []string) error { return w.put(cells, row, nil) }
+
+func (w *xlsxWriter) dupCols() (int, int) {
+	return w.lay.first + enDuplicate, w.lay.first + enFirstRow
+}
+
+// put writes one row of text cells; r is the row's result for a review
+// output (its highlights), nil for an enriched one.
+func (w *xlsxWriter) put(cells []string, row int, r *Result) error {
 	holding := w.widths == nil
 	var vals []any
 	if holding {
-		vals = make([]any, len(w.buf)) // kept until the columns are sized
+		vals = make([]any, len(cells)) // kept until the columns are sized
 	} else {
-		vals = slices.Grow(w.vals[:0], len(w.buf))[:len(w.buf)]
+		vals = slices.Grow(w.vals[:0], len(cells))[:len(cells)]
 		w.vals = vals
 	}
-	w.fill(vals, r)
+	w.fill(vals, cells, row, r)
 	if holding {
 		w.pending = append(w.pending, vals)
 		if len(w.pending) < sampleRows {
@@ -285,31 +323,40 @@ func (w *xlsxWriter) write(r Result) error {
 }
 
 // fill converts the row's text cells into cell values: strings (never
-// formulas), the row number and coordinates as numbers, the action with
-// its colour, and matched_label as rich text.
-func (w *xlsxWriter) fill(vals []any, r Result) {
+// formulas), the row number, coordinates and duplicate counts as numbers,
+// the action with its colour, and matched_label as rich text.
+func (w *xlsxWriter) fill(vals []any, cells []string, row int, r *Result) {
 	first := w.lay.first
-	for i, s := range w.buf {
+	for i, s := range cells {
 		switch {
 		case s == "":
 			vals[i] = nil // no cell at all: smaller and faster than an empty string
 		case w.lay.kind == review && i == 0:
-			vals[i] = r.Row
-		case w.lay.kind == enriched && i == first+enLatitude:
-			vals[i] = r.Response.Data.Location.Latitude
-		case w.lay.kind == enriched && i == first+enLongitude:
-			vals[i] = r.Response.Data.Location.Longitude
+			vals[i] = row
+		case w.lay.kind == enriched && (i == first+enLatitude || i == first+enLongitude):
+			// formatCoord wrote the shortest form that round-trips.
+			if v, err := strconv.ParseFloat(s, 64); err == nil {
+				vals[i] = v
+			} else {
+				vals[i] = w.text(s, row, i)
+			}
+		case w.lay.kind == enriched && (i == first+enDuplicate || i == first+enFirstRow):
+			if v, err := strconv.Atoi(s); err == nil {
+				vals[i] = v
+			} else {
+				vals[i] = w.text(s, row, i)
+			}
 		case i == first+enAction: // enAction == rvAction
 			style, ok := w.actionStyles[s]
 			if !ok {
 				style = w.otherAction
 			}
-			vals[i] = excelize.Cell{StyleID: style, Value: w.text(s, r.Row, i)}
-		case w.lay.kind == review && i == first+rvMatched:
-			label, hl := matchedHighlights(r)
-			vals[i] = w.rich(labelSegments(label, hl), r.Row, i)
+			vals[i] = excelize.Cell{StyleID: style, Value: w.text(s, row, i)}
+		case w.lay.kind == review && i == first+rvMatched && r != nil:
+			label, hl := matchedHighlights(*r)
+			vals[i] = w.rich(labelSegments(label, hl), row, i)
 		default:
-			vals[i] = w.text(s, r.Row, i)
+			vals[i] = w.text(s, row, i)
 		}
 	}
 }

@@ -132,7 +132,7 @@ func TestRunCacheSecondRunMakesNoCalls(t *testing.T) {
 		t.Fatalf("last column %q, want av_cached", h[len(h)-1])
 	}
 	for _, rec := range recs[1:] {
-		action, cached := rec[len(recs[0])-1-len(writers.EnrichedColumns)], rec[len(rec)-1]
+		action, cached := rec[len(recs[0])-1-len(writers.EnrichedColumns)-len(writers.DuplicateColumns)], rec[len(rec)-1]
 		if want := map[bool]string{true: "false", false: "true"}[action == "Error"]; cached != want {
 			t.Fatalf("row %v: av_cached %q, want %s", rec[0], cached, want)
 		}

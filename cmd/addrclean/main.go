@@ -1,7 +1,7 @@
 // Command addrclean verifies the addresses of a CSV or XLSX export against an
 // address-verification service and writes an enriched file and a review file.
 //
-// Subcommands: run, serve, verify, cache, version. See README.md.
+// Subcommands: run, apply, report, serve, verify, cache, version. See README.md.
 package main
 
 import (
@@ -65,6 +65,10 @@ const usageText = `addrclean verifies addresses in CSV/XLSX exports against an a
 
 Usage:
   addrclean run [flags] INPUT       verify every row of INPUT; write enriched and review files
+  addrclean apply --enriched CLEANED --review REVIEWED -o FINAL
+                                    apply the decisions of a review file: the final file for import
+  addrclean report -o REPORT.html ENRICHED
+                                    the after-run HTML report of an enriched file
   addrclean serve [flags]           run the local address-verification service
   addrclean verify [flags] LINE...  verify one address
   addrclean cache stats|prune|clear --cache PATH
@@ -107,6 +111,10 @@ func runMain(ctx context.Context, args []string, s streams) int {
 	switch args[0] {
 	case "run":
 		err = cmdRun(ctx, args[1:], s)
+	case "apply":
+		err = cmdApply(ctx, args[1:], s)
+	case "report":
+		err = cmdReport(ctx, args[1:], s)
 	case "serve":
 		err = cmdServe(ctx, args[1:], s)
 	case "verify":

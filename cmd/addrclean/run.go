@@ -100,6 +100,14 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		City:     o.cityCol, Region: o.regionCol, Postcode: o.postcodeCol, Country: o.countryCol, ID: o.idCol,
 		DefaultCountry: o.country, Language: o.language, Prefix: o.prefix,
 	}
+	if o.report != "" {
+		if err := checkReportPath(o.report); err != nil {
+			return err
+		}
+		if o.out == "-" {
+			return usageErrorf("--report reads the enriched output back: give -o a path, not -")
+		}
+	}
 	if o.dryRun && o.isTableSource() {
 		return o.dryRunTable(ctx, spec, s.out)
 	}
@@ -116,6 +124,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	}
 	if err := outputDirsExist(outPath, reviewPath); err != nil {
 		return err
+	}
+	if o.report != "" && outPath == "" {
+		return usageErrorf("--report reads the enriched file back: give -o PATH (tables cannot be read back yet)")
 	}
 	// The cache is opened first: a locked or damaged one stops the run
 	// before anything is read or started.
@@ -313,6 +324,13 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 			return withCode(exitFatal, fmt.Errorf("finishing outputs: %w%s", err, hint))
 		}
 	}
+	for _, w := range outs {
+		if dr, ok := w.(writers.DuplicateReporter); ok {
+			d := dr.Duplicates()
+			stats.Duplicates = &d
+			break
+		}
+	}
 	resumable := finishJournal(jnl, stats, o.keepJournal, log)
 	jnl = nil
 	printSummary(s.err, log, o, stats, outPath, reviewPath, true)
@@ -320,6 +338,14 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		if err := writeSummaryFile(o.summary, o, stats, outPath, reviewPath); err != nil {
 			return withCode(exitFatal, err)
 		}
+	}
+	if o.report != "" {
+		// The report reads the enriched file back, so stdout has none.
+		// An interrupted run still gets its report of the rows it wrote.
+		if err := writeReport(context.WithoutCancel(ctx), outPath, o.report, &stats); err != nil {
+			return err
+		}
+		log.Info().Str("report", o.report).Msg("report written")
 	}
 	resume := ""
 	if resumable {

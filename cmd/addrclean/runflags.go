@@ -36,6 +36,7 @@ type runOptions struct {
 	limit                           int
 	dryRun                          bool
 	summary                         string
+	report                          string
 	logFormat, logLevel             string
 	noProgress                      bool
 	method                          string
@@ -129,6 +130,7 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.limit, "limit", 0, "only the first N data rows (0 = all)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "read, map and check the input; no service calls")
 	fs.StringVar(&o.summary, "summary", "", "also write the run's summary as JSON to `PATH`")
+	fs.StringVar(&o.report, "report", "", "also write the after-run report, one self-contained HTML page, to `PATH`.html\n(built from the enriched output and the run's statistics; see 'addrclean report')")
 	fs.StringVar(&o.logFormat, "log-format", "auto", "auto, console or json (json: one object per stderr line)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress bar")

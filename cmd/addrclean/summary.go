@@ -53,6 +53,10 @@ func printSummary(w io.Writer, log zerolog.Logger, o runOptions, st pipeline.Sta
 	}
 	fmt.Fprintf(&b, "  calls %d (saved by deduplication %d, answered from the cache %d), retries %d, 429s %d, token refreshes %d, rate %.1f/s (limit %s)\n",
 		st.CallsMade, st.CallsSaved, st.CacheHits, st.Retries, st.RateLimited, st.TokenRefreshes, st.EffectiveRate, rateString(st.RateLimit))
+	if d := st.Duplicates; d != nil && d.Groups > 0 {
+		fmt.Fprintf(&b, "  duplicates  %d addresses shared by %d rows (%d rows a merge would fold; largest %d rows, %s)\n",
+			d.Groups, d.Rows, d.Extra, d.Largest, d.LargestID)
+	}
 	if written {
 		fmt.Fprintf(&b, "  enriched    %s\n  review      %s\n", out, review)
 	}

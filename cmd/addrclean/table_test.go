@@ -22,6 +22,7 @@ import (
 
 	"github.com/addrclean/addrclean/internal/pgtest"
 	"github.com/addrclean/addrclean/table"
+	"github.com/addrclean/addrclean/writers"
 )
 
 // batchEnv sets tableBatchRows in the program the kill tests run.
@@ -208,10 +209,12 @@ func TestRunTableMatchesCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	width := len(file[0]) - 24 // the input columns
+	// The input columns; the file then has the av_ columns of a table and
+	// its own duplicate columns.
+	width := len(file[0]) - len(writers.EnrichedColumns) - len(writers.DuplicateColumns)
 	want := map[string][]string{}
 	for _, r := range file[1:] {
-		want[r[0]] = r[width:]
+		want[r[0]] = r[width : width+len(writers.EnrichedColumns)]
 	}
 	review, err := csv.NewReader(strings.NewReader(csvRun.review)).ReadAll()
 	if err != nil {
@@ -242,7 +245,7 @@ func TestRunTableMatchesCSV(t *testing.T) {
 			if len(rows) != n {
 				t.Fatalf("%d rows in the out-table, want %d", len(rows), n)
 			}
-			if !slices.Equal(header[1:25], file[0][width:]) || header[0] != "Customer ID" || header[25] != "verified_at" {
+			if !slices.Equal(header[1:25], file[0][width:width+len(writers.EnrichedColumns)]) || header[0] != "Customer ID" || header[25] != "verified_at" {
 				t.Fatalf("out-table columns %q", header)
 			}
 			for _, row := range rows {

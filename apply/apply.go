@@ -1,0 +1,440 @@
+// Package apply turns a run's enriched file and a person's decisions in its
+// review file into the final file for import: every input row, the input
+// columns unchanged, then the address to import (FinalColumns) and where it
+// came from. Both files are in row order, so they are merged like a sorted
+// join: memory does not grow with the input.
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/runfile"
+	"github.com/addrclean/addrclean/writers"
+)
+
+// FinalColumns are the columns the final file appends to the input columns.
+var FinalColumns = []string{
+	"final_line1", "final_line2", "final_line3", "final_line4",
+	"final_city", "final_region", "final_postcode", "final_country", "final_source",
+}
+
+// The values of final_source.
+const (
+	// SourceService is the service's address: an Accept row, or a review
+	// row decided accept.
+	SourceService = "service"
+	// SourceInput is the input's own address (decided keep).
+	SourceInput = "input"
+	// SourcePerson is the address a person typed in the edit_ columns.
+	SourcePerson = "person"
+	// SourceUnresolved is a row nobody decided: no final address.
+	SourceUnresolved = "unresolved"
+)
+
+// Undecided is the Decisions key of review rows with an empty decision.
+const Undecided = "undecided"
+
+// Options tunes Run. The zero value is usable.
+type Options struct {
+	// Mapping names the input's address columns, as for addrclean run; a
+	// keep decision copies them. Unset fields are detected from the header.
+	Mapping readers.MappingSpec
+	// Read tunes reading the enriched file, and the review file unless
+	// ReadReview is set.
+	Read readers.Options
+	// ReadReview tunes reading the review file (a spreadsheet may have
+	// saved it in another encoding); nil means Read.
+	ReadReview *readers.Options
+	// Write tunes the final file.
+	Write writers.Options
+	// MaxProblems is how many problems a MismatchError lists; 0 means 20.
+	MaxProblems int
+}
+
+// Report is what Run did.
+type Report struct {
+	// Rows is the number of rows written.
+	Rows int64 `json:"rows"`
+	// Sources counts rows per final_source.
+	Sources map[string]int64 `json:"sources"`
+	// Decisions counts the review rows per decision (accept, keep, edit,
+	// undecided).
+	Decisions map[string]int64 `json:"decisions"`
+	// NotInReview counts rows that need review but were missing from the
+	// review file (a person deleted them); they are unresolved.
+	NotInReview int64 `json:"not_in_review"`
+	// UnresolvedRows are the first unresolved row numbers (up to 20).
+	UnresolvedRows []int `json:"unresolved_rows,omitempty"`
+}
+
+// Problem is one reason a review does not fit its enriched file.
+type Problem struct {
+	// Row is the row number the problem is about (0 when unknown).
+	Row int
+	// Msg says what is wrong.
+	Msg string
+}
+
+// MismatchError is returned by Run when the review does not belong to the
+// enriched file, or holds decisions that cannot be applied. Nothing is
+// written.
+type MismatchError struct {
+	Review   string
+	Problems []Problem
+	// More counts problems past those listed.
+	More int
+}
+
+func (e *MismatchError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s does not fit the enriched file (%d problem(s)); nothing was written:", e.Review, len(e.Problems)+e.More)
+	for _, p := range e.Problems {
+		if p.Row > 0 {
+			fmt.Fprintf(&b, "\n  row %d: %s", p.Row, p.Msg)
+		} else {
+			fmt.Fprintf(&b, "\n  %s", p.Msg)
+		}
+	}
+	if e.More > 0 {
+		fmt.Fprintf(&b, "\n  ... and %d more", e.More)
+	}
+	return b.String()
+}
+
+// Rows returns the row numbers named by the problems.
+func (e *MismatchError) Rows() []int {
+	var rows []int
+	for _, p := range e.Problems {
+		if p.Row > 0 && !slices.Contains(rows, p.Row) {
+			rows = append(rows, p.Row)
+		}
+	}
+	return rows
+}
+
+// Run writes the final file at outPath from the enriched file and the
+// review file. A review that does not belong to the enriched file (row
+// numbers or input cells differ) or holds decisions that cannot be applied
+// is a *MismatchError, and no output is left behind.
+func Run(ctx context.Context, enrichedPath, reviewPath, outPath string, opts Options) (Report, error) {
+	if opts.MaxProblems <= 0 {
+		opts.MaxProblems = 20
+	}
+	en, err := runfile.OpenEnriched(ctx, enrichedPath, opts.Read)
+	if err != nil {
+		return Report{}, fmt.Errorf("--enriched: %w", err)
+	}
+	defer en.Close()
+	ropts := opts.Read
+	if opts.ReadReview != nil {
+		ropts = *opts.ReadReview
+	}
+	rv, err := runfile.OpenReview(ctx, reviewPath, ropts)
+	if err != nil {
+		return Report{}, fmt.Errorf("--review: %w", err)
+	}
+	defer rv.Close()
+	j := &joiner{
+		opts: opts, en: en, rv: rv, mismatch: &MismatchError{Review: reviewPath},
+		rep: Report{Sources: map[string]int64{}, Decisions: map[string]int64{}},
+	}
+	if !slices.Equal(en.InputHeader(), rv.InputHeader()) {
+		j.mismatch.Problems = append(j.mismatch.Problems, Problem{Msg: fmt.Sprintf(
+			"its input columns %q are not the enriched file's %q", rv.InputHeader(), en.InputHeader())})
+		return Report{}, j.mismatch
+	}
+	header := append(slices.Clone(en.InputHeader()), FinalColumns...)
+	out, err := writers.NewRows(outPath, header, opts.Write)
+	if err != nil {
+		return Report{}, fmt.Errorf("-o: %w", err)
+	}
+	if err := j.run(ctx, out); err != nil {
+		_ = out.Abort()
+		return Report{}, err
+	}
+	if len(j.mismatch.Problems) > 0 {
+		_ = out.Abort()
+		return Report{}, j.mismatch
+	}
+	if err := out.Close(); err != nil {
+		return Report{}, err
+	}
+	return j.rep, nil
+}
+
+type joiner struct {
+	opts     Options
+	en       *runfile.Enriched
+	rv       *runfile.Review
+	mismatch *MismatchError
+	rep      Report
+
+	next    *runfile.ReviewRow // the review row read ahead, nil at the end
+	lastRev int
+	keep    *keeper
+	keepErr error
+	cells   []string
+}
+
+func (j *joiner) problem(row int, format string, args ...any) {
+	if len(j.mismatch.Problems) >= j.opts.MaxProblems {
+		j.mismatch.More++
+		return
+	}
+	j.mismatch.Problems = append(j.mismatch.Problems, Problem{Row: row, Msg: fmt.Sprintf(format, args...)})
+}
+
+// advance reads the next review row, checking the order. A row without a
+// number or out of order is reported once and passed over, so it is not
+// reported again as a row the enriched file does not have for review.
+func (j *joiner) advance(ctx context.Context) error {
+	for {
+		r, err := j.rv.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			j.next = nil
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("--review: %w", err)
+		}
+		switch {
+		case r.Row == 0:
+			j.problem(0, "review line %d: row %q is not a row number", r.Line, r.Cells[0])
+			continue
+		case r.Row <= j.lastRev:
+			j.problem(r.Row, "the review lists it after row %d: out of order or repeated (a sorted review must be sorted back by its row column)", j.lastRev)
+			continue
+		}
+		j.lastRev = r.Row
+		j.next = &r
+		return nil
+	}
+}
+
+func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
+	if err := j.advance(ctx); err != nil {
+		return err
+	}
+	for {
+		e, err := j.en.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("--enriched: %w", err)
+		}
+		// Enriched rows are numbered 1, 2, ... so a review row left
+		// behind names a row the enriched file does not have.
+		for j.next != nil && j.next.Row < e.Num {
+			j.problem(j.next.Row, "the enriched file has no such row")
+			if err := j.advance(ctx); err != nil {
+				return err
+			}
+		}
+		var rv *runfile.ReviewRow
+		if j.next != nil && j.next.Row == e.Num {
+			rv = j.next
+			if err := j.advance(ctx); err != nil {
+				return err
+			}
+		}
+		final, source := j.decide(e, rv)
+		j.rep.Rows++
+		j.rep.Sources[source]++
+		if source == SourceUnresolved && len(j.rep.UnresolvedRows) < 20 {
+			j.rep.UnresolvedRows = append(j.rep.UnresolvedRows, e.Num)
+		}
+		if len(j.mismatch.Problems) > 0 {
+			continue // nothing will be written; keep looking for problems
+		}
+		j.cells = append(append(append(j.cells[:0], e.Input()...), final[:]...), source)
+		if err := out.Write(ctx, j.cells); err != nil {
+			return err
+		}
+	}
+	for j.next != nil {
+		j.problem(j.next.Row, "the enriched file has only %d rows", j.rep.Rows)
+		if err := j.advance(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// address is the final address: lines 1 to 4, city, region, postcode,
+// country.
+type address [8]string
+
+// decide works out one row's final address and its source, noting any
+// problem.
+func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, string) {
+	action := e.Get("av_action")
+	if rv == nil {
+		if action == "Accept" {
+			return serviceAddress(e), SourceService
+		}
+		j.rep.NotInReview++
+		return address{}, SourceUnresolved
+	}
+	if action == "Accept" {
+		j.problem(e.Num, "the enriched file has it as Accept, not a row for review")
+		return address{}, SourceUnresolved
+	}
+	if !slices.Equal(rv.Input(), e.Input()) {
+		col := 0
+		for i, c := range e.Input() {
+			if rv.Input()[i] != c {
+				col = i
+				break
+			}
+		}
+		j.problem(e.Num, "input cells differ from the enriched file's (column %q: %q in the review, %q in the enriched file)",
+			j.en.InputHeader()[col], rv.Input()[col], e.Input()[col])
+		return address{}, SourceUnresolved
+	}
+	raw := rv.Get(writers.DecisionColumn)
+	decision := strings.ToLower(strings.TrimSpace(raw))
+	switch decision {
+	case "":
+		j.rep.Decisions[Undecided]++
+		return address{}, SourceUnresolved
+	case writers.DecisionAccept:
+		j.rep.Decisions[decision]++
+		a := serviceAddress(e)
+		if a == (address{}) {
+			j.problem(e.Num, "decided accept, but the service gave no address (%s%s): choose keep or edit", action, errSuffix(e))
+		}
+		return a, SourceService
+	case writers.DecisionKeep:
+		j.rep.Decisions[decision]++
+		k, err := j.keeper()
+		if err != nil {
+			j.problem(e.Num, "decided keep, but %v", err)
+			return address{}, SourceInput
+		}
+		return k.address(e.Input()), SourceInput
+	case writers.DecisionEdit:
+		j.rep.Decisions[decision]++
+		var a address
+		for i, c := range writers.EditColumns {
+			a[i] = strings.TrimSpace(rv.Get(c))
+		}
+		if a == (address{}) {
+			j.problem(e.Num, "decided edit, but the edit_ columns are empty")
+		}
+		return a, SourcePerson
+	default:
+		j.problem(e.Num, "decision %q: want %s, or empty for undecided", raw, strings.Join(writers.Decisions, ", "))
+		return address{}, SourceUnresolved
+	}
+}
+
+func errSuffix(e runfile.EnrichedRow) string {
+	if s := e.Get("av_error"); s != "" {
+		return ": " + s
+	}
+	return ""
+}
+
+// serviceAddress is the matched address of an enriched row; the country as
+// its ISO code when the service gave one.
+func serviceAddress(e runfile.EnrichedRow) address {
+	country := e.Get("av_country_iso")
+	if country == "" {
+		country = e.Get("av_country")
+	}
+	return address{
+		e.Get("av_line1"), e.Get("av_line2"), e.Get("av_line3"), e.Get("av_line4"),
+		e.Get("av_city"), e.Get("av_region"), e.Get("av_postcode"), country,
+	}
+}
+
+func (j *joiner) keeper() (*keeper, error) {
+	if j.keep == nil && j.keepErr == nil {
+		j.keep, j.keepErr = newKeeper(j.en.InputHeader(), j.opts.Mapping)
+	}
+	return j.keep, j.keepErr
+}
+
+// keeper copies a row's own address out of its input cells.
+type keeper struct {
+	lines                           []int
+	city, region, postcode, country int
+	defCountry                      string
+}
+
+func newKeeper(header []string, spec readers.MappingSpec) (*keeper, error) {
+	m, err := readers.NewMapper(header, spec)
+	if err != nil {
+		return nil, fmt.Errorf("the input's address columns are not known (%w): pass the mapping flags given to addrclean run", err)
+	}
+	cols := m.Columns()
+	k := &keeper{city: -1, region: -1, postcode: -1, country: -1, defCountry: cols["default_country"]}
+	for n := 1; ; n++ {
+		name, ok := cols["line"+strconv.Itoa(n)]
+		if !ok {
+			break
+		}
+		k.lines = append(k.lines, index(header, name))
+	}
+	k.city = index(header, cols["city"])
+	k.region = index(header, cols["region"])
+	k.postcode = index(header, cols["postcode"])
+	k.country = index(header, cols["country"])
+	return k, nil
+}
+
+// index finds a mapped column: the exact name first, then as the mapper
+// matches (case and white space folded).
+func index(header []string, name string) int {
+	if name == "" {
+		return -1
+	}
+	if i := slices.Index(header, name); i >= 0 {
+		return i
+	}
+	fold := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+	for i, h := range header {
+		if fold(h) == fold(name) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (k *keeper) address(cells []string) address {
+	get := func(i int) string {
+		if i < 0 || i >= len(cells) {
+			return ""
+		}
+		return strings.TrimSpace(cells[i])
+	}
+	var lines []string
+	for _, i := range k.lines {
+		for l := range strings.Lines(get(i)) {
+			if l = strings.TrimSpace(l); l != "" {
+				lines = append(lines, l)
+			}
+		}
+	}
+	var a address
+	for i, l := range lines {
+		if i == 3 {
+			a[3] = strings.Join(lines[3:], ", ")
+			break
+		}
+		a[i] = l
+	}
+	a[4], a[5], a[6], a[7] = get(k.city), get(k.region), get(k.postcode), get(k.country)
+	if a[7] == "" {
+		a[7] = k.defCountry
+	}
+	return a
+}

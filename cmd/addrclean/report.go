@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/report"
+	"github.com/addrclean/addrclean/runfile"
+)
+
+const reportUsage = `Usage: addrclean report [--summary SUMMARY.json] -o REPORT.html ENRICHED
+
+Build the after-run report from the enriched output of 'addrclean run' (.csv .tsv
+.xlsx .jsonl): one self-contained HTML page (nothing fetched from the network) with
+the rows by action and match level, what the service amended, errors, the busiest
+review reasons, duplicates and a map of the coordinates. The cost section (calls,
+dedup savings, cache hits, retries, 429s) needs the run's --summary file.
+Nothing calls the service. 'addrclean run --report PATH.html' writes the same page
+at the end of a run.
+
+Flags:
+`
+
+// cmdReport is 'addrclean report': the HTML report of an existing run.
+func cmdReport(ctx context.Context, args []string, s streams) error {
+	var out, summary string
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	fs.Usage = func() {
+		fmt.Fprint(s.err, reportUsage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&out, "out", "", "report `PATH` (.html)")
+	fs.StringVar(&out, "o", "", "shorthand for --out")
+	fs.StringVar(&summary, "summary", "", "the run's --summary JSON `PATH` (for the cost section)")
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return withCode(exitUsage, nil)
+	}
+	if len(pos) != 1 || out == "" {
+		fs.Usage()
+		return usageErrorf("report takes one ENRICHED file and -o REPORT.html")
+	}
+	if err := checkReportPath(out); err != nil {
+		return err
+	}
+	var st *pipeline.Stats
+	if summary != "" {
+		if st, err = report.ReadSummary(summary); err != nil {
+			return withCode(exitFatal, err)
+		}
+	}
+	if err := writeReport(ctx, pos[0], out, st); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.err, "report written to %s\n", out)
+	return nil
+}
+
+// checkReportPath refuses a --report path that is not .html.
+func checkReportPath(path string) error {
+	if ext := strings.ToLower(filepath.Ext(path)); ext != ".html" && ext != ".htm" {
+		return usageErrorf("report %s: want a .html path", path)
+	}
+	return nil
+}
+
+// writeReport builds the report of the enriched file and writes it.
+func writeReport(ctx context.Context, enriched, out string, st *pipeline.Stats) error {
+	d, err := report.Build(ctx, enriched, report.Options{Stats: st, Title: enriched})
+	switch {
+	case errors.Is(err, runfile.ErrNotEnriched), errors.Is(err, readers.ErrUnsupportedFormat):
+		return withCode(exitUsage, err)
+	case err != nil:
+		return withCode(exitFatal, fmt.Errorf("report: %w", err))
+	}
+	if err := d.WriteFile(out); err != nil {
+		return withCode(exitFatal, err)
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunReport: run --report writes the page from the run's own
+// statistics, and addrclean report rebuilds the same page from the
+// enriched file and the --summary JSON.
+func TestRunReport(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	sum := filepath.Join(dir, "summary.json")
+	enriched, _ := embeddedRun(t, dir, "--report", page, "--summary", sum)
+	got, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		CallsMade  int64 `json:"calls_made"`
+		Duplicates struct {
+			Groups int64 `json:"groups"`
+		} `json:"duplicates"`
+	}
+	b, err := os.ReadFile(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.CallsMade == 0 || !bytes.Contains(got, fmt.Appendf(nil, "<b>%d</b><span>calls made</span>", st.CallsMade)) {
+		t.Errorf("the page does not show the run's %d calls", st.CallsMade)
+	}
+	if !bytes.Contains(got, fmt.Appendf(nil, "<b>%d</b><span>places with several rows</span>", st.Duplicates.Groups)) {
+		t.Errorf("the page does not show the summary's %d duplicate groups", st.Duplicates.Groups)
+	}
+
+	again := filepath.Join(dir, "again.html")
+	code, _, stderr := cli("report", "--summary", sum, "-o", again, enriched)
+	if code != exitOK {
+		t.Fatalf("report exit %d\n%s", code, stderr)
+	}
+	rebuilt, err := os.ReadFile(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, rebuilt) {
+		t.Error("addrclean report with the summary differs from run --report")
+	}
+
+	// Without the summary the cost is said to be unknown, not zero.
+	code, _, stderr = cli("report", "-o", again, enriched)
+	if code != exitOK {
+		t.Fatalf("report exit %d\n%s", code, stderr)
+	}
+	if b, _ := os.ReadFile(again); !strings.Contains(string(b), "Not known: pass the run's --summary") {
+		t.Error("a report without a summary does not say the cost is unknown")
+	}
+}
+
+// TestRunOutputsRepeatable: two runs of one input give byte-identical
+// enriched files, duplicate columns included (a resumed run writes its
+// outputs from row 1 again and must match).
+func TestRunOutputsRepeatable(t *testing.T) {
+	var outs [][]byte
+	for range 2 {
+		enriched, _ := embeddedRun(t, t.TempDir())
+		b, err := os.ReadFile(enriched)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, b)
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Fatal("two runs of one input wrote different enriched files")
+	}
+	if !bytes.Contains(outs[0], []byte("av_duplicates,av_first_row\n")) {
+		t.Fatal("the enriched file has no duplicate columns")
+	}
+}
+
+func TestReportUsage(t *testing.T) {
+	dir := t.TempDir()
+	enriched, _ := embeddedRun(t, dir)
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"no output", []string{"report", enriched}, exitUsage},
+		{"not html", []string{"report", "-o", filepath.Join(dir, "r.txt"), enriched}, exitUsage},
+		{"not an enriched file", []string{"report", "-o", filepath.Join(dir, "r.html"), sampleCSV(t)}, exitUsage},
+		{"missing summary", []string{"report", "--summary", filepath.Join(dir, "none.json"), "-o", filepath.Join(dir, "r.html"), enriched}, exitFatal},
+		{"run --report to stdout", []string{"run", "--report", filepath.Join(dir, "r.html"), "-o", "-", "--review", filepath.Join(dir, "rv.csv"), sampleCSV(t)}, exitUsage},
+		{"run --report not html", []string{"run", "--report", filepath.Join(dir, "r.pdf"), sampleCSV(t)}, exitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := cli(tt.args...)
+			if code != tt.want {
+				t.Fatalf("exit %d, want %d\n%s", code, tt.want, stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,422 @@
+// Package runfile reads the outputs of a run back: the enriched file and the
+// review file, in any of the formats the writers produce (CSV, XLSX, JSONL),
+// one row at a time. addrclean apply and addrclean report read runs through
+// it; neither ever calls the service.
+package runfile
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/xuri/excelize/v2"
+
+	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/writers"
+)
+
+// ErrNotEnriched is wrapped by OpenEnriched for a file that is not an
+// enriched output (its header lacks the av_ columns).
+var ErrNotEnriched = errors.New("not an enriched output of addrclean run")
+
+// ErrNotReview is wrapped by OpenReview for a file that is not a review
+// output, or one written before review files had a decision column.
+var ErrNotReview = errors.New("not a review output of addrclean run")
+
+// table is one output read as rows of text cells.
+type table interface {
+	Header() []string
+	Next(ctx context.Context) (readers.Row, error)
+	Close() error
+}
+
+// enrichedBase are the columns every enriched output has had; the
+// duplicate columns came later.
+var enrichedBase = writers.EnrichedColumns
+
+// reviewBase are the columns every review output has had; the decision
+// and edit_ columns came later.
+var reviewBase = writers.ReviewColumns
+
+// Enriched reads an enriched output.
+type Enriched struct {
+	t      table
+	header []string
+	width  int
+	col    map[string]int
+}
+
+// EnrichedRow is one row of an enriched output.
+type EnrichedRow struct {
+	// Num is the 1-based row number (the enriched output holds every input
+	// row, in order).
+	Num int
+	// Cells are the row's cells: the input's, then the av_ columns.
+	Cells []string
+	e     *Enriched
+}
+
+// OpenEnriched starts reading the enriched output at path (.csv .tsv .txt
+// .xlsx .jsonl).
+func OpenEnriched(ctx context.Context, path string, opts readers.Options) (*Enriched, error) {
+	t, err := open(ctx, path, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	h := t.Header()
+	i := lastRun(h, enrichedBase)
+	if i < 0 {
+		_ = t.Close()
+		return nil, fmt.Errorf("%s: %w (no %s ... %s columns)", path, ErrNotEnriched, enrichedBase[0], enrichedBase[len(enrichedBase)-1])
+	}
+	return &Enriched{t: t, header: h, width: i, col: columns(h, i)}, nil
+}
+
+// InputHeader returns the input's header.
+func (e *Enriched) InputHeader() []string { return e.header[:e.width] }
+
+// Has reports whether the output has column name (av_duplicates is missing
+// from outputs of older versions).
+func (e *Enriched) Has(name string) bool { _, ok := e.col[name]; return ok }
+
+// Next returns the next row, or io.EOF after the last.
+func (e *Enriched) Next(ctx context.Context) (EnrichedRow, error) {
+	r, err := e.t.Next(ctx)
+	if err != nil {
+		return EnrichedRow{}, err
+	}
+	return EnrichedRow{Num: r.Num, Cells: fit(r.Cells, len(e.header)), e: e}, nil
+}
+
+// Close releases the file.
+func (e *Enriched) Close() error { return e.t.Close() }
+
+// Input returns the row's input cells.
+func (r EnrichedRow) Input() []string { return r.Cells[:r.e.width] }
+
+// Get returns the cell of column name (an av_ column), or "".
+func (r EnrichedRow) Get(name string) string {
+	if i, ok := r.e.col[name]; ok && i < len(r.Cells) {
+		return r.Cells[i]
+	}
+	return ""
+}
+
+// Review reads a review output.
+type Review struct {
+	t      table
+	header []string
+	width  int
+	col    map[string]int
+}
+
+// ReviewRow is one row of a review output.
+type ReviewRow struct {
+	// Row is the row number in the input and the enriched output (the
+	// review's "row" column), 0 when the cell is not a number.
+	Row int
+	// Line is the row's number in the review file itself, for messages.
+	Line int
+	// Cells are the row's cells: row, the input's, then the review columns.
+	Cells []string
+	r     *Review
+}
+
+// OpenReview starts reading the review output at path (.csv .tsv .txt .xlsx
+// .jsonl). It must have the decision column.
+func OpenReview(ctx context.Context, path string, opts readers.Options) (*Review, error) {
+	t, err := open(ctx, path, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	h := t.Header()
+	i := lastRun(h, reviewBase)
+	if i < 1 || !strings.EqualFold(strings.TrimSpace(h[0]), "row") {
+		_ = t.Close()
+		return nil, fmt.Errorf("%s: %w (no row ... %s columns)", path, ErrNotReview, strings.Join(reviewBase, " "))
+	}
+	col := columns(h, i)
+	if _, ok := col[writers.DecisionColumn]; !ok {
+		_ = t.Close()
+		return nil, fmt.Errorf("%s: %w: it has no %q column (written by an older addrclean: run again to get one)", path, ErrNotReview, writers.DecisionColumn)
+	}
+	return &Review{t: t, header: h, width: i - 1, col: col}, nil
+}
+
+// InputHeader returns the input's header.
+func (v *Review) InputHeader() []string { return v.header[1 : 1+v.width] }
+
+// Next returns the next row, or io.EOF after the last.
+func (v *Review) Next(ctx context.Context) (ReviewRow, error) {
+	r, err := v.t.Next(ctx)
+	if err != nil {
+		return ReviewRow{}, err
+	}
+	cells := fit(r.Cells, len(v.header))
+	return ReviewRow{Row: rowNumber(cells[0]), Line: r.Num, Cells: cells, r: v}, nil
+}
+
+// Close releases the file.
+func (v *Review) Close() error { return v.t.Close() }
+
+// Input returns the row's input cells.
+func (r ReviewRow) Input() []string { return r.Cells[1 : 1+r.r.width] }
+
+// Get returns the cell of review column name, or "".
+func (r ReviewRow) Get(name string) string {
+	if i, ok := r.r.col[name]; ok && i < len(r.Cells) {
+		return r.Cells[i]
+	}
+	return ""
+}
+
+// rowNumber parses a row cell; a spreadsheet may have turned 12 into 12.0.
+func rowNumber(s string) int {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.Atoi(s); err == nil && n > 0 {
+		return n
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 1 && f < 1<<53 && f == float64(int64(f)) {
+		return int(f)
+	}
+	return 0
+}
+
+// lastRun returns the index of the last occurrence of run in h, or -1. The
+// last, because an input may itself hold columns of an earlier run.
+func lastRun(h, run []string) int {
+	for i := len(h) - len(run); i >= 0; i-- {
+		if slices.Equal(h[i:i+len(run)], run) {
+			return i
+		}
+	}
+	return -1
+}
+
+// columns indexes the names of h from i on (the first of a repeated name).
+func columns(h []string, i int) map[string]int {
+	m := make(map[string]int, len(h)-i)
+	for j := i; j < len(h); j++ {
+		if _, ok := m[h[j]]; !ok {
+			m[h[j]] = j
+		}
+	}
+	return m
+}
+
+// fit pads or cuts cells to n.
+func fit(cells []string, n int) []string {
+	if len(cells) >= n {
+		return cells[:n]
+	}
+	return append(cells, make([]string, n-len(cells))...)
+}
+
+func open(ctx context.Context, path string, opts readers.Options, review bool) (table, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jsonl":
+		return openJSONL(path, review)
+	case ".xlsx":
+		return openSheets(ctx, path, opts)
+	}
+	t, err := readers.Open(ctx, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// sheets reads a workbook output whole: past a sheet's 1,048,576 rows the
+// writers continue on "<first sheet> 2", "<first sheet> 3" ..., each with
+// the header again.
+type sheets struct {
+	ctx    context.Context
+	path   string
+	opts   readers.Options
+	names  []string // the continuation sheets still to read
+	cur    readers.Reader
+	header []string
+	offset int // data rows of the sheets read before cur
+	last   int // Num of cur's last row
+}
+
+func openSheets(ctx context.Context, path string, opts readers.Options) (*sheets, error) {
+	r, err := readers.Open(ctx, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &sheets{ctx: ctx, path: path, opts: opts, cur: r, header: r.Header()}
+	if opts.Sheet != "" {
+		return s, nil
+	}
+	first := ""
+	if d, ok := r.(readers.Describer); ok {
+		first = d.Info().Sheet
+	}
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		_ = r.Close()
+		return nil, err
+	}
+	list := f.GetSheetList()
+	_ = f.Close()
+	for n := 2; ; n++ {
+		name := first + " " + strconv.Itoa(n)
+		if !slices.Contains(list, name) {
+			break
+		}
+		s.names = append(s.names, name)
+	}
+	return s, nil
+}
+
+func (s *sheets) Header() []string { return s.header }
+
+func (s *sheets) Next(ctx context.Context) (readers.Row, error) {
+	for {
+		r, err := s.cur.Next(ctx)
+		if err == nil {
+			s.last = r.Num
+			r.Num += s.offset
+			return r, nil
+		}
+		if !errors.Is(err, io.EOF) || len(s.names) == 0 {
+			return r, err
+		}
+		_ = s.cur.Close()
+		s.offset += s.last
+		s.last = 0
+		opts := s.opts
+		opts.Sheet, s.names = s.names[0], s.names[1:]
+		next, err := readers.Open(s.ctx, s.path, opts)
+		if err != nil {
+			s.cur = nil
+			return readers.Row{}, err
+		}
+		s.cur = next
+		if !slices.Equal(next.Header(), s.header) {
+			return readers.Row{}, fmt.Errorf("%s: sheet %q has another header than the first sheet", s.path, opts.Sheet)
+		}
+	}
+}
+
+func (s *sheets) Close() error {
+	if s.cur == nil {
+		return nil
+	}
+	return s.cur.Close()
+}
+
+// jsonlTable reads a JSONL output as the columns its CSV twin would have.
+type jsonlTable struct {
+	f      *os.File
+	sc     *bufio.Scanner
+	path   string
+	review bool
+	header []string
+	first  *line // read ahead to learn the header
+	n      int
+}
+
+// maxJSONLine bounds one JSONL row, so a broken file cannot fill memory.
+const maxJSONLine = 16 << 20
+
+func openJSONL(path string, review bool) (*jsonlTable, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLine)
+	t := &jsonlTable{f: f, sc: sc, path: path, review: review}
+	first, err := t.read()
+	switch {
+	case errors.Is(err, io.EOF):
+		_ = f.Close()
+		return nil, fmt.Errorf("%s: empty file: no header to read", path)
+	case err != nil:
+		_ = f.Close()
+		return nil, err
+	}
+	t.first = &first
+	if review {
+		t.header = append(t.header, "row")
+	}
+	t.header = append(t.header, first.inKeys...)
+	if review {
+		t.header = append(t.header, writers.ReviewColumns...)
+		t.header = append(t.header, writers.DecisionColumns...)
+	} else {
+		t.header = append(t.header, writers.EnrichedColumns...)
+		t.header = append(t.header, writers.DuplicateColumns...)
+	}
+	return t, nil
+}
+
+func (t *jsonlTable) read() (line, error) {
+	for t.sc.Scan() {
+		t.n++
+		b := t.sc.Bytes()
+		if len(strings.TrimSpace(string(b))) == 0 {
+			continue
+		}
+		l, err := parseLine(b)
+		if err != nil {
+			return line{}, fmt.Errorf("%s line %d: %w", t.path, t.n, err)
+		}
+		l.lineNo = t.n
+		return l, nil
+	}
+	if err := t.sc.Err(); err != nil {
+		return line{}, fmt.Errorf("%s line %d: %w", t.path, t.n+1, err)
+	}
+	return line{}, io.EOF
+}
+
+func (t *jsonlTable) Header() []string { return t.header }
+
+func (t *jsonlTable) Next(ctx context.Context) (readers.Row, error) {
+	if err := ctx.Err(); err != nil {
+		return readers.Row{}, err
+	}
+	var l line
+	if t.first != nil {
+		l, t.first = *t.first, nil
+	} else {
+		var err error
+		if l, err = t.read(); err != nil {
+			return readers.Row{}, err
+		}
+	}
+	width := len(t.header) - len(writers.EnrichedColumns) - len(writers.DuplicateColumns)
+	if t.review {
+		width = len(t.header) - 1 - len(writers.ReviewColumns) - len(writers.DecisionColumns)
+	}
+	res := writers.Result{Row: l.row, Cells: fit(l.inVals, width), InputLabel: l.inputLabel, Response: l.response, Err: l.errText}
+	if l.response == nil && l.errText == "" {
+		res.Err = "no verify response"
+	}
+	var cells []string
+	if t.review {
+		cells = append(cells, strconv.Itoa(l.row))
+		cells = append(cells, res.Cells...)
+		cells = append(cells, writers.ReviewValues(res)...)
+		for _, c := range writers.DecisionColumns {
+			cells = append(cells, l.extra[c])
+		}
+	} else {
+		cells = append(cells, res.Cells...)
+		cells = append(cells, writers.EnrichedValues(res)...)
+		cells = append(cells, l.extra["duplicates"], l.extra["first_row"])
+	}
+	return readers.Row{Num: l.row, Line: l.lineNo, Cells: cells}, nil
+}
+
+func (t *jsonlTable) Close() error { return t.f.Close() }

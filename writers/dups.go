@@ -1,0 +1,369 @@
+package writers
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Duplicates summarises the rows of an enriched output that resolved to the
+// same address id (av_address_id): the same place, written more than once.
+type Duplicates struct {
+	// Groups is the number of address ids shared by two or more rows.
+	Groups int64 `json:"groups"`
+	// Rows is the number of rows in those groups.
+	Rows int64 `json:"rows"`
+	// Extra is Rows minus Groups: the rows a merge would fold away.
+	Extra int64 `json:"extra"`
+	// Largest is the number of rows in the largest group.
+	Largest int64 `json:"largest"`
+	// LargestID is the address id of the largest group (the first such
+	// group in row order on a tie).
+	LargestID string `json:"largest_id,omitempty"`
+}
+
+// DuplicateReporter is implemented by the enriched writers: after a
+// successful Close, Duplicates returns what was found.
+type DuplicateReporter interface {
+	Duplicates() Duplicates
+}
+
+// dupMemIDs bounds the address ids whose counts are kept in memory; past it
+// the counts move to a bbolt file on disk, so memory does not grow with the
+// number of distinct addresses. About 70 bytes an id: ~18 MB. Runs with
+// fewer distinct ids never touch the disk (which costs ~5 µs a row).
+const dupMemIDs = 1 << 18
+
+// dupCount is one address id's row count and first row.
+type dupCount struct {
+	n, first int64
+}
+
+// dupIndex counts rows per address id. Rows arrive in order, so the first
+// row seen for an id is its first row.
+type dupIndex struct {
+	limit int
+	// mem maps an id to its count in counts. Counts are never assigned
+	// through the map: assigning to an entry with a string key stores the
+	// caller's key, which may be a slice of a whole decoded answer.
+	mem    map[string]int
+	counts []dupCount
+	dir    string
+	prefix string
+	db     *bolt.DB // nil until mem first overflows
+	path   string
+}
+
+var dupBucket = []byte("dups")
+
+func newDupIndex(dir, prefix string, limit int) *dupIndex {
+	return &dupIndex{limit: limit, dir: dir, prefix: prefix, mem: make(map[string]int)}
+}
+
+func (x *dupIndex) add(id string, row int) error {
+	if i, ok := x.mem[id]; ok {
+		x.counts[i].n++
+		return nil
+	}
+	if len(x.mem) >= x.limit {
+		if err := x.spill(); err != nil {
+			return err
+		}
+	}
+	// The id may share memory with the whole decoded answer; a key kept
+	// for the run must not pin it.
+	x.mem[strings.Clone(id)] = len(x.counts)
+	x.counts = append(x.counts, dupCount{n: 1, first: int64(row)})
+	return nil
+}
+
+// spill merges the in-memory counts into the bbolt file and empties them.
+func (x *dupIndex) spill() error {
+	if len(x.mem) == 0 {
+		return nil
+	}
+	if x.db == nil {
+		f, err := os.CreateTemp(x.dir, x.prefix+"dups-*")
+		if err != nil {
+			return fmt.Errorf("duplicate counts: %w", err)
+		}
+		x.path = f.Name()
+		_ = f.Close()
+		// A scratch file: nothing survives a crash, so no fsync.
+		db, err := bolt.Open(x.path, 0o600, &bolt.Options{NoSync: true, NoFreelistSync: true, NoGrowSync: true})
+		if err != nil {
+			_ = os.Remove(x.path)
+			return fmt.Errorf("duplicate counts: %w", err)
+		}
+		x.db = db
+	}
+	err := x.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(dupBucket)
+		if err != nil {
+			return err
+		}
+		// In key order: bbolt splits nodes only at commit, so keys put in
+		// random order into one node move its entries on every insert
+		// (quadratic: 18 s for 65,536 ids); in order they append.
+		for _, id := range slices.Sorted(maps.Keys(x.mem)) {
+			c := x.counts[x.mem[id]]
+			// bbolt keeps the value slice until the transaction ends: one each.
+			v := make([]byte, 16)
+			if old := b.Get([]byte(id)); len(old) == 16 {
+				c.n += int64(binary.BigEndian.Uint64(old[:8]))
+				c.first = int64(binary.BigEndian.Uint64(old[8:])) // earlier rows were spilled earlier
+			}
+			binary.BigEndian.PutUint64(v[:8], uint64(c.n))
+			binary.BigEndian.PutUint64(v[8:], uint64(c.first))
+			if err := b.Put([]byte(id), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("duplicate counts: %w", err)
+	}
+	clear(x.mem)
+	x.counts = x.counts[:0]
+	return nil
+}
+
+// lookuper returns a function giving an id's count, and a function to
+// release it. Once counting is over, counts on disk are read in one
+// read-only transaction.
+func (x *dupIndex) lookuper() (func(id string) dupCount, func(), error) {
+	if x.db == nil {
+		return func(id string) dupCount {
+			if i, ok := x.mem[id]; ok {
+				return x.counts[i]
+			}
+			return dupCount{}
+		}, func() {}, nil
+	}
+	if err := x.spill(); err != nil {
+		return nil, nil, err
+	}
+	tx, err := x.db.Begin(false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("duplicate counts: %w", err)
+	}
+	b := tx.Bucket(dupBucket)
+	get := func(id string) dupCount {
+		v := b.Get([]byte(id))
+		if len(v) != 16 {
+			return dupCount{}
+		}
+		return dupCount{n: int64(binary.BigEndian.Uint64(v[:8])), first: int64(binary.BigEndian.Uint64(v[8:]))}
+	}
+	return get, func() { _ = tx.Rollback() }, nil
+}
+
+func (x *dupIndex) close() {
+	if x.db != nil {
+		_ = x.db.Close()
+		_ = os.Remove(x.path)
+		x.db = nil
+	}
+}
+
+// spool holds the rendered rows of an enriched output until the duplicate
+// counts are known: one record per row (row number, address id, cells),
+// each string length-prefixed, in a temporary file.
+type spool struct {
+	f   *os.File
+	bw  *bufio.Writer
+	buf []byte
+}
+
+func newSpool(dir, prefix string) (*spool, error) {
+	f, err := os.CreateTemp(dir, prefix+"spool-*")
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	lockTemp(f)
+	return &spool{f: f, bw: bufio.NewWriterSize(f, csvBuffer)}, nil
+}
+
+func (s *spool) add(row int, id string, cells []string) error {
+	// A record is its length, then the row, the number of cells, and the id
+	// and cells each length-prefixed: replay reads it in one piece.
+	b := s.buf[:0]
+	b = binary.AppendUvarint(b, uint64(row))
+	b = binary.AppendUvarint(b, uint64(len(cells)))
+	b = binary.AppendUvarint(b, uint64(len(id)))
+	b = append(b, id...)
+	for _, c := range cells {
+		b = binary.AppendUvarint(b, uint64(len(c)))
+		b = append(b, c...)
+	}
+	s.buf = b
+	var n [binary.MaxVarintLen64]byte
+	if _, err := s.bw.Write(binary.AppendUvarint(n[:0], uint64(len(b)))); err != nil {
+		return err
+	}
+	_, err := s.bw.Write(b)
+	return err
+}
+
+// errSpoolCorrupt means the spool file does not hold what was written to it.
+var errSpoolCorrupt = errors.New("spool file is corrupt")
+
+// maxSpoolRecord bounds one record (a row's cells), so a damaged spool
+// cannot ask for an absurd allocation.
+const maxSpoolRecord = 1 << 30
+
+// replay calls fn with every record in order; cells is reused between
+// calls. Each record's cells share one string: one allocation per row.
+func (s *spool) replay(fn func(row int, id string, cells []string) error) error {
+	if err := s.bw.Flush(); err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	br := bufio.NewReaderSize(s.f, csvBuffer)
+	var cells []string
+	var data []byte
+	for {
+		size, err := binary.ReadUvarint(br)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil || size > maxSpoolRecord {
+			return fmt.Errorf("spool: %w", errSpoolCorrupt)
+		}
+		if uint64(cap(data)) < size {
+			data = make([]byte, size)
+		}
+		data = data[:size]
+		if _, err := io.ReadFull(br, data); err != nil {
+			return fmt.Errorf("spool: %w", err)
+		}
+		rec := string(data)
+		off := 0
+		num := func() (uint64, bool) {
+			v, n := binary.Uvarint(data[off:])
+			if n <= 0 {
+				return 0, false
+			}
+			off += n
+			return v, true
+		}
+		str := func() (string, bool) {
+			n, ok := num()
+			if !ok || n > uint64(len(rec)-off) {
+				return "", false
+			}
+			off += int(n)
+			return rec[off-int(n) : off], true
+		}
+		row, ok1 := num()
+		n, ok2 := num()
+		id, ok3 := str()
+		if !ok1 || !ok2 || !ok3 || row > 1<<53 || n > uint64(len(rec)) {
+			return fmt.Errorf("spool: %w", errSpoolCorrupt)
+		}
+		cells = cells[:0]
+		for range n {
+			c, ok := str()
+			if !ok {
+				return fmt.Errorf("spool: %w", errSpoolCorrupt)
+			}
+			cells = append(cells, c)
+		}
+		if err := fn(int(row), id, cells); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *spool) close() {
+	name := s.f.Name()
+	_ = s.f.Close()
+	_ = os.Remove(name)
+}
+
+// dupPass holds an enriched output's rows back until Close, then writes
+// them with av_duplicates and av_first_row filled in. Memory stays bounded:
+// the rows wait in a spool file and the counts move to disk past dupMemIDs.
+type dupPass struct {
+	sp    *spool
+	idx   *dupIndex
+	found Duplicates
+}
+
+// scratch is where an output's scratch files go and how they are named:
+// beside the output (the disk that will hold it; /tmp may be memory), named
+// like its temporary file so that RemoveStaleTemps finds those a killed run
+// left; the temp dir for stdout.
+func scratch(path string) (dir, prefix string) {
+	if path == Stdout {
+		return os.TempDir(), ".addrclean-stdout.tmp-"
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	return dir, tempPrefix(base)
+}
+
+func newDupPass(path string, limit int) (*dupPass, error) {
+	dir, prefix := scratch(path)
+	sp, err := newSpool(dir, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return &dupPass{sp: sp, idx: newDupIndex(dir, prefix, limit)}, nil
+}
+
+func (d *dupPass) add(row int, id string, cells []string) error {
+	if id != "" {
+		if err := d.idx.add(id, row); err != nil {
+			return err
+		}
+	}
+	return d.sp.add(row, id, cells)
+}
+
+// flush writes every held row through write, with the two duplicate cells
+// (at cols) filled for rows that have an address id.
+func (d *dupPass) flush(dupCol, firstCol int, write func(row int, cells []string) error) error {
+	get, release, err := d.idx.lookuper()
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = d.sp.replay(func(row int, id string, cells []string) error {
+		if id != "" {
+			c := get(id)
+			cells[dupCol] = strconv.FormatInt(c.n, 10)
+			cells[firstCol] = strconv.FormatInt(c.first, 10)
+			if c.n > 1 && c.first == int64(row) {
+				d.found.Groups++
+				d.found.Rows += c.n
+				if c.n > d.found.Largest {
+					d.found.Largest, d.found.LargestID = c.n, id
+				}
+			}
+		}
+		return write(row, cells)
+	})
+	d.found.Extra = d.found.Rows - d.found.Groups
+	return err
+}
+
+func (d *dupPass) close() {
+	d.sp.close()
+	d.idx.close()
+}

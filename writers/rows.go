@@ -1,0 +1,251 @@
+package writers
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// RowWriter writes plain rows of text cells to one output, such as the final
+// file of addrclean apply.
+type RowWriter interface {
+	// Write appends one row; cells beyond the header are dropped, missing
+	// ones are empty.
+	Write(ctx context.Context, cells []string) error
+	// Close completes the output and moves it into place.
+	Close() error
+	// Abort discards the output; after Close it does nothing.
+	Abort() error
+}
+
+// errTooManyRows is returned when an XLSX output passes a sheet's rows.
+var errTooManyRows = errors.New("more rows than an XLSX sheet holds: write CSV or JSONL instead")
+
+// NewRows creates a plain output at path with header: CSV (neutralised
+// unless Options.RawCells), XLSX (one sheet, text cells, a bold frozen
+// header) or JSONL (one object per row keyed by the header, as the
+// enriched output keys its input). The file appears under path only when
+// Close succeeds.
+func NewRows(path string, header []string, opts Options) (RowWriter, error) {
+	format, err := FormatFromPath(path)
+	if err != nil {
+		return nil, err
+	}
+	if format == XLSX && len(header) > xlsxMaxCols {
+		return nil, fmt.Errorf("%s: %w", path, ErrTooWide)
+	}
+	out, err := openOutput(path, opts.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	w := &rowWriter{out: out, format: format, raw: opts.RawCells, width: len(header)}
+	switch format {
+	case CSV:
+		w.bw = bufio.NewWriterSize(out.w, csvBuffer)
+		w.cw = csv.NewWriter(w.bw)
+		w.cw.Comma = opts.delimiter(path)
+		if !validDelimiter(w.cw.Comma) {
+			_ = out.abort()
+			return nil, fmt.Errorf("output %s: invalid CSV delimiter %q", path, w.cw.Comma)
+		}
+	case JSONL:
+		w.bw = bufio.NewWriterSize(out.w, csvBuffer)
+		for _, k := range jsonKeys(header) {
+			b, _ := json.Marshal(k)
+			w.keys = append(w.keys, append(b, ':'))
+		}
+	case XLSX:
+		w.f = excelize.NewFile()
+		if err := w.startXLSX(); err != nil {
+			_ = w.f.Close()
+			_ = out.abort()
+			return nil, fmt.Errorf("create workbook %s: %w", path, err)
+		}
+	}
+	if err := w.writeRow(header, true); err != nil {
+		w.discard()
+		return nil, fmt.Errorf("write header of %s: %w", path, err)
+	}
+	return w, nil
+}
+
+type rowWriter struct {
+	mu     sync.Mutex
+	out    *output
+	format Format
+	raw    bool
+	width  int
+	err    error
+	state  int
+
+	bw   *bufio.Writer
+	cw   *csv.Writer
+	keys [][]byte
+	jb   bytes.Buffer
+	f    *excelize.File
+	sw   *excelize.StreamWriter
+	row  int
+	hdr  int
+	buf  []string
+	vals []any
+}
+
+func (w *rowWriter) startXLSX() error {
+	if err := w.f.SetSheetName(w.f.GetSheetName(0), "Final"); err != nil {
+		return err
+	}
+	var err error
+	if w.hdr, err = w.f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}}); err != nil {
+		return err
+	}
+	if w.sw, err = w.f.NewStreamWriter("Final"); err != nil {
+		return err
+	}
+	return w.sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"})
+}
+
+func (w *rowWriter) Write(ctx context.Context, cells []string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.state != open {
+		return fmt.Errorf("write %s: %w", w.out.path, errClosed)
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("write %s: %w", w.out.path, err)
+	}
+	if err := w.writeRow(cells, false); err != nil {
+		w.err = fmt.Errorf("write %s: %w", w.out.path, err)
+		return w.err
+	}
+	return nil
+}
+
+func (w *rowWriter) writeRow(cells []string, header bool) error {
+	w.buf = append(w.buf[:0], cells[:min(len(cells), w.width)]...)
+	for len(w.buf) < w.width {
+		w.buf = append(w.buf, "")
+	}
+	switch w.format {
+	case CSV:
+		if !w.raw {
+			for i, c := range w.buf {
+				w.buf[i] = neutralise(c)
+			}
+		}
+		return w.cw.Write(w.buf)
+	case JSONL:
+		if header {
+			return nil
+		}
+		w.jb.Reset()
+		w.jb.WriteByte('{')
+		for i, c := range w.buf {
+			if i > 0 {
+				w.jb.WriteByte(',')
+			}
+			w.jb.Write(w.keys[i])
+			b, err := json.Marshal(c)
+			if err != nil {
+				return err
+			}
+			w.jb.Write(b)
+		}
+		w.jb.WriteString("}\n")
+		_, err := w.bw.Write(w.jb.Bytes())
+		return err
+	default:
+		if w.row >= xlsxMaxRows {
+			return errTooManyRows
+		}
+		w.vals = w.vals[:0]
+		for _, c := range w.buf {
+			if !w.raw {
+				c = neutralise(c)
+			}
+			c, _ = cutUTF16(c, xlsxMaxChars)
+			switch {
+			case header:
+				w.vals = append(w.vals, excelize.Cell{StyleID: w.hdr, Value: c})
+			case c == "":
+				w.vals = append(w.vals, nil)
+			default:
+				w.vals = append(w.vals, c)
+			}
+		}
+		w.row++
+		cell, err := excelize.CoordinatesToCellName(1, w.row)
+		if err != nil {
+			return err
+		}
+		return w.sw.SetRow(cell, w.vals)
+	}
+}
+
+func (w *rowWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch w.state {
+	case committed:
+		return nil
+	case aborted:
+		return fmt.Errorf("close %s: %w", w.out.path, errAborted)
+	}
+	if w.err != nil {
+		w.discard()
+		return w.err
+	}
+	var err error
+	switch w.format {
+	case CSV:
+		w.cw.Flush()
+		err = w.cw.Error()
+	case JSONL:
+		err = w.bw.Flush()
+	default:
+		if err = w.sw.Flush(); err == nil {
+			err = w.f.Write(w.out.w)
+		}
+		if cerr := w.f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		w.err = fmt.Errorf("write %s: %w", w.out.path, err)
+		w.discard()
+		return w.err
+	}
+	if err := w.out.commit(); err != nil {
+		w.state = aborted
+		return err
+	}
+	w.state = committed
+	return nil
+}
+
+func (w *rowWriter) discard() {
+	w.state = aborted
+	if w.f != nil {
+		_ = w.f.Close()
+	}
+	_ = w.out.abort()
+}
+
+func (w *rowWriter) Abort() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.state != open {
+		return nil
+	}
+	w.discard()
+	return nil
+}
