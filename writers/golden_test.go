@@ -166,6 +166,9 @@ func dumpXLSX(t *testing.T, path string) string {
 		}
 		fmt.Fprintf(&b, "widths %s\n", strings.Join(widths, " "))
 		for r := range rows {
+			if h, err := f.GetRowHeight(sheet, r+1); err == nil && h != 15 {
+				fmt.Fprintf(&b, "row %d height=%g\n", r+1, h)
+			}
 			for c := 1; c <= ncols; c++ {
 				cell, _ := excelize.CoordinatesToCellName(c, r+1)
 				v, err := f.GetCellValue(sheet, cell, excelize.Options{RawCellValue: true})
@@ -184,7 +187,10 @@ func dumpXLSX(t *testing.T, path string) string {
 						t.Fatal(err)
 					}
 					if st.Font != nil && (st.Font.Bold || st.Font.Color != "") {
-						fmt.Fprintf(&b, " font(bold=%v color=%s)", st.Font.Bold, st.Font.Color)
+						fmt.Fprintf(&b, " font(bold=%v color=%s family=%s size=%g)", st.Font.Bold, st.Font.Color, st.Font.Family, st.Font.Size)
+					}
+					if st.Alignment != nil && st.Alignment.WrapText {
+						fmt.Fprintf(&b, " wrap(vertical=%s)", st.Alignment.Vertical)
 					}
 					if len(st.Fill.Color) > 0 {
 						fmt.Fprintf(&b, " fill=%s", strings.Join(st.Fill.Color, ","))
@@ -201,7 +207,7 @@ func dumpXLSX(t *testing.T, path string) string {
 							b.WriteString(" ")
 						}
 						if run.Font != nil && run.Font.Bold {
-							fmt.Fprintf(&b, "*%q/%s*", run.Text, run.Font.Color)
+							fmt.Fprintf(&b, "*%q/%s/%s*", run.Text, run.Font.Color, run.Font.Family)
 						} else {
 							fmt.Fprintf(&b, "%q", run.Text)
 						}

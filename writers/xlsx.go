@@ -39,13 +39,25 @@ const (
 var actionFills = map[string]string{
 	"Accept":    "C6EFCE", // green
 	"Suggest":   "FFEB9C", // amber
-	"Confirm":   "FCE4D6", // light orange
+	"Confirm":   "F4B084", // orange (FCE4D6 was nearly white on most screens)
 	"Reject":    "FFC7CE", // light red
 	ActionError: "D9D9D9", // grey, with a dark red bold font
 }
 
+// The fonts of the styled cells name their family and size: a font that
+// names none is shown in a serif face by LibreOffice. Calibri 11 is the
+// default font of the workbooks excelize writes.
+const (
+	fontFamily = "Calibri"
+	fontSize   = 11
+	// lineHeight is the height in points of one line of Calibri 11, and
+	// maxRowHeight the most Excel allows.
+	lineHeight   = 15
+	maxRowHeight = 409
+)
+
 // highlightFont marks the changed parts of matched_label.
-var highlightFont = excelize.Font{Bold: true, Color: "FF0000"}
+var highlightFont = excelize.Font{Bold: true, Color: "FF0000", Family: fontFamily, Size: fontSize}
 
 // xlsxWriter writes a workbook through excelize's StreamWriter, which keeps
 // rows in a temporary file, so memory stays flat until the final save
@@ -68,6 +80,7 @@ type xlsxWriter struct {
 	widths  []float64 // nil until the columns are sized
 
 	headerStyle  int
+	wrapStyle    int // a text cell of several lines
 	actionStyles map[string]int
 	otherAction  int // style of an action without its own colour
 
@@ -116,17 +129,23 @@ func newXLSX(lay *layout, path string, opts Options) (w *xlsxWriter, err error) 
 func (w *xlsxWriter) makeStyles() error {
 	var err error
 	w.headerStyle, err = w.f.NewStyle(&excelize.Style{
-		Font:   &excelize.Font{Bold: true},
+		Font:   &excelize.Font{Bold: true, Family: fontFamily, Size: fontSize},
 		Fill:   excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"F2F2F2"}},
 		Border: []excelize.Border{{Type: "bottom", Color: "808080", Style: 1}},
 	})
 	if err != nil {
 		return err
 	}
+	// A cell of several lines is wrapped, or LibreOffice draws its lines
+	// over the rows around it; setRow makes its row tall enough.
+	w.wrapStyle, err = w.f.NewStyle(&excelize.Style{Alignment: &excelize.Alignment{WrapText: true, Vertical: "top"}})
+	if err != nil {
+		return err
+	}
 	for action, colour := range actionFills {
 		st := &excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{colour}}}
 		if action == ActionError {
-			st.Font = &excelize.Font{Bold: true, Color: "9C0006"}
+			st.Font = &excelize.Font{Bold: true, Color: "9C0006", Family: fontFamily, Size: fontSize}
 		}
 		if w.actionStyles[action], err = w.f.NewStyle(st); err != nil {
 			return err
@@ -284,7 +303,29 @@ func (w *xlsxWriter) setRow(vals []any) error {
 	if err != nil {
 		return err
 	}
+	if lines := w.rowLines(vals); lines > 1 {
+		return w.sw.SetRow(cell, vals, excelize.RowOpts{Height: min(float64(lines*lineHeight), maxRowHeight)})
+	}
 	return w.sw.SetRow(cell, vals)
+}
+
+// rowLines is the number of lines of the row's tallest wrapped cell.
+func (w *xlsxWriter) rowLines(vals []any) int {
+	lines := 1
+	for _, v := range vals {
+		if c, ok := v.(excelize.Cell); ok && c.StyleID == w.wrapStyle {
+			if s, ok := c.Value.(string); ok {
+				lines = max(lines, cellLines(s))
+			}
+		}
+	}
+	return lines
+}
+
+// cellLines counts the lines of a cell as a spreadsheet shows them: CRLF,
+// LF and a lone CR each end one.
+func cellLines(s string) int {
+	return 1 + strings.Count(s, "\n") + strings.Count(s, "\r") - strings.Count(s, "\r\n")
 }
 
 func (w *xlsxWriter) write(r Result) error {
@@ -355,6 +396,8 @@ func (w *xlsxWriter) fill(vals []any, cells []string, row int, r *Result) {
 		case w.lay.kind == review && i == first+rvMatched && r != nil:
 			label, hl := matchedHighlights(*r)
 			vals[i] = w.rich(labelSegments(label, hl), row, i)
+		case strings.ContainsAny(s, "\r\n"):
+			vals[i] = excelize.Cell{StyleID: w.wrapStyle, Value: w.text(s, row, i)}
 		default:
 			vals[i] = w.text(s, row, i)
 		}
