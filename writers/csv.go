@@ -5,6 +5,9 @@ import (
 	"encoding/csv"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/text/encoding/charmap"
 )
 
 // csvBuffer is the write buffer of a CSV output; large enough that a
@@ -18,6 +21,13 @@ type csvWriter struct {
 	cw  *csv.Writer
 	raw bool
 	buf []string
+
+	// cp1252 encodes the cells as windows-1252; lost counts the
+	// characters it lacks (written as '?'), firstLost the row of the first.
+	cp1252    bool
+	lost      int
+	firstLost int
+	log       zerolog.Logger
 }
 
 func validDelimiter(r rune) bool {
@@ -29,6 +39,14 @@ func newCSV(lay *layout, path string, opts Options) (*csvWriter, error) {
 	if !validDelimiter(delim) {
 		return nil, fmt.Errorf("output %s: invalid CSV delimiter %q", path, delim)
 	}
+	enc, err := NormaliseEncoding(opts.Encoding)
+	if err != nil {
+		return nil, fmt.Errorf("output %s: %w", path, err)
+	}
+	cp1252 := enc == EncodingWindows1252
+	if cp1252 && delim >= utf8.RuneSelf {
+		return nil, fmt.Errorf("output %s: delimiter %q is not ASCII: windows-1252 output needs an ASCII delimiter", path, delim)
+	}
 	out, err := openOutput(path, opts.Stdout)
 	if err != nil {
 		return nil, err
@@ -36,11 +54,15 @@ func newCSV(lay *layout, path string, opts Options) (*csvWriter, error) {
 	// csv.NewWriter reuses a *bufio.Writer of at least its own size, so
 	// this is the only buffer.
 	bw := bufio.NewWriterSize(out.w, csvBuffer)
+	if opts.BOM && !cp1252 {
+		_, _ = bw.WriteString("\uFEFF") // bufio keeps the error for Flush
+	}
 	cw := csv.NewWriter(bw)
 	cw.Comma = delim
-	w := &csvWriter{lay: lay, out: out, cw: cw, raw: opts.RawCells}
+	w := &csvWriter{lay: lay, out: out, cw: cw, raw: opts.RawCells, cp1252: cp1252, log: opts.Logger}
 	w.buf = append(w.buf, lay.cols...)
 	w.neutralise(w.buf)
+	w.encode(w.buf, 0)
 	if err := cw.Write(w.buf); err != nil {
 		_ = out.abort()
 		return nil, fmt.Errorf("write header of %s: %w", path, err)
@@ -65,13 +87,48 @@ func (w *csvWriter) write(r Result) error {
 		}
 	}
 	w.neutralise(w.buf)
+	w.encode(w.buf, r.Row)
 	return w.cw.Write(w.buf)
+}
+
+// encode turns the cells into windows-1252 bytes when the output is in it:
+// csv.Writer copies bytes through, quoting by ASCII characters only.
+func (w *csvWriter) encode(cells []string, row int) {
+	if !w.cp1252 {
+		return
+	}
+	for i, c := range cells {
+		ascii := true
+		for j := 0; j < len(c); j++ {
+			if c[j] >= utf8.RuneSelf {
+				ascii = false
+				break
+			}
+		}
+		if ascii {
+			continue
+		}
+		b := make([]byte, 0, len(c))
+		for _, r := range c {
+			e, ok := charmap.Windows1252.EncodeRune(r)
+			if !ok {
+				e = '?'
+				if w.lost == 0 {
+					w.firstLost = row
+				}
+				w.lost++
+			}
+			b = append(b, e)
+		}
+		cells[i] = string(b)
+	}
 }
 
 func (w *csvWriter) cells(r Result, dst []string) []string { return w.lay.cells(r, dst) }
 
-func (w *csvWriter) writeCells(_ int, cells []string) error {
+func (w *csvWriter) writeCells(row int, cells []string) error {
 	w.neutralise(cells)
+	w.encode(cells, row)
 	return w.cw.Write(cells)
 }
 
@@ -80,6 +137,10 @@ func (w *csvWriter) dupCols() (int, int) {
 }
 
 func (w *csvWriter) finish() error {
+	if w.lost > 0 {
+		w.log.Warn().Str("output", w.out.path).Int("characters", w.lost).Int("first_row", w.firstLost).
+			Msg("characters that windows-1252 lacks were written as '?'; write UTF-8 (with --bom for Excel) to keep them")
+	}
 	w.cw.Flush()
 	if err := w.cw.Error(); err != nil {
 		_ = w.out.abort()

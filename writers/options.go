@@ -74,6 +74,14 @@ type Options struct {
 	// "cached" member in JSONL): true when the row's answer came from the
 	// persistent cache (Result.FromCache). The review output is unchanged.
 	MarkCached bool
+	// BOM starts a CSV output with a UTF-8 byte-order mark, which Excel
+	// needs to read UTF-8 (it reads CSV without one as the Windows code
+	// page). Other formats ignore it.
+	BOM bool
+	// Encoding of a CSV output: "" or "utf-8", or "windows-1252" (Excel's
+	// "CSV" on Windows in Western Europe); characters it lacks are written
+	// as '?' and counted in a warning. Other formats ignore it.
+	Encoding string
 	// Logger receives warnings (truncated cells, rows wider than the
 	// header). The zero Logger discards them.
 	Logger zerolog.Logger
@@ -88,4 +96,23 @@ func (o Options) delimiter(path string) rune {
 		return '\t'
 	}
 	return ','
+}
+
+// Output encodings of Options.Encoding.
+const (
+	EncodingUTF8        = "utf-8"
+	EncodingWindows1252 = "windows-1252"
+)
+
+// NormaliseEncoding returns the Options.Encoding a name means ("" and
+// "utf8" are utf-8; "cp1252" and "latin1"... are windows-1252), or an error
+// naming the ones there are.
+func NormaliseEncoding(s string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "utf-8", "utf8":
+		return EncodingUTF8, nil
+	case "windows-1252", "cp1252", "windows1252", "1252":
+		return EncodingWindows1252, nil
+	}
+	return "", fmt.Errorf("encoding %q: want utf-8 or windows-1252", s)
 }

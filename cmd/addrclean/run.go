@@ -128,6 +128,11 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if o.report != "" && outPath == "" {
 		return usageErrorf("--report reads the enriched file back: give -o PATH (tables cannot be read back yet)")
 	}
+	if enc, _ := writers.NormaliseEncoding(o.outEncoding); o.report != "" && enc != writers.EncodingUTF8 {
+		if f, _ := writers.FormatFromPath(outPath); f == writers.CSV {
+			return usageErrorf("--report reads the enriched CSV back as UTF-8: drop --out-encoding %s (use --bom for Excel), or write -o .xlsx", o.outEncoding)
+		}
+	}
 	// The cache is opened first: a locked or damaged one stops the run
 	// before anything is read or started.
 	var cdb *cache.DB
@@ -237,7 +242,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	}
 	limiter := ratelimit.New(rate, o.burst)
 
-	wopts := writers.Options{RawCells: o.rawCells, MarkCached: o.markCached, Stdout: s.out, Logger: log}
+	wopts := writers.Options{RawCells: o.rawCells, MarkCached: o.markCached, Stdout: s.out, Logger: log, BOM: o.bom, Encoding: o.outEncoding}
 	outs, err := o.openAllOutputs(ctx, src, mapper, outPath, reviewPath, wopts, log)
 	if err != nil {
 		return err
@@ -410,6 +415,13 @@ func (o *runOptions) validate() error {
 	}
 	if _, err := readers.NormaliseEncoding(o.encoding); err != nil {
 		return usageErrorf("--encoding: %w", err)
+	}
+	enc, err := writers.NormaliseEncoding(o.outEncoding)
+	if err != nil {
+		return usageErrorf("--out-encoding: %w", err)
+	}
+	if o.bom && enc != writers.EncodingUTF8 {
+		return usageErrorf("--bom is a UTF-8 byte-order mark: it goes with --out-encoding utf-8, not %s", enc)
 	}
 	return o.cacheFlagsError()
 }

@@ -27,6 +27,8 @@ type runOptions struct {
 	reference                       string
 	delimiter, encoding             string
 	rawCells                        bool
+	bom                             bool
+	outEncoding                     string
 	resume, restart, keepJournal    bool
 	journal                         string
 	maxErrors                       string
@@ -118,6 +120,8 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.reference, "reference", "", "reference address `CSV` for the embedded service (default: bundled sample)")
 	fs.StringVar(&o.delimiter, "delimiter", "", "CSV delimiter (default: detected among , ; tab |)")
 	fs.StringVar(&o.encoding, "encoding", "utf-8", "input text encoding: utf-8 or windows-1252")
+	fs.BoolVar(&o.bom, "bom", false, "start CSV outputs with a UTF-8 byte-order mark, so that Excel reads them as UTF-8 (what Excel on Windows wants)")
+	fs.StringVar(&o.outEncoding, "out-encoding", "utf-8", "CSV output encoding: utf-8 or windows-1252 (characters it lacks become '?')")
 	fs.BoolVar(&o.rawCells, "raw-cells", false, "do not neutralise spreadsheet formulas in CSV/XLSX outputs")
 	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted run from its journal (<out>.journal): finished rows are not sent again;\nwithout a journal, start afresh (saying so), so cron jobs can always pass it")
 	fs.BoolVar(&o.restart, "restart", false, "discard the journal of an interrupted run, if any, and start from the first row\n(for a nightly export that is regenerated: pair it with --cache)")

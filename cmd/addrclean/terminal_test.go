@@ -211,3 +211,49 @@ func TestInterruptedWithoutJournalSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// CSV for Excel users: --bom and --out-encoding reach the outputs, and
+// contradictions are usage errors.
+func TestRunBOMAndOutEncoding(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(in, []byte("Name,Address 1,Town,Country\nSeán,,Cork,IE\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args   []string
+		prefix string
+	}{
+		{[]string{"--bom"}, "\xEF\xBB\xBFName,"},
+		{[]string{"--out-encoding", "windows-1252"}, "Name,"},
+	} {
+		out := filepath.Join(dir, "out.csv")
+		var errb bytes.Buffer
+		args := append([]string{"run", "--log-format", "json", "--no-progress", "-o", out, "--review", filepath.Join(dir, "r.csv")}, tt.args...)
+		code := runMain(t.Context(), append(args, in), streams{in: strings.NewReader(""), out: &bytes.Buffer{}, err: &errb})
+		if code != exitRowErrors {
+			t.Fatalf("%v: exit %d: %s", tt.args, code, &errb)
+		}
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(got, []byte(tt.prefix)) {
+			t.Errorf("%v: output starts %q, want %q", tt.args, got[:min(len(got), 12)], tt.prefix)
+		}
+		if tt.args[0] == "--out-encoding" && !bytes.Contains(got, []byte("Se\xe1n")) {
+			t.Errorf("%v: no windows-1252 text in %q", tt.args, got)
+		}
+	}
+	for _, args := range [][]string{
+		{"--bom", "--out-encoding", "windows-1252"},
+		{"--out-encoding", "ebcdic"},
+		{"--out-encoding", "windows-1252", "--report", filepath.Join(dir, "r.html")},
+	} {
+		var errb bytes.Buffer
+		full := append([]string{"run", "--no-progress", "-o", filepath.Join(dir, "o.csv")}, args...)
+		if code := runMain(t.Context(), append(full, in), streams{in: strings.NewReader(""), out: &bytes.Buffer{}, err: &errb}); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, exitUsage, &errb)
+		}
+	}
+}
