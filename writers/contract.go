@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/readers"
 )
 
 // Result is one input row with its verdict, handed to the writers in input
@@ -13,6 +14,11 @@ type Result struct {
 	Row int
 	// Cells are the input cells exactly as read.
 	Cells []string
+	// Types tells which input cells of a workbook were numbers or dates
+	// (readers.Row.Types); an XLSX output writes those as numbers in the
+	// input's number format. Nil for text-only rows and CSV inputs; other
+	// formats ignore it.
+	Types []readers.CellType
 	// InputLabel is the row's own mapped address values joined with ", ".
 	InputLabel string
 	// Response is the verify answer; nil when the row could not be verified.

@@ -5,10 +5,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/addrclean/addrclean/readers"
 	"github.com/rs/zerolog"
+	"github.com/xuri/excelize/v2"
 )
 
 // CSV for Excel users: a UTF-8 byte-order mark on request, or
@@ -59,5 +62,82 @@ func TestCSVBOMAndEncoding(t *testing.T) {
 	}
 	if _, err := NewEnriched(filepath.Join(t.TempDir(), "x.csv"), header, Options{Encoding: "latin-9"}); err == nil {
 		t.Error("an unknown encoding was accepted")
+	}
+}
+
+// Numbers and dates of a workbook became text ('1001', '01/03/2019'): the
+// input's typed cells are numbers in its number format, in the enriched
+// output (through the duplicate pass's spool) and the review output.
+func TestXLSXKeepsTypedCells(t *testing.T) {
+	header := []string{"ID", "Amount", "Joined", "Address"}
+	res := Result{
+		Row:   1,
+		Cells: []string{"1001", "120.50", "01/03/2019", "=1+1"},
+		Types: []readers.CellType{
+			{Kind: readers.KindNumber, Value: "1001"},
+			{Kind: readers.KindNumber, Value: "120.5", NumFmt: 2},
+			{Kind: readers.KindDate, Value: "43525", CustomFmt: "dd/mm/yyyy"},
+		},
+		Err: "no address",
+	}
+	for _, kind := range []string{"enriched", "review"} {
+		path := filepath.Join(t.TempDir(), kind+".xlsx")
+		var w Writer
+		var err error
+		if kind == "enriched" {
+			w, err = NewEnriched(path, header, Options{})
+		} else {
+			w, err = NewReview(path, header, Options{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(context.Background(), res); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		f, err := excelize.OpenFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sheet := f.GetSheetName(0)
+		col := 1 // first input column
+		if kind == "review" {
+			col = 2 // after "row"
+		}
+		for k, want := range []struct {
+			typ       excelize.CellType
+			raw, shown string
+		}{
+			{excelize.CellTypeNumber, "1001", "1001"},
+			{excelize.CellTypeNumber, "120.5", "120.50"},
+			{excelize.CellTypeNumber, "43525", "01/03/2019"},
+			{excelize.CellTypeSharedString, "'=1+1", "'=1+1"}, // text is still neutralised
+		} {
+			cell, _ := excelize.CoordinatesToCellName(col+k, 2)
+			typ, _ := f.GetCellType(sheet, cell)
+			raw, _ := f.GetCellValue(sheet, cell, excelize.Options{RawCellValue: true})
+			shown, _ := f.GetCellValue(sheet, cell)
+			// A number cell is written without a type attribute: unset.
+			same := typ == want.typ || want.typ == excelize.CellTypeNumber && typ == excelize.CellTypeUnset ||
+				want.typ == excelize.CellTypeSharedString && typ == excelize.CellTypeInlineString
+			if !same || raw != want.raw || shown != want.shown {
+				t.Errorf("%s %s: type %v raw %q shown %q; want %v %q %q", kind, cell, typ, raw, shown, want.typ, want.raw, want.shown)
+			}
+		}
+		_ = f.Close()
+	}
+}
+
+func TestEncodeTypesRoundTrip(t *testing.T) {
+	types := []readers.CellType{{}, {Kind: readers.KindDate, Value: "43525", CustomFmt: `dd/mm/yyyy "x"`}, {}, {Kind: readers.KindNumber, Value: "-1.5e3", NumFmt: 4}}
+	got := decodeTypes(encodeTypes(types))
+	if !slices.Equal(got, types) {
+		t.Errorf("round trip %+v, want %+v", got, types)
+	}
+	if encodeTypes([]readers.CellType{{}, {}}) != "" || decodeTypes("junk") != nil {
+		t.Error("text-only types are not empty")
 	}
 }

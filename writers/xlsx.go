@@ -3,12 +3,14 @@ package writers
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/addrclean/addrclean/readers"
 	"github.com/rs/zerolog"
 	"github.com/xuri/excelize/v2"
 )
@@ -81,6 +83,7 @@ type xlsxWriter struct {
 
 	headerStyle  int
 	wrapStyle    int // a text cell of several lines
+	numStyles    map[numFmtKey]int
 	actionStyles map[string]int
 	otherAction  int // style of an action without its own colour
 
@@ -116,6 +119,7 @@ func newXLSX(lay *layout, path string, opts Options) (w *xlsxWriter, err error) 
 		lay: lay, out: out, log: opts.Logger, raw: opts.RawCells,
 		f: f, base: base, sheet: base, sheets: 1, maxRows: xlsxMaxRows,
 		actionStyles: make(map[string]int, len(actionFills)),
+		numStyles:    make(map[numFmtKey]int),
 	}
 	if err := w.makeStyles(); err != nil {
 		return nil, fmt.Errorf("create workbook %s: %w", path, err)
@@ -330,12 +334,101 @@ func cellLines(s string) int {
 
 func (w *xlsxWriter) write(r Result) error {
 	w.buf = w.lay.cells(r, w.buf[:0])
-	return w.put(w.buf, r.Row, &r)
+	return w.put(w.buf, r.Row, &r, r.Types)
 }
 
-func (w *xlsxWriter) cells(r Result, dst []string) []string { return w.lay.cells(r, dst) }
+// cells renders the row; a row with typed input cells gets one more cell
+// past the layout, holding the types (encodeTypes), so that they survive
+// the duplicate pass's spool of text cells.
+func (w *xlsxWriter) cells(r Result, dst []string) []string {
+	dst = w.lay.cells(r, dst)
+	if t := encodeTypes(r.Types); t != "" {
+		dst = append(dst, t)
+	}
+	return dst
+}
 
-func (w *xlsxWriter) writeCells(row int, cells []string) error { return w.put(cells, row, nil) }
+func (w *xlsxWriter) writeCells(row int, cells []string) error {
+	var types []readers.CellType
+	if n := len(w.lay.cols); len(cells) > n {
+		types = decodeTypes(cells[n])
+		cells = cells[:n]
+	}
+	return w.put(cells, row, nil, types)
+}
+
+// Separators of encodeTypes: control characters XML cannot hold, so no
+// number format code read from a workbook has them.
+const (
+	typeFieldSep = "\x1f"
+	typeCellSep  = "\x1e"
+)
+
+// encodeTypes writes the typed cells of types as one string: for each, its
+// index, kind, built-in format, custom format and value; "" when none.
+func encodeTypes(types []readers.CellType) string {
+	var b strings.Builder
+	for i, t := range types {
+		if t.Kind == readers.KindText {
+			continue
+		}
+		b.WriteString(strconv.Itoa(i) + typeFieldSep + strconv.Itoa(int(t.Kind)) + typeFieldSep +
+			strconv.Itoa(t.NumFmt) + typeFieldSep + t.CustomFmt + typeFieldSep + t.Value + typeCellSep)
+	}
+	return b.String()
+}
+
+// decodeTypes reads what encodeTypes wrote; what it cannot read is text.
+func decodeTypes(s string) []readers.CellType {
+	var types []readers.CellType
+	for rec := range strings.SplitSeq(s, typeCellSep) {
+		f := strings.Split(rec, typeFieldSep)
+		if len(f) != 5 {
+			continue
+		}
+		i, err1 := strconv.Atoi(f[0])
+		kind, err2 := strconv.Atoi(f[1])
+		numFmt, err3 := strconv.Atoi(f[2])
+		if err1 != nil || err2 != nil || err3 != nil || i < 0 || i >= xlsxMaxCols {
+			continue
+		}
+		for len(types) <= i {
+			types = append(types, readers.CellType{})
+		}
+		types[i] = readers.CellType{Kind: readers.CellKind(kind), NumFmt: numFmt, CustomFmt: f[3], Value: f[4]}
+	}
+	return types
+}
+
+// numberStyle returns the style of a typed cell: its number format.
+func (w *xlsxWriter) numberStyle(t readers.CellType) (int, error) {
+	key := numFmtKey{t.NumFmt, t.CustomFmt}
+	if id, ok := w.numStyles[key]; ok {
+		return id, nil
+	}
+	st := &excelize.Style{NumFmt: t.NumFmt}
+	if t.CustomFmt != "" {
+		code := t.CustomFmt
+		st.CustomNumFmt = &code
+	}
+	id, err := w.f.NewStyle(st)
+	if err != nil {
+		return 0, err
+	}
+	if len(w.numStyles) < maxNumStyles {
+		w.numStyles[key] = id
+	}
+	return id, nil
+}
+
+// numFmtKey names a number format.
+type numFmtKey struct {
+	id   int
+	code string
+}
+
+// maxNumStyles bounds the number formats kept: a sheet has a handful.
+const maxNumStyles = 1024
 
 func (w *xlsxWriter) dupCols() (int, int) {
 	return w.lay.first + enDuplicate, w.lay.first + enFirstRow
@@ -343,7 +436,7 @@ func (w *xlsxWriter) dupCols() (int, int) {
 
 // put writes one row of text cells; r is the row's result for a review
 // output (its highlights), nil for an enriched one.
-func (w *xlsxWriter) put(cells []string, row int, r *Result) error {
+func (w *xlsxWriter) put(cells []string, row int, r *Result, types []readers.CellType) error {
 	holding := w.widths == nil
 	var vals []any
 	if holding {
@@ -352,7 +445,7 @@ func (w *xlsxWriter) put(cells []string, row int, r *Result) error {
 		vals = slices.Grow(w.vals[:0], len(cells))[:len(cells)]
 		w.vals = vals
 	}
-	w.fill(vals, cells, row, r)
+	w.fill(vals, cells, row, r, types)
 	if holding {
 		w.pending = append(w.pending, vals)
 		if len(w.pending) < sampleRows {
@@ -366,12 +459,15 @@ func (w *xlsxWriter) put(cells []string, row int, r *Result) error {
 // fill converts the row's text cells into cell values: strings (never
 // formulas), the row number, coordinates and duplicate counts as numbers,
 // the action with its colour, and matched_label as rich text.
-func (w *xlsxWriter) fill(vals []any, cells []string, row int, r *Result) {
+func (w *xlsxWriter) fill(vals []any, cells []string, row int, r *Result, types []readers.CellType) {
 	first := w.lay.first
+	inOff := first - w.lay.width // the first input column
 	for i, s := range cells {
 		switch {
 		case s == "":
 			vals[i] = nil // no cell at all: smaller and faster than an empty string
+		case i >= inOff && i < first && i-inOff < len(types) && types[i-inOff].Kind != readers.KindText:
+			vals[i] = w.typed(s, types[i-inOff], row, i)
 		case w.lay.kind == review && i == 0:
 			vals[i] = row
 		case w.lay.kind == enriched && (i == first+enLatitude || i == first+enLongitude):
@@ -402,6 +498,21 @@ func (w *xlsxWriter) fill(vals []any, cells []string, row int, r *Result) {
 			vals[i] = w.text(s, row, i)
 		}
 	}
+}
+
+// typed is a number or date cell of the input as a number in the input's
+// number format (formula neutralising is for text: a number is none);
+// failing that, the text shown.
+func (w *xlsxWriter) typed(s string, t readers.CellType, row, col int) any {
+	v, err := strconv.ParseFloat(t.Value, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return w.text(s, row, col)
+	}
+	style, err := w.numberStyle(t)
+	if err != nil {
+		return w.text(s, row, col)
+	}
+	return excelize.Cell{StyleID: style, Value: v}
 }
 
 // text neutralises and fits one string cell.

@@ -125,6 +125,13 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if err := outputDirsExist(outPath, reviewPath); err != nil {
 		return err
 	}
+	// An XLSX output keeps the input's numbers and dates typed; reading
+	// the types costs a second pass over the sheet, so only then.
+	for _, p := range []string{outPath, reviewPath} {
+		if f, err := writers.FormatFromPath(p); err == nil && f == writers.XLSX && p != "" {
+			ropts.CellTypes = true
+		}
+	}
 	if o.report != "" && outPath == "" {
 		return usageErrorf("--report reads the enriched file back: give -o PATH (tables cannot be read back yet)")
 	}
