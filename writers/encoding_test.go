@@ -108,7 +108,7 @@ func TestXLSXKeepsTypedCells(t *testing.T) {
 			col = 2 // after "row"
 		}
 		for k, want := range []struct {
-			typ       excelize.CellType
+			typ        excelize.CellType
 			raw, shown string
 		}{
 			{excelize.CellTypeNumber, "1001", "1001"},
