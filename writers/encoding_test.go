@@ -141,3 +141,15 @@ func TestEncodeTypesRoundTrip(t *testing.T) {
 		t.Error("text-only types are not empty")
 	}
 }
+
+// FuzzDecodeTypes: the types cell read back from the spool never panics
+// and never yields an index past a sheet's columns.
+func FuzzDecodeTypes(f *testing.F) {
+	f.Add(encodeTypes([]readers.CellType{{Kind: readers.KindNumber, Value: "1"}, {}, {Kind: readers.KindDate, Value: "2", CustomFmt: "d"}}))
+	f.Add("99999999\x1f1\x1f0\x1f\x1f1\x1e")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got := decodeTypes(s); len(got) > xlsxMaxCols {
+			t.Fatalf("%d types", len(got))
+		}
+	})
+}
