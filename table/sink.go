@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -340,7 +338,7 @@ func (s *Sink) Rows() (upserts, noKey int64) {
 // as booleans, coordinates as floats, and NULL where the file has an empty
 // cell of those types.
 func enrichedValues(r writers.Result, markCached bool) []any {
-	text := enrichedText(r)
+	text := writers.EnrichedValues(r)
 	vals := make([]any, 0, len(text)+3)
 	for i, c := range Columns(Enriched, false)[:len(text)] {
 		vals = append(vals, typed(text[i], c.Type))
@@ -371,95 +369,12 @@ func typed(s string, t Type) any {
 	return s
 }
 
-// enrichedText mirrors the enriched file's appended cells (writers'
-// appendEnriched), which the writers package does not export; the
-// package tests check the two agree.
-func enrichedText(r writers.Result) []string {
-	out := make([]string, len(writers.EnrichedColumns))
-	if writers.Action(r) == writers.ActionError {
-		out[0] = writers.ActionError
-		out[23] = errorText(r)
-		return out
-	}
-	v := r.Response
-	a := &v.Address
-	var line [4]string
-	for i, ln := range a.Lines {
-		if i == 3 {
-			line[3] = joinLines(a.Lines[3:])
-			break
-		}
-		line[i] = ln.Value
-	}
-	var country, iso string
-	if a.Country != nil {
-		country, iso = a.Country.Value, a.Country.ISO
-	}
-	var lat, lon, acc string
-	if loc := v.Data.Location; loc != nil {
-		lat, lon, acc = formatCoord(loc.Latitude), formatCoord(loc.Longitude), loc.Accuracy
-	}
-	info := &v.Information
-	copy(out, []string{
-		string(v.Action), info.Status, info.MatchLevel, formatBool(info.Complete), a.ID,
-		line[0], line[1], line[2], line[3],
-		valueOf(a.City), valueOf(a.Region), valueOf(a.Postcode), country, iso,
-		strings.Join(a.Label, ", "),
-		formatBool(info.AddressLinesAmended), formatBool(info.CityAmended),
-		formatBool(info.RegionAmended), formatBool(info.PostcodeAmended),
-		lat, lon, acc, v.Form.Message.Value, "",
-	})
-	return out
-}
-
 // reviewValues are the review columns of r (writers.ReviewColumns).
 func reviewValues(r writers.Result) []any {
-	if writers.Action(r) == writers.ActionError {
-		return []any{writers.ActionError, "", r.InputLabel, "", "", errorText(r)}
+	text := writers.ReviewValues(r)
+	vals := make([]any, len(text))
+	for i, t := range text {
+		vals[i] = t
 	}
-	v := r.Response
-	return []any{string(v.Action), v.Form.Message.Value, r.InputLabel,
-		strings.Join(v.Address.Label, ", "), v.Address.ID, ""}
-}
-
-func errorText(r writers.Result) string {
-	if r.Err != "" {
-		return r.Err
-	}
-	return "no verify response"
-}
-
-func formatBool(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
-}
-
-func formatCoord(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return ""
-	}
-	return strconv.FormatFloat(v, 'f', -1, 64)
-}
-
-func valueOf(v *api.Value) string {
-	if v == nil {
-		return ""
-	}
-	return v.Value
-}
-
-func joinLines(lines []api.Line) string {
-	var b strings.Builder
-	for _, ln := range lines {
-		if ln.Value == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(ln.Value)
-	}
-	return b.String()
+	return vals
 }

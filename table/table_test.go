@@ -186,7 +186,7 @@ func TestEnrichedMatchesFile(t *testing.T) {
 	}
 	for i, r := range results {
 		// The file then has its duplicate columns, which a table has not.
-		if got, want := enrichedText(r), recs[i+1][1:1+len(writers.EnrichedColumns)]; !slices.Equal(got, want) {
+		if got, want := writers.EnrichedValues(r), recs[i+1][1:1+len(writers.EnrichedColumns)]; !slices.Equal(got, want) {
 			t.Errorf("row %d:\n table %q\n file  %q", r.Row, got, want)
 		}
 	}

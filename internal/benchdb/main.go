@@ -54,7 +54,7 @@ func run(ctx context.Context, bin string, n, refSize, repeat int) error {
 	}
 	defer os.RemoveAll(dir)
 	refPath := filepath.Join(dir, "reference.csv")
-	refs, err := makeReference(refPath, refSize)
+	refs, err := synth.WriteReference(refPath, synth.SampleSeed, refSize)
 	if err != nil {
 		return err
 	}
@@ -136,29 +136,6 @@ func measure(ctx context.Context, bin, name string, rows int, args ...string) (m
 	}
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	return measurement{name: name, rows: rows, wall: wall, cpu: cpu, maxRSS: ru.Maxrss * 1024}, nil
-}
-
-func makeReference(path string, n int) ([]gazetteer.Record, error) {
-	recs := make([]gazetteer.Record, 0, n)
-	synth.Generate(synth.SampleSeed, n, func(r gazetteer.Record) bool {
-		recs = append(recs, r)
-		return true
-	})
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	err = gazetteer.WriteCSV(f, func(yield func(gazetteer.Record) bool) {
-		for _, r := range recs {
-			if !yield(r) {
-				return
-			}
-		}
-	})
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return recs, err
 }
 
 // writeInput writes n customers; row i takes reference i mod len(refs),

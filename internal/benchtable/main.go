@@ -115,7 +115,7 @@ func run(ctx context.Context, bin, sizes string, refSize, rateRows int, rate flo
 		dir = d
 	}
 	refPath := filepath.Join(dir, "reference.csv")
-	refs, err := makeReference(refPath, refSize)
+	refs, err := synth.WriteReference(refPath, synth.SampleSeed, refSize)
 	if err != nil {
 		return err
 	}
@@ -334,31 +334,6 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
-}
-
-// makeReference writes a generated reference of n addresses and returns
-// its records.
-func makeReference(path string, n int) ([]gazetteer.Record, error) {
-	recs := make([]gazetteer.Record, 0, n)
-	synth.Generate(synth.SampleSeed, n, func(r gazetteer.Record) bool {
-		recs = append(recs, r)
-		return true
-	})
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	err = gazetteer.WriteCSV(f, func(yield func(gazetteer.Record) bool) {
-		for _, r := range recs {
-			if !yield(r) {
-				return
-			}
-		}
-	})
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return recs, err
 }
 
 // writeInput writes a CRM-style export of n rows from refs and returns the

@@ -1,0 +1,33 @@
+package synth
+
+import (
+	"os"
+
+	"github.com/addrclean/addrclean/gazetteer"
+)
+
+// WriteReference writes the n addresses Generate makes from seed to path as
+// a reference CSV, and returns them: the benchmark tools build their inputs
+// from the same records.
+func WriteReference(path string, seed uint64, n int) ([]gazetteer.Record, error) {
+	recs := make([]gazetteer.Record, 0, n)
+	Generate(seed, n, func(r gazetteer.Record) bool {
+		recs = append(recs, r)
+		return true
+	})
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	err = gazetteer.WriteCSV(f, func(yield func(gazetteer.Record) bool) {
+		for _, r := range recs {
+			if !yield(r) {
+				return
+			}
+		}
+	})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return recs, err
+}
