@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/schollz/progressbar/v3"
+	"github.com/xuri/excelize/v2"
 
 	"github.com/addrclean/addrclean/pipeline"
 )
@@ -254,6 +255,54 @@ func TestRunBOMAndOutEncoding(t *testing.T) {
 		full := append([]string{"run", "--no-progress", "-o", filepath.Join(dir, "o.csv")}, args...)
 		if code := runMain(t.Context(), append(full, in), streams{in: strings.NewReader(""), out: &bytes.Buffer{}, err: &errb}); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d: %s", args, code, exitUsage, &errb)
+		}
+	}
+}
+
+// Inputs as they are: a title row above the header, --header-row, a
+// trailing country, and Billing/Shipping columns, through run --dry-run.
+func TestRunDryRunExportsAsTheyAre(t *testing.T) {
+	dir := t.TempDir()
+	book := filepath.Join(dir, "titled.xlsx")
+	f := excelize.NewFile()
+	for i, row := range [][]any{{"Customer export – generated 01/06/2024"}, nil, {"Full Address"}, {"1 Park Row, Leeds, LS1 0QP, UK"}} {
+		if row != nil {
+			cell, _ := excelize.CoordinatesToCellName(1, i+1)
+			if err := f.SetSheetRow("Sheet1", cell, &row); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := f.SaveAs(book); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	sf := filepath.Join(dir, "sf.csv")
+	if err := os.WriteFile(sf, []byte("Billing Street,Billing Country,Shipping Street,Shipping Country\n1 Bill St,IE,2 Ship St,UK\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"--country", "IE", book}, exitOK, []string{"header:      row 3 (detected", `addressLine=["1 Park Row, Leeds, LS1 0QP"] country="GB"`}},
+		{[]string{"--country", "IE", "--header-row", "1", book}, exitUsage, []string{"no address columns", "--header-row N"}},
+		{[]string{sf}, exitOK, []string{"using the Billing columns", `addressLine=["1 Bill St"]`}},
+		{[]string{"--prefix", "Shipping", sf}, exitOK, []string{`addressLine=["2 Ship St"]`, `country="GB"`}},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		code := runMain(t.Context(), append([]string{"run", "--dry-run", "--log-format", "console"}, tt.args...),
+			streams{in: strings.NewReader(""), out: &out, err: &errb})
+		if code != tt.code {
+			t.Errorf("%v: exit %d, want %d: %s", tt.args, code, tt.code, &errb)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out.String()+errb.String(), w) {
+				t.Errorf("%v: output lacks %q:\n%s%s", tt.args, w, &out, &errb)
+			}
 		}
 	}
 }
