@@ -189,7 +189,7 @@ func newCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 	for n := 1; n <= max(opts.HeaderRow, 1); n++ {
 		rec, err = cr.Read()
 		if errors.Is(err, io.EOF) && n > 1 {
-			return nil, fmt.Errorf("%s: --header-row %d: the input has only %d records", name, opts.HeaderRow, n-1)
+			return nil, fmt.Errorf("%s: --header-row %d: the input has only %d record(s)", name, opts.HeaderRow, n-1)
 		}
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: the input is empty: no header row", name)

@@ -69,7 +69,7 @@ func TestCSV(t *testing.T) {
 			name:    "--header-row past the end",
 			in:      "Customer export\n",
 			opts:    Options{HeaderRow: 3},
-			wantErr: "--header-row 3: the input has only 1 records",
+			wantErr: "--header-row 3: the input has only 1 record(s)",
 		},
 		{
 			name:       "bom stripped before quoted header",
