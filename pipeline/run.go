@@ -292,7 +292,7 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 		case <-ctx.Done():
 			return false, nil
 		}
-		base := writers.Result{Row: row.Num, Cells: row.Cells, InputLabel: m.Label}
+		base := writers.Result{Row: row.Num, Cells: row.Cells, Types: row.Types, InputLabel: m.Label}
 		if m.Err != nil {
 			base.Err = reasonText(m.Err.Error())
 			s <- outcome{res: base, kind: ErrKindInput}
