@@ -365,3 +365,42 @@ func (s *scrubbed) Error() string { return s.msg }
 // Unwrap keeps errors.Is working; the wrapped error's own text is not shown
 // by this package's callers.
 func (s *scrubbed) Unwrap() error { return s.err }
+
+// CreateStatement is the CREATE TABLE IF NOT EXISTS of a results table
+// named q (quoted): key its primary key, then cols, each typed by the
+// dialect's sqlType and named through its quote.
+func CreateStatement(q, key string, keyType Type, cols []Column, quote func(string) string, sqlType func(Type) string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (%s %s PRIMARY KEY", q, quote(key), sqlType(keyType))
+	for _, c := range cols {
+		fmt.Fprintf(&b, ", %s %s", quote(c.Name), sqlType(c.Type))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// MissingColumns returns the columns of cols that table n, whose columns
+// are have, lacks; it refuses a table without the key column.
+func MissingColumns(n Name, have, cols []Column, key string) ([]Column, error) {
+	names := make(map[string]bool, len(have))
+	for _, c := range have {
+		names[c.Name] = true
+	}
+	if !names[key] {
+		return nil, fmt.Errorf("%w: table %s has no column %q to key the rows by", ErrNoColumn, n, key)
+	}
+	var missing []Column
+	for _, c := range cols {
+		if !names[c.Name] {
+			missing = append(missing, c)
+		}
+	}
+	return missing, nil
+}
+
+// NotUniqueError is the error for a results table whose key column is not
+// unique (what makes a constraint so is the dialect's word).
+func NotUniqueError(n Name, key, constraint string) error {
+	return fmt.Errorf("%w: table %s: column %q is not unique; rows are upserted by it: "+
+		"add a primary key or %s on it", ErrBadQuery, n, key, constraint)
+}

@@ -323,35 +323,24 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table
 	have, err := d.Columns(ctx, n)
 	switch {
 	case errors.Is(err, table.ErrNoTable):
-		var b strings.Builder
-		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (%s %s PRIMARY KEY", q, d.QuoteColumn(key), sqlType(keyType))
-		for _, c := range cols {
-			fmt.Fprintf(&b, ", %s %s", d.QuoteColumn(c.Name), sqlType(c.Type))
-		}
-		b.WriteString(")")
-		if _, err := d.meta.Exec(ctx, b.String()); err != nil {
+		if _, err := d.meta.Exec(ctx, table.CreateStatement(q, key, keyType, cols, d.QuoteColumn, sqlType)); err != nil {
 			return nil, d.wrap(err)
 		}
 	case err != nil:
 		return nil, err
 	default:
-		names := map[string]bool{}
-		for _, c := range have {
-			names[c.Name] = true
+		missing, err := table.MissingColumns(n, have, cols, key)
+		if err != nil {
+			return nil, err
 		}
-		if !names[key] {
-			return nil, fmt.Errorf("%w: table %s has no column %q to key the rows by", table.ErrNoColumn, n, key)
-		}
-		for _, c := range cols {
-			if !names[c.Name] {
-				if _, err := d.meta.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s",
-					q, d.QuoteColumn(c.Name), sqlType(c.Type))); err != nil {
-					return nil, d.wrap(err)
-				}
+		for _, c := range missing {
+			if _, err := d.meta.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s",
+				q, d.QuoteColumn(c.Name), sqlType(c.Type))); err != nil {
+				return nil, d.wrap(err)
 			}
 		}
 		var unique bool
-		err := d.meta.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a
+		err = d.meta.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a
 			ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
 			WHERE i.indrelid = to_regclass($1) AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL
 			AND i.indexprs IS NULL AND a.attname = $2)`, q, key).Scan(&unique)
@@ -359,8 +348,7 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table
 			return nil, d.wrap(err)
 		}
 		if !unique {
-			return nil, fmt.Errorf("%w: table %s: column %q is not unique; rows are upserted by it: "+
-				"add a primary key or unique constraint on it", table.ErrBadQuery, n, key)
+			return nil, table.NotUniqueError(n, key, "unique constraint")
 		}
 	}
 	var keySQL string

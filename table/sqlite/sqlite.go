@@ -303,32 +303,21 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table
 	have, err := d.Columns(ctx, n)
 	switch {
 	case errors.Is(err, table.ErrNoTable):
-		var b strings.Builder
 		// BIGINT, not INTEGER: an INTEGER PRIMARY KEY would be the rowid and
-		// refuse an id that is not a number.
-		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (%s %s PRIMARY KEY", q, quote(key), sqlType(keyType))
-		for _, c := range cols {
-			fmt.Fprintf(&b, ", %s %s", quote(c.Name), sqlType(c.Type))
-		}
-		b.WriteString(")")
-		if _, err := w.ExecContext(ctx, b.String()); err != nil {
+		// refuse an id that is not a number (sqlType says so).
+		if _, err := w.ExecContext(ctx, table.CreateStatement(q, key, keyType, cols, quote, sqlType)); err != nil {
 			return nil, d.wrap(err)
 		}
 	case err != nil:
 		return nil, err
 	default:
-		names := map[string]bool{}
-		for _, c := range have {
-			names[c.Name] = true
+		missing, err := table.MissingColumns(n, have, cols, key)
+		if err != nil {
+			return nil, err
 		}
-		if !names[key] {
-			return nil, fmt.Errorf("%w: table %s has no column %q to key the rows by", table.ErrNoColumn, n, key)
-		}
-		for _, c := range cols {
-			if !names[c.Name] {
-				if _, err := w.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", q, quote(c.Name), sqlType(c.Type))); err != nil {
-					return nil, d.wrap(err)
-				}
+		for _, c := range missing {
+			if _, err := w.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", q, quote(c.Name), sqlType(c.Type))); err != nil {
+				return nil, d.wrap(err)
 			}
 		}
 		unique, err := d.uniqueKey(ctx, n, key)
@@ -336,8 +325,7 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table
 			return nil, err
 		}
 		if !unique {
-			return nil, fmt.Errorf("%w: table %s: column %q is not unique; rows are upserted by it: "+
-				"add a primary key or unique index on it", table.ErrBadQuery, n, key)
+			return nil, table.NotUniqueError(n, key, "unique index")
 		}
 	}
 	names := make([]string, 0, len(cols)+1)
