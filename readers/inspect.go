@@ -42,14 +42,16 @@ func Inspect(ctx context.Context, path string, opts Options, spec MappingSpec, s
 	if err != nil {
 		return nil, err
 	}
-	rep, err := inspect(ctx, path, r, spec, sample)
+	rep, err := InspectReader(ctx, path, r, spec, sample)
 	if cerr := r.Close(); err == nil && cerr != nil {
 		return nil, cerr
 	}
 	return rep, err
 }
 
-func inspect(ctx context.Context, path string, r Reader, spec MappingSpec, sample int) (*Report, error) {
+// InspectReader is Inspect over a reader the caller opened and closes (a
+// database table, say); path is what the report and errors call it.
+func InspectReader(ctx context.Context, path string, r Reader, spec MappingSpec, sample int) (*Report, error) {
 	m, err := MapperFor(r, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -415,34 +415,9 @@ func (o *runOptions) dryRunTable(ctx context.Context, spec readers.MappingSpec, 
 		return tableError(err)
 	}
 	defer src.Close()
-	m, err := readers.NewMapper(src.Header(), spec)
+	rep, err := readers.InspectReader(ctx, o.input, src, spec, 5)
 	if err != nil {
-		return tableError(fmt.Errorf("%s: %w", o.input, err))
-	}
-	rep := &readers.Report{Path: o.input, Header: src.Header(), Mapping: m.Describe(), Columns: m.Columns(), Notes: m.Notes()}
-	width := len(src.Header())
-	for {
-		row, err := src.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return withCode(exitFatal, err)
-		}
-		rep.Rows++
-		if len(row.Cells) > width {
-			rep.LongRows++
-		}
-		mp := m.Map(row)
-		switch {
-		case errors.Is(mp.Err, readers.ErrNoAddress):
-			rep.NoAddress++
-		case errors.Is(mp.Err, readers.ErrNoCountry):
-			rep.NoCountry++
-		}
-		if len(rep.Sample) < 5 {
-			rep.Sample = append(rep.Sample, readers.SampleRow{Row: row.Num, Line: row.Line, ID: m.ID(row), Mapped: mp})
-		}
+		return tableError(err)
 	}
 	return rep.Print(w)
 }
