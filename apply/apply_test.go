@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addrclean/addrclean/internal/golden"
+
 	"github.com/xuri/excelize/v2"
 	"golang.org/x/text/encoding/charmap"
 
@@ -21,8 +22,6 @@ import (
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/writers"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 var header = []string{"id", "street", "town", "county", "eircode", "country"}
 
@@ -196,7 +195,7 @@ func TestApplyGolden(t *testing.T) {
 			}
 			// JSONL holds "=C8" raw, the others "'=C8": the final CSV
 			// neutralises both the same.
-			golden(t, "final.csv", got)
+			golden.Check(t, "final.csv", got)
 		})
 	}
 }
@@ -211,27 +210,6 @@ func mapsEqual(a, b map[string]int64) bool {
 		}
 	}
 	return true
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs (run go test -update if intended)\n got:\n%s\nwant:\n%s", name, got, want)
-	}
 }
 
 // TestApplyOutputFormats writes the final file as XLSX and JSONL too.

@@ -4,38 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/addrclean/addrclean/internal/golden"
+
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/writers"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 // mixedRows is a small input with every kind of outcome; the line says what
 // the fake service does with it.
@@ -115,8 +93,8 @@ func TestStatsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "stats.golden.json", append(out, '\n'))
-	golden(t, "results.golden.txt", resultsText(w.rows()))
+	golden.Check(t, "stats.golden.json", append(out, '\n'))
+	golden.Check(t, "results.golden.txt", resultsText(w.rows()))
 }
 
 // resultsText is one line per result: row, action or error, cached flag.

@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/addrclean/addrclean/internal/golden"
+
 	"github.com/addrclean/addrclean/gazetteer"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // convertFile runs a converter on a testdata file and loads what it wrote.
 func convertFile(t *testing.T, name string, conv func(context.Context, *os.File, *bytes.Buffer) (Stats, error)) (string, Stats, *gazetteer.Index) {
@@ -46,30 +45,11 @@ func oa(country string) func(context.Context, *os.File, *bytes.Buffer) (Stats, e
 	}
 }
 
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs; review with go test ./refimport -update and git diff", name)
-	}
-}
-
 // TestPAFCSV converts the PAF-style sample: every record is written and
 // loads, and the shapes PAF needs come out right.
 func TestPAFCSV(t *testing.T) {
 	out, st, ix := convertFile(t, "paf.csv", paf)
-	golden(t, "paf.golden.csv", out)
+	golden.Check(t, "paf.golden.csv", []byte(out))
 	if st.Read != 221 || st.Written != 221 || len(st.Skipped) != 0 {
 		t.Errorf("stats %v", st)
 	}
@@ -153,7 +133,7 @@ func TestPAFRaw(t *testing.T) {
 
 func TestOpenAddressesCSV(t *testing.T) {
 	out, st, ix := convertFile(t, "oa.csv", oa("IE"))
-	golden(t, "oa.golden.csv", out)
+	golden.Check(t, "oa.golden.csv", []byte(out))
 	want := "read 8, wrote 5, skipped 3 (no city: 1, no street: 1, repeated id: 1), values left out 2 (bad coordinates: 1, postcode not valid for the country: 1)"
 	if st.String() != want {
 		t.Errorf("stats\n%s, want\n%s", st, want)

@@ -4,46 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/addrclean/addrclean/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range max(len(gl), len(wl)) {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("%s differs at line %d (run go test -update if intended)\n got: %q\nwant: %q", name, i+1, g, w)
-			}
-		}
-	}
-}
 
 // buildFixture builds the report of testdata/enriched.csv (150 rows of the
 // sample run) with its summary.
@@ -73,13 +42,13 @@ func TestGoldenNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.json", append(b, '\n'))
+	golden.Check(t, "report.json", append(b, '\n'))
 
 	var page bytes.Buffer
 	if err := d.WriteHTML(&page); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.html", page.Bytes())
+	golden.Check(t, "report.html", page.Bytes())
 }
 
 // TestNumbersAgreeWithSummary cross-checks the counts read from the file

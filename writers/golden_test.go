@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,41 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addrclean/addrclean/internal/golden"
+
 	"github.com/xuri/excelize/v2"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < max(len(gl), len(wl)); i++ {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("%s differs at line %d (run go test -update if the change is intended)\n got: %q\nwant: %q", name, i+1, g, w)
-			}
-		}
-	}
-}
 
 type constructor func(path string, header []string, opts Options) (Writer, error)
 
@@ -92,7 +60,7 @@ func TestGoldenText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.golden, got)
+			golden.Check(t, tt.golden, got)
 		})
 	}
 }
@@ -100,7 +68,7 @@ func TestGoldenText(t *testing.T) {
 func TestStdoutIsEnrichedCSV(t *testing.T) {
 	var out bytes.Buffer
 	writeFixture(t, NewEnriched, "-", Options{Stdout: &out})
-	golden(t, "enriched.csv", out.Bytes())
+	golden.Check(t, "enriched.csv", out.Bytes())
 }
 
 func TestGoldenXLSX(t *testing.T) {
@@ -118,7 +86,7 @@ func TestGoldenXLSX(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "out.xlsx")
 			writeFixture(t, tt.ctor, path, tt.opts)
 			checkColsAscending(t, path)
-			golden(t, tt.golden, []byte(dumpXLSX(t, path)))
+			golden.Check(t, tt.golden, []byte(dumpXLSX(t, path)))
 		})
 	}
 }
