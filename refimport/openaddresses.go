@@ -1,7 +1,6 @@
 package refimport
 
 import (
-	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -35,9 +34,7 @@ func OpenAddresses(ctx context.Context, r io.Reader, w io.Writer, country string
 		return Stats{}, fmt.Errorf("%w: OpenAddresses needs the country (ISO code or name), got %q", ErrFormat, country)
 	}
 	country = iso
-	br := bufio.NewReaderSize(r, 1<<16)
-	skipBOM(br)
-	isJSON, err := peekJSON(br)
+	br, isJSON, err := openInput(r)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -87,20 +84,13 @@ func OpenAddresses(ctx context.Context, r io.Reader, w io.Writer, country string
 			return true, nil
 		}
 	} else {
-		cr := csv.NewReader(br)
-		cr.FieldsPerRecord = -1
-		header, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return st, fmt.Errorf("%w: empty input", ErrFormat)
-		}
+		cr, header, cols, err := csvFirstRow(br)
 		if err != nil {
-			return st, csvErr(err)
+			return st, err
 		}
-		cols := make([]string, len(header))
 		has := map[string]bool{}
-		for i, h := range header {
-			cols[i] = fieldKey(h)
-			has[cols[i]] = true
+		for _, c := range cols {
+			has[c] = true
 		}
 		if !has["street"] || !has["number"] {
 			return st, fmt.Errorf("%w: OpenAddresses CSV needs NUMBER and STREET columns, header is %q", ErrFormat, header)

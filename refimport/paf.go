@@ -1,7 +1,6 @@
 package refimport
 
 import (
-	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -9,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,9 +45,7 @@ var pafHeaderWords = map[string]bool{
 // postcode), or by the postcode when the record has none (JE, GY, IM).
 // Post towns in capitals are written in mixed case.
 func PAF(ctx context.Context, r io.Reader, w io.Writer) (Stats, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	skipBOM(br)
-	isJSON, err := peekJSON(br)
+	br, isJSON, err := openInput(r)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -73,21 +71,11 @@ func PAF(ctx context.Context, r io.Reader, w io.Writer) (Stats, error) {
 			return true, nil
 		}
 	} else {
-		cr := csv.NewReader(br)
-		cr.FieldsPerRecord = -1
-		first, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return st, fmt.Errorf("%w: empty input", ErrFormat)
-		}
+		cr, first, cols, err := csvFirstRow(br)
 		if err != nil {
-			return st, csvErr(err)
+			return st, err
 		}
-		cols := make([]string, len(first))
-		header := false
-		for i, h := range first {
-			cols[i] = fieldKey(h)
-			header = header || pafHeaderWords[cols[i]]
-		}
+		header := slices.ContainsFunc(cols, func(c string) bool { return pafHeaderWords[c] })
 		var pending []string
 		if !header {
 			if _, ok := gazetteer.ParseUKPostcode(first[0]); len(first) != len(rawPAFColumns) || !ok {

@@ -8,6 +8,7 @@ package refimport
 import (
 	"bufio"
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -182,4 +183,32 @@ func skipBOM(br *bufio.Reader) {
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
 		_, _ = br.Discard(3)
 	}
+}
+
+// openInput buffers r, drops a UTF-8 byte-order mark and says whether the
+// input is JSON rather than CSV.
+func openInput(r io.Reader) (*bufio.Reader, bool, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	skipBOM(br)
+	isJSON, err := peekJSON(br)
+	return br, isJSON, err
+}
+
+// csvFirstRow starts reading CSV from r: the reader, the first row, and its
+// cells as field keys (fieldKey).
+func csvFirstRow(r io.Reader) (*csv.Reader, []string, []string, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	first, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, nil, nil, fmt.Errorf("%w: empty input", ErrFormat)
+	}
+	if err != nil {
+		return nil, nil, nil, csvErr(err)
+	}
+	keys := make([]string, len(first))
+	for i, h := range first {
+		keys[i] = fieldKey(h)
+	}
+	return cr, first, keys, nil
 }
