@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/addrclean/addrclean/countries"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -149,18 +151,6 @@ func oldSplitParts(lines []string) []string {
 	return parts
 }
 
-func oldCountryISO(s string) (string, bool) {
-	if len(s) > 128 {
-		return "", false
-	}
-	k := countryKey(s)
-	if k == "" {
-		return "", false
-	}
-	iso, ok := countryByKey[k]
-	return iso, ok
-}
-
 func oldContactLine(part string) (string, bool) {
 	lp := strings.ToLower(part)
 	ok := false
@@ -203,10 +193,6 @@ func checkHelpers(t *testing.T, s string) {
 			t.Fatalf("hasLowerPrefix(%q, %q) = %v, want %v", s, pre, got, want)
 		}
 	}
-	iso, ok := CountryISO(s)
-	if wiso, wok := oldCountryISO(s); iso != wiso || ok != wok {
-		t.Fatalf("CountryISO(%q) = %q %v, want %q %v", s, iso, ok, wiso, wok)
-	}
 }
 
 var helperCases = []string{
@@ -227,17 +213,20 @@ func TestHelpersMatchSimpleForms(t *testing.T) {
 	}
 }
 
-// countryNames are the names, codes and aliases CountryISO knows.
+// countryNames are the codes and names of the countries countries.Name
+// knows.
 func countryNames(t *testing.T) []string {
 	t.Helper()
 	var names []string
-	for line := range strings.SplitSeq(countryTable, "\n") {
-		a2, rest, _ := strings.Cut(line, " ")
-		a3, name, _ := strings.Cut(rest, " ")
-		names = append(names, a2, a3, name, "The "+name)
+	for a := byte('A'); a <= 'Z'; a++ {
+		for b := byte('A'); b <= 'Z'; b++ {
+			if name := countries.Name(string([]byte{a, b})); name != "" {
+				names = append(names, string([]byte{a, b}), name, "The "+name)
+			}
+		}
 	}
-	for alias := range countryAliases {
-		names = append(names, alias)
+	if len(names) == 0 {
+		t.Fatal("countries.Name knows no country")
 	}
 	return names
 }

@@ -3,6 +3,8 @@ package gazetteer
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/addrclean/addrclean/countries"
 )
 
 // qTok is one word of the query's address lines with its vocabulary id (-1
@@ -210,7 +212,7 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 				pq.country = "GB"
 			}
 		}
-		if pq.country == "IE" && pq.pcKind != Eircode || PostalCountry(pq.country) == "GB" && pq.pcKind != UKPostcode {
+		if pq.country == "IE" && pq.pcKind != Eircode || countries.Postal(pq.country) == "GB" && pq.pcKind != UKPostcode {
 			// A UK-shaped code in an Irish address (or the reverse) is
 			// not the address's postcode; keep it as text.
 			pq.pc, pq.pcKind, pq.pcRaw = "", NoPostcode, ""
@@ -218,7 +220,7 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 				parts[pcPart] = Tidy(found.canonical + " " + parts[pcPart])
 			}
 		} else {
-			pq.pcArea = ix.areaIDs["p:"+PostalCountry(pq.country)+":"+PostcodeArea(pq.pc)]
+			pq.pcArea = ix.areaIDs["p:"+countries.Postal(pq.country)+":"+PostcodeArea(pq.pc)]
 		}
 	}
 
@@ -287,11 +289,11 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 		}
 		coPrefix := hasLowerPrefix(p, "co ") || hasLowerPrefix(p, "co.") || hasLowerPrefix(p, "county ")
 		if len(t) == 0 && len(r) == 0 && len(toks) <= 3 {
-			if _, ok := CountryISO(p); ok {
+			if _, ok := countries.ISO(p); ok {
 				continue // "Northern Ireland", "UK": the country, said in a line
 			}
 		}
-		if len(t) == 0 && len(r) == 0 && len(toks) <= 4 && !district && (pq.country == "" || PostalCountry(pq.country) == "GB") && ukCounties[string(pq.key)] {
+		if len(t) == 0 && len(r) == 0 && len(toks) <= 4 && !district && (pq.country == "" || countries.Postal(pq.country) == "GB") && ukCounties[string(pq.key)] {
 			// A UK county the reference does not know (PAF has none).
 			if pq.regionIn == "" {
 				pq.regionIn, pq.regKey = p, string(pq.key)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addrclean/addrclean/countries"
 	"github.com/addrclean/addrclean/gazetteer"
 	sampledata "github.com/addrclean/addrclean/sample_data"
 )
@@ -42,7 +43,7 @@ func TestSampleCustomers(t *testing.T) {
 				}
 			}
 		}
-		if iso, ok := gazetteer.CountryISO(row[7]); ok {
+		if iso, ok := countries.ISO(row[7]); ok {
 			q.Country = iso
 		}
 		m := ix.Match(q)

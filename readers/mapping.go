@@ -11,7 +11,7 @@ import (
 	"unicode"
 
 	"github.com/addrclean/addrclean/api"
-	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/countries"
 	"github.com/rs/zerolog"
 )
 
@@ -230,7 +230,7 @@ func NewMapper(header []string, spec MappingSpec) (*Mapper, error) {
 	if def := strings.TrimSpace(spec.DefaultCountry); def != "" {
 		m.defCountryRaw = def
 		m.defCountry = def
-		if iso, ok := gazetteer.CountryISO(def); ok {
+		if iso, ok := countries.ISO(def); ok {
 			m.defCountry = iso
 		}
 	}
@@ -361,7 +361,7 @@ func trailingCountry(line string) (iso, rest string, ok bool) {
 	if letters < 2 || (letters == 2 && !strings.EqualFold(last, "UK") && !strings.EqualFold(last, "GB")) {
 		return "", "", false
 	}
-	iso, ok = gazetteer.CountryISO(last)
+	iso, ok = countries.ISO(last)
 	if !ok {
 		return "", "", false
 	}
@@ -380,7 +380,7 @@ func (m *Mapper) country(raw string) string {
 		return c
 	}
 	c = raw
-	if iso, ok := gazetteer.CountryISO(raw); ok {
+	if iso, ok := countries.ISO(raw); ok {
 		c = iso
 	}
 	m.mu.Lock()
