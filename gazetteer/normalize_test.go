@@ -2,7 +2,6 @@ package gazetteer
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -10,9 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/addrclean/addrclean/countries"
+	"github.com/addrclean/addrclean/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 // TestFoldGolden checks the matching key of many spellings against
 // testdata/normalize.golden (go test -run FoldGolden -update rewrites it).
@@ -34,24 +32,7 @@ func TestFoldGolden(t *testing.T) {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "testdata/normalize.golden", b.String())
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run with -update after checking):\n got:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, "normalize.golden", []byte(b.String()))
 }
 
 func TestEquivalentSpellings(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/addrclean/addrclean/countries"
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/golden"
 	sampledata "github.com/addrclean/addrclean/sample_data"
 )
 
@@ -55,18 +56,5 @@ func TestSampleCustomers(t *testing.T) {
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\n", row[0], m.Verdict, m.Level, id, strings.Join(append(m.Lines, m.City, m.Region, m.Postcode), ", "))
 	}
 	t.Logf("sample verdicts: %v", count)
-	got := b.String()
-	if gazetteer.UpdateGolden() {
-		if err := os.WriteFile("testdata/customers.golden", []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile("testdata/customers.golden")
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Error("matches of the sample customers changed; review with -update and git diff")
-	}
+	golden.Check(t, "customers.golden", []byte(b.String()))
 }
