@@ -132,34 +132,10 @@ func oldSplitParts(lines []string) []string {
 	return parts
 }
 
-func oldContactLine(part string) (string, bool) {
-	lp := strings.ToLower(part)
-	ok := false
-	for _, pre := range contactPrefixes {
-		if strings.HasPrefix(lp, pre) {
-			rest := lp[len(pre):]
-			if rest == "" || rest[0] == ' ' || rest[0] == ':' || rest[0] == '-' {
-				ok = true
-				break
-			}
-		}
-	}
-	if !ok {
-		return "", false
-	}
-	words := strings.Fields(part)
-	for i, w := range words {
-		if i > 0 && w[0] >= '0' && w[0] <= '9' {
-			return strings.Join(words[i:], " "), true
-		}
-	}
-	return "", true
-}
-
 func checkHelpers(t *testing.T, s string) {
 	t.Helper()
 	rest, ok := contactLine(s)
-	if wrest, wok := oldContactLine(s); rest != wrest || ok != wok {
+	if wrest, wok := contactLineSlow(s); rest != wrest || ok != wok {
 		t.Fatalf("contactLine(%q) = %q %v, want %q %v", s, rest, ok, wrest, wok)
 	}
 	if got, want := Tidy(s), oldTidy(s); got != want {

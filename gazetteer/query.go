@@ -135,6 +135,12 @@ func contactLine(part string) (string, bool) {
 	if c != 'c' && c != 'f' && c != 'a' && part[0] < utf8.RuneSelf {
 		return "", false // no prefix can match: the common case, cheaply
 	}
+	return contactLineSlow(part)
+}
+
+// contactLineSlow is contactLine without the shortcut for parts that cannot
+// start with a prefix; the tests hold the shortcut to it.
+func contactLineSlow(part string) (string, bool) {
 	lp := strings.ToLower(part)
 	ok := false
 	for _, pre := range contactPrefixes {
