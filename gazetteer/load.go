@@ -458,18 +458,9 @@ func WriteCSVColumns(w io.Writer, columns []string, recs func(yield func(Record)
 // for the usual spellings ("Residential"): one allocation per record less.
 func lowerType(t string) string {
 	for _, v := range [...]string{"residential", "commercial", "pobox"} {
-		if len(t) != len(v) {
-			continue
-		}
-		same := true
-		for i := 0; i < len(t) && same; i++ {
-			c := t[i]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			same = c == v[i]
-		}
-		if same {
+		// Of equal length, only ASCII folds to v (ſ and K take more bytes
+		// than the s and k they fold to).
+		if len(t) == len(v) && strings.EqualFold(t, v) {
 			return v
 		}
 	}

@@ -220,7 +220,7 @@ func TestKeyPacking(t *testing.T) {
 
 func TestLowerType(t *testing.T) {
 	for _, s := range []string{"", "Residential", "RESIDENTIAL", "residential", "Commercial", "POBox", "pobox", "PoBoX",
-		"resİdential", "Reſidential", "commercia", "x", "\u212Aommercial", "COMMERCIAL\xff"} {
+		"resİdential", "Reſidential", "reſidentia", "commercia", "x", "\u212Aommercial", "COMMERCIAL\xff"} {
 		if got, want := lowerType(s), strings.ToLower(s); got != want {
 			t.Errorf("lowerType(%q) = %q, want %q", s, got, want)
 		}

@@ -90,19 +90,7 @@ func hasLowerPrefix(s, prefix string) bool {
 			return strings.HasPrefix(strings.ToLower(s), prefix)
 		}
 	}
-	if len(s) < len(prefix) {
-		return false
-	}
-	for i := 0; i < len(prefix); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != prefix[i] {
-			return false
-		}
-	}
-	return true
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // joinKey returns toks joined by single spaces in buf, for map lookups
