@@ -380,7 +380,7 @@ func NormaliseEncoding(s string) (string, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "utf-8", "utf8":
 		return EncodingUTF8, nil
-	case "windows-1252", "windows1252", "cp1252", "cp-1252":
+	case "windows-1252", "windows1252", "cp1252", "cp-1252", "1252":
 		return EncodingWindows1252, nil
 	}
 	return "", fmt.Errorf("unknown encoding %q: use utf-8 or windows-1252", s)
