@@ -525,26 +525,23 @@ func appendLines(dst []string, s string) []string {
 
 // foldSpace lowercases s and drops its white space (and a BOM).
 func foldSpace(s string) string {
-	var b strings.Builder
-	for _, r := range s {
+	return strings.Map(func(r rune) rune {
 		if unicode.IsSpace(r) || r == '\uFEFF' {
-			continue
+			return -1
 		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
+		return unicode.ToLower(r)
+	}, s)
 }
 
 // foldName lowercases s and keeps only its letters and digits, so that
 // "Address Line 1", "address_line_1" and "ADDRESS-LINE1" meet.
 func foldName(s string) string {
-	var b strings.Builder
-	for _, r := range s {
+	return strings.Map(func(r rune) rune {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			b.WriteRune(unicode.ToLower(r))
+			return unicode.ToLower(r)
 		}
-	}
-	return b.String()
+		return -1
+	}, s)
 }
 
 // Header names recognised by detection, folded by foldName. Line names may
