@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/addrclean/addrclean/countries"
 )
 
 // Index is a loaded reference: the records, their matching keys and the
@@ -392,7 +394,7 @@ func (b *builder) add(r *Record, w *recWords) error {
 	}
 	if r.Postcode != "" {
 		if pa := PostcodeArea(r.Postcode); pa != "" {
-			k.pcArea = b.cachedArea('p', pa, "", PostalCountry(r.Country))
+			k.pcArea = b.cachedArea('p', pa, "", countries.Postal(r.Country))
 		}
 		ix.byPostcode[w.postcode] = b.appendList(ix.byPostcode[w.postcode], n)
 	}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/addrclean/addrclean/countries"
 )
 
 // Columns is the header of the reference CSV format, in its documented
@@ -352,7 +354,7 @@ func parseRecord(f []string, pos *[numCols]int) (Record, error) {
 			return r, fmt.Errorf("postcode %q is not an Eircode", pc)
 		}
 		r.Postcode = c
-	case PostalCountry(r.Country) == "GB":
+	case countries.Postal(r.Country) == "GB":
 		c, ok := ParseUKPostcode(pc)
 		if !ok {
 			return r, fmt.Errorf("postcode %q is not a UK postcode", pc)
@@ -456,20 +458,37 @@ func WriteCSVColumns(w io.Writer, columns []string, recs func(yield func(Record)
 // for the usual spellings ("Residential"): one allocation per record less.
 func lowerType(t string) string {
 	for _, v := range [...]string{"residential", "commercial", "pobox"} {
-		if len(t) != len(v) {
-			continue
-		}
-		same := true
-		for i := 0; i < len(t) && same; i++ {
-			c := t[i]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			same = c == v[i]
-		}
-		if same {
+		// Of equal length, only ASCII folds to v (ſ and K take more bytes
+		// than the s and k they fold to).
+		if len(t) == len(v) && strings.EqualFold(t, v) {
 			return v
 		}
 	}
 	return strings.ToLower(t)
+}
+
+// ReferenceCountry returns the ISO alpha-2 code of the country column of
+// a reference row: a two-letter code as written (in upper case), or a
+// name countries.ISO knows ("England", "Wales", "Isle of Man"). "Channel
+// Islands", as Royal Mail PAF writes it, is Jersey or Guernsey by the
+// postcode (JE or GY); without one of those it is an error.
+func ReferenceCountry(country, postcode string) (string, error) {
+	c := strings.TrimSpace(country)
+	if len(c) == 2 && isLetter(c[0]&^0x20) && isLetter(c[1]&^0x20) {
+		return strings.ToUpper(c), nil
+	}
+	if strings.ReplaceAll(Fold(c), " ", "") == "channelislands" {
+		pc, _ := ParsePostcode(postcode)
+		switch {
+		case strings.HasPrefix(pc, "JE"):
+			return "JE", nil
+		case strings.HasPrefix(pc, "GY"):
+			return "GG", nil
+		}
+		return "", fmt.Errorf("country %q needs a JE or GY postcode to tell Jersey from Guernsey", c)
+	}
+	if iso, ok := countries.ISO(c); ok {
+		return iso, nil
+	}
+	return "", fmt.Errorf("country %q is not an ISO alpha-2 code or a known country name", c)
 }

@@ -280,3 +280,25 @@ func TestCountyTheReferenceLacks(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceCountry: the spellings of "Channel Islands" that
+// countries.ISO accepts also need the postcode here, as the name does.
+func TestReferenceCountry(t *testing.T) {
+	for _, tt := range []struct{ country, postcode, want, wantErr string }{
+		{"ie", "", "IE", ""},
+		{"England", "", "GB", ""},
+		{"Isle of Man", "IM1 1AA", "IM", ""},
+		{"Channel Islands", "JE2 3AB", "JE", ""},
+		{"CHANNEL-ISLANDS", "gy1 1aa", "GG", ""},
+		{"the Channel Islands", "GY11AA", "GG", ""},
+		{"ChannelIslands", "JE23AB", "JE", ""},
+		{"Channel Islands", "SW1A 1AA", "", "JE or GY"},
+		{"Channel Islands", "", "", "JE or GY"},
+		{"Atlantis", "", "", "not an ISO alpha-2 code"},
+	} {
+		got, err := ReferenceCountry(tt.country, tt.postcode)
+		if got != tt.want || (err == nil) != (tt.wantErr == "") || err != nil && !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("ReferenceCountry(%q, %q) = %q, %v; want %q, %q", tt.country, tt.postcode, got, err, tt.want, tt.wantErr)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/addrclean/addrclean/countries"
 )
 
 // Tuning of matching. The values were set against the evaluation in
@@ -674,7 +676,7 @@ func (pq *query) hasTwice(id int32) bool {
 // query's country, as r.Country == pq.country.
 func (ix *Index) sameCountry(k *recKey, n uint32, pq *query) bool {
 	if k.country == 0 {
-		return PostalCountry(ix.rec(n).Country) == PostalCountry(pq.country)
+		return countries.Postal(ix.rec(n).Country) == countries.Postal(pq.country)
 	}
 	return k.country == pq.countryKey || ukPost(k.country) && ukPost(pq.countryKey)
 }
@@ -691,18 +693,6 @@ const (
 // system's.
 func ukPost(c uint16) bool {
 	return c == packedGB || c == packedJE || c == packedGG || c == packedIM
-}
-
-// PostalCountry returns the country whose postcode system an ISO code
-// uses: Jersey, Guernsey and the Isle of Man have their own ISO codes but
-// UK postcodes, and people write their country as "United Kingdom" or
-// "Channel Islands"; they match as one. Other codes are returned as given.
-func PostalCountry(iso string) string {
-	switch iso {
-	case "JE", "GG", "IM":
-		return "GB"
-	}
-	return iso
 }
 
 // extraNumber reports whether the input has a number besides the record's

@@ -2,15 +2,15 @@ package gazetteer
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
+	"github.com/addrclean/addrclean/countries"
+	"github.com/addrclean/addrclean/internal/golden"
+)
 
 // TestFoldGolden checks the matching key of many spellings against
 // testdata/normalize.golden (go test -run FoldGolden -update rewrites it).
@@ -32,24 +32,7 @@ func TestFoldGolden(t *testing.T) {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "testdata/normalize.golden", b.String())
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run with -update after checking):\n got:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, "normalize.golden", []byte(b.String()))
 }
 
 func TestEquivalentSpellings(t *testing.T) {
@@ -149,46 +132,10 @@ func oldSplitParts(lines []string) []string {
 	return parts
 }
 
-func oldCountryISO(s string) (string, bool) {
-	if len(s) > 128 {
-		return "", false
-	}
-	k := countryKey(s)
-	if k == "" {
-		return "", false
-	}
-	iso, ok := countryByKey[k]
-	return iso, ok
-}
-
-func oldContactLine(part string) (string, bool) {
-	lp := strings.ToLower(part)
-	ok := false
-	for _, pre := range contactPrefixes {
-		if strings.HasPrefix(lp, pre) {
-			rest := lp[len(pre):]
-			if rest == "" || rest[0] == ' ' || rest[0] == ':' || rest[0] == '-' {
-				ok = true
-				break
-			}
-		}
-	}
-	if !ok {
-		return "", false
-	}
-	words := strings.Fields(part)
-	for i, w := range words {
-		if i > 0 && w[0] >= '0' && w[0] <= '9' {
-			return strings.Join(words[i:], " "), true
-		}
-	}
-	return "", true
-}
-
 func checkHelpers(t *testing.T, s string) {
 	t.Helper()
 	rest, ok := contactLine(s)
-	if wrest, wok := oldContactLine(s); rest != wrest || ok != wok {
+	if wrest, wok := contactLineSlow(s); rest != wrest || ok != wok {
 		t.Fatalf("contactLine(%q) = %q %v, want %q %v", s, rest, ok, wrest, wok)
 	}
 	if got, want := Tidy(s), oldTidy(s); got != want {
@@ -202,10 +149,6 @@ func checkHelpers(t *testing.T, s string) {
 		if got, want := hasLowerPrefix(s, pre), strings.HasPrefix(strings.ToLower(s), pre); got != want {
 			t.Fatalf("hasLowerPrefix(%q, %q) = %v, want %v", s, pre, got, want)
 		}
-	}
-	iso, ok := CountryISO(s)
-	if wiso, wok := oldCountryISO(s); iso != wiso || ok != wok {
-		t.Fatalf("CountryISO(%q) = %q %v, want %q %v", s, iso, ok, wiso, wok)
 	}
 }
 
@@ -227,17 +170,20 @@ func TestHelpersMatchSimpleForms(t *testing.T) {
 	}
 }
 
-// countryNames are the names, codes and aliases CountryISO knows.
+// countryNames are the codes and names of the countries countries.Name
+// knows.
 func countryNames(t *testing.T) []string {
 	t.Helper()
 	var names []string
-	for line := range strings.SplitSeq(countryTable, "\n") {
-		a2, rest, _ := strings.Cut(line, " ")
-		a3, name, _ := strings.Cut(rest, " ")
-		names = append(names, a2, a3, name, "The "+name)
+	for a := byte('A'); a <= 'Z'; a++ {
+		for b := byte('A'); b <= 'Z'; b++ {
+			if name := countries.Name(string([]byte{a, b})); name != "" {
+				names = append(names, string([]byte{a, b}), name, "The "+name)
+			}
+		}
 	}
-	for alias := range countryAliases {
-		names = append(names, alias)
+	if len(names) == 0 {
+		t.Fatal("countries.Name knows no country")
 	}
 	return names
 }
@@ -274,7 +220,7 @@ func TestKeyPacking(t *testing.T) {
 
 func TestLowerType(t *testing.T) {
 	for _, s := range []string{"", "Residential", "RESIDENTIAL", "residential", "Commercial", "POBox", "pobox", "PoBoX",
-		"resİdential", "Reſidential", "commercia", "x", "\u212Aommercial", "COMMERCIAL\xff"} {
+		"resİdential", "Reſidential", "reſidentia", "commercia", "x", "\u212Aommercial", "COMMERCIAL\xff"} {
 		if got, want := lowerType(s), strings.ToLower(s); got != want {
 			t.Errorf("lowerType(%q) = %q, want %q", s, got, want)
 		}

@@ -31,13 +31,6 @@ var routingKeySet = func() map[string]bool {
 	return m
 }()
 
-// RoutingKeys returns the 139 Eircode routing keys, in a new slice.
-func RoutingKeys() []string { return append([]string(nil), routingKeys[:]...) }
-
-// IsRoutingKey reports whether s (upper case, three characters) is an Eircode
-// routing key.
-func IsRoutingKey(s string) bool { return routingKeySet[s] }
-
 // PostcodeKind tells which postcode system a postcode belongs to.
 type PostcodeKind int
 
@@ -176,22 +169,6 @@ func PostcodeArea(canonical string) string {
 		return canonical[:i]
 	}
 	return ""
-}
-
-// PostcodeSector returns the UK postcode sector ("SW1A 1") of a canonical UK
-// postcode, or the routing key of an Eircode, which has no sectors.
-func PostcodeSector(canonical string) string {
-	i := strings.IndexByte(canonical, ' ')
-	if i < 0 {
-		return ""
-	}
-	if i == 3 && len(canonical) == 8 && routingKeySet[canonical[:3]] {
-		return canonical[:3]
-	}
-	if i+1 < len(canonical) {
-		return canonical[:i+2]
-	}
-	return canonical[:i]
 }
 
 // foundPostcode is a postcode found inside a line of text: its canonical

@@ -3,16 +3,13 @@ package gazetteer
 import "testing"
 
 func TestRoutingKeys(t *testing.T) {
-	keys := RoutingKeys()
-	if len(keys) != 139 {
-		t.Fatalf("%d routing keys, want 139", len(keys))
+	if len(routingKeys) != 139 || len(routingKeySet) != 139 {
+		t.Fatalf("%d routing keys, %d distinct, want 139", len(routingKeys), len(routingKeySet))
 	}
-	seen := map[string]bool{}
-	for _, k := range keys {
-		if seen[k] || len(k) != 3 || !IsRoutingKey(k) {
-			t.Errorf("bad or repeated routing key %q", k)
+	for _, k := range routingKeys {
+		if len(k) != 3 || !routingKeySet[k] {
+			t.Errorf("bad routing key %q", k)
 		}
-		seen[k] = true
 	}
 }
 
@@ -72,18 +69,15 @@ func TestParseUKPostcode(t *testing.T) {
 	}
 }
 
-func TestPostcodeAreaSector(t *testing.T) {
-	for _, tc := range []struct{ pc, area, sector string }{
-		{"D02 X285", "D02", "D02"},
-		{"SW1A 1AA", "SW1A", "SW1A 1"},
-		{"M1 1AE", "M1", "M1 1"},
-		{"", "", ""},
+func TestPostcodeArea(t *testing.T) {
+	for _, tc := range []struct{ pc, area string }{
+		{"D02 X285", "D02"},
+		{"SW1A 1AA", "SW1A"},
+		{"M1 1AE", "M1"},
+		{"", ""},
 	} {
 		if a := PostcodeArea(tc.pc); a != tc.area {
 			t.Errorf("PostcodeArea(%q) = %q, want %q", tc.pc, a, tc.area)
-		}
-		if s := PostcodeSector(tc.pc); s != tc.sector {
-			t.Errorf("PostcodeSector(%q) = %q, want %q", tc.pc, s, tc.sector)
 		}
 	}
 }

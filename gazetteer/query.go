@@ -3,6 +3,8 @@ package gazetteer
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/addrclean/addrclean/countries"
 )
 
 // qTok is one word of the query's address lines with its vocabulary id (-1
@@ -88,19 +90,7 @@ func hasLowerPrefix(s, prefix string) bool {
 			return strings.HasPrefix(strings.ToLower(s), prefix)
 		}
 	}
-	if len(s) < len(prefix) {
-		return false
-	}
-	for i := 0; i < len(prefix); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != prefix[i] {
-			return false
-		}
-	}
-	return true
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // joinKey returns toks joined by single spaces in buf, for map lookups
@@ -133,6 +123,12 @@ func contactLine(part string) (string, bool) {
 	if c != 'c' && c != 'f' && c != 'a' && part[0] < utf8.RuneSelf {
 		return "", false // no prefix can match: the common case, cheaply
 	}
+	return contactLineSlow(part)
+}
+
+// contactLineSlow is contactLine without the shortcut for parts that cannot
+// start with a prefix; the tests hold the shortcut to it.
+func contactLineSlow(part string) (string, bool) {
 	lp := strings.ToLower(part)
 	ok := false
 	for _, pre := range contactPrefixes {
@@ -210,7 +206,7 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 				pq.country = "GB"
 			}
 		}
-		if pq.country == "IE" && pq.pcKind != Eircode || PostalCountry(pq.country) == "GB" && pq.pcKind != UKPostcode {
+		if pq.country == "IE" && pq.pcKind != Eircode || countries.Postal(pq.country) == "GB" && pq.pcKind != UKPostcode {
 			// A UK-shaped code in an Irish address (or the reverse) is
 			// not the address's postcode; keep it as text.
 			pq.pc, pq.pcKind, pq.pcRaw = "", NoPostcode, ""
@@ -218,7 +214,7 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 				parts[pcPart] = Tidy(found.canonical + " " + parts[pcPart])
 			}
 		} else {
-			pq.pcArea = ix.areaIDs["p:"+PostalCountry(pq.country)+":"+PostcodeArea(pq.pc)]
+			pq.pcArea = ix.areaIDs["p:"+countries.Postal(pq.country)+":"+PostcodeArea(pq.pc)]
 		}
 	}
 
@@ -287,11 +283,11 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 		}
 		coPrefix := hasLowerPrefix(p, "co ") || hasLowerPrefix(p, "co.") || hasLowerPrefix(p, "county ")
 		if len(t) == 0 && len(r) == 0 && len(toks) <= 3 {
-			if _, ok := CountryISO(p); ok {
+			if _, ok := countries.ISO(p); ok {
 				continue // "Northern Ireland", "UK": the country, said in a line
 			}
 		}
-		if len(t) == 0 && len(r) == 0 && len(toks) <= 4 && !district && (pq.country == "" || PostalCountry(pq.country) == "GB") && ukCounties[string(pq.key)] {
+		if len(t) == 0 && len(r) == 0 && len(toks) <= 4 && !district && (pq.country == "" || countries.Postal(pq.country) == "GB") && ukCounties[string(pq.key)] {
 			// A UK county the reference does not know (PAF has none).
 			if pq.regionIn == "" {
 				pq.regionIn, pq.regKey = p, string(pq.key)

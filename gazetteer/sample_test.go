@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addrclean/addrclean/countries"
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/golden"
 	sampledata "github.com/addrclean/addrclean/sample_data"
 )
 
@@ -42,7 +44,7 @@ func TestSampleCustomers(t *testing.T) {
 				}
 			}
 		}
-		if iso, ok := gazetteer.CountryISO(row[7]); ok {
+		if iso, ok := countries.ISO(row[7]); ok {
 			q.Country = iso
 		}
 		m := ix.Match(q)
@@ -54,18 +56,5 @@ func TestSampleCustomers(t *testing.T) {
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\n", row[0], m.Verdict, m.Level, id, strings.Join(append(m.Lines, m.City, m.Region, m.Postcode), ", "))
 	}
 	t.Logf("sample verdicts: %v", count)
-	got := b.String()
-	if gazetteer.UpdateGolden() {
-		if err := os.WriteFile("testdata/customers.golden", []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile("testdata/customers.golden")
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Error("matches of the sample customers changed; review with -update and git diff")
-	}
+	golden.Check(t, "customers.golden", []byte(b.String()))
 }

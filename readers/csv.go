@@ -89,7 +89,7 @@ func openCSV(ctx context.Context, path string, opts Options, defaultDelim rune) 
 	if opts.Delimiter == 0 {
 		opts.Delimiter = defaultDelim
 	}
-	r, err := newCSV(ctx, path, f, size, opts)
+	r, err := NewCSV(ctx, path, f, size, opts)
 	if err != nil {
 		_ = f.Close()
 		return nil, err
@@ -98,14 +98,10 @@ func openCSV(ctx context.Context, path string, opts Options, defaultDelim rune) 
 	return r, nil
 }
 
-// NewCSV reads delimited text from r, named name in messages; size is the
+// NewCSV reads delimited text from src, named name in messages; size is the
 // input's length in bytes for Progress, or -1 when unknown. It reads the
-// header before returning. Closing the CSVReader does not close r.
-func NewCSV(ctx context.Context, name string, r io.Reader, size int64, opts Options) (*CSVReader, error) {
-	return newCSV(ctx, name, r, size, opts)
-}
-
-func newCSV(ctx context.Context, name string, src io.Reader, size int64, opts Options) (*CSVReader, error) {
+// header before returning. Closing the CSVReader does not close src.
+func NewCSV(ctx context.Context, name string, src io.Reader, size int64, opts Options) (*CSVReader, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -380,7 +376,7 @@ func NormaliseEncoding(s string) (string, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "utf-8", "utf8":
 		return EncodingUTF8, nil
-	case "windows-1252", "windows1252", "cp1252", "cp-1252":
+	case "windows-1252", "windows1252", "cp1252", "cp-1252", "1252":
 		return EncodingWindows1252, nil
 	}
 	return "", fmt.Errorf("unknown encoding %q: use utf-8 or windows-1252", s)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,29 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addrclean/addrclean/internal/golden"
 	"github.com/xuri/excelize/v2"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run go test -update after checking):\n--- got\n%s\n--- want\n%s", p, got, want)
-	}
-}
 
 func TestInspect(t *testing.T) {
 	dir := t.TempDir()
@@ -62,7 +41,7 @@ func TestInspect(t *testing.T) {
 			if err := rep.Print(&out); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.golden, bytes.ReplaceAll(out.Bytes(), []byte(dir), []byte("TMP")))
+			golden.Check(t, tt.golden, bytes.ReplaceAll(out.Bytes(), []byte(dir), []byte("TMP")))
 		})
 	}
 }

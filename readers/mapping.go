@@ -11,7 +11,7 @@ import (
 	"unicode"
 
 	"github.com/addrclean/addrclean/api"
-	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/countries"
 	"github.com/rs/zerolog"
 )
 
@@ -230,7 +230,7 @@ func NewMapper(header []string, spec MappingSpec) (*Mapper, error) {
 	if def := strings.TrimSpace(spec.DefaultCountry); def != "" {
 		m.defCountryRaw = def
 		m.defCountry = def
-		if iso, ok := gazetteer.CountryISO(def); ok {
+		if iso, ok := countries.ISO(def); ok {
 			m.defCountry = iso
 		}
 	}
@@ -361,7 +361,7 @@ func trailingCountry(line string) (iso, rest string, ok bool) {
 	if letters < 2 || (letters == 2 && !strings.EqualFold(last, "UK") && !strings.EqualFold(last, "GB")) {
 		return "", "", false
 	}
-	iso, ok = gazetteer.CountryISO(last)
+	iso, ok = countries.ISO(last)
 	if !ok {
 		return "", "", false
 	}
@@ -380,7 +380,7 @@ func (m *Mapper) country(raw string) string {
 		return c
 	}
 	c = raw
-	if iso, ok := gazetteer.CountryISO(raw); ok {
+	if iso, ok := countries.ISO(raw); ok {
 		c = iso
 	}
 	m.mu.Lock()
@@ -525,26 +525,23 @@ func appendLines(dst []string, s string) []string {
 
 // foldSpace lowercases s and drops its white space (and a BOM).
 func foldSpace(s string) string {
-	var b strings.Builder
-	for _, r := range s {
+	return strings.Map(func(r rune) rune {
 		if unicode.IsSpace(r) || r == '\uFEFF' {
-			continue
+			return -1
 		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
+		return unicode.ToLower(r)
+	}, s)
 }
 
 // foldName lowercases s and keeps only its letters and digits, so that
 // "Address Line 1", "address_line_1" and "ADDRESS-LINE1" meet.
 func foldName(s string) string {
-	var b strings.Builder
-	for _, r := range s {
+	return strings.Map(func(r rune) rune {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			b.WriteRune(unicode.ToLower(r))
+			return unicode.ToLower(r)
 		}
-	}
-	return b.String()
+		return -1
+	}, s)
 }
 
 // Header names recognised by detection, folded by foldName. Line names may

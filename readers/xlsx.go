@@ -90,11 +90,7 @@ func openXLSX(ctx context.Context, path string, opts Options) (_ *XLSXReader, er
 		scannedLast: book.scan.lastRow,
 		info:        Info{Format: FormatXLSX, Sheet: sheet, Sheets: book.sheets},
 	}
-	r.lastRow, r.lastCol = -1, -1
-	if ref := book.scan.dimension; ref != "" {
-		r.lastRow = lastRowOf(ref)
-		r.lastCol = lastColOf(ref)
-	}
+	r.lastRow, r.lastCol = dimensionEnd(book.scan.dimension)
 	if opts.CellTypes {
 		if r.typer, err = newCellTyper(ctx, f, path, book.part, lim); err != nil {
 			return nil, err
@@ -253,43 +249,21 @@ func pickSheet(sheets []string, want string) (string, error) {
 	return "", fmt.Errorf("%w %q; the sheets are: %s", ErrNoSheet, want, quoteList(sheets))
 }
 
-// lastRowOf returns the last row number of a dimension reference such as
-// "A1:K2001", or -1 when the reference gives none (a lone "A1" is what
-// writers that do not track the size put there).
-func lastRowOf(ref string) int64 {
-	_, last, ok := strings.Cut(ref, ":")
-	if !ok {
-		return -1
-	}
-	i := strings.IndexFunc(last, func(r rune) bool { return r >= '0' && r <= '9' })
-	if i < 0 {
-		return -1
-	}
-	n, err := strconv.ParseInt(last[i:], 10, 64)
-	if err != nil || n <= 0 {
-		return -1
-	}
-	return n
-}
-
-// lastColOf returns the last column number of a dimension reference such
-// as "A1:K2001", or -1 when the reference gives none. A dimension as wide as
+// dimensionEnd returns the last row and column of a dimension reference
+// such as "A1:K2001", -1 for each it does not give: a lone "A1" is what
+// writers that do not track the size put there, and a dimension as wide as
 // a sheet can be (column XFD) says only that whole rows are formatted, not
-// where the data ends, and is ignored too.
-func lastColOf(ref string) int {
+// where the data ends.
+func dimensionEnd(ref string) (row int64, col int) {
 	_, last, ok := strings.Cut(ref, ":")
-	if !ok {
-		return -1
+	c, r, err := excelize.CellNameToCoordinates(last)
+	if !ok || err != nil {
+		return -1, -1
 	}
-	i := strings.IndexFunc(last, func(r rune) bool { return r < 'A' || r > 'Z' && r < 'a' || r > 'z' })
-	if i <= 0 {
-		return -1
+	if c >= excelize.MaxColumns {
+		c = -1
 	}
-	n, err := excelize.ColumnNameToNumber(last[:i])
-	if err != nil || n >= excelize.MaxColumns {
-		return -1
-	}
-	return n
+	return int64(r), c
 }
 
 // next returns the cells of the next sheet row, or nil for a row with no text

@@ -208,22 +208,35 @@ func setDimension(ref string) func(string, []byte) []byte {
 	}
 }
 
-func TestLastRowOf(t *testing.T) {
+func TestDimensionEnd(t *testing.T) {
 	tests := []struct {
-		ref  string
-		want int64
+		ref     string
+		wantRow int64
+		wantCol int
 	}{
-		{"A1:K2001", 2001},
-		{"B3:AA17", 17},
-		{"A1", -1},
-		{"", -1},
-		{"A1:B", -1},
-		{"A1:B0", -1},
-		{"A1:B99999999999999999999", -1},
+		{"A1:K2001", 2001, 11},
+		{"B3:AA17", 17, 27},
+		{"a1:d3", 3, 4},
+		{"A1:$C$5", 5, 3},
+		{"A1:XFC9", 9, 16383},
+		{"A1:XFD9", 9, -1},
+		{"A1:B1048576", 1048576, 2},
+		// Hostile or partial references give nothing.
+		{"A1", -1, -1},
+		{"", -1, -1},
+		{":", -1, -1},
+		{"A1:7", -1, -1},
+		{"A1:B", -1, -1},
+		{"A1:B0", -1, -1},
+		{"A1:B-3", -1, -1},
+		{"A1:B1048577", -1, -1},
+		{"A1:B99999999999999999999", -1, -1},
+		{"A1:ZZZZ9", -1, -1},
+		{"A1: B3", -1, -1},
 	}
 	for _, tt := range tests {
-		if got := lastRowOf(tt.ref); got != tt.want {
-			t.Errorf("lastRowOf(%q) = %d, want %d", tt.ref, got, tt.want)
+		if row, col := dimensionEnd(tt.ref); row != tt.wantRow || col != tt.wantCol {
+			t.Errorf("dimensionEnd(%q) = %d, %d; want %d, %d", tt.ref, row, col, tt.wantRow, tt.wantCol)
 		}
 	}
 }
@@ -470,29 +483,6 @@ func TestXLSXUnnamedTrailingColumn(t *testing.T) {
 				t.Errorf("widened header logged = %v, want %v:\n%s", info, tt.wantInfo, logs.String())
 			}
 		})
-	}
-}
-
-func TestLastColOf(t *testing.T) {
-	tests := []struct {
-		ref  string
-		want int
-	}{
-		{"A1:K2001", 11},
-		{"B3:AA17", 27},
-		{"a1:d3", 4},
-		{"A1", -1},
-		{"", -1},
-		{"A1:7", -1},
-		{"A1:B", -1},
-		{"A1:XFC9", 16383},
-		{"A1:XFD9", -1},
-		{"A1:ZZZZ9", -1},
-	}
-	for _, tt := range tests {
-		if got := lastColOf(tt.ref); got != tt.want {
-			t.Errorf("lastColOf(%q) = %d, want %d", tt.ref, got, tt.want)
-		}
 	}
 }
 

@@ -484,7 +484,7 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 				if v, ok := s.attr("r"); ok {
 					// excelize reads a row number it cannot parse, or 0,
 					// as "the next row".
-					if r, ok := atoi(v); ok && r != 0 {
+					if r, err := strconv.Atoi(string(v)); err == nil && r != 0 {
 						if r <= row {
 							return res, damaged("row %d comes after row %d; rows must be in order", r, row)
 						}
@@ -588,33 +588,6 @@ func checkSharedIndex(text []byte, over bool, count int) error {
 		return fmt.Errorf("shared string %d does not exist; the workbook has %d", i, count)
 	}
 	return nil
-}
-
-// atoi parses a number as strconv.Atoi does, without making a string.
-func atoi(b []byte) (int, bool) {
-	neg := false
-	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
-		neg, b = b[0] == '-', b[1:]
-	}
-	if len(b) == 0 || len(b) > 18 {
-		// Longer numbers are past any row; strconv tells the rest.
-		n, err := strconv.Atoi(string(b))
-		if neg {
-			n = -n
-		}
-		return n, err == nil && len(b) > 0
-	}
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
 }
 
 // cellName names a cell for messages, by column and reference: its own

@@ -115,7 +115,7 @@ func (t *cellTyper) readRow() error {
 			case s.isName("row"):
 				n := t.row + 1
 				if v, ok := s.attr("r"); ok {
-					if r, ok := atoi(v); ok && r > 0 {
+					if r, err := strconv.Atoi(string(v)); err == nil && r > 0 {
 						n = r
 					}
 				}
@@ -134,7 +134,9 @@ func (t *cellTyper) readRow() error {
 				numeric = len(typ) == 0 || string(typ) == "n"
 				style = 0
 				if v, ok := s.attr("s"); ok {
-					style, _ = atoi(v)
+					if n, err := strconv.Atoi(string(v)); err == nil {
+						style = n
+					}
 				}
 			case inRow && numeric && s.isName("v") && !s.selfClosing:
 				inV, s.keep = true, true

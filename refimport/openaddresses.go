@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/addrclean/addrclean/countries"
 	"github.com/addrclean/addrclean/gazetteer"
 )
 
@@ -159,7 +160,7 @@ func oaRecord(f map[string]string, country string, row int, st *Stats) (gazettee
 	if pc := get("postcode"); pc != "" {
 		var c string
 		ok := true
-		switch gazetteer.PostalCountry(country) {
+		switch countries.Postal(country) {
 		case "IE":
 			c, ok = gazetteer.ParseEircode(pc)
 		case "GB":

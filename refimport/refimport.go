@@ -7,6 +7,7 @@ package refimport
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -154,28 +155,14 @@ func fieldKey(s string) string {
 }
 
 // peekJSON reports whether the input starts (after white space and a
-// byte-order mark) with '[' or '{'.
+// byte-order mark, in its first 4 KiB) with '[' or '{'.
 func peekJSON(br *bufio.Reader) (bool, error) {
-	for i := 1; ; i++ {
-		b, err := br.Peek(i)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return false, nil
-			}
-			return false, fmt.Errorf("refimport: %w", err)
-		}
-		c := b[i-1]
-		switch {
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == 0xef || c == 0xbb || c == 0xbf:
-			if i >= 4096 {
-				return false, nil
-			}
-		case c == '[' || c == '{':
-			return true, nil
-		default:
-			return false, nil
-		}
+	b, err := br.Peek(4096)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("refimport: %w", err)
 	}
+	b = bytes.TrimLeft(b, " \t\r\n\xef\xbb\xbf")
+	return len(b) > 0 && (b[0] == '[' || b[0] == '{'), nil
 }
 
 // skipBOM drops a UTF-8 byte-order mark.

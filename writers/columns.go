@@ -108,20 +108,13 @@ func errorText(r Result) string {
 	return noResponse
 }
 
-// kind tells the enriched and review outputs apart.
-type kind int
+// kind tells the enriched and review outputs apart, and names them in logs.
+type kind string
 
 const (
-	enriched kind = iota
-	review
+	enriched kind = "enriched"
+	review   kind = "review"
 )
-
-func (k kind) String() string {
-	if k == review {
-		return "review"
-	}
-	return "enriched"
-}
 
 // layout is the column model of one output.
 type layout struct {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/addrclean/addrclean/readers"
 	"github.com/rs/zerolog"
 )
 
@@ -98,21 +99,12 @@ func (o Options) delimiter(path string) rune {
 	return ','
 }
 
-// Output encodings of Options.Encoding.
+// Output encodings of Options.Encoding: those an input may have.
 const (
-	EncodingUTF8        = "utf-8"
-	EncodingWindows1252 = "windows-1252"
+	EncodingUTF8        = readers.EncodingUTF8
+	EncodingWindows1252 = readers.EncodingWindows1252
 )
 
-// NormaliseEncoding returns the Options.Encoding a name means ("" and
-// "utf8" are utf-8; "cp1252" and "latin1"... are windows-1252), or an error
-// naming the ones there are.
-func NormaliseEncoding(s string) (string, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "utf-8", "utf8":
-		return EncodingUTF8, nil
-	case "windows-1252", "cp1252", "windows1252", "1252":
-		return EncodingWindows1252, nil
-	}
-	return "", fmt.Errorf("encoding %q: want utf-8 or windows-1252", s)
-}
+// NormaliseEncoding returns the Options.Encoding a name means, as
+// readers.NormaliseEncoding does for the input's.
+func NormaliseEncoding(s string) (string, error) { return readers.NormaliseEncoding(s) }

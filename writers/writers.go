@@ -35,7 +35,7 @@ func newWriter(k kind, path string, header []string, opts Options) (Writer, erro
 	}
 	header = append([]string(nil), header...)
 	lay := newLayout(k, header, opts.MarkCached)
-	opts.Logger = opts.Logger.With().Str("output", k.String()).Logger()
+	opts.Logger = opts.Logger.With().Str("output", string(k)).Logger()
 	var fw formatWriter
 	switch format {
 	case CSV:

@@ -4,6 +4,7 @@ package golden
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -20,6 +21,28 @@ func Updating() bool { return *update }
 // A difference fails the test at the first differing line.
 func Check(t testing.TB, name string, got []byte) {
 	t.Helper()
+	check(t, name, got, bytes.Equal)
+}
+
+// CheckJSON is Check for a JSON document: got is indented two spaces a
+// level first, so that goldens are readable and a diff names the member,
+// while member order and escaping still count. Goldens written with or
+// without a final newline both match.
+func CheckJSON(t testing.TB, name string, got []byte) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Indent(&b, got, "", "  "); err != nil {
+		t.Fatalf("%s: %v in\n%s", name, err, got)
+	}
+	// Indent keeps the blanks that end got.
+	got = append(bytes.TrimRight(b.Bytes(), " \t\r\n"), '\n')
+	check(t, name, got, func(got, want []byte) bool {
+		return bytes.Equal(got[:len(got)-1], bytes.TrimSuffix(want, []byte("\n")))
+	})
+}
+
+func check(t testing.TB, name string, got []byte, equal func(got, want []byte) bool) {
+	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -34,7 +57,7 @@ func Check(t testing.TB, name string, got []byte) {
 	if err != nil {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
-	if bytes.Equal(got, want) {
+	if equal(got, want) {
 		return
 	}
 	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
@@ -50,4 +73,7 @@ func Check(t testing.TB, name string, got []byte) {
 			t.Fatalf("%s differs at line %d (run go test -update if the change is intended)\n got: %q\nwant: %q", name, i+1, g, w)
 		}
 	}
+	// Split lines alike but for how many newlines end them.
+	t.Fatalf("%s differs in the newlines at its end: got %d, want %d (run go test -update if the change is intended)",
+		name, len(got)-len(bytes.TrimRight(got, "\n")), len(want)-len(bytes.TrimRight(want, "\n")))
 }

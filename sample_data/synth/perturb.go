@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/addrclean/addrclean/countries"
 	"github.com/addrclean/addrclean/gazetteer"
 )
 
@@ -32,7 +33,7 @@ func (in Input) Query() gazetteer.Query {
 	if in.Postcode != "" {
 		q.Lines = append(q.Lines, in.Postcode)
 	}
-	if iso, ok := gazetteer.CountryISO(in.Country); ok {
+	if iso, ok := countries.ISO(in.Country); ok {
 		q.Country = iso
 	} else {
 		q.Country = in.Country
@@ -148,7 +149,7 @@ func (p *Perturber) Clean(r *gazetteer.Record) Input {
 	case "GB":
 		in.Country = "United Kingdom"
 	default:
-		in.Country = gazetteer.CountryName(r.Country)
+		in.Country = countries.Name(r.Country)
 	}
 	return in
 }

@@ -1,7 +1,11 @@
-package gazetteer
+// Package countries names countries: ISO 3166-1 codes from the names,
+// codes and variants people write, and English names from codes. It
+// imports no other package of the project, so that readers can resolve a
+// country cell without loading the gazetteer; x/text's normalisation,
+// which folds accents, is linked by excelize anyway.
+package countries
 
 import (
-	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -372,10 +376,10 @@ func countryIsASCII(s string) bool {
 	return true
 }
 
-// CountryISO returns the ISO 3166-1 alpha-2 code for a country written as an
+// ISO returns the ISO 3166-1 alpha-2 code for a country written as an
 // alpha-2 or alpha-3 code, an English name or a common variant, ignoring case,
 // accents, punctuation and spaces; ok is false when it is not recognised.
-func CountryISO(s string) (iso string, ok bool) {
+func ISO(s string) (iso string, ok bool) {
 	if len(s) > 128 {
 		return "", false
 	}
@@ -389,34 +393,20 @@ func CountryISO(s string) (iso string, ok bool) {
 	return iso, ok
 }
 
-// CountryName returns the English short name of an ISO alpha-2 code (any
+// Name returns the English short name of an ISO alpha-2 code (any
 // case), or "" when the code is unknown.
-func CountryName(iso string) string {
+func Name(iso string) string {
 	return countryByISO2[strings.ToUpper(strings.TrimSpace(iso))]
 }
 
-// ReferenceCountry returns the ISO alpha-2 code of the country column of
-// a reference row: a two-letter code as written (in upper case), or a
-// name CountryISO knows ("England", "Wales", "Isle of Man"). "Channel
-// Islands", as Royal Mail PAF writes it, is Jersey or Guernsey by the
-// postcode (JE or GY); without one of those it is an error.
-func ReferenceCountry(country, postcode string) (string, error) {
-	c := strings.TrimSpace(country)
-	if len(c) == 2 && isLetter(c[0]&^0x20) && isLetter(c[1]&^0x20) {
-		return strings.ToUpper(c), nil
+// Postal returns the country whose postcode system an ISO code uses:
+// Jersey, Guernsey and the Isle of Man have their own ISO codes but UK
+// postcodes, and people write their country as "United Kingdom" or
+// "Channel Islands"; they match as one. Other codes are returned as given.
+func Postal(iso string) string {
+	switch iso {
+	case "JE", "GG", "IM":
+		return "GB"
 	}
-	if countryKey(c) == "channelislands" {
-		pc, _ := ParsePostcode(postcode)
-		switch {
-		case strings.HasPrefix(pc, "JE"):
-			return "JE", nil
-		case strings.HasPrefix(pc, "GY"):
-			return "GG", nil
-		}
-		return "", fmt.Errorf("country %q needs a JE or GY postcode to tell Jersey from Guernsey", c)
-	}
-	if iso, ok := CountryISO(c); ok {
-		return iso, nil
-	}
-	return "", fmt.Errorf("country %q is not an ISO alpha-2 code or a known country name", c)
+	return iso
 }

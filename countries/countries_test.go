@@ -1,11 +1,11 @@
-package gazetteer
+package countries
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestCountryISO(t *testing.T) {
+func TestISO(t *testing.T) {
 	tests := []struct {
 		in     string
 		want   string
@@ -75,15 +75,15 @@ func TestCountryISO(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, ok := CountryISO(tt.in)
+			got, ok := ISO(tt.in)
 			if got != tt.want || ok != tt.wantOK {
-				t.Errorf("CountryISO(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.wantOK)
+				t.Errorf("ISO(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.wantOK)
 			}
 		})
 	}
 }
 
-func TestCountryName(t *testing.T) {
+func TestName(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"IE", "Ireland"},
 		{"ie", "Ireland"},
@@ -95,8 +95,8 @@ func TestCountryName(t *testing.T) {
 		{"IRL", ""},
 	}
 	for _, tt := range tests {
-		if got := CountryName(tt.in); got != tt.want {
-			t.Errorf("CountryName(%q) = %q; want %q", tt.in, got, tt.want)
+		if got := Name(tt.in); got != tt.want {
+			t.Errorf("Name(%q) = %q; want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -115,12 +115,12 @@ func TestCountryTableRoundTrip(t *testing.T) {
 			if in == "NI" {
 				continue // deliberately Northern Ireland, see countryAliases
 			}
-			if got, ok := CountryISO(in); !ok || got != f[0] {
-				t.Errorf("CountryISO(%q) = %q, %v; want %q", in, got, ok, f[0])
+			if got, ok := ISO(in); !ok || got != f[0] {
+				t.Errorf("ISO(%q) = %q, %v; want %q", in, got, ok, f[0])
 			}
 		}
-		if CountryName(f[0]) != f[2] {
-			t.Errorf("CountryName(%q) = %q", f[0], CountryName(f[0]))
+		if Name(f[0]) != f[2] {
+			t.Errorf("Name(%q) = %q", f[0], Name(f[0]))
 		}
 	}
 	if n != 249 {
@@ -128,20 +128,51 @@ func TestCountryTableRoundTrip(t *testing.T) {
 	}
 }
 
-func FuzzCountryISO(f *testing.F) {
+func FuzzISO(f *testing.F) {
 	for _, s := range []string{"Ireland", "Éire", "U.K.", "", "\xff"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		iso, ok := CountryISO(s)
-		if ok && CountryName(iso) == "" {
-			t.Errorf("CountryISO(%q) = %q, which has no name", s, iso)
+		iso, ok := ISO(s)
+		if ok && Name(iso) == "" {
+			t.Errorf("ISO(%q) = %q, which has no name", s, iso)
 		}
+		checkISOByKey(t, s)
 	})
 }
 
-func BenchmarkCountryISO(b *testing.B) {
+// checkISOByKey holds ISO, which builds its key on the stack, to the
+// plain map lookup of countryKey.
+func checkISOByKey(t *testing.T, s string) {
+	t.Helper()
+	var want string
+	var wok bool
+	if k := countryKey(s); len(s) <= 128 && k != "" {
+		want, wok = countryByKey[k]
+	}
+	if got, ok := ISO(s); got != want || ok != wok {
+		t.Fatalf("ISO(%q) = %q %v, want %q %v", s, got, ok, want, wok)
+	}
+}
+
+func TestISOMatchesKey(t *testing.T) {
+	ins := []string{"", " ", "a", "\xff", "İreland", "the Netherlands", "Nether-lands", "Côte d'Ivoire",
+		"Trinidad & Tobago", "thexyz", "the", "\u212Aelvin", strings.Repeat("a", 200)}
+	for line := range strings.SplitSeq(countryTable, "\n") {
+		ins = append(ins, strings.SplitN(line, " ", 3)...)
+	}
+	for alias := range countryAliases {
+		ins = append(ins, alias)
+	}
+	for _, s := range ins {
+		checkISOByKey(t, s)
+		checkISOByKey(t, strings.ToUpper(s))
+		checkISOByKey(t, "The "+s)
+	}
+}
+
+func BenchmarkISO(b *testing.B) {
 	for b.Loop() {
-		CountryISO("Republic of Ireland")
+		ISO("Republic of Ireland")
 	}
 }
