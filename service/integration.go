@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/countries"
 )
 
 // DefaultTokenTTL is the token lifetime of an integration that sets none.
@@ -206,7 +206,7 @@ func (e keyEntry) integration() (Integration, error) {
 		in.Name = "unnamed"
 	}
 	for _, c := range e.AllowedCountries {
-		iso, ok := gazetteer.CountryISO(c)
+		iso, ok := countries.ISO(c)
 		if !ok {
 			return in, fmt.Errorf("allowedCountries: %q is not a recognised country", c)
 		}
@@ -263,7 +263,7 @@ func (in Integration) check() error {
 		return errors.New("tokenTTL must be at least 1s")
 	}
 	for _, c := range in.AllowedCountries {
-		if gazetteer.CountryName(c) == "" {
+		if countries.Name(c) == "" {
 			return fmt.Errorf("allowedCountries: %q is not an ISO alpha-2 code", c)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/countries"
 	"github.com/addrclean/addrclean/gazetteer"
 )
 
@@ -290,7 +291,7 @@ func (p *params) request() (request, *apiError) {
 	if c == "" {
 		return req, errMissingCountry
 	}
-	iso, ok := gazetteer.CountryISO(c)
+	iso, ok := countries.ISO(c)
 	if !ok {
 		return req, errUnknownCountry
 	}
@@ -378,7 +379,7 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 	switch {
 	case it.allowed != nil && !it.allowed[country]:
 		resp.Action = api.ActionReject
-		name := gazetteer.CountryName(country)
+		name := countries.Name(country)
 		if name == "" {
 			name = country
 		}
@@ -449,7 +450,7 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 		a.Postcode = &members.postcode
 	}
 	if it.Form.Country {
-		members.country = api.Country{Language: "en", Value: gazetteer.CountryName(country), ISO: country}
+		members.country = api.Country{Language: "en", Value: countries.Name(country), ISO: country}
 		a.Country = &members.country
 	}
 	a.Label = label

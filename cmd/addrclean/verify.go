@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/addrclean/addrclean/api"
-	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/countries"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -72,7 +72,7 @@ func cmdVerify(ctx context.Context, args []string, s streams) error {
 	if strings.TrimSpace(country) == "" {
 		return usageErrorf("verify needs --country (an ISO code such as IE or GB, or a name)")
 	}
-	if iso, ok := gazetteer.CountryISO(country); ok {
+	if iso, ok := countries.ISO(country); ok {
 		country = iso
 	}
 	if postcode != "" {
