@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/addrclean/addrclean/runs"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -55,8 +57,12 @@ func exitCode(err error) int {
 		return exitOK
 	}
 	var ee *exitError
-	if errors.As(err, &ee) {
+	var ue *runs.UsageError
+	switch {
+	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, &ue):
+		return exitUsage
 	}
 	return exitFatal
 }

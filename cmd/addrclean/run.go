@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"github.com/addrclean/addrclean/cache"
-	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/ratelimit"
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -52,22 +52,10 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if err != nil {
 		return err
 	}
-	if o.resume && o.restart {
-		return usageErrorf("--resume and --restart contradict each other: pass one")
-	}
-	switch o.journal {
-	case "auto", "on":
-	case "off":
-		for _, f := range []struct {
-			set  bool
-			name string
-		}{{o.resume, "--resume"}, {o.restart, "--restart"}, {o.keepJournal, "--keep-journal"}} {
-			if f.set {
-				return usageErrorf("%s is about the journal, and --journal off keeps none: drop one of them", f.name)
-			}
-		}
-	default:
-		return usageErrorf("--journal %q: want auto, on or off", o.journal)
+	policy := runs.Policy{Mode: o.journal, Stdin: o.input == "-", Live: o.baseURL != "",
+		Resume: o.resume, Restart: o.restart, Keep: o.keepJournal}
+	if err := policy.Check(); err != nil {
+		return err
 	}
 	// Log lines and the progress bar share stderr: barWriter keeps them
 	// off each other's line.
@@ -182,39 +170,13 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		log.Warn().Msg(n)
 	}
 
-	// The journal is settled before anything is started or written: a
-	// refusal to resume must leave the last run's work as it was.
-	var jnl *journal.Journal
-	jpath := o.journalPathFor(outPath, reviewPath)
-	switch keep, why := o.journalled(jpath); {
-	case !keep && (o.resume || o.journal == "on" || o.keepJournal):
-		log.Warn().Msg("no journal: " + why + "; starting from the first row")
-	case !keep:
-		log.Debug().Msg("no journal: " + why)
-	default:
-		meta, err := runMeta(ctx, o, src, mapper)
-		if err != nil {
-			return err
-		}
-		jnl, err = openJournal(o, jpath, meta, pipeline.ReorderWindow(0, o.workers), log)
-		if err != nil {
-			return err
-		}
-		// Until the run is over the journal stays; finishJournal decides.
-		// A run refused before it started leaves no empty journal behind.
-		defer func() {
-			if jnl != nil {
-				finishJournal(jnl, pipeline.Stats{}, false, log)
-			}
-		}()
+	run, err := policy.Open(o.journalPathFor(outPath, reviewPath), func() (runs.Identity, error) {
+		return runIdentity(ctx, o, src, mapper)
+	}, pipeline.ReorderWindow(0, o.workers), []string{outPath, reviewPath}, log)
+	if err != nil {
+		return err
 	}
-	// A killed run leaves its temporary outputs; a live one holds a lock on
-	// its own, so these are safe to remove with or without a journal.
-	for _, p := range []string{outPath, reviewPath} {
-		for _, f := range writers.RemoveStaleTemps(p) {
-			log.Debug().Str("file", f).Msg("removed a temporary output left by an earlier run")
-		}
-	}
+	defer run.Abandon()
 
 	conn, err := connect(ctx, connectOptions{
 		baseURL: o.baseURL, apiKeyFile: o.apiKeyFile, apiKeyFlag: o.apiKeyFlag, reference: o.reference,
@@ -264,38 +226,22 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	pcfg := pipeline.Config{
 		Source: src, Limit: int64(o.limit), Mapper: mapper, Verifier: conn.client, Limiter: limiter,
 		Outputs: outs, Workers: o.workers, Retries: retries, Timeout: o.timeout, MaxWait: o.maxWait,
-		Cache: pcache, Logger: log, Progress: prog.update,
+		Cache: pcache, Logger: log, Progress: prog.update, Journal: run.Journal(),
 		LimitErrors: limit.set, MaxErrors: limit.rows, MaxErrorShare: limit.share,
-	}
-	if jnl != nil {
-		pcfg.Journal = jnl
 	}
 	stats, runErr := pipeline.Run(ctx, pcfg)
 	prog.finish()
 	repeats.report(log) // before the summary, which is the last word
-	if jnl != nil && jnl.Changed() > 0 {
-		log.Warn().Int64("rows", jnl.Changed()).Msg("the journal held other addresses for some rows; they were verified again")
-	}
 	stats.TokenRefreshes = conn.client.Stats().TokenRefreshes
 	if cstore != nil {
 		logCache(log, cdb, ns, stats.CacheHits, cstore)
 	}
 
-	interrupted := errors.Is(runErr, context.Canceled) || stats.Interrupted
-	// A service never reached is fatal, unlike an outage met mid-run: its
-	// outputs hold nothing but Error rows, and must not replace the last
-	// run's.
-	unreachable := errors.Is(runErr, pipeline.ErrServiceUnreachable)
-	unavailable := errors.Is(runErr, pipeline.ErrServiceUnavailable) && !unreachable
-	tooMany := errors.Is(runErr, pipeline.ErrTooManyErrors)
-	if runErr != nil && !interrupted && !unavailable && !tooMany {
-		for _, w := range outs {
-			_ = w.Abort()
-		}
-		// Never drop the journal after a fatal error, even one after the
-		// last row: the outputs were aborted, the journal is what is paid for.
-		resumable := finishJournal(jnl, pipeline.Stats{}, false, log)
-		jnl = nil
+	end := run.Settle(outs, &stats, runErr)
+	if end.End == runs.OutputsFailed {
+		return withCode(exitFatal, fmt.Errorf("finishing outputs: %w%s", end.Err, journalledHint(end.Resumable)))
+	}
+	if end.End == runs.Failed || end.End == runs.Unreachable {
 		printSummary(s.err, log, o, stats, outPath, reviewPath, false)
 		// A monitor reading --summary learns of the failure too; no output
 		// was written, so none is named.
@@ -304,14 +250,11 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 				log.Error().Err(err).Msg("writing the summary")
 			}
 		}
-		hint := ""
-		if resumable {
-			hint = "; the finished rows are journalled: fix the cause and run again with --resume"
-		}
-		if unreachable {
+		hint := journalledHint(end.Resumable)
+		if end.End == runs.Unreachable {
 			where := "the embedded service"
 			if o.baseURL != "" {
-				where = canonicalURL(o.baseURL)
+				where = runs.CanonicalURL(o.baseURL)
 			}
 			return withCode(exitFatal, fmt.Errorf("could not reach %s: %w; the outputs were left as they were%s", where, runErr, hint))
 		}
@@ -320,31 +263,6 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		}
 		return withCode(exitFatal, fmt.Errorf("%w%s", runErr, hint))
 	}
-	// Interrupted and stopped runs keep what is done: an ordered prefix of
-	// the input.
-	for i, w := range outs {
-		if err := w.Close(); err != nil {
-			// Leave no temporary file behind for the outputs not finished yet.
-			for _, rest := range outs[i+1:] {
-				_ = rest.Abort()
-			}
-			hint := ""
-			if finishJournal(jnl, pipeline.Stats{}, o.keepJournal, log) { // keep it: the outputs are not there
-				hint = "; the finished rows are journalled: fix the cause and run again with --resume"
-			}
-			jnl = nil
-			return withCode(exitFatal, fmt.Errorf("finishing outputs: %w%s", err, hint))
-		}
-	}
-	for _, w := range outs {
-		if dr, ok := w.(writers.DuplicateReporter); ok {
-			d := dr.Duplicates()
-			stats.Duplicates = &d
-			break
-		}
-	}
-	resumable := finishJournal(jnl, stats, o.keepJournal, log)
-	jnl = nil
 	printSummary(s.err, log, o, stats, outPath, reviewPath, true)
 	if o.summary != "" {
 		if err := writeSummaryFile(o.summary, o, stats, outPath, reviewPath); err != nil {
@@ -360,31 +278,66 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		log.Info().Str("report", o.report).Msg("report written")
 	}
 	resume := ""
-	if resumable {
+	if end.Resumable {
 		resume = "; run the same command with --resume to continue"
 	}
 	switch {
-	case interrupted && !resumable:
+	case end.End == runs.Interrupted && !end.Resumable:
 		return withCode(exitInterrupted, fmt.Errorf("interrupted after %d rows; the outputs hold rows 1 to %d. %s",
 			stats.RowsWritten, stats.RowsWritten, noJournalHint(&o, conn.embedded)))
-	case interrupted:
+	case end.End == runs.Interrupted:
 		return withCode(exitInterrupted, fmt.Errorf("interrupted after %d rows; the outputs hold rows 1 to %d%s", stats.RowsWritten, stats.RowsWritten, resume))
-	case unavailable && resumable:
+	case end.End == runs.Unavailable && end.Resumable:
 		return withCode(exitFatal, fmt.Errorf("service unavailable: resume with --resume once it is back (%w); the outputs hold the first %d rows",
 			runErr, stats.RowsWritten))
-	case unavailable:
+	case end.End == runs.Unavailable:
 		return withCode(exitFatal, fmt.Errorf("service unavailable: run again once it is back (%w); the outputs hold the first %d rows",
 			runErr, stats.RowsWritten))
-	case tooMany && resumable:
+	case end.End == runs.TooManyErrors && end.Resumable:
 		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them. "+
 			"To go on, raise --max-errors and run again with --resume: the rows done are journalled, and rows that "+
 			"failed after retries are tried again; after fixing the input instead, run it with --restart", runErr, o.maxErrors, reviewPath))
-	case tooMany:
+	case end.End == runs.TooManyErrors:
 		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them", runErr, o.maxErrors, reviewPath))
 	case stats.Actions[writers.ActionError] > 0:
 		return withCode(exitRowErrors, nil)
 	}
 	return nil
+}
+
+// journalledHint is what to do after a fatal error when the finished rows
+// are journalled.
+func journalledHint(resumable bool) string {
+	if resumable {
+		return "; the finished rows are journalled: fix the cause and run again with --resume"
+	}
+	return ""
+}
+
+// table.go names these as they were before the journal policy moved to
+// package runs.
+var (
+	journalPath = runs.JournalPath
+	hashInput   = runs.HashInput
+)
+
+// runIdentity is what the run's journal is written for.
+func runIdentity(ctx context.Context, o runOptions, src readers.Reader, mapper *readers.Mapper) (runs.Identity, error) {
+	in, err := o.inputIdentity(ctx)
+	if err != nil {
+		return runs.Identity{}, err
+	}
+	id := runs.Identity{Input: in, Columns: mapper.Columns(), Source: src, BaseURL: o.baseURL, Extra: map[string]string{}}
+	id.Encoding, _ = readers.NormaliseEncoding(o.encoding) // validate has checked it
+	if o.baseURL == "" {
+		ns, err := cacheNamespace(o, true)
+		if err != nil {
+			return runs.Identity{}, err
+		}
+		id.Embedded = strings.TrimPrefix(ns.ID, "embedded-")
+	}
+	o.tableMeta(id.Extra)
+	return id, nil
 }
 
 // noJournalHint says how to go on after an interrupted run that kept no

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -141,4 +143,33 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.method, "method", "POST", "verify request method: POST (token in the body) or GET")
 	addTableFlags(fs, &o.tables)
 	return fs
+}
+
+// errorLimit is --max-errors: at most rows Error rows, or at most share of
+// the rows written.
+type errorLimit struct {
+	set   bool
+	rows  int64
+	share float64
+}
+
+// parseMaxErrors reads --max-errors: N rows (0: stop at the first), or P%
+// of the rows written.
+func parseMaxErrors(s string) (errorLimit, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return errorLimit{}, nil
+	}
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || v <= 0 || v > 100 {
+			return errorLimit{}, usageErrorf("--max-errors %q: want a share such as 5%% (more than 0, at most 100)", s)
+		}
+		return errorLimit{share: v / 100}, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return errorLimit{}, usageErrorf("--max-errors %q: want a number of rows such as 100, or a share such as 5%%", s)
+	}
+	return errorLimit{set: true, rows: n}, nil
 }
