@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"golang.org/x/term"
+
 	"github.com/addrclean/addrclean/runs"
 )
 
@@ -90,6 +92,9 @@ Run 'addrclean COMMAND --help' for the flags of a command.
 type streams struct {
 	in       io.Reader
 	out, err io.Writer
+	// tty is true when err is a terminal: logs in console format and a
+	// progress bar. Decided once, in main, so that tests can claim one.
+	tty bool
 }
 
 func main() {
@@ -102,7 +107,8 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := runMain(ctx, os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr})
+	code := runMain(ctx, os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr,
+		tty: term.IsTerminal(int(os.Stderr.Fd()))})
 	stop()
 	os.Exit(code)
 }

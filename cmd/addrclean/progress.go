@@ -37,13 +37,15 @@ type progress struct {
 	done  chan struct{}
 }
 
+// newProgress draws a bar on w unless disabled (--no-progress, or stderr is
+// not a terminal).
 func newProgress(w io.Writer, src readers.Reader, log zerolog.Logger, disabled bool) *progress {
 	p := &progress{src: src, log: log, start: time.Now()}
 	if bw, ok := w.(*barWriter); ok {
 		p.out = bw
 		w = bw.w
 	}
-	if disabled || !isTerminal(w) {
+	if disabled {
 		p.stop, p.done = make(chan struct{}), make(chan struct{})
 		go p.logEvery(progressLogEvery)
 		return p

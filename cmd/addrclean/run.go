@@ -60,13 +60,14 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	// Log lines and the progress bar share stderr: barWriter keeps them
 	// off each other's line.
 	errw := &barWriter{w: s.err}
-	log, err := newLogger(errw, o.logFormat, o.logLevel)
+	log, err := newLogger(errw, s.tty, o.logFormat, o.logLevel)
 	if err != nil {
 		return err
 	}
 	repeats := newRepeatGuard()
 	log = log.Hook(repeats)
-	if o.logFormat == "json" || (o.logFormat == "auto" && !isTerminal(s.err)) {
+	asJSON := jsonLogs(o.logFormat, s.tty)
+	if asJSON {
 		// Every stderr line must stay one JSON object: the final error too,
 		// which main would otherwise print as text.
 		defer func() {
@@ -222,7 +223,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		retries = -1 // the pipeline reads 0 as "the default"
 	}
 
-	prog := newProgress(errw, src, log, o.noProgress)
+	prog := newProgress(errw, src, log, o.noProgress || !s.tty)
 	pcfg := pipeline.Config{
 		Source: src, Limit: int64(o.limit), Mapper: mapper, Verifier: conn.client, Limiter: limiter,
 		Outputs: outs, Workers: o.workers, Retries: retries, Timeout: o.timeout, MaxWait: o.maxWait,
@@ -242,7 +243,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		return withCode(exitFatal, fmt.Errorf("finishing outputs: %w%s", end.Err, journalledHint(end.Resumable)))
 	}
 	if end.End == runs.Failed || end.End == runs.Unreachable {
-		printSummary(s.err, log, o, stats, outPath, reviewPath, false)
+		printSummary(s.err, asJSON, log, o, stats, outPath, reviewPath, false)
 		// A monitor reading --summary learns of the failure too; no output
 		// was written, so none is named.
 		if o.summary != "" {
@@ -263,7 +264,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		}
 		return withCode(exitFatal, fmt.Errorf("%w%s", runErr, hint))
 	}
-	printSummary(s.err, log, o, stats, outPath, reviewPath, true)
+	printSummary(s.err, asJSON, log, o, stats, outPath, reviewPath, true)
 	if o.summary != "" {
 		if err := writeSummaryFile(o.summary, o, stats, outPath, reviewPath); err != nil {
 			return withCode(exitFatal, err)

@@ -84,7 +84,7 @@ func cmdServe(ctx context.Context, args []string, s streams) error {
 	case o.listen == "":
 		return usageErrorf("--listen must not be empty")
 	}
-	log, err := newLogger(s.err, o.logFormat, o.logLevel)
+	log, err := newLogger(s.err, s.tty, o.logFormat, o.logLevel)
 	if err != nil {
 		return err
 	}

@@ -24,8 +24,8 @@ type summaryFile struct {
 
 // printSummary reports the run on stderr: a short block on a console, one
 // JSON log event otherwise (so every stderr line stays one JSON object).
-func printSummary(w io.Writer, log zerolog.Logger, o runOptions, st pipeline.Stats, out, review string, written bool) {
-	if o.logFormat == "json" || (o.logFormat == "auto" && !isTerminal(w)) {
+func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st pipeline.Stats, out, review string, written bool) {
+	if asJSON {
 		ev := log.Info().Str("input", o.input).Interface("summary", st)
 		if written {
 			ev = ev.Str("enriched", out).Str("review", review)

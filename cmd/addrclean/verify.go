@@ -78,7 +78,7 @@ func cmdVerify(ctx context.Context, args []string, s streams) error {
 	if postcode != "" {
 		lines = append(lines, postcode)
 	}
-	log, err := newLogger(s.err, logFormat, logLevel)
+	log, err := newLogger(s.err, s.tty, logFormat, logLevel)
 	if err != nil {
 		return err
 	}
