@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/journal"
+	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/writers"
 )
@@ -35,46 +37,39 @@ func (e *UsageError) Unwrap() error { return e.Err }
 
 func usagef(format string, args ...any) error { return &UsageError{fmt.Errorf(format, args...)} }
 
-// Policy is what the command line says about the journal.
+// Policy is what the command line says about the journal: --journal (Mode:
+// auto, on or off), --resume, --restart, --keep-journal, and whether the
+// run reads stdin (which cannot be read twice) or a live service (where
+// every call is paid for).
 type Policy struct {
-	// Mode is --journal: auto, on or off.
-	Mode string
-	// Stdin is a run over standard input, which cannot be read twice.
-	Stdin bool
-	// Live is a run against a live service, where every call is paid for.
-	Live bool
-	// Resume, Restart and Keep are --resume, --restart and --keep-journal.
+	Mode                  string
+	Stdin, Live           bool
 	Resume, Restart, Keep bool
 }
 
 // Check refuses flags that contradict each other.
 func (p Policy) Check() error {
-	if p.Resume && p.Restart {
+	switch {
+	case p.Resume && p.Restart:
 		return usagef("--resume and --restart contradict each other: pass one")
-	}
-	switch p.Mode {
-	case "auto", "on":
-	case "off":
-		for _, f := range []struct {
-			set  bool
-			name string
-		}{{p.Resume, "--resume"}, {p.Restart, "--restart"}, {p.Keep, "--keep-journal"}} {
-			if f.set {
-				return usagef("%s is about the journal, and --journal off keeps none: drop one of them", f.name)
-			}
-		}
-	default:
+	case p.Mode != "auto" && p.Mode != "on" && p.Mode != "off":
 		return usagef("--journal %q: want auto, on or off", p.Mode)
+	case p.Mode == "off" && (p.Resume || p.Restart || p.Keep):
+		flag := "--keep-journal"
+		if p.Resume {
+			flag = "--resume"
+		} else if p.Restart {
+			flag = "--restart"
+		}
+		return usagef("%s is about the journal, and --journal off keeps none: drop one of them", flag)
 	}
 	return nil
 }
 
 // Keeps decides whether the run keeps a journal at path, and says why not.
-// With --journal auto a run against a live service does, since every call
-// is paid for; a run against the embedded service does only when asked to
-// resume or when a journal is there already (it might be one to resume),
-// since re-verifying costs nothing but time, and journalling about a tenth
-// of the run's CPU.
+// With --journal auto a run against the embedded service keeps one only
+// when asked to resume or when one is there (it might be one to resume):
+// re-verifying costs nothing but time, and journalling a tenth of the CPU.
 func (p Policy) Keeps(path string) (bool, string) {
 	switch {
 	case p.Stdin:
@@ -100,38 +95,28 @@ func JournalPath(out, review string) string {
 }
 
 // Identity is what makes two runs the same: the input's content and every
-// option that changes the answers or the rows. Output options (paths aside,
-// which name the journal) may change between runs: outputs are written
-// afresh from the journal.
+// option that changes the answers or the rows (Columns is
+// readers.Mapper.Columns; Source tells the delimiter or sheet when it is a
+// readers.Describer; Extra adds options by name). Output options may change
+// between runs: outputs are written afresh from the journal. The embedded
+// service (BaseURL "") answers from its reference's content and its build,
+// wherever the reference file lies: Embedded identifies those.
 type Identity struct {
-	Input journal.Input
-	// Columns is the mapping (readers.Mapper.Columns), with the default
-	// country and the language.
-	Columns map[string]string
-	// Encoding is the input's encoding, normalised.
-	Encoding string
-	// Source tells the delimiter or sheet read, when it is a
-	// readers.Describer.
-	Source readers.Reader
-	// BaseURL is the live service; empty for the embedded one, which
-	// answers from its reference's content and its build, wherever the
-	// reference file lies: Embedded identifies those.
+	Input             journal.Input
+	Columns           map[string]string
+	Encoding          string
+	Source            readers.Reader
 	BaseURL, Embedded string
-	// Extra are more options to compare, by name.
-	Extra map[string]string
+	Extra             map[string]string
 }
 
 // Meta is the journal's record of id.
 func (id Identity) Meta() journal.Meta {
 	var mapping []string
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range id.Columns {
-			if k != "default_country" && k != "language" && !yield(k) {
-				return
-			}
+	for _, k := range slices.Sorted(maps.Keys(id.Columns)) {
+		if k != "default_country" && k != "language" {
+			mapping = append(mapping, k+"="+strconv.Quote(id.Columns[k]))
 		}
-	}) {
-		mapping = append(mapping, k+"="+strconv.Quote(id.Columns[k]))
 	}
 	opts := map[string]string{
 		"column mapping": strings.Join(mapping, " "),
@@ -204,27 +189,24 @@ func (c ctxReader) Read(p []byte) (int, error) {
 }
 
 // Open settles the run's journal before anything is started or written, so
-// that a refusal leaves the last run's work as it was. It returns nil when
-// the run keeps none (see Keeps; id is then not called: hashing the input
-// costs a read of it). Otherwise it opens a new journal, or with --resume
-// the one an interrupted run left; it refuses (a UsageError) to resume a
-// journal written for another run, and to start afresh over an unfinished
-// journal without --resume, since that would pay again for the rows it
-// holds. A killed run's temporary outputs are removed either way: a live
-// run holds a lock on its own.
-func (p Policy) Open(path string, id func() (Identity, error), window int, outputs []string, log zerolog.Logger) (*Run, error) {
-	r, err := p.open(path, id, window, log)
-	if err == nil {
-		for _, o := range outputs {
-			for _, f := range writers.RemoveStaleTemps(o) {
+// that a refusal leaves the last run's work as it was. id is called only
+// for a journal (hashing the input costs a read of it). Open refuses (a
+// UsageError) to resume a journal written for another run, and to start
+// afresh over an unfinished journal without --resume, since that would pay
+// again for the rows it holds. Then it removes a killed run's temporary
+// outputs: a live run holds a lock on its own.
+func (p Policy) Open(path string, id func() (Identity, error), window int, outputs []string, log zerolog.Logger) (_ *Run, err error) {
+	var j *journal.Journal
+	defer func() {
+		if err != nil && j != nil {
+			_ = j.Close()
+		}
+		for i := 0; err == nil && i < len(outputs); i++ {
+			for _, f := range writers.RemoveStaleTemps(outputs[i]) {
 				log.Debug().Str("file", f).Msg("removed a temporary output left by an earlier run")
 			}
 		}
-	}
-	return r, err
-}
-
-func (p Policy) open(path string, id func() (Identity, error), window int, log zerolog.Logger) (*Run, error) {
+	}()
 	switch keep, why := p.Keeps(path); {
 	case !keep && (p.Resume || p.Mode == "on" || p.Keep):
 		log.Warn().Msg("no journal: " + why + "; starting from the first row")
@@ -238,21 +220,24 @@ func (p Policy) open(path string, id func() (Identity, error), window int, log z
 		return nil, err
 	}
 	meta := who.Meta()
-	j, err := journal.Open(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	if j, err = journal.Open(path); errors.Is(err, fs.ErrNotExist) {
 		if p.Resume {
 			log.Warn().Str("journal", path).Msg("--resume: no journal of an earlier run: starting from the first row")
 		}
 		j, err = journal.Create(path, meta, window)
-		if err != nil {
-			return nil, journalError(err)
-		}
-		return &Run{j: j, keep: p.Keep, log: log}, nil
-	case err != nil:
+	} else if err == nil {
+		err = p.reuse(j, meta, window, log)
+	}
+	if err != nil {
 		return nil, journalError(err)
 	}
-	info := j.Info()
+	return &Run{j: j, keep: p.Keep, log: log}, nil
+}
+
+// reuse starts j, the journal an earlier run left, afresh for this run, or
+// continues it with --resume, or refuses to.
+func (p Policy) reuse(j *journal.Journal, meta journal.Meta, window int, log zerolog.Logger) error {
+	info, path := j.Info(), j.Path()
 	startOver := info.Headless || p.Restart || (!p.Resume && (info.Complete || info.Rows == 0))
 	switch {
 	case info.Headless:
@@ -265,21 +250,15 @@ func (p Policy) open(path string, id func() (Identity, error), window int, log z
 	case startOver:
 		log.Info().Str("journal", path).Msg("replacing the journal of a finished run")
 	case !p.Resume:
-		_ = j.Close()
-		return nil, usagef("%s holds %d finished rows of an interrupted run (last written %s): "+
+		return usagef("%s holds %d finished rows of an interrupted run (last written %s): "+
 			"run the same command with --resume to continue it without paying for them again, or with --restart to discard them and start afresh",
 			path, info.Rows, info.Updated.Format("2006-01-02 15:04:05"))
 	}
 	if startOver {
-		if err := j.Start(meta, window); err != nil {
-			_ = j.Close()
-			return nil, journalError(err)
-		}
-		return &Run{j: j, keep: p.Keep, log: log}, nil
+		return j.Start(meta, window)
 	}
 	if diff := info.Meta.Diff(meta); len(diff) > 0 {
-		_ = j.Close()
-		return nil, usagef("--resume: %s was written for a different run: %s. "+
+		return usagef("--resume: %s was written for a different run: %s. "+
 			"Resume with the same input and options, or pass --restart instead of --resume to discard it and start afresh",
 			path, strings.Join(diff, "; "))
 	}
@@ -292,12 +271,11 @@ func (p Policy) open(path string, id func() (Identity, error), window int, log z
 			Msgf("journal: %d damaged records skipped; their rows are verified again", info.Damaged)
 	}
 	if err := j.Continue(window); err != nil {
-		_ = j.Close()
-		return nil, journalError(err)
+		return err
 	}
 	log.Info().Str("journal", path).Int64("rows", info.Rows).Bool("complete", info.Complete).
 		Msgf("--resume: the journal holds %d verified rows; they and their duplicates are not sent again", info.Rows)
-	return &Run{j: j, keep: p.Keep, log: log}, nil
+	return nil
 }
 
 func journalError(err error) error {
@@ -308,4 +286,139 @@ func journalError(err error) error {
 		return fmt.Errorf("%w: delete it to start afresh", err)
 	}
 	return err
+}
+
+// Run is a run's journal (or none) from Open to the run's end.
+type Run struct {
+	j    *journal.Journal
+	keep bool
+	log  zerolog.Logger
+}
+
+// Journal is for pipeline.Config.Journal: an untyped nil without one.
+func (r *Run) Journal() pipeline.Journal {
+	if r.j == nil {
+		return nil
+	}
+	return r.j
+}
+
+// Abandon, deferred, ends the journal of a run that stopped before it ran:
+// one holding no rows is removed. After Settle it does nothing.
+func (r *Run) Abandon() { r.finish(pipeline.Stats{}, false) }
+
+// End is how a run ended. A service never reached (Unreachable) and a fatal error
+// abort the outputs: they would hold nothing but Error rows and must not
+// replace the last run's. OutputsFailed: an output could not be finished
+// (Outcome.Err says why); the others were aborted.
+type End int
+
+const (
+	Finished End = iota // every row written, some perhaps as Error
+	Interrupted
+	Unavailable   // the circuit breaker stopped the run
+	TooManyErrors // --max-errors stopped it
+	Unreachable
+	Failed
+	OutputsFailed
+)
+
+// Outcome is what Settle made of a run: how it ended, whether a journal to
+// resume from is left, and the error of an output not finished.
+type Outcome struct {
+	End       End
+	Resumable bool
+	Err       error
+}
+
+// Written reports that the outputs hold the rows written (an ordered
+// prefix of the input), and were not aborted.
+func (o Outcome) Written() bool { return o.End <= TooManyErrors }
+
+// Settle finishes or aborts the outputs of a run that pipeline.Run returned
+// st and runErr for, and sets st.Duplicates from them. A finished run
+// removes its journal (--keep-journal marks it complete); a stopped one
+// keeps it for --resume unless it holds nothing; a fatal error never drops
+// it, even after the last row: the journal is what is paid for.
+func (r *Run) Settle(outs []writers.Writer, st *pipeline.Stats, runErr error) Outcome {
+	if r.j != nil && r.j.Changed() > 0 {
+		r.log.Warn().Int64("rows", r.j.Changed()).Msg("the journal held other addresses for some rows; they were verified again")
+	}
+	end := classify(runErr, st.Interrupted)
+	fatal := end == Unreachable || end == Failed
+	var err error
+	for _, w := range outs {
+		if fatal || err != nil {
+			_ = w.Abort() // no temporary file left behind
+		} else {
+			err = w.Close()
+		}
+	}
+	switch {
+	case fatal:
+		return Outcome{End: end, Resumable: r.finish(pipeline.Stats{}, false)}
+	case err != nil: // keep the journal: the outputs are not there
+		return Outcome{End: OutputsFailed, Resumable: r.finish(pipeline.Stats{}, r.keep), Err: err}
+	}
+	for _, w := range outs {
+		if dr, ok := w.(writers.DuplicateReporter); ok {
+			d := dr.Duplicates()
+			st.Duplicates = &d
+			break
+		}
+	}
+	return Outcome{End: end, Resumable: r.finish(*st, r.keep)}
+}
+
+func classify(err error, interrupted bool) End {
+	unreachable := errors.Is(err, pipeline.ErrServiceUnreachable)
+	switch {
+	case interrupted || errors.Is(err, context.Canceled):
+		return Interrupted
+	case errors.Is(err, pipeline.ErrServiceUnavailable) && !unreachable:
+		return Unavailable
+	case errors.Is(err, pipeline.ErrTooManyErrors):
+		return TooManyErrors
+	case unreachable:
+		return Unreachable
+	case err != nil:
+		return Failed
+	}
+	return Finished
+}
+
+// finish keeps or removes the journal once, and reports whether one to
+// resume from is left.
+func (r *Run) finish(st pipeline.Stats, keep bool) (kept bool) {
+	j := r.j
+	if j == nil {
+		return false
+	}
+	r.j = nil
+	path := j.Path()
+	var err error
+	switch {
+	case st.Complete && keep:
+		if err = j.Complete(st.RowsWritten); err == nil {
+			err = j.Close()
+		}
+		if err == nil {
+			r.log.Info().Str("journal", path).Msg("--keep-journal: the journal of the finished run is kept")
+		}
+	case st.Complete || (j.Info().Rows == 0 && !j.Failed()):
+		err = j.Remove()
+	default:
+		// A journal whose last write failed (a full disk) is still good up
+		// to that record: a resume drops the torn rest.
+		if err := j.Close(); err != nil {
+			r.log.Warn().Str("journal", path).Err(err).Msg("the journal was not closed cleanly; a resume drops any torn last record")
+		}
+		r.log.Info().Str("journal", path).Int64("rows", j.Info().Rows).
+			Msg("the journal keeps the finished rows: run the same command with --resume to continue")
+		return true
+	}
+	if err != nil {
+		r.log.Error().Err(err).Msg("finishing the journal")
+	}
+	return false
 }

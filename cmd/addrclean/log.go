@@ -103,9 +103,7 @@ func newLogger(w io.Writer, tty bool, format, level string) (zerolog.Logger, err
 	if err != nil || level == "" {
 		return zerolog.Nop(), usageErrorf("--log-level %q: want trace, debug, info, warn or error", level)
 	}
-	switch format {
-	case "auto", "", "console", "json":
-	default:
+	if !slices.Contains([]string{"auto", "", "console", "json"}, format) {
 		return zerolog.Nop(), usageErrorf("--log-format %q: want auto, console or json", format)
 	}
 	out := w

@@ -119,29 +119,23 @@ func runMain(ctx context.Context, args []string, s streams) int {
 		fmt.Fprint(s.err, usageText)
 		return exitUsage
 	}
+	commands := map[string]func(context.Context, []string, streams) error{
+		"run": cmdRun, "apply": cmdApply, "report": cmdReport, "serve": cmdServe,
+		"verify": cmdVerify, "cache": cmdCache, "reference": cmdReference,
+	}
 	var err error
 	switch args[0] {
-	case "run":
-		err = cmdRun(ctx, args[1:], s)
-	case "apply":
-		err = cmdApply(ctx, args[1:], s)
-	case "report":
-		err = cmdReport(ctx, args[1:], s)
-	case "serve":
-		err = cmdServe(ctx, args[1:], s)
-	case "verify":
-		err = cmdVerify(ctx, args[1:], s)
-	case "cache":
-		err = cmdCache(ctx, args[1:], s)
-	case "reference":
-		err = cmdReference(ctx, args[1:], s)
 	case "version", "--version", "-version":
 		fmt.Fprintf(s.out, "addrclean %s\n", version)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(s.out, usageText)
 	default:
-		fmt.Fprintf(s.err, "addrclean: unknown command %q\n\n%s", args[0], usageText)
-		return exitUsage
+		cmd, ok := commands[args[0]]
+		if !ok {
+			fmt.Fprintf(s.err, "addrclean: unknown command %q\n\n%s", args[0], usageText)
+			return exitUsage
+		}
+		err = cmd(ctx, args[1:], s)
 	}
 	code := exitCode(err)
 	if err != nil && err.Error() != "" && !isSilent(err) {

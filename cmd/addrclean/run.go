@@ -1,13 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/cache"
 	"github.com/addrclean/addrclean/pipeline"
@@ -17,44 +19,12 @@ import (
 	"github.com/addrclean/addrclean/writers"
 )
 
-// cmdRun is 'addrclean run': read, verify, write.
+// cmdRun is 'addrclean run': it parses the command line, sets the run up
+// (input, journal, service, cache, outputs) as a pipeline.Config, runs it,
+// and maps how it ended to an exit code.
 func cmdRun(ctx context.Context, args []string, s streams) (err error) {
-	var o runOptions
-	fs := newRunFlags(&o, s.err)
-	pos, err := parseFlags(fs, args, runUsage, s.out, true)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
-		return withCode(exitUsage, nil) // parseFlags has printed the problem
-	}
-	if len(pos) != 1 {
-		// The error and where help is, not pages of usage above it.
-		return usageErrorf("run takes exactly one INPUT, got %d (run 'addrclean run --help' for the flags and examples)", len(pos))
-	}
-	o.input = pos[0]
-	if err := o.setupTables(); err != nil { // before anything can print a DBURL
-		return err
-	}
-	// The input is the first thing to get right: a complaint about the
-	// output name derived from an .xls input would be the wrong one.
-	if !o.isTableSource() {
-		if err := readers.CheckPath(o.input); err != nil {
-			return withCode(exitUsage, err)
-		}
-	}
-	o.rateSet = flagWasSet(fs, "rate")
-	o.cacheTTLSet = flagWasSet(fs, "cache-ttl")
-	if err := o.validate(); err != nil {
-		return err
-	}
-	limit, err := parseMaxErrors(o.maxErrors)
-	if err != nil {
-		return err
-	}
-	policy := runs.Policy{Mode: o.journal, Stdin: o.input == "-", Live: o.baseURL != "",
-		Resume: o.resume, Restart: o.restart, Keep: o.keepJournal}
-	if err := policy.Check(); err != nil {
+	o, err := parseRun(args, s)
+	if o == nil {
 		return err
 	}
 	// Log lines and the progress bar share stderr: barWriter keeps them
@@ -107,33 +77,15 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		}
 		return rep.Print(s.out)
 	}
-	outPath, reviewPath, err := o.resolveOutputs()
+	outPath, reviewPath, err := o.outputs(&ropts)
 	if err != nil {
 		return err
-	}
-	if err := outputDirsExist(outPath, reviewPath); err != nil {
-		return err
-	}
-	// An XLSX output keeps the input's numbers and dates typed; reading
-	// the types costs a second pass over the sheet, so only then.
-	for _, p := range []string{outPath, reviewPath} {
-		if f, err := writers.FormatFromPath(p); err == nil && f == writers.XLSX && p != "" {
-			ropts.CellTypes = true
-		}
-	}
-	if o.report != "" && outPath == "" {
-		return usageErrorf("--report reads the enriched file back: give -o PATH (tables cannot be read back yet)")
-	}
-	if enc, _ := writers.NormaliseEncoding(o.outEncoding); o.report != "" && enc != writers.EncodingUTF8 {
-		if f, _ := writers.FormatFromPath(outPath); f == writers.CSV {
-			return usageErrorf("--report reads the enriched CSV back as UTF-8: drop --out-encoding %s (use --bom for Excel), or write -o .xlsx", o.outEncoding)
-		}
 	}
 	// The cache is opened first: a locked or damaged one stops the run
 	// before anything is read or started.
 	var cdb *cache.DB
 	if o.cache != "" {
-		if cdb, err = openCacheLog(o.cache, false, log); err != nil {
+		if cdb, err = openCache(o.cache, false, log); err != nil {
 			return err
 		}
 		defer func() {
@@ -153,7 +105,152 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if err != nil {
 		return inputError(fmt.Errorf("%s: %w", o.input, err))
 	}
-	ev := log.Info().Str("input", o.input).Object("mapping", mapper)
+	logReading(log, o.input, src, mapper)
+	run, err := o.policy.Open(o.journalPathFor(outPath, reviewPath), func() (runs.Identity, error) {
+		return runIdentity(ctx, *o, src, mapper)
+	}, pipeline.ReorderWindow(0, o.workers), []string{outPath, reviewPath}, log)
+	if err != nil {
+		return err
+	}
+	defer run.Abandon()
+	conn, err := connect(ctx, connectOptions{
+		baseURL: o.baseURL, apiKeyFile: o.apiKeyFile, apiKeyFlag: o.apiKeyFlag, reference: o.reference,
+		tokenTTL: o.tokenTTL, method: o.method, workers: o.workers,
+	}, log)
+	if err != nil {
+		return err
+	}
+	defer conn.stop()
+	pcache, logCached, err := o.cacheStore(cdb, conn.embedded, log)
+	if err != nil {
+		return err
+	}
+	rate := o.rate
+	if conn.embedded && !o.rateSet {
+		rate = 0 // the embedded service has no quota to respect
+	}
+	wopts := writers.Options{RawCells: o.rawCells, MarkCached: o.markCached, Stdout: s.out, Logger: log, BOM: o.bom, Encoding: o.outEncoding}
+	outs, err := o.openAllOutputs(ctx, src, mapper, outPath, reviewPath, wopts, log)
+	if err != nil {
+		return err
+	}
+	outPath, reviewPath = o.shownOutputs(outPath, reviewPath)
+
+	prog := newProgress(errw, src, log, o.noProgress || !s.tty)
+	stats, runErr := pipeline.Run(ctx, pipeline.Config{
+		Source: src, Limit: int64(o.limit), Mapper: mapper, Verifier: conn.client, Limiter: ratelimit.New(rate, o.burst),
+		Outputs: outs, Workers: o.workers, Retries: cmp.Or(o.retries, -1), // the pipeline reads 0 as "the default"
+		Timeout: o.timeout, MaxWait: o.maxWait, Cache: pcache, Logger: log, Progress: prog.update, Journal: run.Journal(),
+		LimitErrors: o.errorLimit.set, MaxErrors: o.errorLimit.rows, MaxErrorShare: o.errorLimit.share,
+	})
+	prog.finish()
+	repeats.report(log) // before the summary, which is the last word
+	stats.TokenRefreshes = conn.client.Stats().TokenRefreshes
+	logCached(stats.CacheHits)
+
+	end := run.Settle(outs, &stats, runErr)
+	if end.End == runs.OutputsFailed {
+		return o.exitError(end, stats, runErr, reviewPath, conn.embedded)
+	}
+	written := end.Written()
+	if !written {
+		outPath, reviewPath = "", "" // none was written, so none is named
+	}
+	printSummary(s.err, asJSON, log, *o, stats, outPath, reviewPath, written)
+	// A monitor reading --summary learns of a fatal error too.
+	if err := o.writeSummary(stats, outPath, reviewPath); err != nil && written {
+		return withCode(exitFatal, err)
+	} else if err != nil {
+		log.Error().Err(err).Msg("writing the summary")
+	}
+	if o.report != "" && written {
+		// The report reads the enriched file back, so stdout has none.
+		// An interrupted run still gets its report of the rows it wrote.
+		if err := writeReport(context.WithoutCancel(ctx), outPath, o.report, &stats); err != nil {
+			return err
+		}
+		log.Info().Str("report", o.report).Msg("report written")
+	}
+	return o.exitError(end, stats, runErr, reviewPath, conn.embedded)
+}
+
+// parseRun parses the command line of 'addrclean run' and checks what needs
+// no I/O beyond the input's name. It returns nil options when the command
+// is over (--help, or an error).
+func parseRun(args []string, s streams) (*runOptions, error) {
+	o := &runOptions{}
+	fs := newRunFlags(o, s.err)
+	pos, err := parseFlags(fs, args, runUsage, s.out, true)
+	if err != nil {
+		return nil, flagError(err)
+	}
+	if len(pos) != 1 {
+		// The error and where help is, not pages of usage above it.
+		return nil, usageErrorf("run takes exactly one INPUT, got %d (run 'addrclean run --help' for the flags and examples)", len(pos))
+	}
+	o.input = pos[0]
+	if err := o.setupTables(); err != nil { // before anything can print a DBURL
+		return nil, err
+	}
+	// The input is the first thing to get right: a complaint about the
+	// output name derived from an .xls input would be the wrong one.
+	if !o.isTableSource() {
+		if err := readers.CheckPath(o.input); err != nil {
+			return nil, withCode(exitUsage, err)
+		}
+	}
+	o.rateSet = flagWasSet(fs, "rate")
+	o.cacheTTLSet = flagWasSet(fs, "cache-ttl")
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if o.errorLimit, err = parseMaxErrors(o.maxErrors); err != nil {
+		return nil, err
+	}
+	o.policy = runs.Policy{Mode: o.journal, Stdin: o.input == "-", Live: o.baseURL != "",
+		Resume: o.resume, Restart: o.restart, Keep: o.keepJournal}
+	if err := o.policy.Check(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// outputs are the run's output paths, checked, and what they ask of the
+// reader.
+func (o *runOptions) outputs(ropts *readers.Options) (out, review string, err error) {
+	out, review, err = o.resolveOutputs()
+	if err != nil {
+		return "", "", err
+	}
+	for _, p := range []struct{ flag, path string }{{"--out", out}, {"--review", review}} {
+		if p.path == "" || p.path == "-" {
+			continue
+		}
+		// The writer would fail later, on a hidden temporary file in it.
+		dir := filepath.Dir(p.path)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return "", "", usageErrorf("%s %s: the directory %s does not exist", p.flag, p.path, dir)
+		}
+		// An XLSX output keeps the input's numbers and dates typed; reading
+		// the types costs a second pass over the sheet, so only then.
+		if f, err := writers.FormatFromPath(p.path); err == nil && f == writers.XLSX {
+			ropts.CellTypes = true
+		}
+	}
+	if o.report != "" && out == "" {
+		return "", "", usageErrorf("--report reads the enriched file back: give -o PATH (tables cannot be read back yet)")
+	}
+	if enc, _ := writers.NormaliseEncoding(o.outEncoding); o.report != "" && enc != writers.EncodingUTF8 {
+		if f, _ := writers.FormatFromPath(out); f == writers.CSV {
+			return "", "", usageErrorf("--report reads the enriched CSV back as UTF-8: drop --out-encoding %s (use --bom for Excel), or write -o .xlsx", o.outEncoding)
+		}
+	}
+	return out, review, nil
+}
+
+// logReading logs what is read, and how it is mapped.
+func logReading(log zerolog.Logger, input string, src readers.Reader, mapper *readers.Mapper) {
+	ev := log.Info().Str("input", input).Object("mapping", mapper)
 	if d, ok := src.(readers.Describer); ok {
 		info := d.Info()
 		ev = ev.Str("format", info.Format)
@@ -170,149 +267,54 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	for _, n := range mapper.Notes() {
 		log.Warn().Msg(n)
 	}
+}
 
-	run, err := policy.Open(o.journalPathFor(outPath, reviewPath), func() (runs.Identity, error) {
-		return runIdentity(ctx, o, src, mapper)
-	}, pipeline.ReorderWindow(0, o.workers), []string{outPath, reviewPath}, log)
-	if err != nil {
-		return err
-	}
-	defer run.Abandon()
-
-	conn, err := connect(ctx, connectOptions{
-		baseURL: o.baseURL, apiKeyFile: o.apiKeyFile, apiKeyFlag: o.apiKeyFlag, reference: o.reference,
-		tokenTTL: o.tokenTTL, method: o.method, workers: o.workers,
-	}, log)
-	if err != nil {
-		return err
-	}
-	defer conn.stop()
-
-	var (
-		pcache pipeline.Cache
-		cstore *countingCache
-		ns     cache.Namespace
-	)
-	if cdb != nil {
-		if ns, err = cacheNamespace(o, conn.embedded); err != nil {
-			return err
-		}
-		st, err := cdb.Store(ns, o.cacheTTL)
-		if err != nil {
-			return withCode(exitFatal, err)
-		}
-		cstore = &countingCache{Store: st}
-		pcache = cstore
-		log.Info().Str("cache", o.cache).Str("namespace", ns.Label).Dur("cache_ttl", o.cacheTTL).Msg("reusing answers from the cache")
-	}
-
-	rate := o.rate
-	if conn.embedded && !o.rateSet {
-		rate = 0 // the embedded service has no quota to respect
-	}
-	limiter := ratelimit.New(rate, o.burst)
-
-	wopts := writers.Options{RawCells: o.rawCells, MarkCached: o.markCached, Stdout: s.out, Logger: log, BOM: o.bom, Encoding: o.outEncoding}
-	outs, err := o.openAllOutputs(ctx, src, mapper, outPath, reviewPath, wopts, log)
-	if err != nil {
-		return err
-	}
-	outPath, reviewPath = o.shownOutputs(outPath, reviewPath)
-	retries := o.retries
-	if retries == 0 {
-		retries = -1 // the pipeline reads 0 as "the default"
-	}
-
-	prog := newProgress(errw, src, log, o.noProgress || !s.tty)
-	pcfg := pipeline.Config{
-		Source: src, Limit: int64(o.limit), Mapper: mapper, Verifier: conn.client, Limiter: limiter,
-		Outputs: outs, Workers: o.workers, Retries: retries, Timeout: o.timeout, MaxWait: o.maxWait,
-		Cache: pcache, Logger: log, Progress: prog.update, Journal: run.Journal(),
-		LimitErrors: limit.set, MaxErrors: limit.rows, MaxErrorShare: limit.share,
-	}
-	stats, runErr := pipeline.Run(ctx, pcfg)
-	prog.finish()
-	repeats.report(log) // before the summary, which is the last word
-	stats.TokenRefreshes = conn.client.Stats().TokenRefreshes
-	if cstore != nil {
-		logCache(log, cdb, ns, stats.CacheHits, cstore)
-	}
-
-	end := run.Settle(outs, &stats, runErr)
-	if end.End == runs.OutputsFailed {
-		return withCode(exitFatal, fmt.Errorf("finishing outputs: %w%s", end.Err, journalledHint(end.Resumable)))
-	}
-	if end.End == runs.Failed || end.End == runs.Unreachable {
-		printSummary(s.err, asJSON, log, o, stats, outPath, reviewPath, false)
-		// A monitor reading --summary learns of the failure too; no output
-		// was written, so none is named.
-		if o.summary != "" {
-			if err := writeSummaryFile(o.summary, o, stats, "", ""); err != nil {
-				log.Error().Err(err).Msg("writing the summary")
-			}
-		}
-		hint := journalledHint(end.Resumable)
-		if end.End == runs.Unreachable {
-			where := "the embedded service"
-			if o.baseURL != "" {
-				where = runs.CanonicalURL(o.baseURL)
-			}
-			return withCode(exitFatal, fmt.Errorf("could not reach %s: %w; the outputs were left as they were%s", where, runErr, hint))
-		}
-		if msg := describeFatal(runErr); msg != "" {
-			return withCode(exitFatal, fmt.Errorf("%s (%w)%s", msg, runErr, hint))
-		}
-		return withCode(exitFatal, fmt.Errorf("%w%s", runErr, hint))
-	}
-	printSummary(s.err, asJSON, log, o, stats, outPath, reviewPath, true)
-	if o.summary != "" {
-		if err := writeSummaryFile(o.summary, o, stats, outPath, reviewPath); err != nil {
-			return withCode(exitFatal, err)
-		}
-	}
-	if o.report != "" {
-		// The report reads the enriched file back, so stdout has none.
-		// An interrupted run still gets its report of the rows it wrote.
-		if err := writeReport(context.WithoutCancel(ctx), outPath, o.report, &stats); err != nil {
-			return err
-		}
-		log.Info().Str("report", o.report).Msg("report written")
-	}
-	resume := ""
+// exitError is how a run that ended so leaves: its exit code and what to
+// do next.
+func (o *runOptions) exitError(end runs.Outcome, st pipeline.Stats, runErr error, review string, embedded bool) error {
+	n := st.RowsWritten
+	journalled := ""
 	if end.Resumable {
-		resume = "; run the same command with --resume to continue"
+		journalled = "; the finished rows are journalled: fix the cause and run again with --resume"
 	}
-	switch {
-	case end.End == runs.Interrupted && !end.Resumable:
-		return withCode(exitInterrupted, fmt.Errorf("interrupted after %d rows; the outputs hold rows 1 to %d. %s",
-			stats.RowsWritten, stats.RowsWritten, noJournalHint(&o, conn.embedded)))
-	case end.End == runs.Interrupted:
-		return withCode(exitInterrupted, fmt.Errorf("interrupted after %d rows; the outputs hold rows 1 to %d%s", stats.RowsWritten, stats.RowsWritten, resume))
-	case end.End == runs.Unavailable && end.Resumable:
-		return withCode(exitFatal, fmt.Errorf("service unavailable: resume with --resume once it is back (%w); the outputs hold the first %d rows",
-			runErr, stats.RowsWritten))
-	case end.End == runs.Unavailable:
-		return withCode(exitFatal, fmt.Errorf("service unavailable: run again once it is back (%w); the outputs hold the first %d rows",
-			runErr, stats.RowsWritten))
-	case end.End == runs.TooManyErrors && end.Resumable:
-		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them. "+
-			"To go on, raise --max-errors and run again with --resume: the rows done are journalled, and rows that "+
-			"failed after retries are tried again; after fixing the input instead, run it with --restart", runErr, o.maxErrors, reviewPath))
-	case end.End == runs.TooManyErrors:
-		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them", runErr, o.maxErrors, reviewPath))
-	case stats.Actions[writers.ActionError] > 0:
+	switch end.End {
+	case runs.OutputsFailed:
+		return withCode(exitFatal, fmt.Errorf("finishing outputs: %w%s", end.Err, journalled))
+	case runs.Unreachable:
+		where := "the embedded service"
+		if o.baseURL != "" {
+			where = runs.CanonicalURL(o.baseURL)
+		}
+		return withCode(exitFatal, fmt.Errorf("could not reach %s: %w; the outputs were left as they were%s", where, runErr, journalled))
+	case runs.Failed:
+		if msg := describeFatal(runErr); msg != "" {
+			return withCode(exitFatal, fmt.Errorf("%s (%w)%s", msg, runErr, journalled))
+		}
+		return withCode(exitFatal, fmt.Errorf("%w%s", runErr, journalled))
+	case runs.Interrupted:
+		next := "; run the same command with --resume to continue"
+		if !end.Resumable {
+			next = ". " + noJournalHint(o, embedded)
+		}
+		return withCode(exitInterrupted, fmt.Errorf("interrupted after %d rows; the outputs hold rows 1 to %d%s", n, n, next))
+	case runs.Unavailable:
+		again := "run again once it is back"
+		if end.Resumable {
+			again = "resume with --resume once it is back"
+		}
+		return withCode(exitFatal, fmt.Errorf("service unavailable: %s (%w); the outputs hold the first %d rows", again, runErr, n))
+	case runs.TooManyErrors:
+		more := ""
+		if end.Resumable {
+			more = ". To go on, raise --max-errors and run again with --resume: the rows done are journalled, and rows that " +
+				"failed after retries are tried again; after fixing the input instead, run it with --restart"
+		}
+		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them%s", runErr, o.maxErrors, review, more))
+	}
+	if st.Actions[writers.ActionError] > 0 {
 		return withCode(exitRowErrors, nil)
 	}
 	return nil
-}
-
-// journalledHint is what to do after a fatal error when the finished rows
-// are journalled.
-func journalledHint(resumable bool) string {
-	if resumable {
-		return "; the finished rows are journalled: fix the cause and run again with --resume"
-	}
-	return ""
 }
 
 // table.go names these as they were before the journal policy moved to
@@ -429,26 +431,6 @@ func (o *runOptions) outputPaths() (out, review string, err error) {
 		return "", "", usageErrorf("--out and --review are the same file %s", out)
 	}
 	return out, review, nil
-}
-
-// outputDirsExist refuses outputs in a directory that is not there, naming
-// the directory: the writer would fail later, on a hidden temporary file in
-// it.
-func outputDirsExist(out, review string) error {
-	for _, p := range []struct{ flag, path string }{{"--out", out}, {"--review", review}} {
-		if p.path == "" || p.path == "-" {
-			continue
-		}
-		if dir := filepath.Dir(p.path); !isDir(dir) {
-			return usageErrorf("%s %s: the directory %s does not exist", p.flag, p.path, dir)
-		}
-	}
-	return nil
-}
-
-func isDir(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
 }
 
 func sameFile(a, b string) bool {

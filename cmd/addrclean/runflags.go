@@ -2,12 +2,13 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/addrclean/addrclean/runs"
 )
 
 // runOptions are the flags of 'addrclean run'.
@@ -45,6 +46,8 @@ type runOptions struct {
 	noProgress                      bool
 	method                          string
 	rateSet, cacheTTLSet            bool
+	errorLimit                      errorLimit   // parsed --max-errors
+	policy                          runs.Policy  // what the journal flags ask
 	tables                          tableOptions // table.go
 	tr                              *tableRun
 }
@@ -88,12 +91,7 @@ Flags:
 `
 
 func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, runUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("run", runUsage, stderr)
 	fs.StringVar(&o.out, "out", "", "enriched output `PATH`; format from the extension (.csv .tsv .xlsx .jsonl); - = CSV on stdout\n(default <input-stem>.cleaned.<ext> beside the input)")
 	fs.StringVar(&o.out, "o", "", "shorthand for --out")
 	fs.StringVar(&o.review, "review", "", "review output `PATH` (default <input-stem>.review.<ext> beside the input)")
