@@ -1,7 +1,6 @@
-// Package runs owns the policy of a run over its journal: whether a run
-// keeps one, what makes two runs the same, whether a journal found is
-// resumed, restarted or refused, what is left of a run that stops, and the
-// temporary outputs a killed run left behind.
+// Package runs owns a run's policy over its journal: whether it keeps one,
+// what makes two runs the same, resume, restart or refuse, what is left of a
+// run that stops, and the temporary outputs a killed run left behind.
 package runs
 
 import (
@@ -28,8 +27,8 @@ import (
 	"github.com/addrclean/addrclean/writers"
 )
 
-// UsageError is a refusal that only another command line gets past (a flag
-// to add or drop); other errors of this package are fatal to the run.
+// UsageError is a refusal that only another command line gets past; other
+// errors of this package are fatal to the run.
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
@@ -54,14 +53,14 @@ func (p Policy) Check() error {
 		return usagef("--resume and --restart contradict each other: pass one")
 	case p.Mode != "auto" && p.Mode != "on" && p.Mode != "off":
 		return usagef("--journal %q: want auto, on or off", p.Mode)
-	case p.Mode == "off" && (p.Resume || p.Restart || p.Keep):
-		flag := "--keep-journal"
-		if p.Resume {
-			flag = "--resume"
-		} else if p.Restart {
-			flag = "--restart"
+	}
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{p.Resume, "--resume"}, {p.Restart, "--restart"}, {p.Keep, "--keep-journal"}} {
+		if f.set && p.Mode == "off" {
+			return usagef("%s is about the journal, and --journal off keeps none: drop one of them", f.name)
 		}
-		return usagef("%s is about the journal, and --journal off keeps none: drop one of them", flag)
 	}
 	return nil
 }
@@ -85,8 +84,7 @@ func (p Policy) Keeps(path string) (bool, string) {
 	return false, "--journal auto keeps none for the embedded service (pass --journal on for one)"
 }
 
-// JournalPath is the journal beside the enriched output (beside the review
-// output when the enriched one goes to stdout).
+// JournalPath is the journal beside the enriched output, or the review one.
 func JournalPath(out, review string) string {
 	if out == "-" {
 		return review + ".journal"
@@ -141,8 +139,7 @@ func (id Identity) Meta() journal.Meta {
 	return journal.Meta{Input: id.Input, Options: opts}
 }
 
-// CanonicalURL spells a base URL one way: scheme and host in lower case, no
-// trailing slash, no user.
+// CanonicalURL spells a base URL one way (lower case, no user, no final /).
 func CanonicalURL(s string) string {
 	s = strings.TrimRight(s, "/")
 	u, err := url.Parse(s)
@@ -174,8 +171,7 @@ func HashInput(ctx context.Context, path string) (journal.Input, error) {
 	return journal.Input{Path: abs, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
-// ctxReader stops reading when ctx is done: hashing a large input must not
-// hold up Ctrl-C.
+// ctxReader stops at Ctrl-C: hashing a large input must not hold it up.
 type ctxReader struct {
 	ctx context.Context
 	r   io.Reader
@@ -234,8 +230,7 @@ func (p Policy) Open(path string, id func() (Identity, error), window int, outpu
 	return &Run{j: j, keep: p.Keep, log: log}, nil
 }
 
-// reuse starts j, the journal an earlier run left, afresh for this run, or
-// continues it with --resume, or refuses to.
+// reuse starts afresh, continues or refuses the journal an earlier run left.
 func (p Policy) reuse(j *journal.Journal, meta journal.Meta, window int, log zerolog.Logger) error {
 	info, path := j.Info(), j.Path()
 	startOver := info.Headless || p.Restart || (!p.Resume && (info.Complete || info.Rows == 0))
@@ -307,10 +302,9 @@ func (r *Run) Journal() pipeline.Journal {
 // one holding no rows is removed. After Settle it does nothing.
 func (r *Run) Abandon() { r.finish(pipeline.Stats{}, false) }
 
-// End is how a run ended. A service never reached (Unreachable) and a fatal error
-// abort the outputs: they would hold nothing but Error rows and must not
-// replace the last run's. OutputsFailed: an output could not be finished
-// (Outcome.Err says why); the others were aborted.
+// End is how a run ended. A service never reached (Unreachable) and a
+// fatal error abort the outputs: they must not replace the last run's.
+// OutputsFailed: one could not be finished (Outcome.Err); the rest aborted.
 type End int
 
 const (
@@ -323,16 +317,15 @@ const (
 	OutputsFailed
 )
 
-// Outcome is what Settle made of a run: how it ended, whether a journal to
-// resume from is left, and the error of an output not finished.
+// Outcome is how a run ended, whether a journal to resume is left, and why
+// an output was not finished.
 type Outcome struct {
 	End       End
 	Resumable bool
 	Err       error
 }
 
-// Written reports that the outputs hold the rows written (an ordered
-// prefix of the input), and were not aborted.
+// Written reports that the outputs hold the rows written, in input order.
 func (o Outcome) Written() bool { return o.End <= TooManyErrors }
 
 // Settle finishes or aborts the outputs of a run that pipeline.Run returned
@@ -344,14 +337,31 @@ func (r *Run) Settle(outs []writers.Writer, st *pipeline.Stats, runErr error) Ou
 	if r.j != nil && r.j.Changed() > 0 {
 		r.log.Warn().Int64("rows", r.j.Changed()).Msg("the journal held other addresses for some rows; they were verified again")
 	}
-	end := classify(runErr, st.Interrupted)
+	var end End // Finished
+	unreachable := errors.Is(runErr, pipeline.ErrServiceUnreachable)
+	switch {
+	case st.Interrupted || errors.Is(runErr, context.Canceled):
+		end = Interrupted
+	case errors.Is(runErr, pipeline.ErrServiceUnavailable) && !unreachable:
+		end = Unavailable
+	case errors.Is(runErr, pipeline.ErrTooManyErrors):
+		end = TooManyErrors
+	case unreachable:
+		end = Unreachable
+	case runErr != nil:
+		end = Failed
+	}
 	fatal := end == Unreachable || end == Failed
 	var err error
 	for _, w := range outs {
 		if fatal || err != nil {
 			_ = w.Abort() // no temporary file left behind
-		} else {
-			err = w.Close()
+			continue
+		}
+		err = w.Close()
+		if dr, ok := w.(writers.DuplicateReporter); ok && err == nil && st.Duplicates == nil {
+			d := dr.Duplicates()
+			st.Duplicates = &d
 		}
 	}
 	switch {
@@ -360,35 +370,10 @@ func (r *Run) Settle(outs []writers.Writer, st *pipeline.Stats, runErr error) Ou
 	case err != nil: // keep the journal: the outputs are not there
 		return Outcome{End: OutputsFailed, Resumable: r.finish(pipeline.Stats{}, r.keep), Err: err}
 	}
-	for _, w := range outs {
-		if dr, ok := w.(writers.DuplicateReporter); ok {
-			d := dr.Duplicates()
-			st.Duplicates = &d
-			break
-		}
-	}
 	return Outcome{End: end, Resumable: r.finish(*st, r.keep)}
 }
 
-func classify(err error, interrupted bool) End {
-	unreachable := errors.Is(err, pipeline.ErrServiceUnreachable)
-	switch {
-	case interrupted || errors.Is(err, context.Canceled):
-		return Interrupted
-	case errors.Is(err, pipeline.ErrServiceUnavailable) && !unreachable:
-		return Unavailable
-	case errors.Is(err, pipeline.ErrTooManyErrors):
-		return TooManyErrors
-	case unreachable:
-		return Unreachable
-	case err != nil:
-		return Failed
-	}
-	return Finished
-}
-
-// finish keeps or removes the journal once, and reports whether one to
-// resume from is left.
+// finish keeps or removes the journal once; kept: one to resume is left.
 func (r *Run) finish(st pipeline.Stats, keep bool) (kept bool) {
 	j := r.j
 	if j == nil {

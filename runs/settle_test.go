@@ -123,3 +123,20 @@ func TestAbandon(t *testing.T) {
 	}
 	(&Run{}).Abandon() // no journal: nothing to do
 }
+
+// dupOutput is an enriched output that counts duplicates.
+type dupOutput struct{ output }
+
+func (dupOutput) Duplicates() writers.Duplicates { return writers.Duplicates{Groups: 2} }
+
+// The summary's duplicates come from the output that counts them, once it
+// is finished.
+func TestSettleDuplicates(t *testing.T) {
+	for _, runErr := range []error{nil, errors.New("boom")} {
+		var st pipeline.Stats
+		(&Run{log: zerolog.Nop()}).Settle([]writers.Writer{&output{}, &dupOutput{}}, &st, runErr)
+		if got := st.Duplicates != nil && st.Duplicates.Groups == 2; got != (runErr == nil) {
+			t.Errorf("run error %v: duplicates %+v", runErr, st.Duplicates)
+		}
+	}
+}

@@ -28,10 +28,8 @@ var cacheNow = time.Now
 // process's lock on the cache file.
 var cacheLockTimeout = cache.DefaultTimeout
 
-// openCache opens the cache file of --cache; a locked or damaged file is
-// fatal (exit 1) with a message naming the path (and, for a damaged one,
-// 'addrclean cache clear'). log has the warnings about damaged entries
-// (Open's check counts them; each is a miss, verified again).
+// openCache opens the cache file of --cache: a locked or damaged one is fatal
+// (exit 1); log has the warnings about damaged entries (each is a miss).
 func openCache(path string, mustExist bool, log zerolog.Logger) (*cache.DB, error) {
 	d, err := cache.Open(path, cacheOptions(mustExist, log))
 	if err != nil {
@@ -69,11 +67,9 @@ func cacheNamespace(o runOptions, embedded bool) (cache.Namespace, error) {
 	return ns, nil
 }
 
-// cacheStore is the run's part of --cache (nil without one): the namespace
-// of this service's answers. logCached reports what the run took from it
-// and gave to it, and the entries it could not use: damaged ones (a
-// warning: the disk or a copy changed them) and ones an older version
-// wrote; both were verified again.
+// cacheStore is the run's namespace of --cache (nil without one). logCached
+// reports what the run took from it and gave to it, and the entries it
+// could not use (damaged, a warning; of an older version): verified again.
 func (o *runOptions) cacheStore(cdb *cache.DB, embedded bool, log zerolog.Logger) (_ pipeline.Cache, logCached func(hits int64), _ error) {
 	if cdb == nil {
 		return nil, func(int64) {}, nil

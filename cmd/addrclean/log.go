@@ -76,12 +76,8 @@ func (g *repeatGuard) Run(e *zerolog.Event, level zerolog.Level, msg string) {
 // report logs, once, how many warnings of each message were not shown.
 func (g *repeatGuard) report(log zerolog.Logger) {
 	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
-		return
-	}
-	g.closed = true
-	seen := maps.Clone(g.seen)
+	seen := g.seen // nil the second time; Run leaves it alone once closed
+	g.seen, g.closed = nil, true
 	g.mu.Unlock()
 	for _, msg := range slices.Sorted(maps.Keys(seen)) {
 		if n := seen[msg] - repeatLimit; n > 0 {

@@ -19,9 +19,8 @@ import (
 	"github.com/addrclean/addrclean/writers"
 )
 
-// cmdRun is 'addrclean run': it parses the command line, sets the run up
-// (input, journal, service, cache, outputs) as a pipeline.Config, runs it,
-// and maps how it ended to an exit code.
+// cmdRun is 'addrclean run': parse, set up the pipeline.Config (input,
+// journal, service, cache, outputs), run, and map the end to an exit code.
 func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	o, err := parseRun(args, s)
 	if o == nil {
@@ -174,9 +173,8 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	return o.exitError(end, stats, runErr, reviewPath, conn.embedded)
 }
 
-// parseRun parses the command line of 'addrclean run' and checks what needs
-// no I/O beyond the input's name. It returns nil options when the command
-// is over (--help, or an error).
+// parseRun parses and checks the command line; nil options end the command
+// (--help, or an error).
 func parseRun(args []string, s streams) (*runOptions, error) {
 	o := &runOptions{}
 	fs := newRunFlags(o, s.err)
@@ -215,8 +213,7 @@ func parseRun(args []string, s streams) (*runOptions, error) {
 	return o, nil
 }
 
-// outputs are the run's output paths, checked, and what they ask of the
-// reader.
+// outputs are the output paths, checked, and what they ask of the reader.
 func (o *runOptions) outputs(ropts *readers.Options) (out, review string, err error) {
 	out, review, err = o.resolveOutputs()
 	if err != nil {
@@ -269,14 +266,10 @@ func logReading(log zerolog.Logger, input string, src readers.Reader, mapper *re
 	}
 }
 
-// exitError is how a run that ended so leaves: its exit code and what to
-// do next.
+// exitError is the exit code of how a run ended, and what to do next.
 func (o *runOptions) exitError(end runs.Outcome, st pipeline.Stats, runErr error, review string, embedded bool) error {
 	n := st.RowsWritten
-	journalled := ""
-	if end.Resumable {
-		journalled = "; the finished rows are journalled: fix the cause and run again with --resume"
-	}
+	journalled := map[bool]string{true: "; the finished rows are journalled: fix the cause and run again with --resume"}[end.Resumable]
 	switch end.End {
 	case runs.OutputsFailed:
 		return withCode(exitFatal, fmt.Errorf("finishing outputs: %w%s", end.Err, journalled))
@@ -298,17 +291,11 @@ func (o *runOptions) exitError(end runs.Outcome, st pipeline.Stats, runErr error
 		}
 		return withCode(exitInterrupted, fmt.Errorf("interrupted after %d rows; the outputs hold rows 1 to %d%s", n, n, next))
 	case runs.Unavailable:
-		again := "run again once it is back"
-		if end.Resumable {
-			again = "resume with --resume once it is back"
-		}
+		again := map[bool]string{false: "run again once it is back", true: "resume with --resume once it is back"}[end.Resumable]
 		return withCode(exitFatal, fmt.Errorf("service unavailable: %s (%w); the outputs hold the first %d rows", again, runErr, n))
 	case runs.TooManyErrors:
-		more := ""
-		if end.Resumable {
-			more = ". To go on, raise --max-errors and run again with --resume: the rows done are journalled, and rows that " +
-				"failed after retries are tried again; after fixing the input instead, run it with --restart"
-		}
+		more := map[bool]string{true: ". To go on, raise --max-errors and run again with --resume: the rows done are journalled, " +
+			"and rows that failed after retries are tried again; after fixing the input instead, run it with --restart"}[end.Resumable]
 		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them%s", runErr, o.maxErrors, review, more))
 	}
 	if st.Actions[writers.ActionError] > 0 {
@@ -317,12 +304,8 @@ func (o *runOptions) exitError(end runs.Outcome, st pipeline.Stats, runErr error
 	return nil
 }
 
-// table.go names these as they were before the journal policy moved to
-// package runs.
-var (
-	journalPath = runs.JournalPath
-	hashInput   = runs.HashInput
-)
+// table.go's names, from before the journal policy moved to package runs.
+var journalPath, hashInput = runs.JournalPath, runs.HashInput
 
 // runIdentity is what the run's journal is written for.
 func runIdentity(ctx context.Context, o runOptions, src readers.Reader, mapper *readers.Mapper) (runs.Identity, error) {
