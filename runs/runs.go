@@ -65,11 +65,11 @@ func (p Policy) Check() error {
 	return nil
 }
 
-// Keeps decides whether the run keeps a journal at path, and says why not.
+// keeps decides whether the run keeps a journal at path, and says why not.
 // With --journal auto a run against the embedded service keeps one only
 // when asked to resume or when one is there (it might be one to resume):
 // re-verifying costs nothing but time, and journalling a tenth of the CPU.
-func (p Policy) Keeps(path string) (bool, string) {
+func (p Policy) keeps(path string) (bool, string) {
 	switch {
 	case p.Stdin:
 		return false, "stdin cannot be read twice, so a run over stdin keeps no journal"
@@ -108,8 +108,8 @@ type Identity struct {
 	Extra             map[string]string
 }
 
-// Meta is the journal's record of id.
-func (id Identity) Meta() journal.Meta {
+// meta is the journal's record of id.
+func (id Identity) meta() journal.Meta {
 	var mapping []string
 	for _, k := range slices.Sorted(maps.Keys(id.Columns)) {
 		if k != "default_country" && k != "language" {
@@ -203,7 +203,7 @@ func (p Policy) Open(path string, id func() (Identity, error), window int, outpu
 			}
 		}
 	}()
-	switch keep, why := p.Keeps(path); {
+	switch keep, why := p.keeps(path); {
 	case !keep && (p.Resume || p.Mode == "on" || p.Keep):
 		log.Warn().Msg("no journal: " + why + "; starting from the first row")
 		return &Run{log: log}, nil
@@ -215,7 +215,7 @@ func (p Policy) Open(path string, id func() (Identity, error), window int, outpu
 	if err != nil {
 		return nil, err
 	}
-	meta := who.Meta()
+	meta := who.meta()
 	if j, err = journal.Open(path); errors.Is(err, fs.ErrNotExist) {
 		if p.Resume {
 			log.Warn().Str("journal", path).Msg("--resume: no journal of an earlier run: starting from the first row")

@@ -68,9 +68,9 @@ func TestPolicyKeeps(t *testing.T) {
 		{"stdin", Policy{Mode: "on", Stdin: true, Live: true}, none, false, "stdin cannot be read twice"},
 	}
 	for _, tt := range tests {
-		got, why := tt.p.Keeps(tt.path)
+		got, why := tt.p.keeps(tt.path)
 		if got != tt.want || !strings.Contains(why, tt.why) {
-			t.Errorf("%s: Keeps = %v, %q; want %v, %q", tt.name, got, why, tt.want, tt.why)
+			t.Errorf("%s: keeps = %v, %q; want %v, %q", tt.name, got, why, tt.want, tt.why)
 		}
 	}
 }
@@ -141,7 +141,7 @@ func TestIdentityMeta(t *testing.T) {
 	for _, tt := range tests {
 		id := base()
 		tt.edit(&id)
-		diff := strings.Join(base().Meta().Diff(id.Meta()), "; ")
+		diff := strings.Join(base().meta().Diff(id.meta()), "; ")
 		if (tt.want == "") != (diff == "") || !strings.Contains(diff, tt.want) {
 			t.Errorf("%s: difference %q, want %q", tt.name, diff, tt.want)
 		}
@@ -227,19 +227,19 @@ func TestOpen(t *testing.T) {
 		{name: "a new journal", p: Policy{Mode: "auto", Live: true}},
 		{name: "--resume without a journal", p: Policy{Mode: "auto", Live: true, Resume: true},
 			log: "--resume: no journal of an earlier run: starting from the first row"},
-		{name: "--resume", p: Policy{Mode: "auto", Live: true, Resume: true}, before: interrupted, written: id.Meta(),
+		{name: "--resume", p: Policy{Mode: "auto", Live: true, Resume: true}, before: interrupted, written: id.meta(),
 			resumed: true, log: "--resume: the journal holds 1 verified rows"},
 		{name: "--resume of a finished run replays it", p: Policy{Mode: "auto", Live: true, Resume: true}, before: finished,
-			written: id.Meta(), resumed: true},
+			written: id.meta(), resumed: true},
 		{name: "no --resume over an unfinished journal", p: Policy{Mode: "auto", Live: true}, before: interrupted,
-			written: id.Meta(), usage: "holds 1 finished rows of an interrupted run"},
+			written: id.meta(), usage: "holds 1 finished rows of an interrupted run"},
 		{name: "no --resume over a finished journal", p: Policy{Mode: "auto", Live: true}, before: finished,
-			written: id.Meta(), log: "replacing the journal of a finished run"},
+			written: id.meta(), log: "replacing the journal of a finished run"},
 		{name: "--resume of another run", p: Policy{Mode: "auto", Live: true, Resume: true}, before: interrupted,
-			written: other.Meta(), usage: "--resume: " /* path */},
-		{name: "--restart", p: Policy{Mode: "auto", Live: true, Restart: true}, before: interrupted, written: other.Meta(),
+			written: other.meta(), usage: "--resume: " /* path */},
+		{name: "--restart", p: Policy{Mode: "auto", Live: true, Restart: true}, before: interrupted, written: other.meta(),
 			log: "--restart: discarding the journal of an interrupted run (1 finished rows)"},
-		{name: "a journal in use", p: Policy{Mode: "auto", Live: true, Resume: true}, before: interrupted, written: id.Meta(),
+		{name: "a journal in use", p: Policy{Mode: "auto", Live: true, Resume: true}, before: interrupted, written: id.meta(),
 			lock: true, fatal: "another run is writing the same outputs"},
 		{name: "no journal against the embedded service", p: Policy{Mode: "auto"}, none: true},
 		{name: "--journal on over stdin", p: Policy{Mode: "on", Stdin: true}, none: true,
