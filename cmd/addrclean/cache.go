@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/cache"
+	"github.com/addrclean/addrclean/pipeline"
 	sampledata "github.com/addrclean/addrclean/sample_data"
 )
 
@@ -28,16 +28,9 @@ var cacheNow = time.Now
 // process's lock on the cache file.
 var cacheLockTimeout = cache.DefaultTimeout
 
-// openCache opens the cache file of --cache; a locked or damaged file is
-// fatal (exit 1) with a message naming the path (and, for a damaged one,
-// 'addrclean cache clear').
-func openCache(path string, mustExist bool) (*cache.DB, error) {
-	return openCacheLog(path, mustExist, zerolog.Nop())
-}
-
-// openCacheLog is openCache with a logger for the warnings about damaged
-// entries (Open's check counts them; each is a miss, verified again).
-func openCacheLog(path string, mustExist bool, log zerolog.Logger) (*cache.DB, error) {
+// openCache opens the cache file of --cache: a locked or damaged one is fatal
+// (exit 1); log has the warnings about damaged entries (each is a miss).
+func openCache(path string, mustExist bool, log zerolog.Logger) (*cache.DB, error) {
 	d, err := cache.Open(path, cacheOptions(mustExist, log))
 	if err != nil {
 		return nil, withCode(exitFatal, err)
@@ -74,6 +67,37 @@ func cacheNamespace(o runOptions, embedded bool) (cache.Namespace, error) {
 	return ns, nil
 }
 
+// cacheStore is the run's namespace of --cache (nil without one). logCached
+// reports what the run took from it and gave to it, and the entries it
+// could not use (damaged, a warning; of an older version): verified again.
+func (o *runOptions) cacheStore(cdb *cache.DB, embedded bool, log zerolog.Logger) (_ pipeline.Cache, logCached func(hits int64), _ error) {
+	if cdb == nil {
+		return nil, func(int64) {}, nil
+	}
+	ns, err := cacheNamespace(*o, embedded)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := cdb.Store(ns, o.cacheTTL)
+	if err != nil {
+		return nil, nil, withCode(exitFatal, err)
+	}
+	cstore := &countingCache{Store: st}
+	log.Info().Str("cache", o.cache).Str("namespace", ns.Label).Dur("cache_ttl", o.cacheTTL).Msg("reusing answers from the cache")
+	return cstore, func(hits int64) {
+		log.Info().Str("cache", cdb.Path()).Str("namespace", ns.Label).Int64("cache_hits", hits).Int64("stored", cstore.puts.Load()).
+			Msgf("cache: %d answer(s) reused, %d stored", hits, cstore.puts.Load())
+		if n := cstore.Damaged(); n > 0 {
+			log.Warn().Str("cache", cdb.Path()).Int64("damaged", n).
+				Msgf("cache: %d entries failed their checksum and were verified again; if this recurs, check the disk, or start afresh with 'addrclean cache clear --cache %s'", n, cdb.Path())
+		}
+		if n := cstore.Outdated(); n > 0 {
+			log.Info().Str("cache", cdb.Path()).Int64("outdated", n).
+				Msgf("cache: %d entries written by an older version (without a checksum) were verified again and replaced", n)
+		}
+	}, nil
+}
+
 // countingCache counts the answers a run stored, for its log line.
 type countingCache struct {
 	*cache.Store
@@ -86,22 +110,6 @@ func (c *countingCache) Put(ctx context.Context, key string, resp *api.VerifyRes
 	}
 	c.puts.Add(1)
 	return nil
-}
-
-// logCache reports what a run took from and gave to the cache, and the
-// entries it could not use: damaged ones (a warning: the disk or a copy
-// changed them) and ones an older version wrote; both were verified again.
-func logCache(log zerolog.Logger, d *cache.DB, ns cache.Namespace, hits int64, c *countingCache) {
-	log.Info().Str("cache", d.Path()).Str("namespace", ns.Label).Int64("cache_hits", hits).Int64("stored", c.puts.Load()).
-		Msgf("cache: %d answer(s) reused, %d stored", hits, c.puts.Load())
-	if n := c.Damaged(); n > 0 {
-		log.Warn().Str("cache", d.Path()).Int64("damaged", n).
-			Msgf("cache: %d entries failed their checksum and were verified again; if this recurs, check the disk, or start afresh with 'addrclean cache clear --cache %s'", n, d.Path())
-	}
-	if n := c.Outdated(); n > 0 {
-		log.Info().Str("cache", d.Path()).Int64("outdated", n).
-			Msgf("cache: %d entries written by an older version (without a checksum) were verified again and replaced", n)
-	}
 }
 
 const cacheUsage = `Usage: addrclean cache stats|prune|clear --cache PATH [flags]
@@ -131,21 +139,13 @@ func cmdCache(_ context.Context, args []string, s streams) error {
 		ttl    time.Duration
 		asJSON bool
 	)
-	fs := flag.NewFlagSet("cache", flag.ContinueOnError)
-	fs.SetOutput(s.err)
-	fs.Usage = func() {
-		fmt.Fprint(s.err, cacheUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("cache", cacheUsage, s.err)
 	fs.StringVar(&path, "cache", "", "cache file `PATH` (required)")
 	fs.DurationVar(&ttl, "cache-ttl", cache.DefaultTTL, "age beyond which entries are expired (stats) or removed (prune)")
 	fs.BoolVar(&asJSON, "json", false, "stats as one JSON object")
 	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
-		return withCode(exitUsage, nil)
+		return flagError(err)
 	}
 	if len(pos) != 1 {
 		fs.Usage()
@@ -166,7 +166,7 @@ func cmdCache(_ context.Context, args []string, s streams) error {
 	if action == "clear" {
 		return clearCache(path, s)
 	}
-	d, err := openCache(path, true)
+	d, err := openCache(path, true, zerolog.Nop())
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func cmdCache(_ context.Context, args []string, s streams) error {
 // damaged file, which cannot be cleared entry by entry, is replaced by a
 // new cache. It is the advice of every error about a damaged cache.
 func clearCache(path string, s streams) error {
-	d, err := openCache(path, true)
+	d, err := openCache(path, true, zerolog.Nop())
 	if err == nil {
 		n, err := d.Clear()
 		if err == nil {

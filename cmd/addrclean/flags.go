@@ -18,6 +18,27 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
+// newFlagSet is a subcommand's flag set: problems and its usage (with the
+// flags) go to stderr.
+func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// flagError ends a subcommand whose flags did not parse: after --help
+// (shown) with exit 0, else with exit 2 (the problem is reported).
+func flagError(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return withCode(exitUsage, nil)
+}
+
 // parseInterspersed parses flags that may come before or after positional
 // arguments ("run in.csv -o out.csv" as well as "run -o out.csv in.csv"), as
 // users of a tool like this expect; the flag package alone stops at the first

@@ -9,15 +9,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"golang.org/x/term"
 )
-
-// isTerminal reports whether w is a terminal (an *os.File, or a writer in
-// front of one that tells its descriptor).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(interface{ Fd() uintptr })
-	return ok && term.IsTerminal(int(f.Fd()))
-}
 
 // barWriter is stderr while a progress bar may be drawn on it: a log line
 // first clears the bar's line, so that it is not printed onto the bar, and
@@ -36,14 +28,6 @@ func (b *barWriter) Write(p []byte) (int, error) {
 		b.clear()
 	}
 	return b.w.Write(p)
-}
-
-// Fd lets isTerminal see the terminal behind the writer.
-func (b *barWriter) Fd() uintptr {
-	if f, ok := b.w.(interface{ Fd() uintptr }); ok {
-		return f.Fd()
-	}
-	return ^uintptr(0)
 }
 
 // repeatLimit is how many warnings with one message are shown; the rest
@@ -92,12 +76,8 @@ func (g *repeatGuard) Run(e *zerolog.Event, level zerolog.Level, msg string) {
 // report logs, once, how many warnings of each message were not shown.
 func (g *repeatGuard) report(log zerolog.Logger) {
 	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
-		return
-	}
-	g.closed = true
-	seen := maps.Clone(g.seen)
+	seen := g.seen // nil the second time; Run leaves it alone once closed
+	g.seen, g.closed = nil, true
 	g.mu.Unlock()
 	for _, msg := range slices.Sorted(maps.Keys(seen)) {
 		if n := seen[msg] - repeatLimit; n > 0 {
@@ -106,27 +86,25 @@ func (g *repeatGuard) report(log zerolog.Logger) {
 	}
 }
 
+// jsonLogs reports whether --log-format gives one JSON object per stderr
+// line: json, or auto when stderr is not a terminal.
+func jsonLogs(format string, tty bool) bool {
+	return format == "json" || (format == "auto" || format == "") && !tty
+}
+
 // newLogger builds the one logger of the process: console format on a
 // terminal, one JSON object per line otherwise (or as --log-format says).
-func newLogger(w io.Writer, format, level string) (zerolog.Logger, error) {
+func newLogger(w io.Writer, tty bool, format, level string) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(level)
 	if err != nil || level == "" {
 		return zerolog.Nop(), usageErrorf("--log-level %q: want trace, debug, info, warn or error", level)
 	}
-	switch format {
-	case "auto", "":
-		if isTerminal(w) {
-			format = "console"
-		} else {
-			format = "json"
-		}
-	case "console", "json":
-	default:
+	if !slices.Contains([]string{"auto", "", "console", "json"}, format) {
 		return zerolog.Nop(), usageErrorf("--log-format %q: want auto, console or json", format)
 	}
 	out := w
-	if format == "console" {
-		out = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, NoColor: !isTerminal(w)}
+	if !jsonLogs(format, tty) {
+		out = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, NoColor: !tty}
 	}
 	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), nil
 }

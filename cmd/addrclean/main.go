@@ -12,6 +12,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/addrclean/addrclean/runs"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -55,8 +59,12 @@ func exitCode(err error) int {
 		return exitOK
 	}
 	var ee *exitError
-	if errors.As(err, &ee) {
+	var ue *runs.UsageError
+	switch {
+	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, &ue):
+		return exitUsage
 	}
 	return exitFatal
 }
@@ -84,6 +92,9 @@ Run 'addrclean COMMAND --help' for the flags of a command.
 type streams struct {
 	in       io.Reader
 	out, err io.Writer
+	// tty is true when err is a terminal: logs in console format and a
+	// progress bar. Decided once, in main, so that tests can claim one.
+	tty bool
 }
 
 func main() {
@@ -96,7 +107,8 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := runMain(ctx, os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr})
+	code := runMain(ctx, os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr,
+		tty: term.IsTerminal(int(os.Stderr.Fd()))})
 	stop()
 	os.Exit(code)
 }
@@ -107,29 +119,23 @@ func runMain(ctx context.Context, args []string, s streams) int {
 		fmt.Fprint(s.err, usageText)
 		return exitUsage
 	}
+	commands := map[string]func(context.Context, []string, streams) error{
+		"run": cmdRun, "apply": cmdApply, "report": cmdReport, "serve": cmdServe,
+		"verify": cmdVerify, "cache": cmdCache, "reference": cmdReference,
+	}
 	var err error
 	switch args[0] {
-	case "run":
-		err = cmdRun(ctx, args[1:], s)
-	case "apply":
-		err = cmdApply(ctx, args[1:], s)
-	case "report":
-		err = cmdReport(ctx, args[1:], s)
-	case "serve":
-		err = cmdServe(ctx, args[1:], s)
-	case "verify":
-		err = cmdVerify(ctx, args[1:], s)
-	case "cache":
-		err = cmdCache(ctx, args[1:], s)
-	case "reference":
-		err = cmdReference(ctx, args[1:], s)
 	case "version", "--version", "-version":
 		fmt.Fprintf(s.out, "addrclean %s\n", version)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(s.out, usageText)
 	default:
-		fmt.Fprintf(s.err, "addrclean: unknown command %q\n\n%s", args[0], usageText)
-		return exitUsage
+		cmd, ok := commands[args[0]]
+		if !ok {
+			fmt.Fprintf(s.err, "addrclean: unknown command %q\n\n%s", args[0], usageText)
+			return exitUsage
+		}
+		err = cmd(ctx, args[1:], s)
 	}
 	code := exitCode(err)
 	if err != nil && err.Error() != "" && !isSilent(err) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -25,7 +24,7 @@ type progress struct {
 	src   readers.Reader
 	log   zerolog.Logger
 	bytes bool
-	// out is stderr as the logger writes it, when the bar is drawn there.
+	// out is stderr as the logger writes it: the bar is drawn on out.w.
 	out *barWriter
 
 	// Without a bar, a ticker logs the latest snapshot, so that a run whose
@@ -37,13 +36,11 @@ type progress struct {
 	done  chan struct{}
 }
 
-func newProgress(w io.Writer, src readers.Reader, log zerolog.Logger, disabled bool) *progress {
-	p := &progress{src: src, log: log, start: time.Now()}
-	if bw, ok := w.(*barWriter); ok {
-		p.out = bw
-		w = bw.w
-	}
-	if disabled || !isTerminal(w) {
+// newProgress draws a bar below the log lines of out unless disabled
+// (--no-progress, or stderr is not a terminal).
+func newProgress(out *barWriter, src readers.Reader, log zerolog.Logger, disabled bool) *progress {
+	p := &progress{src: src, log: log, start: time.Now(), out: out}
+	if disabled {
 		p.stop, p.done = make(chan struct{}), make(chan struct{})
 		go p.logEvery(progressLogEvery)
 		return p
@@ -56,7 +53,7 @@ func newProgress(w io.Writer, src readers.Reader, log zerolog.Logger, disabled b
 		total = rc.RowCount()
 	}
 	opts := []progressbar.Option{
-		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWriter(out.w),
 		progressbar.OptionThrottle(200 * time.Millisecond),
 		progressbar.OptionSetWidth(24),
 		progressbar.OptionShowElapsedTimeOnFinish(),
@@ -68,11 +65,9 @@ func newProgress(w io.Writer, src readers.Reader, log zerolog.Logger, disabled b
 		opts = append(opts, progressbar.OptionSetItsString("rows"), progressbar.OptionShowIts(), progressbar.OptionShowCount())
 	}
 	p.bar = progressbar.NewOptions64(total, opts...)
-	if p.out != nil {
-		p.out.mu.Lock()
-		p.out.clear = func() { _ = p.bar.Clear() }
-		p.out.mu.Unlock()
-	}
+	out.mu.Lock()
+	out.clear = func() { _ = p.bar.Clear() }
+	out.mu.Unlock()
 	return p
 }
 
@@ -107,10 +102,8 @@ func (p *progress) update(s pipeline.Progress) {
 		p.mu.Unlock()
 		return
 	}
-	if p.out != nil {
-		p.out.mu.Lock()
-		defer p.out.mu.Unlock()
-	}
+	p.out.mu.Lock()
+	defer p.out.mu.Unlock()
 	p.bar.Describe(fmt.Sprintf("%d rows %.0f/s rate %s A%d S%d C%d R%d E%d", s.RowsDone, rowsPerSecond(s), rateString(s.RateLimit),
 		s.Actions.Accept, s.Actions.Suggest, s.Actions.Confirm, s.Actions.Reject, s.Actions.Error))
 	if p.bytes {
@@ -137,11 +130,9 @@ func writtenBytes(read int64, s pipeline.Progress) int64 {
 
 func (p *progress) finish() {
 	if p.bar != nil {
-		if p.out != nil {
-			p.out.mu.Lock()
-			p.out.clear = nil
-			defer p.out.mu.Unlock()
-		}
+		p.out.mu.Lock()
+		defer p.out.mu.Unlock()
+		p.out.clear = nil
 		_ = p.bar.Finish()
 		return
 	}

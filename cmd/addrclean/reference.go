@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -34,21 +32,13 @@ Flags:
 
 // cmdReference is 'addrclean reference import'.
 func cmdReference(ctx context.Context, args []string, s streams) error {
-	fs := flag.NewFlagSet("reference", flag.ContinueOnError)
-	fs.SetOutput(s.err)
-	fs.Usage = func() {
-		fmt.Fprint(s.err, referenceUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("reference", referenceUsage, s.err)
 	var from, country string
 	fs.StringVar(&from, "from", "", "source format: paf or openaddresses (required)")
 	fs.StringVar(&country, "country", "", "country of an OpenAddresses file: ISO `CODE` or name")
 	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
-		return withCode(exitUsage, nil)
+		return flagError(err)
 	}
 	if len(pos) != 3 || pos[0] != "import" {
 		fs.Usage()
@@ -95,41 +85,18 @@ func cmdReference(ctx context.Context, args []string, s streams) error {
 // convertAtomically writes OUT through a temporary file beside it, loads
 // the result to check it, and renames it into place only then: a failed
 // conversion leaves no OUT, and an old OUT stays as it was.
-func convertAtomically(ctx context.Context, out string, conv func(io.Writer) (refimport.Stats, error)) (refimport.Stats, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
-	if err != nil {
-		return refimport.Stats{}, err
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
+func convertAtomically(ctx context.Context, out string, conv func(io.Writer) (refimport.Stats, error)) (st refimport.Stats, err error) {
+	err = writeAtomically(out, func(tmp *os.File) error {
+		if st, err = conv(tmp); err != nil {
+			return err
 		}
-	}()
-	st, err := conv(tmp)
-	if err != nil {
-		return st, err
-	}
-	if err := tmp.Sync(); err != nil {
-		return st, err
-	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		return st, err
-	}
-	if _, err := gazetteer.Load(ctx, tmp); err != nil {
-		return st, fmt.Errorf("the converted file does not load: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return st, err
-	}
-	// CreateTemp makes the file 0600; a reference file is no secret.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return st, err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		return st, err
-	}
-	done = true
-	return st, nil
+		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := gazetteer.Load(ctx, tmp); err != nil {
+			return fmt.Errorf("the converted file does not load: %w", err)
+		}
+		return nil
+	})
+	return st, err
 }

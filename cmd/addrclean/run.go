@@ -1,84 +1,42 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/addrclean/addrclean/cache"
-	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/ratelimit"
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/writers"
 )
 
-// cmdRun is 'addrclean run': read, verify, write.
+// cmdRun is 'addrclean run': parse, set up the pipeline.Config (input,
+// journal, service, cache, outputs), run, and map the end to an exit code.
 func cmdRun(ctx context.Context, args []string, s streams) (err error) {
-	var o runOptions
-	fs := newRunFlags(&o, s.err)
-	pos, err := parseFlags(fs, args, runUsage, s.out, true)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
-		return withCode(exitUsage, nil) // parseFlags has printed the problem
-	}
-	if len(pos) != 1 {
-		// The error and where help is, not pages of usage above it.
-		return usageErrorf("run takes exactly one INPUT, got %d (run 'addrclean run --help' for the flags and examples)", len(pos))
-	}
-	o.input = pos[0]
-	if err := o.setupTables(); err != nil { // before anything can print a DBURL
+	o, err := parseRun(args, s)
+	if o == nil {
 		return err
-	}
-	// The input is the first thing to get right: a complaint about the
-	// output name derived from an .xls input would be the wrong one.
-	if !o.isTableSource() {
-		if err := readers.CheckPath(o.input); err != nil {
-			return withCode(exitUsage, err)
-		}
-	}
-	o.rateSet = flagWasSet(fs, "rate")
-	o.cacheTTLSet = flagWasSet(fs, "cache-ttl")
-	if err := o.validate(); err != nil {
-		return err
-	}
-	limit, err := parseMaxErrors(o.maxErrors)
-	if err != nil {
-		return err
-	}
-	if o.resume && o.restart {
-		return usageErrorf("--resume and --restart contradict each other: pass one")
-	}
-	switch o.journal {
-	case "auto", "on":
-	case "off":
-		for _, f := range []struct {
-			set  bool
-			name string
-		}{{o.resume, "--resume"}, {o.restart, "--restart"}, {o.keepJournal, "--keep-journal"}} {
-			if f.set {
-				return usageErrorf("%s is about the journal, and --journal off keeps none: drop one of them", f.name)
-			}
-		}
-	default:
-		return usageErrorf("--journal %q: want auto, on or off", o.journal)
 	}
 	// Log lines and the progress bar share stderr: barWriter keeps them
 	// off each other's line.
 	errw := &barWriter{w: s.err}
-	log, err := newLogger(errw, o.logFormat, o.logLevel)
+	log, err := newLogger(errw, s.tty, o.logFormat, o.logLevel)
 	if err != nil {
 		return err
 	}
 	repeats := newRepeatGuard()
 	log = log.Hook(repeats)
-	if o.logFormat == "json" || (o.logFormat == "auto" && !isTerminal(s.err)) {
+	asJSON := jsonLogs(o.logFormat, s.tty)
+	if asJSON {
 		// Every stderr line must stay one JSON object: the final error too,
 		// which main would otherwise print as text.
 		defer func() {
@@ -118,33 +76,15 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		}
 		return rep.Print(s.out)
 	}
-	outPath, reviewPath, err := o.resolveOutputs()
+	outPath, reviewPath, err := o.outputs(&ropts)
 	if err != nil {
 		return err
-	}
-	if err := outputDirsExist(outPath, reviewPath); err != nil {
-		return err
-	}
-	// An XLSX output keeps the input's numbers and dates typed; reading
-	// the types costs a second pass over the sheet, so only then.
-	for _, p := range []string{outPath, reviewPath} {
-		if f, err := writers.FormatFromPath(p); err == nil && f == writers.XLSX && p != "" {
-			ropts.CellTypes = true
-		}
-	}
-	if o.report != "" && outPath == "" {
-		return usageErrorf("--report reads the enriched file back: give -o PATH (tables cannot be read back yet)")
-	}
-	if enc, _ := writers.NormaliseEncoding(o.outEncoding); o.report != "" && enc != writers.EncodingUTF8 {
-		if f, _ := writers.FormatFromPath(outPath); f == writers.CSV {
-			return usageErrorf("--report reads the enriched CSV back as UTF-8: drop --out-encoding %s (use --bom for Excel), or write -o .xlsx", o.outEncoding)
-		}
 	}
 	// The cache is opened first: a locked or damaged one stops the run
 	// before anything is read or started.
 	var cdb *cache.DB
 	if o.cache != "" {
-		if cdb, err = openCacheLog(o.cache, false, log); err != nil {
+		if cdb, err = openCache(o.cache, false, log); err != nil {
 			return err
 		}
 		defer func() {
@@ -164,7 +104,150 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if err != nil {
 		return inputError(fmt.Errorf("%s: %w", o.input, err))
 	}
-	ev := log.Info().Str("input", o.input).Object("mapping", mapper)
+	logReading(log, o.input, src, mapper)
+	run, err := o.policy.Open(o.journalPathFor(outPath, reviewPath), func() (runs.Identity, error) {
+		return runIdentity(ctx, *o, src, mapper)
+	}, pipeline.ReorderWindow(0, o.workers), []string{outPath, reviewPath}, log)
+	if err != nil {
+		return err
+	}
+	defer run.Abandon()
+	conn, err := connect(ctx, connectOptions{
+		baseURL: o.baseURL, apiKeyFile: o.apiKeyFile, apiKeyFlag: o.apiKeyFlag, reference: o.reference,
+		tokenTTL: o.tokenTTL, method: o.method, workers: o.workers,
+	}, log)
+	if err != nil {
+		return err
+	}
+	defer conn.stop()
+	pcache, logCached, err := o.cacheStore(cdb, conn.embedded, log)
+	if err != nil {
+		return err
+	}
+	rate := o.rate
+	if conn.embedded && !o.rateSet {
+		rate = 0 // the embedded service has no quota to respect
+	}
+	wopts := writers.Options{RawCells: o.rawCells, MarkCached: o.markCached, Stdout: s.out, Logger: log, BOM: o.bom, Encoding: o.outEncoding}
+	outs, err := o.openAllOutputs(ctx, src, mapper, outPath, reviewPath, wopts, log)
+	if err != nil {
+		return err
+	}
+	outPath, reviewPath = o.shownOutputs(outPath, reviewPath)
+
+	prog := newProgress(errw, src, log, o.noProgress || !s.tty)
+	stats, runErr := pipeline.Run(ctx, pipeline.Config{
+		Source: src, Limit: int64(o.limit), Mapper: mapper, Verifier: conn.client, Limiter: ratelimit.New(rate, o.burst),
+		Outputs: outs, Workers: o.workers, Retries: cmp.Or(o.retries, -1), // the pipeline reads 0 as "the default"
+		Timeout: o.timeout, MaxWait: o.maxWait, Cache: pcache, Logger: log, Progress: prog.update, Journal: run.Journal(),
+		LimitErrors: o.errorLimit.set, MaxErrors: o.errorLimit.rows, MaxErrorShare: o.errorLimit.share,
+	})
+	prog.finish()
+	repeats.report(log) // before the summary, which is the last word
+	stats.TokenRefreshes = conn.client.Stats().TokenRefreshes
+	logCached(stats.CacheHits)
+
+	end := run.Settle(outs, &stats, runErr)
+	if end.End == runs.OutputsFailed {
+		return o.exitError(end, stats, runErr, reviewPath, conn.embedded)
+	}
+	written := end.Written()
+	if !written {
+		outPath, reviewPath = "", "" // none was written, so none is named
+	}
+	printSummary(s.err, asJSON, log, *o, stats, outPath, reviewPath, written)
+	// A monitor reading --summary learns of a fatal error too.
+	if err := o.writeSummary(stats, outPath, reviewPath); err != nil && written {
+		return withCode(exitFatal, err)
+	} else if err != nil {
+		log.Error().Err(err).Msg("writing the summary")
+	}
+	if o.report != "" && written {
+		// The report reads the enriched file back, so stdout has none.
+		// An interrupted run still gets its report of the rows it wrote.
+		if err := writeReport(context.WithoutCancel(ctx), outPath, o.report, &stats); err != nil {
+			return err
+		}
+		log.Info().Str("report", o.report).Msg("report written")
+	}
+	return o.exitError(end, stats, runErr, reviewPath, conn.embedded)
+}
+
+// parseRun parses and checks the command line; nil options end the command
+// (--help, or an error).
+func parseRun(args []string, s streams) (*runOptions, error) {
+	o := &runOptions{}
+	fs := newRunFlags(o, s.err)
+	pos, err := parseFlags(fs, args, runUsage, s.out, true)
+	if err != nil {
+		return nil, flagError(err)
+	}
+	if len(pos) != 1 {
+		// The error and where help is, not pages of usage above it.
+		return nil, usageErrorf("run takes exactly one INPUT, got %d (run 'addrclean run --help' for the flags and examples)", len(pos))
+	}
+	o.input = pos[0]
+	if err := o.setupTables(); err != nil { // before anything can print a DBURL
+		return nil, err
+	}
+	// The input is the first thing to get right: a complaint about the
+	// output name derived from an .xls input would be the wrong one.
+	if !o.isTableSource() {
+		if err := readers.CheckPath(o.input); err != nil {
+			return nil, withCode(exitUsage, err)
+		}
+	}
+	o.rateSet = flagWasSet(fs, "rate")
+	o.cacheTTLSet = flagWasSet(fs, "cache-ttl")
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if o.errorLimit, err = parseMaxErrors(o.maxErrors); err != nil {
+		return nil, err
+	}
+	o.policy = runs.Policy{Mode: o.journal, Stdin: o.input == "-", Live: o.baseURL != "",
+		Resume: o.resume, Restart: o.restart, Keep: o.keepJournal}
+	if err := o.policy.Check(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// outputs are the output paths, checked, and what they ask of the reader.
+func (o *runOptions) outputs(ropts *readers.Options) (out, review string, err error) {
+	out, review, err = o.resolveOutputs()
+	if err != nil {
+		return "", "", err
+	}
+	for _, p := range []struct{ flag, path string }{{"--out", out}, {"--review", review}} {
+		if p.path == "" || p.path == "-" {
+			continue
+		}
+		// The writer would fail later, on a hidden temporary file in it.
+		dir := filepath.Dir(p.path)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return "", "", usageErrorf("%s %s: the directory %s does not exist", p.flag, p.path, dir)
+		}
+		// An XLSX output keeps the input's numbers and dates typed; reading
+		// the types costs a second pass over the sheet, so only then.
+		if f, err := writers.FormatFromPath(p.path); err == nil && f == writers.XLSX {
+			ropts.CellTypes = true
+		}
+	}
+	if o.report != "" && out == "" {
+		return "", "", usageErrorf("--report reads the enriched file back: give -o PATH (tables cannot be read back yet)")
+	}
+	if enc, _ := writers.NormaliseEncoding(o.outEncoding); o.report != "" && enc != writers.EncodingUTF8 {
+		if f, _ := writers.FormatFromPath(out); f == writers.CSV {
+			return "", "", usageErrorf("--report reads the enriched CSV back as UTF-8: drop --out-encoding %s (use --bom for Excel), or write -o .xlsx", o.outEncoding)
+		}
+	}
+	return out, review, nil
+}
+
+// logReading logs what is read, and how it is mapped.
+func logReading(log zerolog.Logger, input string, src readers.Reader, mapper *readers.Mapper) {
+	ev := log.Info().Str("input", input).Object("mapping", mapper)
 	if d, ok := src.(readers.Describer); ok {
 		info := d.Info()
 		ev = ev.Str("format", info.Format)
@@ -181,210 +264,66 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	for _, n := range mapper.Notes() {
 		log.Warn().Msg(n)
 	}
+}
 
-	// The journal is settled before anything is started or written: a
-	// refusal to resume must leave the last run's work as it was.
-	var jnl *journal.Journal
-	jpath := o.journalPathFor(outPath, reviewPath)
-	switch keep, why := o.journalled(jpath); {
-	case !keep && (o.resume || o.journal == "on" || o.keepJournal):
-		log.Warn().Msg("no journal: " + why + "; starting from the first row")
-	case !keep:
-		log.Debug().Msg("no journal: " + why)
-	default:
-		meta, err := runMeta(ctx, o, src, mapper)
-		if err != nil {
-			return err
+// exitError is the exit code of how a run ended, and what to do next.
+func (o *runOptions) exitError(end runs.Outcome, st pipeline.Stats, runErr error, review string, embedded bool) error {
+	n := st.RowsWritten
+	journalled := map[bool]string{true: "; the finished rows are journalled: fix the cause and run again with --resume"}[end.Resumable]
+	switch end.End {
+	case runs.OutputsFailed:
+		return withCode(exitFatal, fmt.Errorf("finishing outputs: %w%s", end.Err, journalled))
+	case runs.Unreachable:
+		where := "the embedded service"
+		if o.baseURL != "" {
+			where = runs.CanonicalURL(o.baseURL)
 		}
-		jnl, err = openJournal(o, jpath, meta, pipeline.ReorderWindow(0, o.workers), log)
-		if err != nil {
-			return err
-		}
-		// Until the run is over the journal stays; finishJournal decides.
-		// A run refused before it started leaves no empty journal behind.
-		defer func() {
-			if jnl != nil {
-				finishJournal(jnl, pipeline.Stats{}, false, log)
-			}
-		}()
-	}
-	// A killed run leaves its temporary outputs; a live one holds a lock on
-	// its own, so these are safe to remove with or without a journal.
-	for _, p := range []string{outPath, reviewPath} {
-		for _, f := range writers.RemoveStaleTemps(p) {
-			log.Debug().Str("file", f).Msg("removed a temporary output left by an earlier run")
-		}
-	}
-
-	conn, err := connect(ctx, connectOptions{
-		baseURL: o.baseURL, apiKeyFile: o.apiKeyFile, apiKeyFlag: o.apiKeyFlag, reference: o.reference,
-		tokenTTL: o.tokenTTL, method: o.method, workers: o.workers,
-	}, log)
-	if err != nil {
-		return err
-	}
-	defer conn.stop()
-
-	var (
-		pcache pipeline.Cache
-		cstore *countingCache
-		ns     cache.Namespace
-	)
-	if cdb != nil {
-		if ns, err = cacheNamespace(o, conn.embedded); err != nil {
-			return err
-		}
-		st, err := cdb.Store(ns, o.cacheTTL)
-		if err != nil {
-			return withCode(exitFatal, err)
-		}
-		cstore = &countingCache{Store: st}
-		pcache = cstore
-		log.Info().Str("cache", o.cache).Str("namespace", ns.Label).Dur("cache_ttl", o.cacheTTL).Msg("reusing answers from the cache")
-	}
-
-	rate := o.rate
-	if conn.embedded && !o.rateSet {
-		rate = 0 // the embedded service has no quota to respect
-	}
-	limiter := ratelimit.New(rate, o.burst)
-
-	wopts := writers.Options{RawCells: o.rawCells, MarkCached: o.markCached, Stdout: s.out, Logger: log, BOM: o.bom, Encoding: o.outEncoding}
-	outs, err := o.openAllOutputs(ctx, src, mapper, outPath, reviewPath, wopts, log)
-	if err != nil {
-		return err
-	}
-	outPath, reviewPath = o.shownOutputs(outPath, reviewPath)
-	retries := o.retries
-	if retries == 0 {
-		retries = -1 // the pipeline reads 0 as "the default"
-	}
-
-	prog := newProgress(errw, src, log, o.noProgress)
-	pcfg := pipeline.Config{
-		Source: src, Limit: int64(o.limit), Mapper: mapper, Verifier: conn.client, Limiter: limiter,
-		Outputs: outs, Workers: o.workers, Retries: retries, Timeout: o.timeout, MaxWait: o.maxWait,
-		Cache: pcache, Logger: log, Progress: prog.update,
-		LimitErrors: limit.set, MaxErrors: limit.rows, MaxErrorShare: limit.share,
-	}
-	if jnl != nil {
-		pcfg.Journal = jnl
-	}
-	stats, runErr := pipeline.Run(ctx, pcfg)
-	prog.finish()
-	repeats.report(log) // before the summary, which is the last word
-	if jnl != nil && jnl.Changed() > 0 {
-		log.Warn().Int64("rows", jnl.Changed()).Msg("the journal held other addresses for some rows; they were verified again")
-	}
-	stats.TokenRefreshes = conn.client.Stats().TokenRefreshes
-	if cstore != nil {
-		logCache(log, cdb, ns, stats.CacheHits, cstore)
-	}
-
-	interrupted := errors.Is(runErr, context.Canceled) || stats.Interrupted
-	// A service never reached is fatal, unlike an outage met mid-run: its
-	// outputs hold nothing but Error rows, and must not replace the last
-	// run's.
-	unreachable := errors.Is(runErr, pipeline.ErrServiceUnreachable)
-	unavailable := errors.Is(runErr, pipeline.ErrServiceUnavailable) && !unreachable
-	tooMany := errors.Is(runErr, pipeline.ErrTooManyErrors)
-	if runErr != nil && !interrupted && !unavailable && !tooMany {
-		for _, w := range outs {
-			_ = w.Abort()
-		}
-		// Never drop the journal after a fatal error, even one after the
-		// last row: the outputs were aborted, the journal is what is paid for.
-		resumable := finishJournal(jnl, pipeline.Stats{}, false, log)
-		jnl = nil
-		printSummary(s.err, log, o, stats, outPath, reviewPath, false)
-		// A monitor reading --summary learns of the failure too; no output
-		// was written, so none is named.
-		if o.summary != "" {
-			if err := writeSummaryFile(o.summary, o, stats, "", ""); err != nil {
-				log.Error().Err(err).Msg("writing the summary")
-			}
-		}
-		hint := ""
-		if resumable {
-			hint = "; the finished rows are journalled: fix the cause and run again with --resume"
-		}
-		if unreachable {
-			where := "the embedded service"
-			if o.baseURL != "" {
-				where = canonicalURL(o.baseURL)
-			}
-			return withCode(exitFatal, fmt.Errorf("could not reach %s: %w; the outputs were left as they were%s", where, runErr, hint))
-		}
+		return withCode(exitFatal, fmt.Errorf("could not reach %s: %w; the outputs were left as they were%s", where, runErr, journalled))
+	case runs.Failed:
 		if msg := describeFatal(runErr); msg != "" {
-			return withCode(exitFatal, fmt.Errorf("%s (%w)%s", msg, runErr, hint))
+			return withCode(exitFatal, fmt.Errorf("%s (%w)%s", msg, runErr, journalled))
 		}
-		return withCode(exitFatal, fmt.Errorf("%w%s", runErr, hint))
-	}
-	// Interrupted and stopped runs keep what is done: an ordered prefix of
-	// the input.
-	for i, w := range outs {
-		if err := w.Close(); err != nil {
-			// Leave no temporary file behind for the outputs not finished yet.
-			for _, rest := range outs[i+1:] {
-				_ = rest.Abort()
-			}
-			hint := ""
-			if finishJournal(jnl, pipeline.Stats{}, o.keepJournal, log) { // keep it: the outputs are not there
-				hint = "; the finished rows are journalled: fix the cause and run again with --resume"
-			}
-			jnl = nil
-			return withCode(exitFatal, fmt.Errorf("finishing outputs: %w%s", err, hint))
+		return withCode(exitFatal, fmt.Errorf("%w%s", runErr, journalled))
+	case runs.Interrupted:
+		next := "; run the same command with --resume to continue"
+		if !end.Resumable {
+			next = ". " + noJournalHint(o, embedded)
 		}
+		return withCode(exitInterrupted, fmt.Errorf("interrupted after %d rows; the outputs hold rows 1 to %d%s", n, n, next))
+	case runs.Unavailable:
+		again := map[bool]string{false: "run again once it is back", true: "resume with --resume once it is back"}[end.Resumable]
+		return withCode(exitFatal, fmt.Errorf("service unavailable: %s (%w); the outputs hold the first %d rows", again, runErr, n))
+	case runs.TooManyErrors:
+		more := map[bool]string{true: ". To go on, raise --max-errors and run again with --resume: the rows done are journalled, " +
+			"and rows that failed after retries are tried again; after fixing the input instead, run it with --restart"}[end.Resumable]
+		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them%s", runErr, o.maxErrors, review, more))
 	}
-	for _, w := range outs {
-		if dr, ok := w.(writers.DuplicateReporter); ok {
-			d := dr.Duplicates()
-			stats.Duplicates = &d
-			break
-		}
-	}
-	resumable := finishJournal(jnl, stats, o.keepJournal, log)
-	jnl = nil
-	printSummary(s.err, log, o, stats, outPath, reviewPath, true)
-	if o.summary != "" {
-		if err := writeSummaryFile(o.summary, o, stats, outPath, reviewPath); err != nil {
-			return withCode(exitFatal, err)
-		}
-	}
-	if o.report != "" {
-		// The report reads the enriched file back, so stdout has none.
-		// An interrupted run still gets its report of the rows it wrote.
-		if err := writeReport(context.WithoutCancel(ctx), outPath, o.report, &stats); err != nil {
-			return err
-		}
-		log.Info().Str("report", o.report).Msg("report written")
-	}
-	resume := ""
-	if resumable {
-		resume = "; run the same command with --resume to continue"
-	}
-	switch {
-	case interrupted && !resumable:
-		return withCode(exitInterrupted, fmt.Errorf("interrupted after %d rows; the outputs hold rows 1 to %d. %s",
-			stats.RowsWritten, stats.RowsWritten, noJournalHint(&o, conn.embedded)))
-	case interrupted:
-		return withCode(exitInterrupted, fmt.Errorf("interrupted after %d rows; the outputs hold rows 1 to %d%s", stats.RowsWritten, stats.RowsWritten, resume))
-	case unavailable && resumable:
-		return withCode(exitFatal, fmt.Errorf("service unavailable: resume with --resume once it is back (%w); the outputs hold the first %d rows",
-			runErr, stats.RowsWritten))
-	case unavailable:
-		return withCode(exitFatal, fmt.Errorf("service unavailable: run again once it is back (%w); the outputs hold the first %d rows",
-			runErr, stats.RowsWritten))
-	case tooMany && resumable:
-		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them. "+
-			"To go on, raise --max-errors and run again with --resume: the rows done are journalled, and rows that "+
-			"failed after retries are tried again; after fixing the input instead, run it with --restart", runErr, o.maxErrors, reviewPath))
-	case tooMany:
-		return withCode(exitFatal, fmt.Errorf("%w (--max-errors %s); the review file %s lists them", runErr, o.maxErrors, reviewPath))
-	case stats.Actions[writers.ActionError] > 0:
+	if st.Actions[writers.ActionError] > 0 {
 		return withCode(exitRowErrors, nil)
 	}
 	return nil
+}
+
+// table.go's names, from before the journal policy moved to package runs.
+var journalPath, hashInput = runs.JournalPath, runs.HashInput
+
+// runIdentity is what the run's journal is written for.
+func runIdentity(ctx context.Context, o runOptions, src readers.Reader, mapper *readers.Mapper) (runs.Identity, error) {
+	in, err := o.inputIdentity(ctx)
+	if err != nil {
+		return runs.Identity{}, err
+	}
+	id := runs.Identity{Input: in, Columns: mapper.Columns(), Source: src, BaseURL: o.baseURL, Extra: map[string]string{}}
+	id.Encoding, _ = readers.NormaliseEncoding(o.encoding) // validate has checked it
+	if o.baseURL == "" {
+		ns, err := cacheNamespace(o, true)
+		if err != nil {
+			return runs.Identity{}, err
+		}
+		id.Embedded = strings.TrimPrefix(ns.ID, "embedded-")
+	}
+	o.tableMeta(id.Extra)
+	return id, nil
 }
 
 // noJournalHint says how to go on after an interrupted run that kept no
@@ -475,26 +414,6 @@ func (o *runOptions) outputPaths() (out, review string, err error) {
 		return "", "", usageErrorf("--out and --review are the same file %s", out)
 	}
 	return out, review, nil
-}
-
-// outputDirsExist refuses outputs in a directory that is not there, naming
-// the directory: the writer would fail later, on a hidden temporary file in
-// it.
-func outputDirsExist(out, review string) error {
-	for _, p := range []struct{ flag, path string }{{"--out", out}, {"--review", review}} {
-		if p.path == "" || p.path == "-" {
-			continue
-		}
-		if dir := filepath.Dir(p.path); !isDir(dir) {
-			return usageErrorf("%s %s: the directory %s does not exist", p.flag, p.path, dir)
-		}
-	}
-	return nil
-}
-
-func isDir(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
 }
 
 func sameFile(a, b string) bool {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,8 +20,11 @@ import (
 	"time"
 
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/runs"
 	sampledata "github.com/addrclean/addrclean/sample_data"
 	"github.com/addrclean/addrclean/service"
+	"github.com/addrclean/addrclean/writers"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -419,4 +424,61 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// How a run ended becomes its exit code and message; the messages are
+// those users script against and read in cron mails.
+func TestRunExitError(t *testing.T) {
+	unavailable := fmt.Errorf("20 calls failed: %w", pipeline.ErrServiceUnavailable)
+	tooMany := fmt.Errorf("%w: 3 of 10", pipeline.ErrTooManyErrors)
+	unreachable := fmt.Errorf("dial: %w", pipeline.ErrServiceUnreachable)
+	boom := errors.New("boom")
+	st := pipeline.Stats{RowsWritten: 7}
+	withErrors := pipeline.Stats{Actions: map[string]int64{writers.ActionError: 1}}
+	tests := []struct {
+		name    string
+		o       runOptions
+		end     runs.Outcome
+		st      pipeline.Stats
+		runErr  error
+		code    int
+		message string
+	}{
+		{"finished", runOptions{}, runs.Outcome{End: runs.Finished}, st, nil, exitOK, ""},
+		{"finished with Error rows", runOptions{}, runs.Outcome{End: runs.Finished}, withErrors, nil, exitRowErrors, ""},
+		{"outputs not finished", runOptions{}, runs.Outcome{End: runs.OutputsFailed, Resumable: true, Err: boom}, st, nil, exitFatal,
+			"finishing outputs: boom; the finished rows are journalled: fix the cause and run again with --resume"},
+		{"unreachable live service", runOptions{baseURL: "HTTPS://Api.Example.com/"}, runs.Outcome{End: runs.Unreachable}, st, unreachable, exitFatal,
+			"could not reach https://api.example.com: " + unreachable.Error() + "; the outputs were left as they were"},
+		{"unreachable embedded service", runOptions{}, runs.Outcome{End: runs.Unreachable}, st, unreachable, exitFatal,
+			"could not reach the embedded service: " + unreachable.Error() + "; the outputs were left as they were"},
+		{"fatal", runOptions{}, runs.Outcome{End: runs.Failed, Resumable: true}, st, boom, exitFatal,
+			"boom; the finished rows are journalled: fix the cause and run again with --resume"},
+		{"interrupted, resumable", runOptions{}, runs.Outcome{End: runs.Interrupted, Resumable: true}, st, context.Canceled, exitInterrupted,
+			"interrupted after 7 rows; the outputs hold rows 1 to 7; run the same command with --resume to continue"},
+		{"interrupted, no journal", runOptions{journal: "off"}, runs.Outcome{End: runs.Interrupted}, st, context.Canceled, exitInterrupted,
+			"interrupted after 7 rows; the outputs hold rows 1 to 7. No journal was kept (--journal off): run the command again to start from the first row"},
+		{"unavailable, resumable", runOptions{}, runs.Outcome{End: runs.Unavailable, Resumable: true}, st, unavailable, exitFatal,
+			"service unavailable: resume with --resume once it is back (" + unavailable.Error() + "); the outputs hold the first 7 rows"},
+		{"unavailable", runOptions{}, runs.Outcome{End: runs.Unavailable}, st, unavailable, exitFatal,
+			"service unavailable: run again once it is back (" + unavailable.Error() + "); the outputs hold the first 7 rows"},
+		{"too many errors, resumable", runOptions{maxErrors: "2"}, runs.Outcome{End: runs.TooManyErrors, Resumable: true}, st, tooMany, exitFatal,
+			tooMany.Error() + " (--max-errors 2); the review file r.csv lists them. To go on, raise --max-errors and run again with --resume: " +
+				"the rows done are journalled, and rows that failed after retries are tried again; after fixing the input instead, run it with --restart"},
+		{"too many errors", runOptions{maxErrors: "2"}, runs.Outcome{End: runs.TooManyErrors}, st, tooMany, exitFatal,
+			tooMany.Error() + " (--max-errors 2); the review file r.csv lists them"},
+	}
+	for _, tt := range tests {
+		err := tt.o.exitError(tt.end, tt.st, tt.runErr, "r.csv", false)
+		if code := exitCode(err); code != tt.code {
+			t.Errorf("%s: exit %d, want %d", tt.name, code, tt.code)
+		}
+		if got := ""; err != nil && !isSilent(err) {
+			if got = err.Error(); got != tt.message {
+				t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.message)
+			}
+		} else if tt.message != "" {
+			t.Errorf("%s: no message, want %q", tt.name, tt.message)
+		}
+	}
 }

@@ -2,10 +2,13 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/addrclean/addrclean/runs"
 )
 
 // runOptions are the flags of 'addrclean run'.
@@ -43,6 +46,8 @@ type runOptions struct {
 	noProgress                      bool
 	method                          string
 	rateSet, cacheTTLSet            bool
+	errorLimit                      errorLimit   // parsed --max-errors
+	policy                          runs.Policy  // what the journal flags ask
 	tables                          tableOptions // table.go
 	tr                              *tableRun
 }
@@ -86,12 +91,7 @@ Flags:
 `
 
 func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, runUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("run", runUsage, stderr)
 	fs.StringVar(&o.out, "out", "", "enriched output `PATH`; format from the extension (.csv .tsv .xlsx .jsonl); - = CSV on stdout\n(default <input-stem>.cleaned.<ext> beside the input)")
 	fs.StringVar(&o.out, "o", "", "shorthand for --out")
 	fs.StringVar(&o.review, "review", "", "review output `PATH` (default <input-stem>.review.<ext> beside the input)")
@@ -141,4 +141,33 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.method, "method", "POST", "verify request method: POST (token in the body) or GET")
 	addTableFlags(fs, &o.tables)
 	return fs
+}
+
+// errorLimit is --max-errors: at most rows Error rows, or at most share of
+// the rows written.
+type errorLimit struct {
+	set   bool
+	rows  int64
+	share float64
+}
+
+// parseMaxErrors reads --max-errors: N rows (0: stop at the first), or P%
+// of the rows written.
+func parseMaxErrors(s string) (errorLimit, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return errorLimit{}, nil
+	}
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || v <= 0 || v > 100 {
+			return errorLimit{}, usageErrorf("--max-errors %q: want a share such as 5%% (more than 0, at most 100)", s)
+		}
+		return errorLimit{share: v / 100}, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return errorLimit{}, usageErrorf("--max-errors %q: want a number of rows such as 100, or a share such as 5%%", s)
+	}
+	return errorLimit{set: true, rows: n}, nil
 }

@@ -39,12 +39,7 @@ type serveOptions struct {
 }
 
 func newServeFlags(o *serveOptions, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, serveUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("serve", serveUsage, stderr)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "`ADDR` to listen on (host:port; port 0 picks a free one)")
 	fs.StringVar(&o.reference, "reference", "", "reference address `CSV` (default: the bundled sample reference)")
 	fs.StringVar(&o.keys, "keys", "", "JSON keys `FILE` of integrations (default: one development key, printed on stdout)")
@@ -64,10 +59,7 @@ func cmdServe(ctx context.Context, args []string, s streams) error {
 	var o serveOptions
 	fs := newServeFlags(&o, s.err)
 	if _, err := parseFlags(fs, args, serveUsage, s.out, false); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return withCode(exitUsage, nil) // parseFlags has reported it
+		return flagError(err)
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("serve takes no arguments, got %q", fs.Arg(0))
@@ -84,7 +76,7 @@ func cmdServe(ctx context.Context, args []string, s streams) error {
 	case o.listen == "":
 		return usageErrorf("--listen must not be empty")
 	}
-	log, err := newLogger(s.err, o.logFormat, o.logLevel)
+	log, err := newLogger(s.err, s.tty, o.logFormat, o.logLevel)
 	if err != nil {
 		return err
 	}
@@ -93,18 +85,17 @@ func cmdServe(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return withCode(exitFatal, err)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for i := range integrations {
-		if set["token-ttl"] {
-			integrations[i].TokenTTL = o.tokenTTL
-		}
-		if set["rate"] {
-			integrations[i].RequestsPerSecond = o.rate
-		}
-		if set["burst"] {
-			integrations[i].Burst = o.burst
-		}
+		fs.Visit(func(f *flag.Flag) {
+			switch in := &integrations[i]; f.Name {
+			case "token-ttl":
+				in.TokenTTL = o.tokenTTL
+			case "rate":
+				in.RequestsPerSecond = o.rate
+			case "burst":
+				in.Burst = o.burst
+			}
+		})
 	}
 	opts := []service.Option{service.WithLogger(log), service.WithMaxBodyBytes(o.maxBody), service.WithBaseURL(o.publicURL)}
 	if o.secretFile != "" {

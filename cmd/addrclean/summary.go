@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -24,8 +25,8 @@ type summaryFile struct {
 
 // printSummary reports the run on stderr: a short block on a console, one
 // JSON log event otherwise (so every stderr line stays one JSON object).
-func printSummary(w io.Writer, log zerolog.Logger, o runOptions, st pipeline.Stats, out, review string, written bool) {
-	if o.logFormat == "json" || (o.logFormat == "auto" && !isTerminal(w)) {
+func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st pipeline.Stats, out, review string, written bool) {
+	if asJSON {
 		ev := log.Info().Str("input", o.input).Interface("summary", st)
 		if written {
 			ev = ev.Str("enriched", out).Str("review", review)
@@ -65,23 +66,19 @@ func printSummary(w io.Writer, log zerolog.Logger, o runOptions, st pipeline.Sta
 
 // counts prints a map in a fixed order of known keys, then any others sorted.
 func counts(m map[string]int64, order []string) string {
+	rank := func(k string) int {
+		if i := slices.Index(order, k); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	slices.SortStableFunc(keys, func(a, b string) int { return rank(a) - rank(b) })
 	var parts []string
-	seen := map[string]bool{}
-	for _, k := range order {
-		seen[k] = true
+	for _, k := range keys {
 		if m[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 		}
-	}
-	var rest []string
-	for k := range m {
-		if !seen[k] && m[k] > 0 {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	for _, k := range rest {
-		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	if len(parts) == 0 {
 		return "-"
@@ -89,36 +86,46 @@ func counts(m map[string]int64, order []string) string {
 	return strings.Join(parts, ", ")
 }
 
-// writeSummaryFile writes --summary atomically.
-func writeSummaryFile(path string, o runOptions, st pipeline.Stats, out, review string) error {
+// writeSummary writes --summary, if asked for, atomically.
+func (o *runOptions) writeSummary(st pipeline.Stats, out, review string) error {
+	if o.summary == "" {
+		return nil
+	}
 	b, err := json.MarshalIndent(summaryFile{Input: o.input, Enriched: out, Review: review, Stats: st}, "", "  ")
+	if err == nil {
+		err = writeAtomically(o.summary, func(f *os.File) error {
+			_, err := f.Write(append(b, '\n'))
+			return err
+		})
+	}
 	if err != nil {
-		return fmt.Errorf("--summary: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("--summary: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("--summary: %w", err)
-	}
-	// CreateTemp makes the file 0600; a summary is no secret and other
-	// jobs (monitoring) read it.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("--summary: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("--summary: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("--summary: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("--summary: %w", err)
 	}
 	return nil
+}
+
+// writeAtomically writes path through a temporary file beside it, renamed
+// into place only once write and the sync succeeded: a failure leaves no
+// file, and an old one stays as it was. The file is 0644 (CreateTemp makes
+// 0600): what is written this way is no secret, and other jobs read it.
+func writeAtomically(path string, write func(*os.File) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, a no-op
+	err = write(tmp)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

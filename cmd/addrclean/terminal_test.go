@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -74,6 +75,31 @@ func TestBarWriterKeepsLogLinesOffTheBar(t *testing.T) {
 	i := strings.Index(out, `{"level":"warn"`)
 	if i <= 0 || out[i-1] != '\r' {
 		t.Errorf("the warning does not start its own line: %q", out)
+	}
+}
+
+// Whether stderr is a terminal is decided once, in streams: a run that
+// claims one draws the progress bar and logs in console format; one that
+// does not logs JSON and draws nothing.
+func TestRunProgressBarOnATerminal(t *testing.T) {
+	barLine := regexp.MustCompile(`\d+ rows \d+/s rate unlimited A\d+ S\d+ C\d+ R\d+ E\d+ +\d+% \|`)
+	t.Setenv("ADDRCLEAN_BASE_URL", "")
+	in := sampleCSV(t)
+	for _, tty := range []bool{true, false} {
+		dir := t.TempDir()
+		var errb bytes.Buffer
+		code := runMain(t.Context(), []string{"run", "--country", "IE", "-o", filepath.Join(dir, "o.csv"),
+			"--review", filepath.Join(dir, "r.csv"), in}, streams{in: strings.NewReader(""), out: &bytes.Buffer{}, err: &errb, tty: tty})
+		if code != exitRowErrors {
+			t.Fatalf("tty %v: exit %d: %s", tty, code, &errb)
+		}
+		stderr := errb.String()
+		// The bar's description, its percent, then the console summary.
+		bar := barLine.MatchString(stderr)
+		console := strings.Contains(stderr, "Summary of") && !strings.HasPrefix(stderr, "{")
+		if bar != tty || console != tty {
+			t.Errorf("tty %v: bar drawn %v, console output %v:\n%s", tty, bar, console, tail(stderr, 1500))
+		}
 	}
 }
 

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,12 +29,7 @@ Flags:
 
 // cmdVerify is 'addrclean verify': one address, human or JSON output.
 func cmdVerify(ctx context.Context, args []string, s streams) error {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(s.err)
-	fs.Usage = func() {
-		fmt.Fprint(s.err, verifyUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("verify", verifyUsage, s.err)
 	var (
 		city, region, postcode, country, language string
 		asJSON                                    bool
@@ -59,11 +52,8 @@ func cmdVerify(ctx context.Context, args []string, s streams) error {
 	fs.StringVar(&logFormat, "log-format", "auto", "auto, console or json")
 	fs.StringVar(&logLevel, "log-level", "warn", "trace, debug, info, warn or error")
 	lines, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
-		return withCode(exitUsage, nil)
+		return flagError(err)
 	}
 	if len(lines) == 0 && postcode == "" {
 		fs.Usage()
@@ -78,7 +68,7 @@ func cmdVerify(ctx context.Context, args []string, s streams) error {
 	if postcode != "" {
 		lines = append(lines, postcode)
 	}
-	log, err := newLogger(s.err, logFormat, logLevel)
+	log, err := newLogger(s.err, s.tty, logFormat, logLevel)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,409 @@
+// Package runs owns a run's policy over its journal: whether it keeps one,
+// what makes two runs the same, resume, restart or refuse, what is left of a
+// run that stops, and the temporary outputs a killed run left behind.
+package runs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/journal"
+	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/writers"
+)
+
+// UsageError is a refusal that only another command line gets past; other
+// errors of this package are fatal to the run.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, args ...any) error { return &UsageError{fmt.Errorf(format, args...)} }
+
+// Policy is what the command line says about the journal: --journal (Mode:
+// auto, on or off), --resume, --restart, --keep-journal, and whether the
+// run reads stdin (which cannot be read twice) or a live service (where
+// every call is paid for).
+type Policy struct {
+	Mode                  string
+	Stdin, Live           bool
+	Resume, Restart, Keep bool
+}
+
+// Check refuses flags that contradict each other.
+func (p Policy) Check() error {
+	switch {
+	case p.Resume && p.Restart:
+		return usagef("--resume and --restart contradict each other: pass one")
+	case p.Mode != "auto" && p.Mode != "on" && p.Mode != "off":
+		return usagef("--journal %q: want auto, on or off", p.Mode)
+	}
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{p.Resume, "--resume"}, {p.Restart, "--restart"}, {p.Keep, "--keep-journal"}} {
+		if f.set && p.Mode == "off" {
+			return usagef("%s is about the journal, and --journal off keeps none: drop one of them", f.name)
+		}
+	}
+	return nil
+}
+
+// keeps decides whether the run keeps a journal at path, and says why not.
+// With --journal auto a run against the embedded service keeps one only
+// when asked to resume or when one is there (it might be one to resume):
+// re-verifying costs nothing but time, and journalling a tenth of the CPU.
+func (p Policy) keeps(path string) (bool, string) {
+	switch {
+	case p.Stdin:
+		return false, "stdin cannot be read twice, so a run over stdin keeps no journal"
+	case p.Mode == "off":
+		return false, "--journal off"
+	case p.Mode == "on", p.Live, p.Resume, p.Restart, p.Keep:
+		return true, ""
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return true, ""
+	}
+	return false, "--journal auto keeps none for the embedded service (pass --journal on for one)"
+}
+
+// JournalPath is the journal beside the enriched output, or the review one.
+func JournalPath(out, review string) string {
+	if out == "-" {
+		return review + ".journal"
+	}
+	return out + ".journal"
+}
+
+// Identity is what makes two runs the same: the input's content and every
+// option that changes the answers or the rows (Columns is
+// readers.Mapper.Columns; Source tells the delimiter or sheet when it is a
+// readers.Describer; Extra adds options by name). Output options may change
+// between runs: outputs are written afresh from the journal. The embedded
+// service (BaseURL "") answers from its reference's content and its build,
+// wherever the reference file lies: Embedded identifies those.
+type Identity struct {
+	Input             journal.Input
+	Columns           map[string]string
+	Encoding          string
+	Source            readers.Reader
+	BaseURL, Embedded string
+	Extra             map[string]string
+}
+
+// meta is the journal's record of id.
+func (id Identity) meta() journal.Meta {
+	var mapping []string
+	for _, k := range slices.Sorted(maps.Keys(id.Columns)) {
+		if k != "default_country" && k != "language" {
+			mapping = append(mapping, k+"="+strconv.Quote(id.Columns[k]))
+		}
+	}
+	opts := map[string]string{
+		"column mapping": strings.Join(mapping, " "),
+		"--country":      id.Columns["default_country"],
+		"--language":     id.Columns["language"],
+		"--encoding":     id.Encoding,
+		"service":        "embedded, reference and build " + id.Embedded,
+	}
+	if d, ok := id.Source.(readers.Describer); ok {
+		if info := d.Info(); info.Format == readers.FormatCSV {
+			opts["--delimiter"] = string(info.Delimiter)
+		} else {
+			opts["--sheet"] = info.Sheet
+		}
+	}
+	if id.BaseURL != "" {
+		opts["service"] = CanonicalURL(id.BaseURL)
+	}
+	for k, v := range id.Extra {
+		opts[k] = v
+	}
+	return journal.Meta{Input: id.Input, Options: opts}
+}
+
+// CanonicalURL spells a base URL one way (lower case, no user, no final /).
+func CanonicalURL(s string) string {
+	s = strings.TrimRight(s, "/")
+	u, err := url.Parse(s)
+	if err != nil {
+		return s
+	}
+	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	u.User = nil
+	return u.String()
+}
+
+// HashInput identifies the input by its content, so that a resumed run
+// never mixes the results of two versions of a file.
+func HashInput(ctx context.Context, path string) (journal.Input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return journal.Input{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, ctxReader{ctx, f})
+	if err != nil {
+		return journal.Input{}, fmt.Errorf("reading %s: %w", path, err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	return journal.Input{Path: abs, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// ctxReader stops at Ctrl-C: hashing a large input must not hold it up.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// Open settles the run's journal before anything is started or written, so
+// that a refusal leaves the last run's work as it was. id is called only
+// for a journal (hashing the input costs a read of it). Open refuses (a
+// UsageError) to resume a journal written for another run, and to start
+// afresh over an unfinished journal without --resume, since that would pay
+// again for the rows it holds. Then it removes a killed run's temporary
+// outputs: a live run holds a lock on its own.
+func (p Policy) Open(path string, id func() (Identity, error), window int, outputs []string, log zerolog.Logger) (_ *Run, err error) {
+	var j *journal.Journal
+	defer func() {
+		if err != nil && j != nil {
+			_ = j.Close()
+		}
+		for i := 0; err == nil && i < len(outputs); i++ {
+			for _, f := range writers.RemoveStaleTemps(outputs[i]) {
+				log.Debug().Str("file", f).Msg("removed a temporary output left by an earlier run")
+			}
+		}
+	}()
+	switch keep, why := p.keeps(path); {
+	case !keep && (p.Resume || p.Mode == "on" || p.Keep):
+		log.Warn().Msg("no journal: " + why + "; starting from the first row")
+		return &Run{log: log}, nil
+	case !keep:
+		log.Debug().Msg("no journal: " + why)
+		return &Run{log: log}, nil
+	}
+	who, err := id()
+	if err != nil {
+		return nil, err
+	}
+	meta := who.meta()
+	if j, err = journal.Open(path); errors.Is(err, fs.ErrNotExist) {
+		if p.Resume {
+			log.Warn().Str("journal", path).Msg("--resume: no journal of an earlier run: starting from the first row")
+		}
+		j, err = journal.Create(path, meta, window)
+	} else if err == nil {
+		err = p.reuse(j, meta, window, log)
+	}
+	if err != nil {
+		return nil, journalError(err)
+	}
+	return &Run{j: j, keep: p.Keep, log: log}, nil
+}
+
+// reuse starts afresh, continues or refuses the journal an earlier run left.
+func (p Policy) reuse(j *journal.Journal, meta journal.Meta, window int, log zerolog.Logger) error {
+	info, path := j.Info(), j.Path()
+	startOver := info.Headless || p.Restart || (!p.Resume && (info.Complete || info.Rows == 0))
+	switch {
+	case info.Headless:
+		log.Warn().Str("journal", path).Msg("the journal has no intact header (a run was killed while it created it); it holds no rows: starting afresh")
+	case p.Restart:
+		if !info.Complete && info.Rows > 0 {
+			log.Warn().Str("journal", path).Int64("rows", info.Rows).
+				Msgf("--restart: discarding the journal of an interrupted run (%d finished rows); starting from the first row", info.Rows)
+		}
+	case startOver:
+		log.Info().Str("journal", path).Msg("replacing the journal of a finished run")
+	case !p.Resume:
+		return usagef("%s holds %d finished rows of an interrupted run (last written %s): "+
+			"run the same command with --resume to continue it without paying for them again, or with --restart to discard them and start afresh",
+			path, info.Rows, info.Updated.Format("2006-01-02 15:04:05"))
+	}
+	if startOver {
+		return j.Start(meta, window)
+	}
+	if diff := info.Meta.Diff(meta); len(diff) > 0 {
+		return usagef("--resume: %s was written for a different run: %s. "+
+			"Resume with the same input and options, or pass --restart instead of --resume to discard it and start afresh",
+			path, strings.Join(diff, "; "))
+	}
+	if info.Torn > 0 {
+		log.Warn().Str("journal", path).Int64("bytes", info.Torn).
+			Msg("journal: dropping a last record torn by the crash; its row is verified again")
+	}
+	if info.Damaged > 0 {
+		log.Warn().Str("journal", path).Int64("damaged", info.Damaged).
+			Msgf("journal: %d damaged records skipped; their rows are verified again", info.Damaged)
+	}
+	if err := j.Continue(window); err != nil {
+		return err
+	}
+	log.Info().Str("journal", path).Int64("rows", info.Rows).Bool("complete", info.Complete).
+		Msgf("--resume: the journal holds %d verified rows; they and their duplicates are not sent again", info.Rows)
+	return nil
+}
+
+func journalError(err error) error {
+	switch {
+	case errors.Is(err, journal.ErrLocked):
+		return fmt.Errorf("%w: another run is writing the same outputs", err)
+	case errors.Is(err, journal.ErrCorrupt):
+		return fmt.Errorf("%w: delete it to start afresh", err)
+	}
+	return err
+}
+
+// Run is a run's journal (or none) from Open to the run's end.
+type Run struct {
+	j    *journal.Journal
+	keep bool
+	log  zerolog.Logger
+}
+
+// Journal is for pipeline.Config.Journal: an untyped nil without one.
+func (r *Run) Journal() pipeline.Journal {
+	if r.j == nil {
+		return nil
+	}
+	return r.j
+}
+
+// Abandon, deferred, ends the journal of a run that stopped before it ran:
+// one holding no rows is removed. After Settle it does nothing.
+func (r *Run) Abandon() { r.finish(pipeline.Stats{}, false) }
+
+// End is how a run ended. A service never reached (Unreachable) and a
+// fatal error abort the outputs: they must not replace the last run's.
+// OutputsFailed: one could not be finished (Outcome.Err); the rest aborted.
+type End int
+
+const (
+	Finished End = iota // every row written, some perhaps as Error
+	Interrupted
+	Unavailable   // the circuit breaker stopped the run
+	TooManyErrors // --max-errors stopped it
+	Unreachable
+	Failed
+	OutputsFailed
+)
+
+// Outcome is how a run ended, whether a journal to resume is left, and why
+// an output was not finished.
+type Outcome struct {
+	End       End
+	Resumable bool
+	Err       error
+}
+
+// Written reports that the outputs hold the rows written, in input order.
+func (o Outcome) Written() bool { return o.End <= TooManyErrors }
+
+// Settle finishes or aborts the outputs of a run that pipeline.Run returned
+// st and runErr for, and sets st.Duplicates from them. A finished run
+// removes its journal (--keep-journal marks it complete); a stopped one
+// keeps it for --resume unless it holds nothing; a fatal error never drops
+// it, even after the last row: the journal is what is paid for.
+func (r *Run) Settle(outs []writers.Writer, st *pipeline.Stats, runErr error) Outcome {
+	if r.j != nil && r.j.Changed() > 0 {
+		r.log.Warn().Int64("rows", r.j.Changed()).Msg("the journal held other addresses for some rows; they were verified again")
+	}
+	var end End // Finished
+	unreachable := errors.Is(runErr, pipeline.ErrServiceUnreachable)
+	switch {
+	case st.Interrupted || errors.Is(runErr, context.Canceled):
+		end = Interrupted
+	case errors.Is(runErr, pipeline.ErrServiceUnavailable) && !unreachable:
+		end = Unavailable
+	case errors.Is(runErr, pipeline.ErrTooManyErrors):
+		end = TooManyErrors
+	case unreachable:
+		end = Unreachable
+	case runErr != nil:
+		end = Failed
+	}
+	fatal := end == Unreachable || end == Failed
+	var err error
+	for _, w := range outs {
+		if fatal || err != nil {
+			_ = w.Abort() // no temporary file left behind
+			continue
+		}
+		err = w.Close()
+		if dr, ok := w.(writers.DuplicateReporter); ok && err == nil && st.Duplicates == nil {
+			d := dr.Duplicates()
+			st.Duplicates = &d
+		}
+	}
+	switch {
+	case fatal:
+		return Outcome{End: end, Resumable: r.finish(pipeline.Stats{}, false)}
+	case err != nil: // keep the journal: the outputs are not there
+		return Outcome{End: OutputsFailed, Resumable: r.finish(pipeline.Stats{}, r.keep), Err: err}
+	}
+	return Outcome{End: end, Resumable: r.finish(*st, r.keep)}
+}
+
+// finish keeps or removes the journal once; kept: one to resume is left.
+func (r *Run) finish(st pipeline.Stats, keep bool) (kept bool) {
+	j := r.j
+	if j == nil {
+		return false
+	}
+	r.j = nil
+	path := j.Path()
+	var err error
+	switch {
+	case st.Complete && keep:
+		if err = j.Complete(st.RowsWritten); err == nil {
+			err = j.Close()
+		}
+		if err == nil {
+			r.log.Info().Str("journal", path).Msg("--keep-journal: the journal of the finished run is kept")
+		}
+	case st.Complete || (j.Info().Rows == 0 && !j.Failed()):
+		err = j.Remove()
+	default:
+		// A journal whose last write failed (a full disk) is still good up
+		// to that record: a resume drops the torn rest.
+		if err := j.Close(); err != nil {
+			r.log.Warn().Str("journal", path).Err(err).Msg("the journal was not closed cleanly; a resume drops any torn last record")
+		}
+		r.log.Info().Str("journal", path).Int64("rows", j.Info().Rows).
+			Msg("the journal keeps the finished rows: run the same command with --resume to continue")
+		return true
+	}
+	if err != nil {
+		r.log.Error().Err(err).Msg("finishing the journal")
+	}
+	return false
+}

@@ -1,0 +1,142 @@
+package runs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/journal"
+	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/writers"
+)
+
+// output records how a run ended it.
+type output struct {
+	closeErr        error
+	closed, aborted bool
+}
+
+func (o *output) Write(context.Context, writers.Result) error { return nil }
+func (o *output) Close() error {
+	o.closed = true
+	return o.closeErr
+}
+func (o *output) Abort() error {
+	o.aborted = true
+	return nil
+}
+
+func TestSettle(t *testing.T) {
+	diskFull := errors.New("disk full")
+	tests := []struct {
+		name      string
+		runErr    error
+		st        pipeline.Stats
+		rows      int  // rows in the journal
+		keep      bool // --keep-journal
+		closeErr  error
+		end       End
+		closed    bool // the outputs were finished, not aborted
+		resumable bool
+		left      bool // a journal file is left
+	}{
+		{name: "finished", st: pipeline.Stats{Complete: true, RowsWritten: 1}, rows: 1, end: Finished, closed: true},
+		{name: "finished, --keep-journal", st: pipeline.Stats{Complete: true, RowsWritten: 1}, rows: 1, keep: true,
+			end: Finished, closed: true, left: true},
+		{name: "interrupted", runErr: context.Canceled, rows: 1, end: Interrupted, closed: true, resumable: true, left: true},
+		{name: "interrupted by a signal seen", st: pipeline.Stats{Interrupted: true}, rows: 1, end: Interrupted, closed: true,
+			resumable: true, left: true},
+		{name: "interrupted before any row", runErr: context.Canceled, end: Interrupted, closed: true},
+		{name: "service unavailable", runErr: fmt.Errorf("x: %w", pipeline.ErrServiceUnavailable), rows: 1,
+			end: Unavailable, closed: true, resumable: true, left: true},
+		{name: "too many errors", runErr: pipeline.ErrTooManyErrors, rows: 1, end: TooManyErrors, closed: true,
+			resumable: true, left: true},
+		{name: "unreachable", runErr: fmt.Errorf("x: %w", pipeline.ErrServiceUnreachable), end: Unreachable},
+		{name: "fatal after the last row keeps the journal", runErr: errors.New("boom"),
+			st: pipeline.Stats{Complete: true}, rows: 1, end: Failed, resumable: true, left: true},
+		{name: "an output not finished keeps the journal", st: pipeline.Stats{Complete: true}, rows: 1, closeErr: diskFull,
+			end: OutputsFailed, closed: true, resumable: true, left: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.csv.journal")
+			j, err := journal.Create(path, journal.Meta{}, 16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for row := 1; row <= tt.rows; row++ {
+				if err := j.Record(journal.Entry{Row: row, Key: uint64(row), Err: "no address", Kind: "input"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var logs bytes.Buffer
+			r := &Run{j: j, keep: tt.keep, log: zerolog.New(&logs)}
+			first, second := &output{closeErr: tt.closeErr}, &output{}
+			st := tt.st
+			got := r.Settle([]writers.Writer{first, second}, &st, tt.runErr)
+			r.Abandon() // after Settle: nothing more
+			if got.End != tt.end || got.Resumable != tt.resumable {
+				t.Errorf("Settle = %+v, want end %d, resumable %v", got, tt.end, tt.resumable)
+			}
+			if tt.closeErr != nil {
+				if !errors.Is(got.Err, tt.closeErr) || !second.aborted {
+					t.Errorf("err %v; the output after the failed one aborted: %v", got.Err, second.aborted)
+				}
+			} else if first.closed != tt.closed || second.closed != tt.closed || first.aborted == tt.closed {
+				t.Errorf("outputs closed %v %v, aborted %v; want closed %v", first.closed, second.closed, first.aborted, tt.closed)
+			}
+			if _, err := os.Stat(path); (err == nil) != tt.left {
+				t.Errorf("journal left: %v, want %v", err == nil, tt.left)
+			}
+			if tt.resumable && !strings.Contains(logs.String(), "run the same command with --resume to continue") {
+				t.Errorf("the log does not say how to go on:\n%s", &logs)
+			}
+		})
+	}
+}
+
+// A run refused before it ran leaves no empty journal behind, and keeps one
+// that holds rows.
+func TestAbandon(t *testing.T) {
+	for _, rows := range []int{0, 1} {
+		path := filepath.Join(t.TempDir(), "j")
+		j, err := journal.Create(path, journal.Meta{}, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows > 0 {
+			if err := j.Record(journal.Entry{Row: 1, Key: 1, Err: "no address", Kind: "input"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		(&Run{j: j, log: zerolog.Nop()}).Abandon()
+		if _, err := os.Stat(path); (err == nil) != (rows > 0) {
+			t.Errorf("%d rows: journal left %v", rows, err == nil)
+		}
+	}
+	(&Run{}).Abandon() // no journal: nothing to do
+}
+
+// dupOutput is an enriched output that counts duplicates.
+type dupOutput struct{ output }
+
+func (dupOutput) Duplicates() writers.Duplicates { return writers.Duplicates{Groups: 2} }
+
+// The summary's duplicates come from the output that counts them, once it
+// is finished.
+func TestSettleDuplicates(t *testing.T) {
+	for _, runErr := range []error{nil, errors.New("boom")} {
+		var st pipeline.Stats
+		(&Run{log: zerolog.Nop()}).Settle([]writers.Writer{&output{}, &dupOutput{}}, &st, runErr)
+		if got := st.Duplicates != nil && st.Duplicates.Groups == 2; got != (runErr == nil) {
+			t.Errorf("run error %v: duplicates %+v", runErr, st.Duplicates)
+		}
+	}
+}
