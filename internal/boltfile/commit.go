@@ -1,4 +1,4 @@
-package cache
+package boltfile
 
 import (
 	"sync"
@@ -12,7 +12,7 @@ import (
 // wake commits the next group. No Put waits for a timer (bbolt's Batch
 // makes a lone Put wait MaxBatchDelay), and a panic of bbolt on a damaged
 // page happens on a caller's goroutine, where guard turns it into
-// ErrCorrupt (in Batch it happens on a timer's goroutine and kills the
+// Options.Corrupt (in Batch it happens on a timer's goroutine and kills the
 // process).
 type commitQueue struct {
 	mu      sync.Mutex
@@ -28,8 +28,9 @@ type commitQueue struct {
 
 type pending struct{ bucket, k, v []byte }
 
-// put stores v under k in bucket and returns once it is committed.
-func (d *DB) put(bucket, k, v []byte) error {
+// Put stores v under k in bucket and returns once it is committed:
+// concurrent Puts share one transaction.
+func (d *DB) Put(bucket, k, v []byte) error {
 	q := &d.q
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -64,11 +65,11 @@ func (d *DB) commitGroup() error {
 	q.taken++
 	n := q.taken
 	q.mu.Unlock()
-	err := d.update(func(tx *bolt.Tx) error {
+	err := d.Update(func(tx *bolt.Tx) error {
 		for _, p := range group {
 			b := tx.Bucket(p.bucket)
 			if b == nil {
-				return d.corrupt("namespace " + string(p.bucket) + " is gone")
+				return d.Corrupt("bucket " + string(p.bucket) + " is gone")
 			}
 			if err := b.Put(p.k, p.v); err != nil {
 				return err
