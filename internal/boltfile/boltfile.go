@@ -39,7 +39,8 @@ type Options struct {
 	// Timeout is how long to wait for another process's lock (0: not at
 	// all).
 	Timeout time.Duration
-	// NoSync skips fsync on commit (tests that open hundreds of files).
+	// NoSync skips fsync on commit: the caller syncs (Sync), or does not
+	// need to (tests that open hundreds of files).
 	NoSync bool
 	// SkipCheck opens without reading every page (benchmarks of Open).
 	SkipCheck bool
@@ -236,6 +237,15 @@ func (e *corruptError) Error() string {
 
 func (e *corruptError) Is(target error) bool {
 	return target == e.o.Corrupt || (e.notOurs && target == e.o.NotOurs)
+}
+
+// Sync flushes the file to disk: commits with Options.NoSync are in the
+// file, safe from a killed process, but not yet from a power cut.
+func (d *DB) Sync() error {
+	if err := d.Bolt.Sync(); err != nil {
+		return fmt.Errorf("%s %s: sync: %w", d.o.Kind, d.path, err)
+	}
+	return nil
 }
 
 // Path returns the file's path.
