@@ -24,7 +24,6 @@
 package cache
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -71,9 +70,7 @@ var ErrNotExist = errors.New("does not exist")
 // Names inside the file.
 var (
 	metaBucket   = []byte("addrclean") // format marker and namespace labels
-	formatKey    = []byte("format")    // → formatValue
-	formatValue  = []byte("addrclean-cache/1")
-	labelsBucket = []byte("labels") // in metaBucket: namespace id → label
+	labelsBucket = []byte("labels")    // in metaBucket: namespace id → label
 )
 
 // Options tune Open. The zero value is usable.
@@ -171,7 +168,7 @@ func openFile(path string, opts Options, refuse func(*os.File, int64) error) (*D
 
 // fileOptions describe cache files to boltfile.
 var fileOptions = boltfile.Options{
-	Kind: "cache", Marker: metaBucket, Corrupt: ErrCorrupt, NotOurs: ErrNotCache, Locked: ErrLocked,
+	Kind: "cache", Marker: metaBucket, Format: []byte("addrclean-cache/1"), Corrupt: ErrCorrupt, NotOurs: ErrNotCache, Locked: ErrLocked,
 	Hint: func(path string, notCache bool) string {
 		if notCache {
 			return " (is it the right path? if it is, remove the file)"
@@ -180,40 +177,22 @@ var fileOptions = boltfile.Options{
 	},
 }
 
-// init checks the format marker, writing it into a new file.
+// init checks the namespace labels, writing the marker and them into a new
+// file.
 func (d *DB) init() error {
-	var fresh bool
-	err := d.b.View(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(metaBucket)
-		if meta == nil {
-			// A new file has no buckets at all; any other bbolt file is
-			// someone else's.
-			if k, _ := tx.Cursor().First(); k != nil {
-				return d.b.NotOurs()
+	if !d.b.Fresh() {
+		return d.b.View(func(tx *bolt.Tx) error {
+			if tx.Bucket(metaBucket).Bucket(labelsBucket) == nil {
+				return d.b.Corrupt("no namespace labels")
 			}
-			fresh = true
 			return nil
-		}
-		if v := meta.Get(formatKey); !bytes.Equal(v, formatValue) {
-			return d.b.Corrupt(fmt.Sprintf("unknown format %q", v))
-		}
-		if meta.Bucket(labelsBucket) == nil {
-			return d.b.Corrupt("no namespace labels")
-		}
-		return nil
-	})
-	if err != nil || !fresh {
-		return err
+		})
 	}
 	return d.b.Update(func(tx *bolt.Tx) error {
-		meta, err := tx.CreateBucket(metaBucket)
-		if err != nil {
-			return err
+		meta, err := d.b.Mark(tx)
+		if err == nil {
+			_, err = meta.CreateBucket(labelsBucket)
 		}
-		if err := meta.Put(formatKey, formatValue); err != nil {
-			return err
-		}
-		_, err = meta.CreateBucket(labelsBucket)
 		return err
 	})
 }

@@ -24,7 +24,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -34,6 +33,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/internal/boltfile"
@@ -61,19 +61,21 @@ var errNotJournal = errors.New("not a journal")
 
 // Names inside the file.
 var (
-	metaBucket  = []byte("addrclean-journal")
-	formatKey   = []byte("format") // → formatValue
-	formatValue = []byte("addrclean-journal/" + strconv.Itoa(Version))
-	headerKey   = []byte("header") // → header as JSON
-	runsKey     = []byte("runs")   // → runs, 8 bytes big-endian
-	doneKey     = []byte("done")   // → rows written, present once a run finished
-	rowsBucket  = []byte("rows")   // row number, 8 bytes big-endian → record
+	metaBucket = []byte("addrclean-journal") // and "format" → "addrclean-journal/2"
+	headerKey  = []byte("header")            // → header as JSON
+	runsKey    = []byte("runs")              // → runs, 8 bytes big-endian
+	doneKey    = []byte("done")              // → rows written, present once a run finished
+	rowsBucket = []byte("rows")              // row number, 8 bytes big-endian → record
 )
 
 // fileOptions describe journals to boltfile.
 var fileOptions = boltfile.Options{
-	Kind: "journal", Marker: metaBucket, Corrupt: ErrCorrupt, NotOurs: errNotJournal, Locked: ErrLocked,
-	NoSync: true, // see syncEvery
+	Kind: "journal", Marker: metaBucket, Format: []byte("addrclean-journal/" + strconv.Itoa(Version)),
+	Corrupt: ErrCorrupt, NotOurs: errNotJournal, Locked: ErrLocked,
+	// A commit is in the file when Record returns, safe from kill -9;
+	// waiting for the disk on each would cost about 2.5 ms per group of
+	// rows, most of an embedded run's throughput.
+	SyncEvery: time.Second,
 }
 
 // Meta is what a journal was written for: resuming with a different input or
@@ -181,57 +183,8 @@ type Journal struct {
 
 	rows     atomic.Int64 // row records written by this process
 	failed   atomic.Bool  // a write failed
-	dirty    atomic.Bool  // committed since the last sync
-	syncErr  atomic.Pointer[error]
-	stopSync chan struct{}
-	syncDone chan struct{}
-	replayed int64 // Lookup only
+	replayed int64        // Lookup only
 	changed  int64
-}
-
-// syncEvery is how often committed records are synced to disk. Commits
-// skip fsync: a commit is in the file (safe from kill -9) when it returns,
-// and waiting for the disk on each would cost about 2.5 ms per group of
-// rows, a tenth of an embedded run's throughput.
-const syncEvery = time.Second
-
-// attach makes db the journal's file and starts syncing it every second.
-func (j *Journal) attach(db *boltfile.DB) {
-	j.db = db
-	j.stopSync, j.syncDone = make(chan struct{}), make(chan struct{})
-	go func(stop <-chan struct{}, done chan<- struct{}) {
-		defer close(done)
-		t := time.NewTicker(syncEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				if j.dirty.Swap(false) {
-					if err := db.Sync(); err != nil {
-						j.syncErr.CompareAndSwap(nil, &err)
-					}
-				}
-			}
-		}
-	}(j.stopSync, j.syncDone)
-}
-
-// detach stops the syncing, syncs and closes the file.
-func (j *Journal) detach() error {
-	if j.db == nil {
-		return nil
-	}
-	close(j.stopSync)
-	<-j.syncDone
-	err := j.db.Sync()
-	if p := j.syncErr.Load(); p != nil {
-		err = *p
-	}
-	err = errors.Join(err, j.db.Close())
-	j.db = nil
-	return err
 }
 
 // Open opens and locks the journal at path and reads what it holds. A
@@ -266,11 +219,26 @@ func Open(path string) (*Journal, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &Journal{path: path, now: time.Now}
-	j.info = Info{Path: path, Updated: fi.ModTime(), Damaged: damaged}
-	j.attach(db)
-	if err := j.read(); err != nil {
-		_ = j.detach()
+	j := &Journal{path: path, db: db, now: time.Now}
+	j.info = Info{Path: path, Updated: fi.ModTime(), Damaged: damaged, Headless: db.Fresh()}
+	if db.Fresh() {
+		return j, nil // bbolt wrote the empty file; the header never came
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		var h header
+		meta := tx.Bucket(metaBucket)
+		runs, rows := meta.Get(runsKey), tx.Bucket(rowsBucket)
+		if err := json.Unmarshal(meta.Get(headerKey), &h); err != nil || len(runs) != 8 || rows == nil {
+			return db.Corrupt("the header is damaged")
+		}
+		j.info.Meta, j.info.Created = h.Meta, h.Created
+		j.info.Runs = int(binary.BigEndian.Uint64(runs))
+		j.info.Complete = meta.Get(doneKey) != nil
+		j.info.Rows = int64(rows.Stats().KeyN) - damaged
+		return nil
+	})
+	if err != nil {
+		_ = db.Close()
 		return nil, err
 	}
 	return j, nil
@@ -299,77 +267,20 @@ func oldFormat(path string) (old, torn bool) {
 	return true, whole && !bytes.Contains(b, []byte{'\n'})
 }
 
-// read fills info from the file.
-func (j *Journal) read() error {
-	return j.db.View(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(metaBucket)
-		if meta == nil {
-			// bbolt writes an empty file before the first transaction: a
-			// run was killed while it created the journal. Any other
-			// bbolt file is someone else's.
-			if k, _ := tx.Cursor().First(); k != nil {
-				return j.db.NotOurs()
-			}
-			j.info.Headless = true
-			return nil
-		}
-		if v := meta.Get(formatKey); !bytes.Equal(v, formatValue) {
-			return j.db.Corrupt(fmt.Sprintf("unknown format %q", v))
-		}
-		var h header
-		runs, rows := meta.Get(runsKey), tx.Bucket(rowsBucket)
-		if err := json.Unmarshal(meta.Get(headerKey), &h); err != nil || len(runs) != 8 || rows == nil {
-			return j.db.Corrupt("the header is damaged")
-		}
-		j.info.Meta, j.info.Created = h.Meta, h.Created
-		j.info.Runs = int(binary.BigEndian.Uint64(runs))
-		j.info.Complete = meta.Get(doneKey) != nil
-		j.info.Rows = int64(rows.Stats().KeyN) - j.info.Damaged
-		return nil
-	})
-}
-
 // Create creates (or replaces) the journal at path for a run with meta,
-// locked against other runs.
+// locked against other runs. window is not needed since format 2 (rows are
+// found by number).
 func Create(path string, meta Meta, window int) (*Journal, error) {
-	j := &Journal{path: path, now: time.Now}
-	if err := j.create(meta); err != nil {
+	db, err := boltfile.Replace(path, fileOptions, nil)
+	if err != nil {
+		return nil, err
+	}
+	j := &Journal{path: path, db: db, now: time.Now}
+	if err := j.Start(meta, window); err != nil {
+		_ = db.Close()
 		return nil, err
 	}
 	return j, nil
-}
-
-// create empties the file at j.path, holding the lock, and writes the
-// header.
-func (j *Journal) create(meta Meta) error {
-	db, err := boltfile.Replace(j.path, fileOptions, nil)
-	if err != nil {
-		return err
-	}
-	j.attach(db)
-	now := j.now().UTC()
-	hb, err := json.Marshal(header{Created: now, Meta: meta})
-	if err != nil {
-		_ = j.detach()
-		return fmt.Errorf("journal %s: %w", j.path, err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucket(metaBucket)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.CreateBucket(rowsBucket); err != nil {
-			return err
-		}
-		return errors.Join(b.Put(formatKey, formatValue), b.Put(headerKey, hb), b.Put(runsKey, be64(1)))
-	})
-	if err != nil {
-		_ = j.detach()
-		return err
-	}
-	j.info = Info{Path: j.path, Meta: meta, Created: now, Runs: 1, Updated: now}
-	j.rows.Store(0)
-	return nil
 }
 
 // Info describes what Open found, with the rows recorded since.
@@ -383,17 +294,33 @@ func (j *Journal) Info() Info {
 func (j *Journal) Path() string { return j.path }
 
 // Start discards what the journal holds and begins it afresh for a run with
-// meta. window is not needed since format 2 (rows are found by number).
+// meta. (bbolt reuses the pages of the rows discarded; the file does not
+// shrink.)
 func (j *Journal) Start(meta Meta, window int) error {
-	// The file is removed while still locked, and a new one created: a
-	// million-row journal would otherwise keep its size.
-	if err := os.Remove(j.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	now := j.now().UTC()
+	hb, err := json.Marshal(header{Created: now, Meta: meta})
+	if err != nil {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
-	if err := j.detach(); err != nil {
+	err = j.db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{metaBucket, rowsBucket} {
+			if err := tx.DeleteBucket(b); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
+				return err
+			}
+		}
+		m, err := j.db.Mark(tx)
+		if err != nil {
+			return err
+		}
+		_, err = tx.CreateBucket(rowsBucket)
+		return errors.Join(err, m.Put(headerKey, hb), m.Put(runsKey, be64(1)))
+	})
+	if err != nil {
 		return err
 	}
-	return j.create(meta)
+	j.info = Info{Path: j.path, Meta: meta, Created: now, Runs: 1, Updated: now}
+	j.rows.Store(0)
+	return nil
 }
 
 // Continue keeps the records for Lookup and counts one more run.
@@ -421,15 +348,10 @@ func (j *Journal) Record(e Entry) error {
 		return fmt.Errorf("journal %s: row %d: want a positive row number", j.path, e.Row)
 	}
 	k := be64(uint64(e.Row))
-	err := j.db.Put(rowsBucket, k, encodeRecord(k, e))
-	if p := j.syncErr.Load(); p != nil && err == nil {
-		err = *p
-	}
-	if err != nil {
+	if err := j.db.Put(rowsBucket, k, encodeRecord(k, e)); err != nil {
 		j.failed.Store(true)
 		return err
 	}
-	j.dirty.Store(true)
 	j.rows.Add(1)
 	return nil
 }
@@ -484,7 +406,7 @@ func (j *Journal) Replayed() int64 { return j.replayed }
 func (j *Journal) Changed() int64 { return j.changed }
 
 // Close syncs and closes the journal, keeping the file.
-func (j *Journal) Close() error { return j.detach() }
+func (j *Journal) Close() error { return j.db.Close() }
 
 // Remove closes the journal and deletes the file.
 func (j *Journal) Remove() error {
@@ -500,45 +422,38 @@ func be64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
 // A row record is
 //
-//	CRC-32C (4 bytes) | address key (8 bytes) | flags (1 byte) | body
+//	version (1 byte) | CRC-32C (4 bytes) | address key (8 bytes) | flags (1 byte) | body
 //
-// with the body the answer as the service's JSON, or for a refused row
-// (flagRefused) its kind, a NUL byte and its reason. The checksum covers
-// the row number (the record's key in bbolt) and everything after it: a
-// changed byte, or a damaged page that hands one row's record to another,
-// fails it.
+// sealed by boltfile.Seal (the checksum covers the row number, the record's
+// key in bbolt, too), with the body the answer as the service's JSON, or for
+// a refused row (flagRefused) its kind, a NUL byte and its reason.
 const (
-	recHeader   = 13
+	recVersion  = 1
+	recHeader   = boltfile.SealSize + 9
 	flagCached  = 1
 	flagRefused = 2
 )
 
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
-
-func recordSum(k, v []byte) uint32 {
-	return crc32.Update(crc32.Checksum(k, crcTable), crcTable, v[4:])
-}
-
 // sound reports whether the record v under k passes its checksum.
 func sound(k, v []byte) bool {
-	return len(k) == 8 && len(v) > recHeader && binary.BigEndian.Uint32(v) == recordSum(k, v)
+	return len(k) == 8 && len(v) > recHeader && v[0] == recVersion && boltfile.Sealed(k, v)
 }
 
 // encodeRecord returns the stored record of e under the key k.
 func encodeRecord(k []byte, e Entry) []byte {
 	v := make([]byte, recHeader, recHeader+2048)
-	binary.BigEndian.PutUint64(v[4:], e.Key)
+	v[0] = recVersion
+	binary.BigEndian.PutUint64(v[boltfile.SealSize:], e.Key)
 	if e.FromCache {
-		v[12] |= flagCached
+		v[recHeader-1] |= flagCached
 	}
 	if e.Response != nil {
 		v = api.AppendVerifyResponse(v, e.Response)
 	} else {
-		v[12] |= flagRefused
+		v[recHeader-1] |= flagRefused
 		v = append(append(append(v, e.Kind...), 0), e.Err...)
 	}
-	binary.BigEndian.PutUint32(v, recordSum(k, v))
-	return v
+	return boltfile.Seal(k, v)
 }
 
 // decodeRecord checks the record v stored under k and decodes it; ok is
@@ -548,9 +463,10 @@ func decodeRecord(k, v []byte) (e Entry, ok bool) {
 	if !sound(k, v) {
 		return Entry{}, false
 	}
-	e = Entry{Row: int(binary.BigEndian.Uint64(k)), Key: binary.BigEndian.Uint64(v[4:]), FromCache: v[12]&flagCached != 0}
+	flags := v[recHeader-1]
+	e = Entry{Row: int(binary.BigEndian.Uint64(k)), Key: binary.BigEndian.Uint64(v[boltfile.SealSize:]), FromCache: flags&flagCached != 0}
 	body := v[recHeader:]
-	if v[12]&flagRefused != 0 {
+	if flags&flagRefused != 0 {
 		kind, reason, _ := bytes.Cut(body, []byte{0})
 		e.Kind, e.Err = string(kind), string(reason)
 		return e, e.Kind != "" && e.Err != "" && e.Row > 0

@@ -188,7 +188,7 @@ func oldJournal() []byte {
 		`{"t":"run","started":"2026-11-21T07:27:10Z","window":256}`,
 		`{"row":1,"key":"8c3f0d2a91b4e677","resp":{"type":"verify"}}`,
 	} {
-		b = fmt.Appendf(b, "%08x %s\n", crc32.Checksum([]byte(body), crcTable), body)
+		b = fmt.Appendf(b, "%08x %s\n", crc32.Checksum([]byte(body), crc32.MakeTable(crc32.Castagnoli)), body)
 	}
 	return b
 }
@@ -214,7 +214,9 @@ func TestOpenRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(formatKey, []byte("addrclean-journal/99")) }); err != nil {
+	if err := db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(metaBucket).Put([]byte("format"), []byte("addrclean-journal/99"))
+	}); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

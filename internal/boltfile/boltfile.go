@@ -9,6 +9,7 @@
 package boltfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,9 +27,10 @@ import (
 type Options struct {
 	// Kind begins every error about the file ("cache", "journal").
 	Kind string
-	// Marker is the top-level bucket every file of this kind holds: a
-	// bbolt file with other buckets and not this one is another program's.
-	Marker []byte
+	// Marker is the top-level bucket every file of this kind holds, with
+	// Format under the key "format": a bbolt file with other buckets and
+	// not this one is another program's.
+	Marker, Format []byte
 	// Corrupt is wrapped by every error about a damaged file; NotOurs too
 	// when the file is not of this kind at all; Locked when another
 	// process holds the file.
@@ -39,9 +41,13 @@ type Options struct {
 	// Timeout is how long to wait for another process's lock (0: not at
 	// all).
 	Timeout time.Duration
-	// NoSync skips fsync on commit: the caller syncs (Sync), or does not
-	// need to (tests that open hundreds of files).
+	// NoSync skips fsync on commit (tests that open hundreds of files).
 	NoSync bool
+	// SyncEvery, when set, also skips fsync on commit, and syncs the file
+	// that often (and on Close) instead: a commit is in the file, safe from
+	// a killed process, when Put returns, and safe from a power cut after
+	// at most SyncEvery.
+	SyncEvery time.Duration
 	// SkipCheck opens without reading every page (benchmarks of Open).
 	SkipCheck bool
 	// Entry is shown, by the check, every key and value of the top-level
@@ -66,9 +72,15 @@ type DB struct {
 	broken atomic.Pointer[error]
 	stuck  atomic.Bool // a write transaction panicked: see Close
 	closed atomic.Bool
+	fresh  bool // no buckets at all
 
-	q commitQueue
+	q        commitQueue
+	dirty    atomic.Bool   // committed since the last sync (SyncEvery)
+	stopSync chan struct{} // closed by Close; syncDone when the syncing stopped
+	syncDone chan struct{}
 }
+
+var formatKey = []byte("format")
 
 // errBusy: another process holds the lock.
 var errBusy = errors.New("locked")
@@ -147,7 +159,7 @@ func (o *Options) locked(path string) error {
 func open(path string, o Options, f *os.File) (*DB, error) {
 	d := &DB{path: path, o: o}
 	d.q.cond.L = &d.q.mu
-	bopts := &bolt.Options{Timeout: max(o.Timeout, time.Nanosecond), NoSync: o.NoSync,
+	bopts := &bolt.Options{Timeout: max(o.Timeout, time.Nanosecond), NoSync: o.NoSync || o.SyncEvery > 0,
 		OpenFile: func(name string, flag int, perm fs.FileMode) (*os.File, error) {
 			if f == nil {
 				var err error
@@ -191,11 +203,63 @@ func open(path string, o Options, f *os.File) (*DB, error) {
 	case !o.SkipCheck:
 		err = d.check()
 	}
+	if err == nil {
+		err = d.View(func(tx *bolt.Tx) error {
+			m := tx.Bucket(o.Marker)
+			switch {
+			case m == nil:
+				if k, _ := tx.Cursor().First(); k != nil {
+					return d.NotOurs()
+				}
+				d.fresh = true
+			case !bytes.Equal(m.Get(formatKey), o.Format):
+				return d.Corrupt(fmt.Sprintf("unknown format %q", m.Get(formatKey)))
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		_ = d.Close()
 		return nil, err
 	}
+	if o.SyncEvery > 0 {
+		d.stopSync, d.syncDone = make(chan struct{}), make(chan struct{})
+		go d.syncLoop()
+	}
 	return d, nil
+}
+
+// Fresh reports whether Open found no buckets in the file: a new file, or
+// one whose creator was killed before its first commit.
+func (d *DB) Fresh() bool { return d.fresh }
+
+// Mark creates the marker bucket, with the format, in a fresh file.
+func (d *DB) Mark(tx *bolt.Tx) (*bolt.Bucket, error) {
+	m, err := tx.CreateBucket(d.o.Marker)
+	if err != nil {
+		return nil, err
+	}
+	return m, m.Put(formatKey, d.o.Format)
+}
+
+// syncLoop syncs the file every SyncEvery when something was committed.
+// A failed sync fails every later Put and Close.
+func (d *DB) syncLoop() {
+	defer close(d.syncDone)
+	t := time.NewTicker(d.o.SyncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stopSync:
+			return
+		case <-t.C:
+			if d.dirty.Swap(false) {
+				if err := d.Sync(); err != nil {
+					d.q.fail(err)
+				}
+			}
+		}
+	}
 }
 
 // corruptFile is the error about the file that bbolt could not open:
@@ -256,6 +320,18 @@ func (d *DB) Close() error {
 	if d.closed.Swap(true) {
 		return nil
 	}
+	var err error
+	if d.stopSync != nil {
+		close(d.stopSync)
+		<-d.syncDone
+		if err = d.q.failed(); err == nil && !d.stuck.Load() {
+			err = d.Sync()
+		}
+	}
+	return errors.Join(err, d.close())
+}
+
+func (d *DB) close() error {
 	if d.stuck.Load() {
 		// A panic in a write transaction can leave bbolt's writer lock
 		// held (its rollback panics too), and bbolt's Close would wait for

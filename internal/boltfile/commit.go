@@ -77,6 +77,9 @@ func (d *DB) commitGroup() error {
 		}
 		return nil
 	})
+	if err == nil {
+		d.dirty.Store(true)
+	}
 	q.mu.Lock()
 	clear(group)
 	q.spare = group[:0]
@@ -87,4 +90,20 @@ func (d *DB) commitGroup() error {
 	}
 	q.cond.Broadcast()
 	return err
+}
+
+// fail makes every later Put fail with err (a failed sync).
+func (q *commitQueue) fail(err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err == nil {
+		q.err, q.errAt = err, q.taken
+	}
+}
+
+// failed returns the error that fails every Put, if any.
+func (q *commitQueue) failed() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.err
 }
