@@ -7,7 +7,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/addrclean/addrclean/internal/boltfile"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -232,10 +231,5 @@ func Recreate(path string, opts Options) (*DB, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("cache %s is a directory", path)
 	}
-	return openFile(path, opts, func(f *os.File, size int64) error {
-		if why := boltfile.Foreign(f, size, metaBucket); why != "" {
-			return boltfile.NotOursError(path, why+"; left as it is", fileOptions)
-		}
-		return nil
-	})
+	return openFile(path, opts, true)
 }

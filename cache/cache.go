@@ -115,12 +115,12 @@ func Open(path string, opts Options) (*DB, error) {
 	case errors.Is(statErr, fs.ErrNotExist) && opts.MustExist:
 		return nil, fmt.Errorf("cache %s %w", path, ErrNotExist)
 	}
-	return openFile(path, opts, nil)
+	return openFile(path, opts, false)
 }
 
-// openFile opens path (through boltfile.Replace when refuse is not nil), then
-// checks and initialises it.
-func openFile(path string, opts Options, refuse func(*os.File, int64) error) (*DB, error) {
+// openFile opens path, or replaces it with a new file (Recreate), and
+// initialises it.
+func openFile(path string, opts Options, replace bool) (*DB, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
@@ -142,8 +142,8 @@ func openFile(path string, opts Options, refuse func(*os.File, int64) error) (*D
 		b   *boltfile.DB
 		err error
 	)
-	if refuse != nil {
-		b, err = boltfile.Replace(path, bo, refuse)
+	if replace {
+		b, err = boltfile.Replace(path, bo)
 	} else {
 		b, err = boltfile.Open(path, bo)
 	}

@@ -76,6 +76,7 @@ var fileOptions = boltfile.Options{
 	// waiting for the disk on each would cost about 2.5 ms per group of
 	// rows, most of an embedded run's throughput.
 	SyncEvery: time.Second,
+	InOrder:   true, // rows finish at most a few workers out of order
 }
 
 // Meta is what a journal was written for: resuming with a different input or
@@ -179,7 +180,6 @@ type Journal struct {
 	path string
 	db   *boltfile.DB
 	info Info
-	now  func() time.Time
 
 	rows     atomic.Int64 // row records written by this process
 	failed   atomic.Bool  // a write failed
@@ -209,17 +209,21 @@ func Open(path string) (*Journal, error) {
 	case torn:
 		// The text format's first line cut short: a run of an older
 		// addrclean killed while it created the journal. It holds no rows.
-		db, err = boltfile.Replace(path, o, nil)
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("journal: %w", err)
+		}
+		db, err = boltfile.Open(path, o)
 	case old:
-		return nil, fmt.Errorf("journal %s: %w: %w (the text format of earlier versions, which this addrclean no longer reads); "+
-			"resume the interrupted run with the addrclean that wrote it, or start afresh", path, ErrOldFormat, ErrCorrupt)
+		// Callers add what to do to start afresh (delete it).
+		return nil, fmt.Errorf("journal %s: %w (%w: the text format of earlier versions; "+
+			"resume the run with the older addrclean to keep its rows)", path, ErrOldFormat, ErrCorrupt)
 	default:
 		db, err = boltfile.Open(path, o)
 	}
 	if err != nil {
 		return nil, err
 	}
-	j := &Journal{path: path, db: db, now: time.Now}
+	j := &Journal{path: path, db: db}
 	j.info = Info{Path: path, Updated: fi.ModTime(), Damaged: damaged, Headless: db.Fresh()}
 	if db.Fresh() {
 		return j, nil // bbolt wrote the empty file; the header never came
@@ -267,15 +271,15 @@ func oldFormat(path string) (old, torn bool) {
 	return true, whole && !bytes.Contains(b, []byte{'\n'})
 }
 
-// Create creates (or replaces) the journal at path for a run with meta,
-// locked against other runs. window is not needed since format 2 (rows are
-// found by number).
+// Create creates the journal at path for a run with meta (emptying a
+// journal there), locked against other runs. window is not needed since
+// format 2: rows are found by number.
 func Create(path string, meta Meta, window int) (*Journal, error) {
-	db, err := boltfile.Replace(path, fileOptions, nil)
+	db, err := boltfile.Open(path, fileOptions)
 	if err != nil {
 		return nil, err
 	}
-	j := &Journal{path: path, db: db, now: time.Now}
+	j := &Journal{path: path, db: db}
 	if err := j.Start(meta, window); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -297,7 +301,7 @@ func (j *Journal) Path() string { return j.path }
 // meta. (bbolt reuses the pages of the rows discarded; the file does not
 // shrink.)
 func (j *Journal) Start(meta Meta, window int) error {
-	now := j.now().UTC()
+	now := time.Now().UTC()
 	hb, err := json.Marshal(header{Created: now, Meta: meta})
 	if err != nil {
 		return fmt.Errorf("journal %s: %w", j.path, err)

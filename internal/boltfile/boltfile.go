@@ -48,6 +48,9 @@ type Options struct {
 	// a killed process, when Put returns, and safe from a power cut after
 	// at most SyncEvery.
 	SyncEvery time.Duration
+	// InOrder says that Put's keys come mostly in increasing order: pages
+	// are filled (a quarter of the CPU of a commit saved with 1.6 KB values).
+	InOrder bool
 	// SkipCheck opens without reading every page (benchmarks of Open).
 	SkipCheck bool
 	// Entry is shown, by the check, every key and value of the top-level
@@ -93,10 +96,11 @@ func Open(path string, o Options) (*DB, error) {
 	return retry(path, func() (*DB, error) { return open(path, o, nil) })
 }
 
-// Replace opens and locks path, lets refuse look at the file (of size
-// bytes; it may refuse to have it emptied), empties it and opens it as a
-// new bbolt file, holding the lock from before it empties the file.
-func Replace(path string, o Options, refuse func(f *os.File, size int64) error) (*DB, error) {
+// Replace replaces the file at path, damaged or not, with a new, empty
+// one, holding the lock from before it empties the file until the new one
+// is open. It refuses (NotOurs) a file that is not a bbolt file or is
+// another program's: the path may be the wrong one.
+func Replace(path string, o Options) (*DB, error) {
 	return retry(path, func() (*DB, error) {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
@@ -117,10 +121,8 @@ func Replace(path string, o Options, refuse func(f *os.File, size int64) error) 
 		if err != nil {
 			return fail(fmt.Errorf("%s %s: %w", o.Kind, path, err))
 		}
-		if refuse != nil && fi.Size() > 0 {
-			if err := refuse(f, fi.Size()); err != nil {
-				return fail(err)
-			}
+		if why := foreign(f, fi.Size(), o.Marker); why != "" {
+			return fail(&corruptError{o: &o, path: path, detail: why + "; left as it is", notOurs: true})
 		}
 		if err := f.Truncate(0); err != nil {
 			return fail(fmt.Errorf("%s %s: emptying: %w", o.Kind, path, err))
@@ -276,11 +278,6 @@ func (d *DB) Corrupt(detail any) error {
 // NotOurs is the error about a readable bbolt file of another program.
 func (d *DB) NotOurs() error {
 	return &corruptError{o: &d.o, path: d.path, detail: "a bbolt file of another program", notOurs: true}
-}
-
-// NotOursError is NotOurs for a file Replace refused (detail: why).
-func NotOursError(path, detail string, o Options) error {
-	return &corruptError{o: &o, path: path, detail: detail, notOurs: true}
 }
 
 // corruptError is an error about a file that is damaged or not of its

@@ -478,10 +478,13 @@ func hasMagicAt(r io.ReaderAt) bool {
 	return false
 }
 
-// Foreign says why the file f of size bytes is not a file of the kind
-// whose marker bucket is marker, or "" when it is one or a damaged bbolt
-// file: what Replace's refuse asks before a file is emptied.
-func Foreign(f *os.File, size int64, marker []byte) string {
+// foreign says why the file f of size bytes is not a file of the kind
+// whose marker bucket is marker, or "" when it is one, a damaged bbolt
+// file or empty.
+func foreign(f *os.File, size int64, marker []byte) string {
+	if size == 0 {
+		return ""
+	}
 	if !hasMagicAt(f) {
 		return "not a bbolt file"
 	}

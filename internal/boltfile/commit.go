@@ -71,6 +71,9 @@ func (d *DB) commitGroup() error {
 			if b == nil {
 				return d.Corrupt("bucket " + string(p.bucket) + " is gone")
 			}
+			if d.o.InOrder {
+				b.FillPercent = 1 // no page is split for a key before others
+			}
 			if err := b.Put(p.k, p.v); err != nil {
 				return err
 			}
