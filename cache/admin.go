@@ -2,7 +2,6 @@ package cache
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -54,7 +53,7 @@ type Stats struct {
 func (d *DB) Stats(ttl time.Duration) (Stats, error) {
 	st := Stats{Path: d.path, Namespaces: []NamespaceStats{}}
 	now := d.now()
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.b.View(func(tx *bolt.Tx) error {
 		st.Size = tx.Size()
 		labels := tx.Bucket(metaBucket).Bucket(labelsBucket)
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
@@ -130,7 +129,7 @@ func (d *DB) Prune(ttl time.Duration) (Pruned, error) {
 		var from []byte // where the next chunk starts
 		for done := false; !done; {
 			var chunk Pruned
-			err := d.update(func(tx *bolt.Tx) error {
+			err := d.b.Update(func(tx *bolt.Tx) error {
 				chunk = Pruned{}
 				b := tx.Bucket(name)
 				if b == nil {
@@ -186,7 +185,7 @@ func (d *DB) Clear() (int64, error) {
 		return 0, err
 	}
 	var removed int64
-	err = d.update(func(tx *bolt.Tx) error {
+	err = d.b.Update(func(tx *bolt.Tx) error {
 		labels := tx.Bucket(metaBucket).Bucket(labelsBucket)
 		for _, name := range names {
 			if b := tx.Bucket(name); b != nil {
@@ -210,7 +209,7 @@ func (d *DB) Clear() (int64, error) {
 // namespaces returns the bucket names of the namespaces.
 func (d *DB) namespaces() ([][]byte, error) {
 	var names [][]byte
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.b.View(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
 			if !bytes.Equal(name, metaBucket) {
 				names = append(names, bytes.Clone(name))
@@ -229,62 +228,8 @@ func (d *DB) namespaces() ([][]byte, error) {
 // refuses a file that is not a cache (ErrNotCache): one without bbolt's
 // magic number, or a readable bbolt file without addrclean's marker.
 func Recreate(path string, opts Options) (*DB, error) {
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("cache %s is a directory", path)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("cache %s: %w", path, err)
-	}
-	fail := func(err error) (*DB, error) {
-		unlock(f)
-		_ = f.Close()
-		return nil, err
-	}
-	if err := lock(f, opts.Timeout); err != nil {
-		if errors.Is(err, ErrLocked) {
-			return fail(fmt.Errorf("cache %s is %w (waited %s)", path, ErrLocked, opts.Timeout))
-		}
-		return fail(fmt.Errorf("cache %s: locking: %w", path, err))
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return fail(fmt.Errorf("cache %s: %w", path, err))
-	}
-	if fi.Size() > 0 {
-		if why := notCache(f, fi.Size()); why != "" {
-			return fail(&corruptError{path: path, detail: why + "; left as it is", notCache: true})
-		}
-	}
-	if err := f.Truncate(0); err != nil {
-		return fail(fmt.Errorf("cache %s: emptying: %w", path, err))
-	}
-	if err := f.Sync(); err != nil {
-		return fail(fmt.Errorf("cache %s: emptying: %w", path, err))
-	}
-	// bbolt locks the same open file again (no wait) and writes a new one.
-	return openFile(path, opts, f)
-}
-
-// notCache says why the file f of size bytes is not a cache, or "" when it
-// is one or a damaged bbolt file.
-func notCache(f *os.File, size int64) string {
-	if !hasMagicAt(f) {
-		return "not a bbolt file"
-	}
-	m, ps, _, err := readMetas(f, size)
-	if err != nil || m.sane(ps, size) != nil {
-		return ""
-	}
-	c := &checker{f: f, ps: ps, hwm: m.hwm}
-	if err := c.all(m); err == nil && c.buckets > 0 && !c.ours {
-		return "a bbolt file of another program"
-	}
-	return ""
+	return openFile(path, opts, true)
 }

@@ -24,7 +24,6 @@
 package cache
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -34,16 +33,15 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/internal/boltfile"
 )
 
 // DefaultTimeout is how long Open waits for another process's lock.
@@ -72,9 +70,7 @@ var ErrNotExist = errors.New("does not exist")
 // Names inside the file.
 var (
 	metaBucket   = []byte("addrclean") // format marker and namespace labels
-	formatKey    = []byte("format")    // → formatValue
-	formatValue  = []byte("addrclean-cache/1")
-	labelsBucket = []byte("labels") // in metaBucket: namespace id → label
+	labelsBucket = []byte("labels")    // in metaBucket: namespace id → label
 )
 
 // Options tune Open. The zero value is usable.
@@ -97,20 +93,10 @@ type Options struct {
 
 // DB is an open cache file. It is safe for concurrent use.
 type DB struct {
-	db   *bolt.DB
-	file *os.File // bbolt's handle, kept to release the lock if bbolt cannot
+	b    *boltfile.DB
 	path string
 	now  func() time.Time
 	log  zerolog.Logger
-
-	// broken is the first ErrCorrupt met after Open (a panic or a fault
-	// of bbolt): the pages in memory can no longer be trusted, so every
-	// later call returns it.
-	broken atomic.Pointer[error]
-	stuck  atomic.Bool // a write transaction panicked: see Close
-	closed atomic.Bool
-
-	q commitQueue
 }
 
 // Open opens the cache file at path, creating it (mode 0600) unless
@@ -122,12 +108,6 @@ type DB struct {
 // ErrCorrupt. Entries that fail their checksum do not fail Open: they are
 // logged (opts.Logger) and are misses.
 func Open(path string, opts Options) (*DB, error) {
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	fi, statErr := os.Stat(path)
 	switch {
 	case statErr == nil && fi.IsDir():
@@ -135,128 +115,84 @@ func Open(path string, opts Options) (*DB, error) {
 	case errors.Is(statErr, fs.ErrNotExist) && opts.MustExist:
 		return nil, fmt.Errorf("cache %s %w", path, ErrNotExist)
 	}
-	return openFile(path, opts, nil)
+	return openFile(path, opts, false)
 }
 
-// openFile opens path with bbolt, through f when it is not nil (Recreate hands
-// over a file it has locked and emptied), then checks and initialises it.
-func openFile(path string, opts Options, f *os.File) (*DB, error) {
-	d := &DB{path: path, now: opts.Now, log: opts.Logger}
-	d.q.cond.L = &d.q.mu
-	bopts := &bolt.Options{Timeout: opts.Timeout, OpenFile: func(name string, flag int, perm fs.FileMode) (*os.File, error) {
-		if f == nil {
-			var err error
-			if f, err = os.OpenFile(name, flag, perm); err != nil {
-				return nil, err
-			}
-		}
-		d.file = f
-		return f, nil
-	}}
-	if ok, detail := precheck(path); !ok {
-		if !hasMagic(path) {
-			return nil, &corruptError{path: path, detail: detail, notCache: true}
-		}
-		return nil, d.corrupt(detail)
+// openFile opens path, or replaces it with a new file (Recreate), and
+// initialises it.
+func openFile(path string, opts Options, replace bool) (*DB, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
 	}
-	// bbolt reads the meta and freelist pages while opening: a fault or a
-	// panic there is the file's damage, not a bug to crash on.
-	err := guard(func() error {
-		var err error
-		d.db, err = bolt.Open(path, 0o600, bopts)
-		return err
-	})
-	if err != nil {
-		var p *panicError
-		switch {
-		case errors.Is(err, berrors.ErrTimeout):
-			return nil, fmt.Errorf("cache %s is %w (waited %s)", path, ErrLocked, opts.Timeout)
-		case errors.Is(err, fs.ErrPermission), errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("cache %s: %w", path, err)
-		case errors.As(err, &p) && d.file != nil:
-			// bbolt left its file open, locked and mapped: the map keeps
-			// the lock after the file is closed, so unlock it first.
-			unlock(d.file)
-			_ = d.file.Close()
-		}
-		if !hasMagic(path) {
-			return nil, &corruptError{path: path, detail: err.Error(), notCache: true}
-		}
-		return nil, d.corrupt(err)
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
-	d.db.NoSync = opts.noSync
-	err = nil
-	if !opts.skipCheck {
-		err = d.check()
+	var damaged, outdated int64
+	bo := fileOptions
+	bo.Timeout, bo.NoSync, bo.SkipCheck, bo.Logger = opts.Timeout, opts.noSync, opts.skipCheck, opts.Logger
+	bo.Entry = func(k, v []byte) {
+		switch _, _, st := decodeEntry(k, v); st {
+		case entryDamaged:
+			damaged++
+		case entryOutdated:
+			outdated++
+		}
 	}
-	if err == nil {
-		err = d.init()
+	var (
+		b   *boltfile.DB
+		err error
+	)
+	if replace {
+		b, err = boltfile.Replace(path, bo)
+	} else {
+		b, err = boltfile.Open(path, bo)
 	}
 	if err != nil {
-		_ = d.Close()
+		return nil, err
+	}
+	if damaged > 0 {
+		opts.Logger.Warn().Str("cache", path).Int64("damaged", damaged).
+			Msgf("cache: %d entries fail their checksum: they are misses, verified again and replaced ('addrclean cache prune' removes them)", damaged)
+	}
+	if outdated > 0 {
+		opts.Logger.Info().Str("cache", path).Int64("outdated", outdated).
+			Msgf("cache: %d entries were written by an older version, without a checksum: they are misses, verified again and replaced", outdated)
+	}
+	d := &DB{b: b, path: path, now: opts.Now, log: opts.Logger}
+	if err := d.init(); err != nil {
+		_ = b.Close()
 		return nil, err
 	}
 	return d, nil
 }
 
-// corrupt is the error about damage to the file that detail describes.
-func (d *DB) corrupt(detail any) error {
-	return &corruptError{path: d.path, detail: fmt.Sprint(detail)}
+// fileOptions describe cache files to boltfile.
+var fileOptions = boltfile.Options{
+	Kind: "cache", Marker: metaBucket, Format: []byte("addrclean-cache/1"), Corrupt: ErrCorrupt, NotOurs: ErrNotCache, Locked: ErrLocked,
+	Hint: func(path string, notCache bool) string {
+		if notCache {
+			return " (is it the right path? if it is, remove the file)"
+		}
+		return fmt.Sprintf("; 'addrclean cache clear --cache %s' starts it afresh (or remove the file)", shellQuote(path))
+	},
 }
 
-// corruptError is an error about a file that is damaged or is not a cache;
-// it wraps ErrCorrupt (and ErrNotCache), and says what to do.
-type corruptError struct {
-	path, detail string
-	notCache     bool
-}
-
-func (e *corruptError) Error() string {
-	if e.notCache {
-		return fmt.Sprintf("cache %s: %v: %s (is it the right path? if it is, remove the file)", e.path, ErrCorrupt, e.detail)
-	}
-	return fmt.Sprintf("cache %s: %v: %s; 'addrclean cache clear --cache %s' starts it afresh (or remove the file)",
-		e.path, ErrCorrupt, e.detail, shellQuote(e.path))
-}
-
-func (e *corruptError) Is(target error) bool {
-	return target == ErrCorrupt || (e.notCache && target == ErrNotCache)
-}
-
-// init checks the format marker, writing it into a new file.
+// init checks the namespace labels, writing the marker and them into a new
+// file.
 func (d *DB) init() error {
-	var fresh bool
-	err := d.view(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(metaBucket)
-		if meta == nil {
-			// A new file has no buckets at all; any other bbolt file is
-			// someone else's.
-			if k, _ := tx.Cursor().First(); k != nil {
-				return &corruptError{path: d.path, detail: "a bbolt file of another program", notCache: true}
+	if !d.b.Fresh() {
+		return d.b.View(func(tx *bolt.Tx) error {
+			if tx.Bucket(metaBucket).Bucket(labelsBucket) == nil {
+				return d.b.Corrupt("no namespace labels")
 			}
-			fresh = true
 			return nil
-		}
-		if v := meta.Get(formatKey); !bytes.Equal(v, formatValue) {
-			return d.corrupt(fmt.Sprintf("unknown format %q", v))
-		}
-		if meta.Bucket(labelsBucket) == nil {
-			return d.corrupt("no namespace labels")
-		}
-		return nil
-	})
-	if err != nil || !fresh {
-		return err
+		})
 	}
-	return d.update(func(tx *bolt.Tx) error {
-		meta, err := tx.CreateBucket(metaBucket)
-		if err != nil {
-			return err
+	return d.b.Update(func(tx *bolt.Tx) error {
+		meta, err := d.b.Mark(tx)
+		if err == nil {
+			_, err = meta.CreateBucket(labelsBucket)
 		}
-		if err := meta.Put(formatKey, formatValue); err != nil {
-			return err
-		}
-		_, err = meta.CreateBucket(labelsBucket)
 		return err
 	})
 }
@@ -265,97 +201,17 @@ func (d *DB) init() error {
 func (d *DB) Path() string { return d.path }
 
 // Close releases the file and its lock.
-func (d *DB) Close() error {
-	if d.closed.Swap(true) {
-		return nil
+func (d *DB) Close() error { return d.b.Close() }
+
+// shellQuote quotes s for a POSIX shell when it needs it, for commands
+// suggested in messages.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./:@%+=,-", r))
+	}) < 0 {
+		return s
 	}
-	if d.stuck.Load() {
-		// A panic in a write transaction can leave bbolt's writer lock
-		// held (its rollback panics too), and bbolt's Close would wait for
-		// it forever: release the file and its lock here; the memory map
-		// goes with the process. The panic was reported as ErrCorrupt.
-		unlock(d.file)
-		if err := d.file.Close(); err != nil {
-			return fmt.Errorf("cache %s: close: %w", d.path, err)
-		}
-		return nil
-	}
-	if err := guard(d.db.Close); err != nil {
-		if d.file != nil {
-			unlock(d.file)
-			_ = d.file.Close()
-		}
-		return fmt.Errorf("cache %s: close: %w", d.path, err)
-	}
-	return nil
-}
-
-// view and update run fn in a transaction, turning a fault or a panic of
-// bbolt on a damaged page into ErrCorrupt and naming the file in every
-// error. After such a panic the DB is broken: bbolt's state in memory may
-// be half changed, so every later call fails with the same error.
-func (d *DB) view(fn func(*bolt.Tx) error) error {
-	return d.wrap(false, func() error { return d.db.View(fn) })
-}
-
-func (d *DB) update(fn func(*bolt.Tx) error) error {
-	return d.wrap(true, func() error { return d.db.Update(fn) })
-}
-
-func (d *DB) wrap(write bool, fn func() error) error {
-	if p := d.broken.Load(); p != nil {
-		return *p
-	}
-	if err := guard(fn); err != nil {
-		return d.classify(write, err)
-	}
-	return nil
-}
-
-// classify names the file in err, and turns bbolt's panics and the errors
-// only damage gives into ErrCorrupt.
-func (d *DB) classify(write bool, err error) error {
-	var (
-		p  *panicError
-		ce *corruptError
-	)
-	switch {
-	case errors.As(err, &p):
-		if write {
-			d.stuck.Store(true)
-		}
-		err = d.corrupt(p)
-		d.broken.CompareAndSwap(nil, &err)
-		return *d.broken.Load()
-	case errors.As(err, &ce):
-		return err // names the file already
-	case errors.Is(err, berrors.ErrIncompatibleValue), errors.Is(err, berrors.ErrInvalid),
-		errors.Is(err, berrors.ErrInvalidMapping), errors.Is(err, berrors.ErrChecksum):
-		// A bucket where an entry belongs, or the reverse: this package
-		// writes neither.
-		return d.corrupt(err)
-	}
-	return fmt.Errorf("cache %s: %w", d.path, err)
-}
-
-// panicError is a panic of bbolt, or a fault reading its memory map,
-// caught by guard.
-type panicError struct{ v any }
-
-func (p *panicError) Error() string { return fmt.Sprint("bbolt: ", p.v) }
-
-// guard runs fn on this goroutine, turning a panic, and a fault on the
-// memory map (SIGBUS past the end of a truncated file, SIGSEGV past the
-// map), into a *panicError. Without SetPanicOnFault a fault is a fatal
-// error of the runtime, which no recover reaches.
-func guard(fn func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if v := recover(); v != nil {
-			err = &panicError{v}
-		}
-	}()
-	return fn()
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Namespace is the part of a cache that holds the answers of one service
@@ -419,7 +275,7 @@ func (d *DB) Store(ns Namespace, ttl time.Duration) (*Store, error) {
 		return nil, fmt.Errorf("cache %s: invalid namespace id %q", d.path, ns.ID)
 	}
 	b := []byte(ns.ID)
-	err := d.update(func(tx *bolt.Tx) error {
+	err := d.b.Update(func(tx *bolt.Tx) error {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}
@@ -463,10 +319,10 @@ func (s *Store) Get(_ context.Context, key string) (*api.VerifyResponse, bool, e
 		state entryState
 	)
 	now := s.d.now()
-	err := s.d.view(func(tx *bolt.Tx) error {
+	err := s.d.b.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(s.bucket)
 		if b == nil {
-			return s.d.corrupt(fmt.Sprintf("namespace %s is gone", s.bucket))
+			return s.d.b.Corrupt(fmt.Sprintf("namespace %s is gone", s.bucket))
 		}
 		k := entryKey(key)
 		v := b.Get(k)
@@ -513,7 +369,7 @@ func (s *Store) Put(_ context.Context, key string, resp *api.VerifyResponse) err
 	// The JSON is written after room for the header: one buffer, no copy.
 	v := api.AppendVerifyResponse(make([]byte, entryHeader, entryHeader+2048), resp)
 	k := entryKey(key)
-	if err := s.d.put(s.bucket, k, sealEntry(k, s.d.now(), v)); err != nil {
+	if err := s.d.b.Put(s.bucket, k, sealEntry(k, s.d.now(), v)); err != nil {
 		return fmt.Errorf("%w (write)", err)
 	}
 	return nil

@@ -276,7 +276,7 @@ func TestDamagedEntryIsAMiss(t *testing.T) {
 			s := store(t, d, LiveNamespace("https://x", "k"), time.Hour)
 			mustPut(t, s, "1 main street", answer("A"))
 			mustPut(t, s, "2 main street", answer("B"))
-			if err := d.db.Update(func(tx *bolt.Tx) error {
+			if err := d.b.Bolt.Update(func(tx *bolt.Tx) error {
 				b := tx.Bucket(s.bucket)
 				k := entryKey("1 main street")
 				v := tt.damage(k, bytes.Clone(b.Get(k)), bytes.Clone(b.Get(entryKey("2 main street"))))
@@ -396,7 +396,7 @@ func TestPruneChunks(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "c.db"), c)
 	s := store(t, d, LiveNamespace("https://x", "k"), time.Hour)
 	n := 2*pruneChunk + 50
-	if err := d.db.Update(func(tx *bolt.Tx) error {
+	if err := d.b.Bolt.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(s.bucket)
 		for i := range n {
 			at := c.Now()
@@ -535,7 +535,7 @@ func TestSurvivesKill(t *testing.T) {
 				t.Fatalf("round %d: entry %d committed before the kill: %v, %v, %v", round, n, r, ok, err)
 			}
 		}
-		if err := d.db.View(func(tx *bolt.Tx) error {
+		if err := d.b.Bolt.View(func(tx *bolt.Tx) error {
 			for err := range tx.Check() {
 				return err
 			}

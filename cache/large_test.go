@@ -49,7 +49,7 @@ func buildLarge(b *testing.B, path string, n int) {
 	r := realAnswer(b)
 	now := time.Now()
 	for i := 0; i < n; {
-		if err := d.db.Update(func(tx *bolt.Tx) error {
+		if err := d.b.Bolt.Update(func(tx *bolt.Tx) error {
 			bk := tx.Bucket(s.bucket)
 			for end := min(n, i+20000); i < end; i++ {
 				r.Address.ID = "GB" + strconv.Itoa(i)
@@ -99,7 +99,7 @@ func BenchmarkOpenLarge(b *testing.B) {
 					b.Fatal(err)
 				}
 				if c.txCheck {
-					if err := d.db.View(func(tx *bolt.Tx) error {
+					if err := d.b.Bolt.View(func(tx *bolt.Tx) error {
 						for err := range tx.Check() {
 							return err
 						}

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package cache
+package boltfile
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 )
 
 // lock takes the lock that bbolt takes (flock, exclusive), waiting up to
-// timeout, so that Recreate can empty the file before handing it to bbolt,
+// timeout, so that Replace can empty the file before handing it to bbolt,
 // which then locks the same open file again, without a gap.
 func lock(f *os.File, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
@@ -20,7 +20,7 @@ func lock(f *os.File, timeout time.Duration) error {
 		case !errors.Is(err, syscall.EWOULDBLOCK):
 			return err
 		case time.Now().After(deadline):
-			return ErrLocked
+			return errBusy
 		}
 		time.Sleep(50 * time.Millisecond) // bbolt polls as often
 	}

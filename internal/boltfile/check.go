@@ -1,4 +1,4 @@
-package cache
+package boltfile
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
-	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -170,7 +169,7 @@ func (d *DB) check() error {
 		txid uint64
 		used int64
 	)
-	if err := d.view(func(tx *bolt.Tx) error {
+	if err := d.View(func(tx *bolt.Tx) error {
 		txid, used = uint64(tx.ID()), tx.Size()
 		return nil
 	}); err != nil {
@@ -178,49 +177,42 @@ func (d *DB) check() error {
 	}
 	fi, err := d.file.Stat()
 	if err != nil {
-		return fmt.Errorf("cache %s: %w", d.path, err)
+		return fmt.Errorf("%s %s: %w", d.o.Kind, d.path, err)
 	}
 	m, ps, other, err := readMetas(d.file, fi.Size())
 	switch {
 	case err != nil:
-		return d.corrupt(err)
-	case m.txid != txid || int64(m.hwm)*int64(ps) != used || ps != d.db.Info().PageSize:
-		return d.corrupt(fmt.Sprintf("the meta pages do not match what bbolt read (transaction %d, %d pages of %d bytes)", m.txid, m.hwm, ps))
+		return d.Corrupt(err)
+	case m.txid != txid || int64(m.hwm)*int64(ps) != used || ps != d.Bolt.Info().PageSize:
+		return d.Corrupt(fmt.Sprintf("the meta pages do not match what bbolt read (transaction %d, %d pages of %d bytes)", m.txid, m.hwm, ps))
 	}
 	if err := m.sane(ps, fi.Size()); err != nil {
-		return d.corrupt(err)
+		return d.Corrupt(err)
 	}
 	if other != nil {
 		// The torn write that bbolt's two meta pages are there to survive:
 		// the other page is used, and the next commit rewrites this one.
-		d.log.Warn().Str("cache", d.path).Msgf("cache: one of the two meta pages is damaged (%v); the other one is used", other)
+		d.o.Logger.Warn().Str(d.o.Kind, d.path).Msgf("%s: one of the two meta pages is damaged (%v); the other one is used", d.o.Kind, other)
 	}
-	c := &checker{f: d.file, ps: ps, hwm: m.hwm}
+	c := &checker{f: d.file, ps: ps, hwm: m.hwm, marker: d.o.Marker, entry: d.o.Entry}
 	if err := c.all(m); err != nil {
-		return d.corrupt(err)
-	}
-	if c.damaged > 0 {
-		d.log.Warn().Str("cache", d.path).Int64("damaged", c.damaged).
-			Msgf("cache: %d entries fail their checksum: they are misses, verified again and replaced ('addrclean cache prune' removes them)", c.damaged)
-	}
-	if c.outdated > 0 {
-		d.log.Info().Str("cache", d.path).Int64("outdated", c.outdated).
-			Msgf("cache: %d entries were written by an older version, without a checksum: they are misses, verified again and replaced", c.outdated)
+		return d.Corrupt(err)
 	}
 	return nil
 }
 
 // checker reads a bbolt file through ReadAt and checks its structure.
 type checker struct {
-	f                 io.ReaderAt
-	ps                int
-	hwm               uint64
-	seen              []uint64 // bitmap: page in use or free
-	bufs              [][]byte // a page buffer per level of recursion
-	level             int
-	damaged, outdated int64
-	buckets           int  // at the top level
-	ours              bool // one of them is metaBucket
+	f       io.ReaderAt
+	ps      int
+	hwm     uint64
+	seen    []uint64 // bitmap: page in use or free
+	bufs    [][]byte // a page buffer per level of recursion
+	level   int
+	marker  []byte            // the top-level bucket of the file's kind
+	entry   func(k, v []byte) // shown the entries of the other top-level buckets
+	buckets int               // at the top level
+	ours    bool              // one of them is marker
 }
 
 // all checks every page of the file that meta m describes.
@@ -326,7 +318,7 @@ func (c *checker) freelist(id uint64) error {
 
 // tree checks the B+tree at page id: page types, keys in order and within
 // [lo, hi) (hi nil: no bound), the buckets in it, and the entries of a
-// namespace (entries).
+// top-level bucket (entries).
 func (c *checker) tree(id uint64, lo, hi []byte, depth, buckets int, entries bool) error {
 	if depth > maxTreeDepth {
 		return fmt.Errorf("page %d: a tree deeper than %d", id, maxTreeDepth)
@@ -390,13 +382,8 @@ func (c *checker) leaf(id uint64, b, lo, hi []byte, buckets int, entries bool) e
 		}
 		prev = k
 		if ne.Uint32(b[pageHeaderSize+i*elementSize:])&bucketLeafFlag == 0 {
-			if entries {
-				switch _, _, st := decodeEntry(k, v); st {
-				case entryDamaged:
-					c.damaged++
-				case entryOutdated:
-					c.outdated++
-				}
+			if entries && c.entry != nil {
+				c.entry(k, v)
 			}
 			continue
 		}
@@ -415,9 +402,9 @@ func (c *checker) bucket(id uint64, k, v []byte, depth int) error {
 	if len(v) < bucketHeader {
 		return fmt.Errorf("page %d: bucket %x: a header of %d bytes", id, k, len(v))
 	}
-	// Entries live one level down, in a namespace: any bucket of the root
-	// but the meta bucket.
-	entries := depth == 0 && !bytes.Equal(k, metaBucket)
+	// Entries live one level down: in any bucket of the root but the
+	// marker.
+	entries := depth == 0 && !bytes.Equal(k, c.marker)
 	if depth == 0 {
 		c.buckets++
 		c.ours = c.ours || !entries
@@ -463,7 +450,7 @@ func inOrder(id uint64, k, lo, hi []byte, first bool) error {
 }
 
 // hasMagic reports whether the file at path has bbolt's magic number in one
-// of its meta pages: a damaged bbolt file (that Recreate may replace), not
+// of its meta pages: a damaged bbolt file (that Replace may empty), not
 // something else that --cache was pointed at.
 func hasMagic(path string) bool {
 	f, err := os.Open(path)
@@ -491,13 +478,23 @@ func hasMagicAt(r io.ReaderAt) bool {
 	return false
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it, for commands
-// suggested in messages.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./:@%+=,-", r))
-	}) < 0 {
-		return s
+// foreign says why the file f of size bytes is not a file of the kind
+// whose marker bucket is marker, or "" when it is one, a damaged bbolt
+// file or empty.
+func foreign(f *os.File, size int64, marker []byte) string {
+	if size == 0 {
+		return ""
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	if !hasMagicAt(f) {
+		return "not a bbolt file"
+	}
+	m, ps, _, err := readMetas(f, size)
+	if err != nil || m.sane(ps, size) != nil {
+		return ""
+	}
+	c := &checker{f: f, ps: ps, hwm: m.hwm, marker: marker}
+	if err := c.all(m); err == nil && c.buckets > 0 && !c.ours {
+		return "a bbolt file of another program"
+	}
+	return ""
 }

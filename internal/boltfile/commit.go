@@ -1,6 +1,7 @@
-package cache
+package boltfile
 
 import (
+	"runtime"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -12,7 +13,7 @@ import (
 // wake commits the next group. No Put waits for a timer (bbolt's Batch
 // makes a lone Put wait MaxBatchDelay), and a panic of bbolt on a damaged
 // page happens on a caller's goroutine, where guard turns it into
-// ErrCorrupt (in Batch it happens on a timer's goroutine and kills the
+// Options.Corrupt (in Batch it happens on a timer's goroutine and kills the
 // process).
 type commitQueue struct {
 	mu      sync.Mutex
@@ -28,8 +29,9 @@ type commitQueue struct {
 
 type pending struct{ bucket, k, v []byte }
 
-// put stores v under k in bucket and returns once it is committed.
-func (d *DB) put(bucket, k, v []byte) error {
+// Put stores v under k in bucket and returns once it is committed:
+// concurrent Puts share one transaction.
+func (d *DB) Put(bucket, k, v []byte) error {
 	q := &d.q
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -59,16 +61,25 @@ func (d *DB) put(bucket, k, v []byte) error {
 func (d *DB) commitGroup() error {
 	q := &d.q
 	q.writing = true
+	// Yield once, so that Puts of goroutines about to run join this group:
+	// a bbolt commit costs about 20 µs of CPU whatever its size, and an
+	// embedded run with a journal spent 20 % less CPU per row so.
+	q.mu.Unlock()
+	runtime.Gosched()
+	q.mu.Lock()
 	group := q.pend
 	q.pend = q.spare[:0]
 	q.taken++
 	n := q.taken
 	q.mu.Unlock()
-	err := d.update(func(tx *bolt.Tx) error {
+	err := d.Update(func(tx *bolt.Tx) error {
 		for _, p := range group {
 			b := tx.Bucket(p.bucket)
 			if b == nil {
-				return d.corrupt("namespace " + string(p.bucket) + " is gone")
+				return d.Corrupt("bucket " + string(p.bucket) + " is gone")
+			}
+			if d.o.InOrder {
+				b.FillPercent = 1 // no page is split for a key before others
 			}
 			if err := b.Put(p.k, p.v); err != nil {
 				return err
@@ -76,6 +87,9 @@ func (d *DB) commitGroup() error {
 		}
 		return nil
 	})
+	if err == nil {
+		d.dirty.Store(true)
+	}
 	q.mu.Lock()
 	clear(group)
 	q.spare = group[:0]
@@ -86,4 +100,20 @@ func (d *DB) commitGroup() error {
 	}
 	q.cond.Broadcast()
 	return err
+}
+
+// fail makes every later Put fail with err (a failed sync).
+func (q *commitQueue) fail(err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err == nil {
+		q.err, q.errAt = err, q.taken
+	}
+}
+
+// failed returns the error that fails every Put, if any.
+func (q *commitQueue) failed() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.err
 }

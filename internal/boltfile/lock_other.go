@@ -1,6 +1,6 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
 
-package cache
+package boltfile
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 )
 
 // lock does nothing here: bbolt's lock (LockFileEx on Windows) is not
-// re-entrant on one handle, so Recreate relies on bbolt's lock alone.
+// re-entrant on one handle, so Replace relies on bbolt's lock alone.
 func lock(*os.File, time.Duration) error { return nil }
 
 // unlock does nothing here: closing f releases bbolt's lock.
