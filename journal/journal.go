@@ -155,9 +155,6 @@ type Info struct {
 	Runs int
 	// Complete is true when the last run wrote every row.
 	Complete bool
-	// Torn is always 0: a bbolt commit is whole or absent. (The text
-	// format's crashes could leave a torn last record.)
-	Torn int64
 	// Damaged is the number of row records that fail their checksum: they
 	// are skipped, and their rows verified again.
 	Damaged int64

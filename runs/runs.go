@@ -257,10 +257,6 @@ func (p Policy) reuse(j *journal.Journal, meta journal.Meta, window int, log zer
 			"Resume with the same input and options, or pass --restart instead of --resume to discard it and start afresh",
 			path, strings.Join(diff, "; "))
 	}
-	if info.Torn > 0 {
-		log.Warn().Str("journal", path).Int64("bytes", info.Torn).
-			Msg("journal: dropping a last record torn by the crash; its row is verified again")
-	}
 	if info.Damaged > 0 {
 		log.Warn().Str("journal", path).Int64("damaged", info.Damaged).
 			Msgf("journal: %d damaged records skipped; their rows are verified again", info.Damaged)

@@ -3,6 +3,7 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // writeFile writes text to dir/name and returns the path.
@@ -140,9 +143,9 @@ func TestRunKilledWithoutJournalLeavesNoTemps(t *testing.T) {
 	}
 }
 
-// TestRunResumeSkipsDamagedJournalLines: bytes flipped in the middle of a
-// journal cost only the rows of the damaged lines; the run says how many.
-func TestRunResumeSkipsDamagedJournalLines(t *testing.T) {
+// TestRunResumeSkipsDamagedJournalRecords: bytes changed inside records of
+// a journal cost only the rows of the damaged records; the run says how many.
+func TestRunResumeSkipsDamagedJournalRecords(t *testing.T) {
 	dir := t.TempDir()
 	base, calls := loggedService(t)
 	in := sampleCSV(t)
@@ -151,19 +154,30 @@ func TestRunResumeSkipsDamagedJournalLines(t *testing.T) {
 	wantExit(t, first, exitRowErrors)
 	paid := countAll(calls.take())
 	jpath := filepath.Join(dir, "out.csv.journal")
-	b, err := os.ReadFile(jpath)
+	// Change one byte inside each of three records in the middle of the
+	// journal, as a bad disk block would (journal/FORMAT.md: bucket "rows",
+	// row number → record).
+	db, err := bolt.Open(jpath, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Flip one byte inside each of three lines in the middle of the file.
-	lines := bytes.SplitAfter(b, []byte("\n"))
-	if len(lines) < 100 {
-		t.Fatalf("journal of %d lines", len(lines))
-	}
-	for _, i := range []int{len(lines) / 4, len(lines) / 2, 3 * len(lines) / 4} {
-		lines[i][len(lines[i])/2] ^= 0x20
-	}
-	if err := os.WriteFile(jpath, bytes.Join(lines, nil), 0o600); err != nil {
+	err = db.Update(func(tx *bolt.Tx) error {
+		rows := tx.Bucket([]byte("rows"))
+		var keys [][]byte
+		_ = rows.ForEach(func(k, _ []byte) error { keys = append(keys, bytes.Clone(k)); return nil })
+		if len(keys) < 100 {
+			t.Fatalf("journal of %d rows", len(keys))
+		}
+		for _, k := range [][]byte{keys[len(keys)/4], keys[len(keys)/2], keys[3*len(keys)/4]} {
+			v := bytes.Clone(rows.Get(k))
+			v[len(v)/2] ^= 0x20
+			if err := rows.Put(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err := errors.Join(err, db.Close()); err != nil {
 		t.Fatal(err)
 	}
 	again := runCLI(t, dir, append(common, "--resume", in)...)
