@@ -19,11 +19,10 @@ const DefaultPause = time.Second
 // limiter must find the rate at which 429s begin in few steps, then stay just
 // under it and look above it only now and then.
 const (
-	// floorDivisor bounds how far 429 answers cut the limit: never below
-	// the configured rate divided by this.
+	// floorDivisor: 429s never cut the limit below the configured rate/16.
 	floorDivisor = 16
-	// maxPause caps the shared pause a single Retry-After can impose, so a
-	// wild header value cannot stall a run for hours.
+	// maxPause caps the pause one Retry-After imposes: a wild value must
+	// not stall a run for hours.
 	maxPause = 10 * time.Minute
 	// settleMargin is how far under the rate at which 429s began the limit
 	// settles: room for the jitter of arrival times at the service.
@@ -41,72 +40,57 @@ const (
 	// steepRamp the same from a steep cut (steepMargin under it).
 	firstRamp = 2 * time.Second
 	steepRamp = 10 * time.Second
-	// holdTime is how long the limit stays at the settled rate before it
-	// probes above it.
+	// holdTime is how long the limit stays at the settled rate before probing.
 	holdTime = 20 * time.Second
 	// probeStep is how fast the limit then rises, per second, as a share of
 	// the settled rate (or of the highest one held, when higher): about one
 	// 429, and one pause, per half minute when the quota does not move.
 	probeStep = 0.01
 	// measureReleases is how many of the last releases the sent rate is
-	// measured over: the rate at which 429s began is the lower of the limit
-	// and what was actually sent (fewer workers than the limit needs send
-	// less). Few, so that a ramp does not make it lag.
+	// measured over (fewer workers than the limit needs send less than
+	// it); few, so that a ramp does not make it lag.
 	measureReleases = 8
-	// workerBound is how far under the limit the measured rate must be
-	// to be taken instead: well under, since a busy machine delays a few
-	// releases now and then.
+	// workerBound is how far under the limit the measured rate must be to
+	// be taken instead: a busy machine delays a few releases now and then.
 	workerBound = 0.5
 	// adaptStep is how often the limit changes along a ramp or a probe:
 	// each change wakes the waiter at the head of the line to re-reserve.
 	adaptStep = 100 * time.Millisecond
 )
 
-// Limiter paces requests for every worker of a run: an x/time/rate token
-// bucket whose limit adapts to 429 answers, plus a shared "not before" time
-// that honours Retry-After. A nil *Limiter never waits. Its methods are safe
-// for concurrent use.
+// Limiter paces requests for every worker of a run. A nil *Limiter never
+// waits. Its methods are safe for concurrent use.
 //
 // Waiters queue in the order they came and only the one at the head of the
 // line holds a reservation of the bucket. Reservations sit on the bucket's
 // absolute timeline, so a head woken late (Go timers fire up to a
 // millisecond late) does not delay the next one, which reserves when the
-// late one goes; and since nobody else has reserved ahead, a change of the
-// limit or a pause only re-prices the head's reservation, cancelled and
-// taken again (never a batch of them, whose cancellation would hand back
-// tokens and let a burst go). Whatever the cuts, climbs and late wake-ups,
-// no one-second window holds more than the configured rate plus burst
-// releases.
+// late one goes: no spinning for precision. And since nobody else has
+// reserved ahead, a change of the limit or a pause re-prices only the
+// head's reservation, cancelled and taken again: never a batch of them,
+// whose cancellation would hand back tokens and let a burst go.
 //
-// The limit adapts to a service quota below the configured rate. A 429 of a
-// request sent since the last cut marks the rate at which 429s begin: the
-// limit in force when that request went, or the rate at which the last few
-// requests actually went when that is under half of it (too few workers).
-// The limit is then cut: the first time to half that rate, rising over
-// firstRamp after the pause to settleMargin (5 %) under it; later straight
-// to that settled rate. A 429 of a request sent within steepWithin of the
-// end of the pause (the settled rate was still too high) cuts steepMargin
-// under instead and rises back over steepRamp, once in a row; one sent
-// within quickWithin of it (far above the quota) cuts twice as deep as the
-// quick one before, up to half. The limit holds the settled rate for
-// holdTime, then probes above it by probeStep per second (of the highest
-// rate held) until the next 429 or the configured rate. 429s of requests
-// sent before the last cut were caused by the old limit: they extend the
-// pause but do not cut again.
+// A 429 of a request sent since the last cut marks the rate at which 429s
+// begin: the limit in force when it went, or the rate actually sent when
+// that is under half of it (too few workers). The first cut halves it and
+// ramps back over firstRamp to settleMargin under it; later cuts go
+// straight there, or steepMargin under (ramping back over steepRamp) when
+// the 429 came within steepWithin of the pause's end, deeper each time
+// when within quickWithin. The limit holds for holdTime, then probes up by
+// probeStep per second. 429s of requests sent before the last cut only
+// extend the pause.
 type Limiter struct {
 	configured float64 // the --rate asked for; +Inf when unlimited
 	floor      float64
 	maxPause   time.Duration
 	bucket     *rate.Limiter
-	// turn is held by the waiter at the head of the line; the others wait
-	// to send on it, in the order they came.
+	// turn is held by the head of the line; the others queue to send on it.
 	turn chan struct{}
 
 	mu        sync.Mutex
 	current   float64 // the limit in force; +Inf when unlimited
 	notBefore time.Time
-	// changed is closed, and replaced, when the limit or the pause changes:
-	// the head's reservation is then priced wrong.
+	// changed is closed and replaced when the limit or the pause changes.
 	changed chan struct{}
 	cuts    int64
 	// The adaptation. gen counts cuts: a Sent of an older generation was
@@ -120,8 +104,7 @@ type Limiter struct {
 	steeps, quick  int     // steep cuts, and quick ones, in a row
 	held           float64 // the highest settled rate held through holdTime
 	resumed        time.Time
-	// recent holds the times of the last releases since the pause ended,
-	// for the measured rate; n counts them.
+	// recent: the last releases since the pause ended (n of them), for measured.
 	recent [measureReleases]time.Time
 	n      int
 }
@@ -145,10 +128,9 @@ func New(r float64, burst int) *Limiter {
 	}
 }
 
-// Sent is one request let go by Acquire. Its RateLimited method reports a
-// 429 answer to it, so that the limiter can tell 429s caused by the limit in
-// force from those of requests sent before the last cut. The zero Sent does
-// nothing.
+// Sent is one request let go by Acquire, for RateLimited to tell 429s caused
+// by the limit in force from those of requests sent before the last cut.
+// The zero Sent does nothing.
 type Sent struct {
 	l     *Limiter
 	gen   uint64
@@ -199,28 +181,21 @@ func (l *Limiter) Acquire(ctx context.Context) (Sent, error) {
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:
-			if res == nil {
-				continue // the pause is over: reserve now
-			}
 			l.mu.Lock()
-			now = time.Now()
-			if !now.Before(l.notBefore) { // no pause began meanwhile
+			if now = time.Now(); res != nil && !now.Before(l.notBefore) { // no pause began meanwhile
 				sent := l.take(now)
 				l.mu.Unlock()
 				return sent, nil
 			}
-			res.CancelAt(now)
 			l.mu.Unlock()
 		case <-changed:
-			timer.Stop()
-			if res != nil {
-				res.CancelAt(time.Now())
-			}
 		case <-ctx.Done():
-			timer.Stop()
-			if res != nil {
-				res.CancelAt(time.Now())
-			}
+		}
+		timer.Stop()
+		if res != nil {
+			res.CancelAt(time.Now()) // nothing once past due
+		}
+		if ctx.Err() != nil {
 			return Sent{}, fmt.Errorf("rate limiter: %w", ctx.Err())
 		}
 	}
