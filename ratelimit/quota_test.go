@@ -150,7 +150,7 @@ func TestQuotaBelowRate(t *testing.T) {
 				util := float64(run.answered) / span.Seconds() / tc.quota
 				share := float64(run.limited) / float64(run.sent)
 				t.Logf("%d sent, %d answered (%.1f %% of the quota), %d answered 429 (%.1f %%), %d cuts, limit at the end %.1f/s",
-					run.sent, run.answered, 100*util, run.limited, 100*share, l.cuts, l.Rate())
+					run.sent, run.answered, 100*util, run.limited, 100*share, l.gen, l.Rate())
 				if util < 0.85 {
 					t.Errorf("answered %.1f %% of the quota, want >= 85 %%", 100*util)
 				}

@@ -1,3 +1,6 @@
+// Package ratelimit paces requests: one Limiter shared by every worker, an
+// x/time/rate token bucket whose limit adapts to a service quota below the
+// configured rate, with a shared pause that honours Retry-After.
 package ratelimit
 
 import (
@@ -13,11 +16,9 @@ import (
 // DefaultPause is the shared pause after a 429 that carried no Retry-After.
 const DefaultPause = time.Second
 
-// The shape of the adaptation after a 429 (see Limiter). A service that
-// answers 429 with Retry-After in whole seconds makes every worker pause for
-// at least a second, so each 429 costs about a second of the quota: the
-// limiter must find the rate at which 429s begin in few steps, then stay just
-// under it and look above it only now and then.
+// The adaptation after a 429 (see Limiter). A Retry-After of whole seconds
+// pauses every worker, so each 429 costs about a second of the quota: find
+// the rate at which 429s begin in few steps, then stay just under it.
 const (
 	// floorDivisor: 429s never cut the limit below the configured rate/16.
 	floorDivisor = 16
@@ -56,19 +57,23 @@ const (
 	// adaptStep is how often the limit changes along a ramp or a probe:
 	// each change wakes the waiter at the head of the line to re-reserve.
 	adaptStep = 100 * time.Millisecond
+	// lateSlack is how late a waiter may wake and the next still keep its
+	// slot on the bucket's timeline: Go timers fire up to a millisecond
+	// late. Time lost to a longer stall stays lost, as if the request had
+	// been charged when it went, so that no stall is made up with a burst.
+	lateSlack = 2 * time.Millisecond
 )
 
 // Limiter paces requests for every worker of a run. A nil *Limiter never
 // waits. Its methods are safe for concurrent use.
 //
-// Waiters queue in the order they came and only the one at the head of the
-// line holds a reservation of the bucket. Reservations sit on the bucket's
-// absolute timeline, so a head woken late (Go timers fire up to a
-// millisecond late) does not delay the next one, which reserves when the
-// late one goes: no spinning for precision. And since nobody else has
-// reserved ahead, a change of the limit or a pause re-prices only the
-// head's reservation, cancelled and taken again: never a batch of them,
-// whose cancellation would hand back tokens and let a burst go.
+// Waiters queue in the order they came and only the head of the line holds
+// a reservation of the bucket. Reservations sit on the bucket's absolute
+// timeline, so a head woken a little late (up to lateSlack) does not delay
+// the next one: no spinning for precision. A change of the limit or a
+// pause re-prices only the head's reservation, cancelled and taken again:
+// never a batch of them, whose cancellation would hand tokens back and let
+// a burst go.
 //
 // A 429 of a request sent since the last cut marks the rate at which 429s
 // begin: the limit in force when it went, or the rate actually sent when
@@ -92,7 +97,6 @@ type Limiter struct {
 	notBefore time.Time
 	// changed is closed and replaced when the limit or the pause changes.
 	changed chan struct{}
-	cuts    int64
 	// The adaptation. gen counts cuts: a Sent of an older generation was
 	// sent under a limit already cut. Once cut, the limit follows the
 	// schedule of adapt from resumed (the end of the pause): start, a ramp
@@ -176,13 +180,18 @@ func (l *Limiter) Acquire(ctx context.Context) (Sent, error) {
 				return sent, nil
 			}
 		}
-		changed := l.changed
+		changed, due := l.changed, now.Add(wait)
 		l.mu.Unlock()
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:
 			l.mu.Lock()
 			if now = time.Now(); res != nil && !now.Before(l.notBefore) { // no pause began meanwhile
+				if lost := now.Add(-lateSlack); lost.After(due) { // a stall: empty the bucket at lost
+					b := l.bucket.Burst()
+					l.bucket.SetBurstAt(lost, 0)
+					l.bucket.SetBurstAt(lost, b)
+				}
 				sent := l.take(now)
 				l.mu.Unlock()
 				return sent, nil
@@ -299,7 +308,6 @@ func (l *Limiter) cut(now time.Time, s *Sent) {
 		l.start, l.ramp = max(l.floor, began*(1-margin)), steepRamp
 	}
 	l.gen++
-	l.cuts++
 	l.resume()
 	l.setLimit(now, l.start)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"sort"
 	"sync"
 	"testing"
@@ -295,8 +296,8 @@ func TestRateLimitedNoDoubleCut(t *testing.T) {
 		before[1].RateLimited(2 * time.Second) // sent before the cut
 		time.Sleep(3 * time.Second)            // past the pause: the Sent still says
 		before[2].RateLimited(time.Second)
-		if l.cuts != 1 {
-			t.Fatalf("429s of requests sent before the cut cut again: %d cuts", l.cuts)
+		if l.gen != 1 {
+			t.Fatalf("429s of requests sent before the cut cut again: %d cuts", l.gen)
 		}
 		if got := l.notBefore.Sub(start); got != 4*time.Second {
 			t.Fatalf("paused until %v, want the last 429's 1 s after 3 s", got)
@@ -304,13 +305,13 @@ func TestRateLimitedNoDoubleCut(t *testing.T) {
 		time.Sleep(time.Second) // the pause is over
 		after := mustAcquire(t, l)
 		before[3].RateLimited(time.Second) // stale still, and now outside any pause
-		if l.cuts != 1 {
-			t.Fatalf("a stale 429 after the pause cut again: %d cuts", l.cuts)
+		if l.gen != 1 {
+			t.Fatalf("a stale 429 after the pause cut again: %d cuts", l.gen)
 		}
 		r := l.Rate()
 		after.RateLimited(time.Second)
-		if l.cuts != 2 || l.Rate() >= r {
-			t.Fatalf("a 429 of a request sent after the cut: %d cuts, Rate() %v -> %v", l.cuts, r, l.Rate())
+		if l.gen != 2 || l.Rate() >= r {
+			t.Fatalf("a 429 of a request sent after the cut: %d cuts, Rate() %v -> %v", l.gen, r, l.Rate())
 		}
 	})
 }
@@ -417,8 +418,8 @@ func TestScheduleAfterCut(t *testing.T) {
 		at(44*time.Second, 9.5*0.85)
 		at(49*time.Second, (9.5*0.85+9.5*0.95)/2)
 		at(54*time.Second, 9.5*0.95)
-		if l.cuts != 3 {
-			t.Fatalf("%d cuts, want 3", l.cuts)
+		if l.gen != 3 {
+			t.Fatalf("%d cuts, want 3", l.gen)
 		}
 	})
 }
@@ -436,7 +437,7 @@ func TestSteepCuts(t *testing.T) {
 			time.Sleep(after)
 			mustAcquire(t, l).RateLimited(time.Second)
 			if got := l.Rate(); math.Abs(got-want) > 1e-9 {
-				t.Fatalf("after cut %d: Rate() = %v, want %v", l.cuts, got, want)
+				t.Fatalf("after cut %d: Rate() = %v, want %v", l.gen, got, want)
 			}
 			time.Sleep(time.Second) // to the end of the pause
 		}
@@ -562,8 +563,8 @@ func TestClimbKeepsSpacing(t *testing.T) {
 			return rs[len(rs)-1].at.Sub(start) > 32*time.Second
 		})
 		checkSpacing(t, rs, r, 1)
-		if climbed < 4 || rs[len(rs)-1].rate != r || l.cuts != 1 {
-			t.Errorf("%d cuts, climbed %d times, to %v/s: want 1 cut and back to %v/s", l.cuts, climbed, rs[len(rs)-1].rate, r)
+		if climbed < 4 || rs[len(rs)-1].rate != r || l.gen != 1 {
+			t.Errorf("%d cuts, climbed %d times, to %v/s: want 1 cut and back to %v/s", l.gen, climbed, rs[len(rs)-1].rate, r)
 		}
 		last, n := rs[len(rs)-1].at, 0
 		for _, x := range rs {
@@ -601,8 +602,8 @@ func TestClimbAndCutsKeepWindow(t *testing.T) {
 					}
 				}, func(rs []release) bool { return len(rs) >= 600 })
 				checkSpacing(t, rs, tc.r, tc.burst)
-				if l.cuts < 5 {
-					t.Errorf("only %d cuts", l.cuts)
+				if l.gen < 5 {
+					t.Errorf("only %d cuts", l.gen)
 				}
 			})
 		})
@@ -675,5 +676,35 @@ func TestSystemClockPacing(t *testing.T) {
 	}
 	if d := time.Since(start); d < 19*5*time.Millisecond-time.Millisecond || d > 5*time.Second {
 		t.Fatalf("20 calls at 200/s took %v, want about 95ms", d)
+	}
+}
+
+// TestStallIsNotMadeUp: on the system clock, a waiter held up long past its
+// slot (here by the limiter's lock, as a stalled machine holds it) loses
+// that time: the next request still comes one interval after it, not at
+// once on the bucket's timeline (which at 100/s let 103-104 calls into one
+// second at the service under load).
+func TestStallIsNotMadeUp(t *testing.T) {
+	const interval = 100 * time.Millisecond
+	l := New(10, 1)
+	mustAcquire(t, l)
+	start := time.Now()
+	head := acquireAsync(t.Context(), l)
+	for l.bucket.TokensAt(time.Now()) >= 0 { // until the head has reserved its slot
+		runtime.Gosched()
+	}
+	l.mu.Lock()
+	time.Sleep(3 * interval) // the stall, not a wait for an event
+	l.mu.Unlock()
+	r := <-head
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if late := r.at.Sub(start); late < 2*interval {
+		t.Skipf("the head went %v after it queued: not held up, nothing to check", late)
+	}
+	mustAcquire(t, l)
+	if gap := time.Since(r.at); gap < interval-lateSlack-time.Millisecond {
+		t.Fatalf("the request after a stalled one went %v after it, want about %v", gap, interval)
 	}
 }
