@@ -117,9 +117,9 @@ type Config struct {
 	Source readers.Reader
 	// Mapper maps each row to an address.
 	Mapper Mapper
-	// Verifier is called for every distinct address. It must not wait on
-	// Limiter itself (do not also pass the limiter to api.WithWaiter): Run
-	// waits before every attempt, outside the attempt's timeout.
+	// Verifier is called for every distinct address. It must not pace
+	// itself: Run waits on Limiter before every attempt, outside the
+	// attempt's timeout.
 	Verifier Verifier
 	// Limiter paces every attempt, retries included; nil means no pacing.
 	Limiter *ratelimit.Limiter
