@@ -13,7 +13,6 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/ratelimit"
-	"github.com/addrclean/addrclean/ratelimit/ratelimittest"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -103,7 +102,7 @@ func BenchmarkRateUtilisation(b *testing.B) {
 		achieved := float64(n-burst) / starts[n-1].Sub(starts[0]).Seconds()
 		b.ReportMetric(100*achieved/r, "util_%")
 	}
-	b.ReportMetric(float64(ratelimittest.MaxInWindow(starts, time.Second)), "max/1s")
+	b.ReportMetric(float64(maxInWindow(starts, time.Second)), "max/1s")
 	b.ReportMetric(r+burst, "bound/1s")
 }
 
@@ -179,4 +178,17 @@ func BenchmarkPeakHeap(b *testing.B) {
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 		})
 	}
+}
+
+// maxInWindow returns the largest number of the sorted times that fall in
+// any half-open window [t, t+w).
+func maxInWindow(sorted []time.Time, w time.Duration) int {
+	best, j := 0, 0
+	for i := range sorted {
+		for j < len(sorted) && sorted[j].Sub(sorted[i]) < w {
+			j++
+		}
+		best = max(best, j-i)
+	}
+	return best
 }

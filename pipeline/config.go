@@ -117,9 +117,9 @@ type Config struct {
 	Source readers.Reader
 	// Mapper maps each row to an address.
 	Mapper Mapper
-	// Verifier is called for every distinct address. It must not wait on
-	// Limiter itself (do not also pass the limiter to api.WithWaiter): Run
-	// waits before every attempt, outside the attempt's timeout.
+	// Verifier is called for every distinct address. It must not pace
+	// itself: Run waits on Limiter before every attempt, outside the
+	// attempt's timeout.
 	Verifier Verifier
 	// Limiter paces every attempt, retries included; nil means no pacing.
 	Limiter *ratelimit.Limiter
@@ -205,14 +205,8 @@ type Config struct {
 
 	// Classify sorts a Verifier error; default api.Classify.
 	Classify func(error) api.Kind
-	// Sleep waits d or until ctx is done; tests inject one that does not
-	// sleep. It is used for backoffs, and for 429 waits when Limiter is nil
-	// (a Limiter already holds every worker back until Retry-After).
-	Sleep func(ctx context.Context, d time.Duration) error
 	// Jitter returns a random duration in [0, max]; tests inject a fixed one.
 	Jitter func(max time.Duration) time.Duration
-	// Now is the clock for elapsed time and progress throttling.
-	Now func() time.Time
 }
 
 // withDefaults returns c with zero fields filled in.
@@ -263,18 +257,14 @@ func (c Config) withDefaults() Config {
 	if c.Classify == nil {
 		c.Classify = api.Classify
 	}
-	if c.Sleep == nil {
-		c.Sleep = sleep
-	}
 	if c.Jitter == nil {
 		c.Jitter = jitter
-	}
-	if c.Now == nil {
-		c.Now = time.Now
 	}
 	return c
 }
 
+// sleep waits d or until ctx is done: backoffs, and 429 waits when there is
+// no Limiter (a Limiter holds every worker back until Retry-After itself).
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()

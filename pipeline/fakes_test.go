@@ -121,21 +121,11 @@ func checkPrefix(t *testing.T, results []writers.Result) {
 	}
 }
 
-// noSleep records waits instead of sleeping.
-type noSleep struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (s *noSleep) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	s.waits = append(s.waits, d)
-	s.mu.Unlock()
-	return ctx.Err()
-}
-
 // identityJitter makes the backoff deterministic: always the ceiling.
 func identityJitter(max time.Duration) time.Duration { return max }
+
+// noJitter makes every backoff zero, for tests that do not look at waits.
+func noJitter(time.Duration) time.Duration { return 0 }
 
 func statusErr(code int, msg string) error {
 	return fmt.Errorf("api: verify: %w", &api.StatusError{Op: "verify", StatusCode: code, Message: msg})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/addrclean/addrclean/internal/golden"
@@ -65,36 +66,28 @@ func mixedVerifier() *fakeVerifier {
 	}}
 }
 
-// stepClock returns start, then start+step, start+2·step ... on each call.
-func stepClock(start time.Time, step time.Duration) func() time.Time {
-	n := 0
-	return func() time.Time {
-		t := start.Add(time.Duration(n) * step)
-		n++
-		return t
-	}
-}
-
+// TestStatsGolden runs in a synctest bubble: the backoffs and 429 waits
+// pass in fake time, so the elapsed time and rates are exact.
 func TestStatsGolden(t *testing.T) {
-	w := &memWriter{}
-	st, err := Run(context.Background(), Config{
-		Source:   &genSource{n: len(mixedRows), cells: func(i int) []string { return mixedRows[i-1] }},
-		Mapper:   cellMapper,
-		Verifier: mixedVerifier(),
-		Workers:  1, // deterministic attempt order
-		Sleep:    (&noSleep{}).sleep,
-		Jitter:   identityJitter,
-		Now:      stepClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 2*time.Second),
-	}.with(w))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, "stats.golden.json", append(out, '\n'))
-	golden.Check(t, "results.golden.txt", resultsText(w.rows()))
+	synctest.Test(t, func(t *testing.T) {
+		w := &memWriter{}
+		st, err := Run(t.Context(), Config{
+			Source:   &genSource{n: len(mixedRows), cells: func(i int) []string { return mixedRows[i-1] }},
+			Mapper:   cellMapper,
+			Verifier: mixedVerifier(),
+			Workers:  1, // deterministic attempt order
+			Jitter:   identityJitter,
+		}.with(w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := json.MarshalIndent(st, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, "stats.golden.json", append(out, '\n'))
+		golden.Check(t, "results.golden.txt", resultsText(w.rows()))
+	})
 }
 
 // resultsText is one line per result: row, action or error, cached flag.

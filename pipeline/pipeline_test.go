@@ -7,16 +7,17 @@ import (
 	"io"
 	"net/url"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/ratelimit"
-	"github.com/addrclean/addrclean/ratelimit/ratelimittest"
 	"github.com/addrclean/addrclean/readers"
 )
 
@@ -267,43 +268,56 @@ func TestRetries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := script(tt.steps...)
-			s := &noSleep{}
-			w := &memWriter{}
-			st, err := Run(testCtx(t), Config{
-				Source: &genSource{n: 1, cells: distinct}, Mapper: cellMapper, Verifier: v,
-				Retries: tt.retries, MaxWait: tt.maxWait, Timeout: tt.timeout,
-				Sleep: s.sleep, Jitter: identityJitter,
-			}.with(w))
-			// The one row failing with the service's fault means the
-			// service was never reached.
-			serviceFault := tt.wantKind == ErrKindTransient || tt.wantKind == ErrKindRateLimited
-			if serviceFault != errors.Is(err, ErrServiceUnreachable) || (!serviceFault && err != nil) {
-				t.Fatalf("err = %v", err)
-			}
-			got := w.rows()
-			if len(got) != 1 {
-				t.Fatalf("wrote %d rows", len(got))
-			}
-			r := got[0]
-			if r.Err != tt.wantErr {
-				t.Errorf("av_error = %q, want %q", r.Err, tt.wantErr)
-			}
-			if (r.Response == nil) != (tt.wantErr != "") {
-				t.Errorf("response = %v with error %q", r.Response, r.Err)
-			}
-			if tt.wantKind != "" && st.Errors[tt.wantKind] != 1 {
-				t.Errorf("errors = %v, want one %s", st.Errors, tt.wantKind)
-			}
-			if st.CallsMade != tt.wantCalls || v.calls.Load() != tt.wantCalls {
-				t.Errorf("calls = %d (verifier saw %d), want %d", st.CallsMade, v.calls.Load(), tt.wantCalls)
-			}
-			if st.Retries != tt.wantRetries || st.RateLimited != tt.want429 {
-				t.Errorf("retries = %d, 429s = %d; want %d, %d", st.Retries, st.RateLimited, tt.wantRetries, tt.want429)
-			}
-			if fmt.Sprint(s.waits) != fmt.Sprint(tt.wantWaits) && !(len(s.waits) == 0 && len(tt.wantWaits) == 0) {
-				t.Errorf("waits = %v, want %v", s.waits, tt.wantWaits)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				// The waits are the fake time between the end of one attempt
+				// and the start of the next.
+				var (
+					waits   []time.Duration
+					lastEnd time.Time
+				)
+				steps := script(tt.steps...)
+				v := &fakeVerifier{fn: func(ctx context.Context, a api.Address, call int64) (*api.VerifyResponse, error) {
+					if call > 1 {
+						waits = append(waits, time.Since(lastEnd))
+					}
+					defer func() { lastEnd = time.Now() }()
+					return steps.fn(ctx, a, call)
+				}}
+				w := &memWriter{}
+				st, err := Run(t.Context(), Config{
+					Source: &genSource{n: 1, cells: distinct}, Mapper: cellMapper, Verifier: v,
+					Retries: tt.retries, MaxWait: tt.maxWait, Timeout: tt.timeout, Jitter: identityJitter,
+				}.with(w))
+				// The one row failing with the service's fault means the
+				// service was never reached.
+				serviceFault := tt.wantKind == ErrKindTransient || tt.wantKind == ErrKindRateLimited
+				if serviceFault != errors.Is(err, ErrServiceUnreachable) || (!serviceFault && err != nil) {
+					t.Fatalf("err = %v", err)
+				}
+				got := w.rows()
+				if len(got) != 1 {
+					t.Fatalf("wrote %d rows", len(got))
+				}
+				r := got[0]
+				if r.Err != tt.wantErr {
+					t.Errorf("av_error = %q, want %q", r.Err, tt.wantErr)
+				}
+				if (r.Response == nil) != (tt.wantErr != "") {
+					t.Errorf("response = %v with error %q", r.Response, r.Err)
+				}
+				if tt.wantKind != "" && st.Errors[tt.wantKind] != 1 {
+					t.Errorf("errors = %v, want one %s", st.Errors, tt.wantKind)
+				}
+				if st.CallsMade != tt.wantCalls || v.calls.Load() != tt.wantCalls {
+					t.Errorf("calls = %d (verifier saw %d), want %d", st.CallsMade, v.calls.Load(), tt.wantCalls)
+				}
+				if st.Retries != tt.wantRetries || st.RateLimited != tt.want429 {
+					t.Errorf("retries = %d, 429s = %d; want %d, %d", st.Retries, st.RateLimited, tt.wantRetries, tt.want429)
+				}
+				if fmt.Sprint(waits) != fmt.Sprint(tt.wantWaits) && !(len(waits) == 0 && len(tt.wantWaits) == 0) {
+					t.Errorf("waits = %v, want %v", waits, tt.wantWaits)
+				}
+			})
 		})
 	}
 }
@@ -579,45 +593,50 @@ func TestReaderErrorFinishesRead(t *testing.T) {
 	}
 }
 
-// TestLimiterAdapts runs 429s through a real Limiter on a fake clock that a
-// helper advances whenever a waiter parks on it.
+// TestLimiterAdapts runs 429s through a real Limiter: every worker waits
+// out the pause on the limiter, none sleeps on its own, and the limit is
+// cut.
 func TestLimiterAdapts(t *testing.T) {
-	ctx := testCtx(t)
-	clk := ratelimittest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	lim := ratelimit.New(20, 1, ratelimit.WithClock(clk))
-	actx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() {
-		for clk.Await(actx, func(p []time.Duration) bool { return len(p) > 0 }) == nil {
-			if d, ok := clk.Next(); ok {
-				clk.Advance(d)
+	synctest.Test(t, func(t *testing.T) {
+		lim := ratelimit.New(20, 1)
+		var (
+			mu    sync.Mutex
+			calls []time.Time
+		)
+		v := &fakeVerifier{fn: func(c context.Context, a api.Address, call int64) (*api.VerifyResponse, error) {
+			mu.Lock()
+			calls = append(calls, time.Now())
+			mu.Unlock()
+			if call%10 == 0 {
+				return nil, rateLimited(2 * time.Second)
+			}
+			return answer(a, api.ActionAccept), nil
+		}}
+		w := &memWriter{}
+		st, err := Run(t.Context(), Config{Source: &genSource{n: 200, cells: distinct}, Mapper: cellMapper, Verifier: v,
+			Limiter: lim, Workers: 4}.with(w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(w.rows()) != 200 || st.RateLimited == 0 {
+			t.Fatalf("rows %d, 429s %d", len(w.rows()), st.RateLimited)
+		}
+		// After each 429 (every tenth call) no call goes for 2 s: the
+		// pause holds every worker, and the 429's own row goes after it.
+		sort.Slice(calls, func(i, j int) bool { return calls[i].Before(calls[j]) })
+		pauses := 0
+		for i := 1; i < len(calls); i++ {
+			if calls[i].Sub(calls[i-1]) >= 2*time.Second {
+				pauses++
 			}
 		}
-	}()
-	v := &fakeVerifier{fn: func(c context.Context, a api.Address, call int64) (*api.VerifyResponse, error) {
-		if call%10 == 0 {
-			return nil, rateLimited(2 * time.Second)
+		if int64(pauses) < st.RateLimited/2 {
+			t.Fatalf("%d pauses of 2 s for %d 429s", pauses, st.RateLimited)
 		}
-		return answer(a, api.ActionAccept), nil
-	}}
-	s := &noSleep{}
-	w := &memWriter{}
-	st, err := Run(ctx, Config{Source: &genSource{n: 200, cells: distinct}, Mapper: cellMapper, Verifier: v,
-		Limiter: lim, Workers: 4, Sleep: s.sleep}.with(w))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(w.rows()) != 200 || st.RateLimited == 0 || lim.Cuts() == 0 {
-		t.Fatalf("rows %d, 429s %d, cuts %d", len(w.rows()), st.RateLimited, lim.Cuts())
-	}
-	for _, d := range s.waits {
-		if d == 2*time.Second {
-			t.Fatal("row slept on a 429 although the limiter holds the pause")
+		if st.RateLimit <= 0 || st.RateLimit >= 20 {
+			t.Fatalf("rate limit at the end = %v, want cut under 20", st.RateLimit)
 		}
-	}
-	if st.RateLimit <= 0 || st.RateLimit > 20 {
-		t.Fatalf("rate limit at the end = %v", st.RateLimit)
-	}
+	})
 }
 
 func TestProgress(t *testing.T) {

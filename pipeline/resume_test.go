@@ -34,12 +34,11 @@ func outage(ok int64) *fakeVerifier {
 // a million Error rows; the rows not reached are not written.
 func TestBreakerStopsOutage(t *testing.T) {
 	const workers, good = 8, 300
-	s := &noSleep{}
 	v := outage(good)
 	w := &memWriter{}
 	st, err := Run(testCtx(t), Config{
 		Source: &genSource{n: 1_000_000, cells: distinct}, Mapper: cellMapper, Verifier: v, Workers: workers,
-		Retries: 2, Sleep: s.sleep, Jitter: identityJitter,
+		Retries: 2, Jitter: noJitter,
 	}.with(w))
 	if !errors.Is(err, ErrServiceUnavailable) || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("err = %v, want ErrServiceUnavailable naming the last failure", err)
@@ -104,7 +103,7 @@ func TestBreakerShare(t *testing.T) {
 			const n = 2000
 			st, err := Run(testCtx(t), Config{
 				Source: &genSource{n: n, cells: distinct}, Mapper: cellMapper, Verifier: v, Workers: 1,
-				Retries: -1, Sleep: (&noSleep{}).sleep,
+				Retries: -1,
 			}.with(&memWriter{}))
 			if tripped := errors.Is(err, ErrServiceUnavailable); tripped != tc.wantTrip {
 				t.Fatalf("err = %v, want tripped %v", err, tc.wantTrip)
@@ -606,10 +605,9 @@ func TestServiceNeverReached(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &noSleep{}
 			w := &memWriter{}
 			st, err := Run(testCtx(t), Config{Source: &genSource{n: tc.rows, cells: distinct}, Mapper: cellMapper,
-				Verifier: &fakeVerifier{fn: tc.fn}, Workers: 2, Retries: 1, Sleep: s.sleep, Jitter: identityJitter,
+				Verifier: &fakeVerifier{fn: tc.fn}, Workers: 2, Retries: 1, Jitter: noJitter,
 				Cache: tc.cache, Classify: func(err error) api.Kind {
 					if strings.Contains(err.Error(), "connection refused") {
 						return api.KindTransient

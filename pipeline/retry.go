@@ -76,7 +76,7 @@ func (r *runner) verify(addr api.Address, row int) verdict {
 			log.Debug().Int("row", row).Dur("retry_after", ra).Msg("rate limited; waiting")
 			if cfg.Limiter == nil {
 				// A limiter would hold every worker back itself.
-				if cfg.Sleep(r.runCtx, ra) != nil {
+				if sleep(r.runCtx, ra) != nil {
 					return verdict{skipped: true}
 				}
 			}
@@ -101,7 +101,7 @@ func (r *runner) verify(addr api.Address, row int) verdict {
 			failures++
 			r.retries.Add(1)
 			log.Debug().Int("row", row).Int("attempt", failures).Dur("backoff", d).Str("reason", why).Msg("retrying")
-			if cfg.Sleep(r.runCtx, d) != nil {
+			if sleep(r.runCtx, d) != nil {
 				return verdict{skipped: true}
 			}
 		}

@@ -83,7 +83,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	if dedupSize > 0 {
 		dedupSize = max(dedupSize, cfg.Window+8)
 	}
-	r := &runner{cfg: cfg, dedup: newDedup(dedupSize, cfg.SpillDir), start: cfg.Now(),
+	r := &runner{cfg: cfg, dedup: newDedup(dedupSize, cfg.SpillDir), start: time.Now(),
 		breaker: newBreaker(cfg.BreakerRows, cfg.BreakerWindow, cfg.BreakerShare)}
 	defer func() {
 		if err := r.dedup.close(); err != nil {
@@ -142,7 +142,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	st.RateLimited = r.rateLimited.Load()
 	st.RowsResumed = r.resumed.Load()
 	st.RateLimit = cfg.Limiter.Rate()
-	st.Elapsed = cfg.Now().Sub(r.start)
+	st.Elapsed = time.Since(r.start)
 	if s := st.Elapsed.Seconds(); s > 0 {
 		st.ElapsedSeconds = s
 		st.EffectiveRate = float64(st.CallsMade) / s
@@ -417,7 +417,7 @@ func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, counts
 			}
 		}
 		if r.cfg.Progress != nil {
-			now := r.cfg.Now()
+			now := time.Now()
 			if r.cfg.ProgressInterval < 0 || now.Sub(last) >= r.cfg.ProgressInterval {
 				last = now
 				r.cfg.Progress(r.progress(st.RowsWritten, counts, now))

@@ -1,4 +1,4 @@
-package ratelimit_test
+package ratelimit
 
 import (
 	"context"
@@ -7,9 +7,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/addrclean/addrclean/ratelimit"
-	"github.com/addrclean/addrclean/ratelimit/ratelimittest"
 )
 
 // BenchmarkAchievedRate paces calls to a fake service that takes 50 ms per
@@ -28,7 +25,7 @@ func BenchmarkAchievedRate(b *testing.B) {
 		{200, 5, 64},
 	} {
 		b.Run(fmt.Sprintf("rate=%v/burst=%d/workers=%d", tc.rate, tc.burst, tc.workers), func(b *testing.B) {
-			l := ratelimit.New(tc.rate, tc.burst)
+			l := New(tc.rate, tc.burst)
 			starts := make([]time.Time, 0, b.N)
 			var mu sync.Mutex
 			jobs := make(chan struct{})
@@ -39,7 +36,7 @@ func BenchmarkAchievedRate(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for range jobs {
-						if err := l.Wait(ctx); err != nil {
+						if _, err := l.Acquire(ctx); err != nil {
 							b.Error(err)
 							return
 						}
@@ -64,7 +61,7 @@ func BenchmarkAchievedRate(b *testing.B) {
 				achieved := float64(n-tc.burst) / span
 				b.ReportMetric(100*achieved/tc.rate, "util_%")
 			}
-			b.ReportMetric(float64(ratelimittest.MaxInWindow(starts, time.Second)), "max/1s")
+			b.ReportMetric(float64(maxInWindow(starts, time.Second)), "max/1s")
 			b.ReportMetric(tc.rate+float64(tc.burst), "bound/1s")
 		})
 	}
@@ -78,7 +75,7 @@ func BenchmarkAchievedRate(b *testing.B) {
 // started within 20 ms (max/20ms; 1 at burst 1, since the interval is at
 // least 25 ms), within any second (max/1s, bound 41) and the limit at the end.
 func BenchmarkClimbAfter429(b *testing.B) {
-	l := ratelimit.New(40, 1)
+	l := New(40, 1)
 	var (
 		mu     sync.Mutex
 		starts []time.Time
@@ -91,7 +88,8 @@ func BenchmarkClimbAfter429(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			for range jobs {
-				if err := l.Wait(ctx); err != nil {
+				s, err := l.Acquire(ctx)
+				if err != nil {
 					b.Error(err)
 					return
 				}
@@ -101,7 +99,7 @@ func BenchmarkClimbAfter429(b *testing.B) {
 				n := len(starts)
 				mu.Unlock()
 				if n == 10 {
-					l.OnRateLimited(time.Second)
+					s.RateLimited(time.Second)
 				}
 			}
 		}()
@@ -114,20 +112,20 @@ func BenchmarkClimbAfter429(b *testing.B) {
 	wg.Wait()
 	b.StopTimer()
 	sort.Slice(starts, func(i, j int) bool { return starts[i].Before(starts[j]) })
-	b.ReportMetric(float64(ratelimittest.MaxInWindow(starts, 20*time.Millisecond)), "max/20ms")
-	b.ReportMetric(float64(ratelimittest.MaxInWindow(starts, time.Second)), "max/1s")
+	b.ReportMetric(float64(maxInWindow(starts, 20*time.Millisecond)), "max/20ms")
+	b.ReportMetric(float64(maxInWindow(starts, time.Second)), "max/1s")
 	b.ReportMetric(l.Rate(), "rate_end")
 }
 
-// BenchmarkWaitUnlimited measures the cost of Wait on an unlimited limiter,
+// BenchmarkWaitUnlimited measures the cost of Acquire on an unlimited limiter,
 // the embedded-service default, where it must not be a bottleneck.
 func BenchmarkWaitUnlimited(b *testing.B) {
-	l := ratelimit.New(0, 1)
+	l := New(0, 1)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if err := l.Wait(ctx); err != nil {
+			if _, err := l.Acquire(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}

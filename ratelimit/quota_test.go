@@ -1,4 +1,4 @@
-package ratelimit_test
+package ratelimit
 
 import (
 	"context"
@@ -6,12 +6,10 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"golang.org/x/time/rate"
-
-	"github.com/addrclean/addrclean/ratelimit"
-	"github.com/addrclean/addrclean/ratelimit/ratelimittest"
 )
 
 // quotaServer is a simulated service quota: admit decides a request that
@@ -59,45 +57,31 @@ type quotaRun struct {
 	releases                []release
 }
 
-// runQuota runs workers against srv on the fake clock for span: each worker
-// acquires, travels to the service in latency plus up to jitter (drawn from
-// a seeded source, so a run is repeatable), is admitted or refused there,
-// travels back in latency, and reports a refusal to the limiter. The clock
-// moves only when every worker is parked on a timer, to the earliest one.
-func runQuota(t *testing.T, l *ratelimit.Limiter, clk *ratelimittest.Clock, srv quotaServer,
-	workers int, latency, jitter, span time.Duration) quotaRun {
+// runQuota runs workers against srv for span in a synctest bubble: each
+// worker acquires, travels to the service in latency plus up to jitter
+// (drawn from a seeded source, so a run is repeatable), is admitted or
+// refused there, travels back in latency, and reports a refusal to the
+// limiter.
+func runQuota(t *testing.T, l *Limiter, srv quotaServer, workers int, latency, jitter, span time.Duration) quotaRun {
 	t.Helper()
-	ctx := testCtx(t)
-	wctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	end := clk.Now().Add(span)
+	end := time.Now().Add(span)
 	var (
 		mu  sync.Mutex
 		run quotaRun
 		rng = rand.New(rand.NewPCG(11, 12))
 		wg  sync.WaitGroup
 	)
-	sleep := func(d time.Duration) bool {
-		c, stop := clk.Timer(d)
-		defer stop()
-		select {
-		case <-c:
-			return true
-		case <-wctx.Done():
-			return false
-		}
-	}
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range workers {
+		wg.Go(func() {
 			for {
-				sent, err := l.Acquire(wctx)
+				sent, err := l.Acquire(ctx)
 				if err != nil {
 					return
 				}
 				mu.Lock()
-				now := clk.Now()
+				now := time.Now()
 				if !now.Before(end) {
 					mu.Unlock()
 					cancel()
@@ -107,15 +91,11 @@ func runQuota(t *testing.T, l *ratelimit.Limiter, clk *ratelimittest.Clock, srv 
 				run.releases = append(run.releases, release{at: now, rate: l.Rate()})
 				up := latency + time.Duration(rng.Int64N(int64(jitter)+1))
 				mu.Unlock()
-				if !sleep(up) {
-					return
-				}
+				time.Sleep(up)
 				mu.Lock()
-				ok, ra := srv.admit(clk.Now())
+				ok, ra := srv.admit(time.Now())
 				mu.Unlock()
-				if !sleep(latency) {
-					return
-				}
+				time.Sleep(latency)
 				mu.Lock()
 				if ok {
 					run.answered++
@@ -127,14 +107,7 @@ func runQuota(t *testing.T, l *ratelimit.Limiter, clk *ratelimittest.Clock, srv 
 					sent.RateLimited(ra)
 				}
 			}
-		}()
-	}
-	for clk.BlockUntil(wctx, workers) == nil {
-		d, _ := clk.Next()
-		clk.Advance(d)
-	}
-	if ctx.Err() != nil {
-		t.Fatal("the workers stopped parking on the clock")
+		})
 	}
 	wg.Wait()
 	return run
@@ -171,20 +144,21 @@ func TestQuotaBelowRate(t *testing.T) {
 		{"8 workers at 200 ms send 40/s of --rate 100, burst 5", 30, 100, bucket(30, 5), 8, 100 * time.Millisecond, 2 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := ratelimittest.NewClock(epoch)
-			l := ratelimit.New(tc.r, 1, ratelimit.WithClock(clk))
-			run := runQuota(t, l, clk, tc.srv(), tc.workers, tc.latency, tc.jitter, span)
-			util := float64(run.answered) / span.Seconds() / tc.quota
-			share := float64(run.limited) / float64(run.sent)
-			t.Logf("%d sent, %d answered (%.1f %% of the quota), %d answered 429 (%.1f %%), %d cuts, limit at the end %.1f/s",
-				run.sent, run.answered, 100*util, run.limited, 100*share, l.Cuts(), l.Rate())
-			if util < 0.85 {
-				t.Errorf("answered %.1f %% of the quota, want >= 85 %%", 100*util)
-			}
-			if share > 0.05 {
-				t.Errorf("%.1f %% of requests answered 429, want <= 5 %%", 100*share)
-			}
-			checkSpacing(t, run.releases, tc.r, 1)
+			synctest.Test(t, func(t *testing.T) {
+				l := New(tc.r, 1)
+				run := runQuota(t, l, tc.srv(), tc.workers, tc.latency, tc.jitter, span)
+				util := float64(run.answered) / span.Seconds() / tc.quota
+				share := float64(run.limited) / float64(run.sent)
+				t.Logf("%d sent, %d answered (%.1f %% of the quota), %d answered 429 (%.1f %%), %d cuts, limit at the end %.1f/s",
+					run.sent, run.answered, 100*util, run.limited, 100*share, l.gen, l.Rate())
+				if util < 0.85 {
+					t.Errorf("answered %.1f %% of the quota, want >= 85 %%", 100*util)
+				}
+				if share > 0.05 {
+					t.Errorf("%.1f %% of requests answered 429, want <= 5 %%", 100*share)
+				}
+				checkSpacing(t, run.releases, tc.r, 1)
+			})
 		})
 	}
 }

@@ -66,6 +66,14 @@ func TestRunAdaptsToServiceQuota(t *testing.T) {
 		t.Error("enriched output under a quota differs from the unlimited run")
 	}
 	t.Logf("429s: %v, calls: %v, final rate limit: %v", got.summary["rate_limited"], got.summary["calls_made"], got.summary["rate_limit"])
+	// The quota must actually have pressed: 429s came, and the limit was
+	// cut under --rate. Without them the test would pass on any limiter.
+	if n, _ := got.summary["rate_limited"].(float64); n < 1 {
+		t.Errorf("no 429s under a 30/s quota at --rate 40: the test did not exercise the adaptation")
+	}
+	if r, _ := got.summary["rate_limit"].(float64); r <= 0 || r >= 40 {
+		t.Errorf("rate limit at the end = %v, want cut under --rate 40", got.summary["rate_limit"])
+	}
 }
 
 func TestRunFlagFixes(t *testing.T) {
