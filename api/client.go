@@ -3,9 +3,9 @@ package api
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
+	jsonv2 "github.com/go-json-experiment/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -315,37 +315,8 @@ func addParam(b *strings.Builder, name, value string) {
 	}
 	b.WriteString(name)
 	b.WriteByte('=')
-	WriteQueryEscaped(b, value)
+	b.WriteString(url.QueryEscape(value))
 }
-
-// WriteQueryEscaped writes url.QueryEscape(v) to b without making it
-// first: form encoding, space as +, all but letters, digits and -_.~
-// percent-encoded. The client encodes requests with it, and the service
-// its self links.
-func WriteQueryEscaped(b *strings.Builder, v string) {
-	const upperHex = "0123456789ABCDEF"
-	start := 0
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			c == '-' || c == '_' || c == '.' || c == '~' {
-			continue
-		}
-		b.WriteString(v[start:i])
-		if c == ' ' {
-			b.WriteByte('+')
-		} else {
-			b.WriteByte('%')
-			b.WriteByte(upperHex[c>>4])
-			b.WriteByte(upperHex[c&0xf])
-		}
-		start = i + 1
-	}
-	b.WriteString(v[start:])
-}
-
-// queryEscape is form encoding (space as +), as url.Values uses.
-func queryEscape(s string) string { return url.QueryEscape(s) }
 
 // send makes one verify request. When the service refused the token it
 // returns the 401 answer as rejected, with a nil error.
@@ -386,25 +357,22 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 		if body.err != nil {
 			return nil, nil, c.transportError(op, c.method, shown(), body.err, secrets())
 		}
-		// UnmarshalJSON directly: json.Unmarshal would first scan the
-		// whole body once more only to validate it.
-		var vr VerifyResponse
-		if err := vr.UnmarshalJSON(body.data); err != nil {
+		// The answer is written out whole (JSONL): a service that echoes
+		// the request must not put the token there.
+		vr, err := decodeRedacted(body.data, c.tokenParam(tok).forms)
+		if err != nil {
 			return nil, nil, &kindError{
 				kind: KindTransient,
 				msg:  scrub(fmt.Sprintf("api: %s: unusable answer (HTTP %d, %d bytes): %v", op, hr.StatusCode, len(body.data), err), secrets()...),
 				err:  err,
 			}
 		}
-		// The answer is written out whole (JSONL): a service that echoes
-		// the request must not put the token there.
-		redactDecoded(&vr, tok.Reveal(), c.tokenParam(tok).forms, body.data)
 		// The decoded answer shares no memory with the body.
 		if cap(body.data) <= maxPooledBody {
 			*bp = body.data
 			bodyPool.Put(bp)
 		}
-		return &vr, nil, nil
+		return vr, nil, nil
 	case hr.StatusCode == http.StatusUnauthorized:
 		return nil, c.statusError(op, hr, body.data, secrets()), nil
 	}
@@ -419,7 +387,7 @@ func (c *Client) tokenParam(tok Secret) *tokenParam {
 	if p := c.tokParam.Load(); p != nil && p.tok == tok {
 		return p
 	}
-	p := &tokenParam{tok: tok, param: Secret("token=" + queryEscape(tok.Reveal()) + "&"), forms: tokenForms(tok.Reveal())}
+	p := &tokenParam{tok: tok, param: Secret("token=" + url.QueryEscape(tok.Reveal()) + "&"), forms: tokenForms(tok.Reveal())}
 	c.tokParam.Store(p)
 	return p
 }
@@ -457,7 +425,7 @@ func (c *Client) createToken(ctx context.Context) (string, error) {
 		return "", c.transportError(op, http.MethodGet, shown, body.err, secrets)
 	}
 	var tr TokenResponse
-	if err := json.Unmarshal(body.data, &tr); err != nil || strings.TrimSpace(tr.Token) == "" {
+	if err := jsonv2.Unmarshal(body.data, &tr, wireOptions); err != nil || strings.TrimSpace(tr.Token) == "" {
 		why := "no token in it"
 		if err != nil {
 			why = err.Error()

@@ -4,13 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
+	jsonv2 "github.com/go-json-experiment/json"
 	"io"
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -265,7 +266,7 @@ type envelope struct {
 func newStatusError(op string, resp *http.Response, body []byte, now time.Time) *StatusError {
 	se := &StatusError{Op: op, StatusCode: resp.StatusCode}
 	var env envelope
-	if json.Unmarshal(body, &env) == nil {
+	if jsonv2.Unmarshal(body, &env, wireOptions) == nil {
 		se.Message = strings.TrimSpace(env.Form.Message.Value)
 		se.MessageID = env.Form.Message.ID
 	}
@@ -348,7 +349,7 @@ func scrub(s string, secrets ...string) string {
 			continue
 		}
 		s = strings.ReplaceAll(s, sec, redacted)
-		if esc := queryEscape(sec); esc != sec {
+		if esc := url.QueryEscape(sec); esc != sec {
 			s = strings.ReplaceAll(s, esc, redacted)
 		}
 	}
