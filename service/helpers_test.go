@@ -3,7 +3,6 @@ package service
 import (
 	"encoding/base64"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,8 +15,6 @@ import (
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/gazetteer"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const testKey = "pub_00000000-0000-4000-8000-000000000001"
 

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/golden"
 	"github.com/rs/zerolog"
 )
 
@@ -193,19 +192,7 @@ func TestVerifyGolden(t *testing.T) {
 			if err := json.Indent(&pretty, w.Body.Bytes(), "", "  "); err != nil {
 				t.Fatalf("%v: %s", err, w.Body)
 			}
-			path := filepath.Join("testdata", "verify-"+tc.name+".golden.json")
-			if *update {
-				if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if !bytes.Equal(pretty.Bytes(), want) {
-				t.Errorf("answer differs from %s:\n%s", path, pretty.Bytes())
-			}
+			golden.Check(t, "verify-"+tc.name+".golden.json", pretty.Bytes())
 		})
 	}
 }

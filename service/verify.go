@@ -84,12 +84,6 @@ func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
 	return s.writeVerify(w, &resp)
 }
 
-// wireVerify is api.VerifyResponse without its MarshalJSON, which exists to
-// re-encode Extra members (the service has none) and would encode the
-// answer twice and escape "&" in links. writeVerify writes the same bytes
-// without reflection; writeJSON of a *wireVerify is its fallback.
-type wireVerify api.VerifyResponse
-
 // params are the parameters of a verify request the service knows, as
 // r.Form would give them: body parameters before query parameters, the
 // first value of each single-valued parameter.
@@ -149,9 +143,7 @@ func (s *Service) parseForm(w http.ResponseWriter, r *http.Request, p *params) *
 			buf.Reset()
 			_, err := buf.ReadFrom(r.Body)
 			body := buf.String()
-			if buf.Cap() <= 1<<20 {
-				bufPool.Put(buf)
-			}
+			putBuf(buf)
 			if err != nil {
 				var mbe *http.MaxBytesError
 				if errors.As(err, &mbe) {
@@ -708,7 +700,7 @@ func (s *Service) selfLink(r *http.Request, req *request) string {
 		sep = '&'
 		b.WriteString(k)
 		b.WriteByte('=')
-		api.WriteQueryEscaped(&b, v)
+		b.WriteString(url.QueryEscape(v))
 	}
 	for _, l := range req.rawLines {
 		add("addressLine", l)
