@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -9,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -346,10 +346,12 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 	req.Header["User-Agent"] = c.hdrUA
 
 	c.stats.verifyRequests.Add(1)
-	bp := bodyPool.Get().(*[]byte)
-	hr, body, err := c.do(req, (*bp)[:0])
+	// The decoded answer shares no memory with the body: its buffer is
+	// reused.
+	buf := bodyPool.Get().(*bytes.Buffer)
+	defer putBody(buf)
+	hr, body, err := c.do(req, buf)
 	if err != nil {
-		bodyPool.Put(bp)
 		return nil, nil, c.transportError(op, c.method, shown(), err, secrets())
 	}
 	switch {
@@ -366,11 +368,6 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 				msg:  scrub(fmt.Sprintf("api: %s: unusable answer (HTTP %d, %d bytes): %v", op, hr.StatusCode, len(body.data), err), secrets()...),
 				err:  err,
 			}
-		}
-		// The decoded answer shares no memory with the body.
-		if cap(body.data) <= maxPooledBody {
-			*bp = body.data
-			bodyPool.Put(bp)
 		}
 		return vr, nil, nil
 	case hr.StatusCode == http.StatusUnauthorized:
@@ -394,9 +391,16 @@ func (c *Client) tokenParam(tok Secret) *tokenParam {
 
 // bodyPool holds the buffers verify answers are read into; maxPooledBody
 // keeps the odd huge answer from staying in it.
-var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+var bodyPool = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, 4096)) }}
 
 const maxPooledBody = 64 << 10
+
+func putBody(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledBody {
+		buf.Reset()
+		bodyPool.Put(buf)
+	}
+}
 
 // createToken fetches a new token with the API key.
 func (c *Client) createToken(ctx context.Context) (string, error) {
@@ -412,7 +416,7 @@ func (c *Client) createToken(ctx context.Context) (string, error) {
 	req.Header.Set("User-Agent", c.userAgent)
 
 	c.stats.tokenRequests.Add(1)
-	hr, body, err := c.do(req, nil)
+	hr, body, err := c.do(req, new(bytes.Buffer))
 	if err != nil {
 		return "", c.transportError(op, http.MethodGet, shown, err, secrets)
 	}
@@ -447,44 +451,21 @@ type readResult struct {
 	err  error
 }
 
-// do sends req and reads the whole body, so the connection can be reused,
-// into buf (appended to it).
-func (c *Client) do(req *http.Request, buf []byte) (*http.Response, readResult, error) {
+// do sends req and reads the whole body into buf, so the connection can be
+// reused.
+func (c *Client) do(req *http.Request, buf *bytes.Buffer) (*http.Response, readResult, error) {
 	hr, err := c.hc.Do(req)
 	if err != nil {
 		return nil, readResult{}, err
 	}
 	defer hr.Body.Close()
-	if n := hr.ContentLength; n > 0 && n <= maxBody {
-		// One allocation at most when the length is known, rather than
-		// the doublings of a growing buffer.
-		buf = slices.Grow(buf, int(n)+1)
-	}
-	lr := io.LimitedReader{R: hr.Body, N: maxBody + 1}
-	data, err := readAll(&lr, buf)
+	_, err = buf.ReadFrom(io.LimitReader(hr.Body, maxBody+1))
+	data := buf.Bytes()
 	if err == nil && len(data) > maxBody {
 		err = fmt.Errorf("answer larger than %d bytes", maxBody)
 		data = data[:maxBody]
 	}
 	return hr, readResult{data: data, err: err}, nil
-}
-
-// readAll is io.ReadAll appending to b. It takes the concrete reader, so
-// that the caller's stays on its stack.
-func readAll(r *io.LimitedReader, b []byte) ([]byte, error) {
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return b, err
-		}
-	}
 }
 
 // scrubList returns the strings to scrub from error text: the key in its

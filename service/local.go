@@ -118,7 +118,7 @@ func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        w.sent,
-		Body:          &pipeBody{PipeReader: pr, stop: stop},
+		Body:          &pipeBody{PipeReader: pr, ctx: ctx, stop: stop},
 		ContentLength: cl,
 		Request:       req,
 	}, nil
@@ -127,7 +127,17 @@ func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // pipeBody is a response body; closing it stops watching the context.
 type pipeBody struct {
 	*io.PipeReader
+	ctx  context.Context
 	stop func() bool
+}
+
+// Read fails once the context has ended, even if the handler wrote more
+// before the watcher closed the pipe.
+func (b *pipeBody) Read(p []byte) (int, error) {
+	if err := b.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return b.PipeReader.Read(p)
 }
 
 func (b *pipeBody) Close() error {

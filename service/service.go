@@ -17,6 +17,7 @@ import (
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/gazetteer"
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 	"golang.org/x/time/rate"
 )
@@ -297,12 +298,12 @@ func (s *Service) createToken(w http.ResponseWriter, r *http.Request) int {
 		s.log.Error().Err(err).Msg("issuing a token")
 		return s.writeError(w, errInternal)
 	}
-	txn, err := newUUID()
+	txn, err := uuid.NewRandom()
 	if err != nil {
 		s.log.Error().Err(err).Msg("transaction id")
 		return s.writeError(w, errInternal)
 	}
-	return s.writeJSON(w, http.StatusOK, api.TokenResponse{Token: tok, Type: "Token Create", TransactionID: txn})
+	return s.writeJSON(w, http.StatusOK, api.TokenResponse{Token: tok, Type: "Token Create", TransactionID: txn.String()})
 }
 
 // lookupKey finds an integration by key in constant time per candidate, so
@@ -389,26 +390,4 @@ func (s *Service) writeError(w http.ResponseWriter, e *apiError) int {
 	b, _ := jsonv2.Marshal(errorBody{Type: "error", Form: formOf(e)}) // strings and an int: cannot fail
 	writeBody(w, e.status, append(b, '\n'))
 	return e.status
-}
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	const hexd = "0123456789abcdef"
-	var out [36]byte
-	j := 0
-	for i, c := range b {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out[j] = '-'
-			j++
-		}
-		out[j], out[j+1] = hexd[c>>4], hexd[c&0xf]
-		j += 2
-	}
-	return string(out[:]), nil
 }
