@@ -83,26 +83,6 @@ func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
 	return s.writeVerify(w, &resp)
 }
 
-// params are the verify parameters the service knows, as r.Form gives
-// them: the first value of each single-valued parameter.
-type params struct {
-	token    string
-	lines    []string // every addressLine, in order
-	city     string
-	region   string
-	country  string
-	language string
-	has      uint8 // which single-valued parameters were sent (paramCity ...)
-}
-
-const (
-	paramToken = 1 << iota
-	paramCity
-	paramRegion
-	paramCountry
-	paramLanguage
-)
-
 // parseForm reads the query and, for POST, the form-encoded body within the
 // size limit.
 func (s *Service) parseForm(w http.ResponseWriter, r *http.Request) (url.Values, *apiError) {
@@ -137,35 +117,11 @@ func (s *Service) parseForm(w http.ResponseWriter, r *http.Request) (url.Values,
 	return r.Form, nil
 }
 
-// set keeps the first value of a single-valued parameter.
-func (p *params) set(bit uint8, dst *string, v string) {
-	if p.has&bit == 0 {
-		p.has |= bit
-		*dst = v
-	}
-}
-
-// parseRequest validates the verify parameters of form.
+// parseRequest validates the verify parameters of form: every
+// addressLine, the first value of the others.
 func parseRequest(form url.Values) (request, *apiError) {
-	var p params
-	p.lines = form["addressLine"]
-	for _, x := range [...]struct {
-		name string
-		dst  *string
-		bit  uint8
-	}{{"token", &p.token, paramToken}, {"city", &p.city, paramCity}, {"region", &p.region, paramRegion},
-		{"country", &p.country, paramCountry}, {"language", &p.language, paramLanguage}} {
-		if vs := form[x.name]; len(vs) > 0 {
-			p.set(x.bit, x.dst, vs[0])
-		}
-	}
-	return p.request()
-}
-
-// request validates the verify parameters.
-func (p *params) request() (request, *apiError) {
 	var req request
-	req.rawLines = p.lines
+	req.rawLines = form["addressLine"]
 	if len(req.rawLines) > maxLines {
 		return req, invalidParam("Too many addressLine parameters (at most " + strconv.Itoa(maxLines) + ").")
 	}
@@ -179,18 +135,18 @@ func (p *params) request() (request, *apiError) {
 		}
 	}
 	for _, x := range [...]struct {
-		name     string
-		src, dst *string
-		bit, has uint8
-	}{{"city", &p.city, &req.city, paramCity, hasCity}, {"region", &p.region, &req.region, paramRegion, hasRegion},
-		{"country", &p.country, &req.country, paramCountry, 0}, {"language", &p.language, &req.language, paramLanguage, hasLanguage}} {
-		if p.has&x.bit == 0 {
+		name string
+		dst  *string
+		has  uint8
+	}{{"city", &req.city, hasCity}, {"region", &req.region, hasRegion}, {"country", &req.country, 0}, {"language", &req.language, hasLanguage}} {
+		vs := form[x.name]
+		if len(vs) == 0 {
 			continue
 		}
-		if e := checkParam(x.name, *x.src); e != nil {
+		if e := checkParam(x.name, vs[0]); e != nil {
 			return req, e
 		}
-		*x.dst = *x.src
+		*x.dst = vs[0]
 		req.has |= x.has
 	}
 	if len(req.lines) == 0 {
