@@ -460,6 +460,12 @@ func TestTransportErrors(t *testing.T) {
 		}, want: "unusable answer"},
 		{name: "empty body", handler: func(_ testing.TB, _ http.ResponseWriter, _ *http.Request) {},
 			want: "unusable answer"},
+		{name: "token in the path of a syntax error", handler: func(_ testing.TB, w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, `{"x":{"`+r.Form.Get("token")+`":[1,}}`)
+		}, want: "unusable answer"},
+		{name: "token in the path of a type error", handler: func(_ testing.TB, w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, `{"data":{"`+r.Form.Get("token")+`":1,"location":{"latitude":"x"}}}`)
+		}, want: "unusable answer"},
 		{name: "closed mid-response", handler: func(t testing.TB, w http.ResponseWriter, _ *http.Request) {
 			hijack(t, w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n{\"type\":\"verify\",")
 		}, want: "connection closed early"},

@@ -342,19 +342,21 @@ func (e *scrubbedError) Unwrap() error { return e.err }
 // would mangle ordinary words and numbers, and real keys and tokens are long.
 const minScrubLen = 4
 
-// scrub replaces every secret (raw and query-escaped) in s with [REDACTED].
+// scrub replaces every secret in s with [REDACTED]: raw, query-escaped, and
+// escaped as in the JSON pointer of a decoding error (a member name).
 func scrub(s string, secrets ...string) string {
 	for _, sec := range secrets {
 		if len(sec) < minScrubLen {
 			continue
 		}
-		s = strings.ReplaceAll(s, sec, redacted)
-		if esc := url.QueryEscape(sec); esc != sec {
-			s = strings.ReplaceAll(s, esc, redacted)
+		for _, form := range [...]string{sec, url.QueryEscape(sec), pointerEscaper.Replace(sec)} {
+			s = strings.ReplaceAll(s, form, redacted)
 		}
 	}
 	return s
 }
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // fmtErr formats an error message and scrubs it; the cause stays reachable
 // for errors.Is and errors.As.
