@@ -309,3 +309,24 @@ func FuzzRedactedAnswers(f *testing.F) {
 		checkRedacted(t, body, redactTokens[int(tok)%len(redactTokens)])
 	})
 }
+
+// FuzzDropTokenParam checks that no token parameter survives in a link, and
+// that a link without one is left as it was.
+func FuzzDropTokenParam(f *testing.F) {
+	for _, s := range []string{"https://h/v?a=1&token=T&b=2", "https://h/v?t%6Fken=T&a=1", "https://h/v?token", "https://h/v?&&", "https://h/%zz?x", "https://h/v? TOKEN =1#f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, href string) {
+		got := dropTokenParam(href)
+		rest, _, _ := strings.Cut(got, "#")
+		_, query, _ := strings.Cut(rest, "?")
+		for p := range strings.SplitSeq(query, "&") {
+			if isTokenParam(p) {
+				t.Fatalf("dropTokenParam(%q) = %q keeps %q", href, got, p)
+			}
+		}
+		if _, err := url.Parse(href); err == nil && got != href && len(got) >= len(href) {
+			t.Fatalf("dropTokenParam(%q) = %q: changed but not shorter", href, got)
+		}
+	})
+}
