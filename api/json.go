@@ -52,7 +52,11 @@ var encoders = sync.Pool{New: func() any {
 // every r that JSON can represent.
 func AppendVerifyResponse(dst []byte, r *VerifyResponse) []byte {
 	e := encoders.Get().(*encoder)
-	defer encoders.Put(e)
+	defer func() {
+		if e.buf.Cap() <= 64<<10 { // the odd huge answer does not stay
+			encoders.Put(e)
+		}
+	}()
 	e.buf.Reset()
 	e.enc.Reset(&e.buf, wireOptions)
 	if err := jsonv2.MarshalEncode(e.enc, (*wireResponse)(r)); err != nil {
