@@ -1,15 +1,15 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
+	jsonv2 "github.com/go-json-experiment/json"
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -315,37 +315,8 @@ func addParam(b *strings.Builder, name, value string) {
 	}
 	b.WriteString(name)
 	b.WriteByte('=')
-	WriteQueryEscaped(b, value)
+	b.WriteString(url.QueryEscape(value))
 }
-
-// WriteQueryEscaped writes url.QueryEscape(v) to b without making it
-// first: form encoding, space as +, all but letters, digits and -_.~
-// percent-encoded. The client encodes requests with it, and the service
-// its self links.
-func WriteQueryEscaped(b *strings.Builder, v string) {
-	const upperHex = "0123456789ABCDEF"
-	start := 0
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			c == '-' || c == '_' || c == '.' || c == '~' {
-			continue
-		}
-		b.WriteString(v[start:i])
-		if c == ' ' {
-			b.WriteByte('+')
-		} else {
-			b.WriteByte('%')
-			b.WriteByte(upperHex[c>>4])
-			b.WriteByte(upperHex[c&0xf])
-		}
-		start = i + 1
-	}
-	b.WriteString(v[start:])
-}
-
-// queryEscape is form encoding (space as +), as url.Values uses.
-func queryEscape(s string) string { return url.QueryEscape(s) }
 
 // send makes one verify request. When the service refused the token it
 // returns the 401 answer as rejected, with a nil error.
@@ -375,10 +346,12 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 	req.Header["User-Agent"] = c.hdrUA
 
 	c.stats.verifyRequests.Add(1)
-	bp := bodyPool.Get().(*[]byte)
-	hr, body, err := c.do(req, (*bp)[:0])
+	// The decoded answer shares no memory with the body: its buffer is
+	// reused.
+	buf := bodyPool.Get().(*bytes.Buffer)
+	defer putBody(buf)
+	hr, body, err := c.do(req, buf)
 	if err != nil {
-		bodyPool.Put(bp)
 		return nil, nil, c.transportError(op, c.method, shown(), err, secrets())
 	}
 	switch {
@@ -386,25 +359,17 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 		if body.err != nil {
 			return nil, nil, c.transportError(op, c.method, shown(), body.err, secrets())
 		}
-		// UnmarshalJSON directly: json.Unmarshal would first scan the
-		// whole body once more only to validate it.
-		var vr VerifyResponse
-		if err := vr.UnmarshalJSON(body.data); err != nil {
+		// The answer is written out whole (JSONL): a service that echoes
+		// the request must not put the token there.
+		vr, err := decodeRedacted(body.data, c.tokenParam(tok).forms)
+		if err != nil {
 			return nil, nil, &kindError{
 				kind: KindTransient,
 				msg:  scrub(fmt.Sprintf("api: %s: unusable answer (HTTP %d, %d bytes): %v", op, hr.StatusCode, len(body.data), err), secrets()...),
 				err:  err,
 			}
 		}
-		// The answer is written out whole (JSONL): a service that echoes
-		// the request must not put the token there.
-		redactDecoded(&vr, tok.Reveal(), c.tokenParam(tok).forms, body.data)
-		// The decoded answer shares no memory with the body.
-		if cap(body.data) <= maxPooledBody {
-			*bp = body.data
-			bodyPool.Put(bp)
-		}
-		return &vr, nil, nil
+		return vr, nil, nil
 	case hr.StatusCode == http.StatusUnauthorized:
 		return nil, c.statusError(op, hr, body.data, secrets()), nil
 	}
@@ -419,16 +384,23 @@ func (c *Client) tokenParam(tok Secret) *tokenParam {
 	if p := c.tokParam.Load(); p != nil && p.tok == tok {
 		return p
 	}
-	p := &tokenParam{tok: tok, param: Secret("token=" + queryEscape(tok.Reveal()) + "&"), forms: tokenForms(tok.Reveal())}
+	p := &tokenParam{tok: tok, param: Secret("token=" + url.QueryEscape(tok.Reveal()) + "&"), forms: tokenForms(tok.Reveal())}
 	c.tokParam.Store(p)
 	return p
 }
 
 // bodyPool holds the buffers verify answers are read into; maxPooledBody
 // keeps the odd huge answer from staying in it.
-var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+var bodyPool = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, 4096)) }}
 
 const maxPooledBody = 64 << 10
+
+func putBody(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledBody {
+		buf.Reset()
+		bodyPool.Put(buf)
+	}
+}
 
 // createToken fetches a new token with the API key.
 func (c *Client) createToken(ctx context.Context) (string, error) {
@@ -444,7 +416,7 @@ func (c *Client) createToken(ctx context.Context) (string, error) {
 	req.Header.Set("User-Agent", c.userAgent)
 
 	c.stats.tokenRequests.Add(1)
-	hr, body, err := c.do(req, nil)
+	hr, body, err := c.do(req, new(bytes.Buffer))
 	if err != nil {
 		return "", c.transportError(op, http.MethodGet, shown, err, secrets)
 	}
@@ -457,7 +429,7 @@ func (c *Client) createToken(ctx context.Context) (string, error) {
 		return "", c.transportError(op, http.MethodGet, shown, body.err, secrets)
 	}
 	var tr TokenResponse
-	if err := json.Unmarshal(body.data, &tr); err != nil || strings.TrimSpace(tr.Token) == "" {
+	if err := jsonv2.Unmarshal(body.data, &tr, wireOptions); err != nil || strings.TrimSpace(tr.Token) == "" {
 		why := "no token in it"
 		if err != nil {
 			why = err.Error()
@@ -479,44 +451,21 @@ type readResult struct {
 	err  error
 }
 
-// do sends req and reads the whole body, so the connection can be reused,
-// into buf (appended to it).
-func (c *Client) do(req *http.Request, buf []byte) (*http.Response, readResult, error) {
+// do sends req and reads the whole body into buf, so the connection can be
+// reused.
+func (c *Client) do(req *http.Request, buf *bytes.Buffer) (*http.Response, readResult, error) {
 	hr, err := c.hc.Do(req)
 	if err != nil {
 		return nil, readResult{}, err
 	}
 	defer hr.Body.Close()
-	if n := hr.ContentLength; n > 0 && n <= maxBody {
-		// One allocation at most when the length is known, rather than
-		// the doublings of a growing buffer.
-		buf = slices.Grow(buf, int(n)+1)
-	}
-	lr := io.LimitedReader{R: hr.Body, N: maxBody + 1}
-	data, err := readAll(&lr, buf)
+	_, err = buf.ReadFrom(io.LimitReader(hr.Body, maxBody+1))
+	data := buf.Bytes()
 	if err == nil && len(data) > maxBody {
 		err = fmt.Errorf("answer larger than %d bytes", maxBody)
 		data = data[:maxBody]
 	}
 	return hr, readResult{data: data, err: err}, nil
-}
-
-// readAll is io.ReadAll appending to b. It takes the concrete reader, so
-// that the caller's stays on its stack.
-func readAll(r *io.LimitedReader, b []byte) ([]byte, error) {
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return b, err
-		}
-	}
 }
 
 // scrubList returns the strings to scrub from error text: the key in its

@@ -61,5 +61,8 @@
 // VerifyResponse and its parts have a field for every member the interface
 // names, with its exact JSON name. Members it does not name are kept in
 // VerifyResponse.Extra and Data.Extra, so an answer re-encodes without loss;
-// unknown members of other objects are ignored.
+// unknown members of other objects are ignored. Names match exactly, and an
+// answer with a repeated member name is refused. AppendVerifyResponse and
+// DecodeVerifyResponse are the encoding of stored answers (journal, cache);
+// they use github.com/go-json-experiment/json, the encoding/json/v2 API.
 package api

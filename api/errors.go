@@ -4,13 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
+	jsonv2 "github.com/go-json-experiment/json"
 	"io"
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -265,7 +266,7 @@ type envelope struct {
 func newStatusError(op string, resp *http.Response, body []byte, now time.Time) *StatusError {
 	se := &StatusError{Op: op, StatusCode: resp.StatusCode}
 	var env envelope
-	if json.Unmarshal(body, &env) == nil {
+	if jsonv2.Unmarshal(body, &env, wireOptions) == nil {
 		se.Message = strings.TrimSpace(env.Form.Message.Value)
 		se.MessageID = env.Form.Message.ID
 	}
@@ -341,19 +342,21 @@ func (e *scrubbedError) Unwrap() error { return e.err }
 // would mangle ordinary words and numbers, and real keys and tokens are long.
 const minScrubLen = 4
 
-// scrub replaces every secret (raw and query-escaped) in s with [REDACTED].
+// scrub replaces every secret in s with [REDACTED]: raw, query-escaped, and
+// escaped as in the JSON pointer of a decoding error (a member name).
 func scrub(s string, secrets ...string) string {
 	for _, sec := range secrets {
 		if len(sec) < minScrubLen {
 			continue
 		}
-		s = strings.ReplaceAll(s, sec, redacted)
-		if esc := queryEscape(sec); esc != sec {
-			s = strings.ReplaceAll(s, esc, redacted)
+		for _, form := range [...]string{sec, url.QueryEscape(sec), pointerEscaper.Replace(sec)} {
+			s = strings.ReplaceAll(s, form, redacted)
 		}
 	}
 	return s
 }
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // fmtErr formats an error message and scrubs it; the cause stays reachable
 // for errors.Is and errors.As.

@@ -128,6 +128,7 @@ func TestScrub(t *testing.T) {
 	}{
 		{"token abc/def+g expired", []string{"abc/def+g"}, "token [REDACTED] expired"},
 		{"GET /v?token=abc%2Fdef%2Bg&x", []string{"abc/def+g"}, "GET /v?token=[REDACTED]&x"},
+		{`invalid character within "/x/abc~1def+g~0/1"`, []string{"abc/def+g~"}, `invalid character within "/x/[REDACTED]/1"`},
 		{"HTTP 401", []string{"1"}, "HTTP 401"}, // too short to scrub
 		{"nothing", nil, "nothing"},
 	}

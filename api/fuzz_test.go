@@ -1,53 +1,11 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 )
-
-// FuzzDecodeVerifyResponse feeds arbitrary bytes to the answer decoder: it
-// must never panic, and whatever it accepts must re-encode to a text that
-// decodes and re-encodes to the same bytes.
-func FuzzDecodeVerifyResponse(f *testing.F) {
-	sample, err := os.ReadFile("testdata/verify_response.json")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(sample)
-	for _, s := range []string{
-		`{}`, `null`, `{"data":null}`, `{"Action":"x","action":"y"}`, `{"x":1e999}`,
-		`{"data":{"location":{"latitude":1},"k":[1,2]}}`, `{"address":{"highlights":[[],[0,3]]}}`,
-		`{"a":"\ud800"}`, `{"<":"&"}`, `[`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, in []byte) {
-		var r VerifyResponse
-		if json.Unmarshal(in, &r) != nil {
-			return
-		}
-		first, err := json.Marshal(r)
-		if err != nil {
-			t.Fatalf("re-encode of accepted input %q: %v", in, err)
-		}
-		var r2 VerifyResponse
-		if err := json.Unmarshal(first, &r2); err != nil {
-			t.Fatalf("decode of own encoding %s: %v", first, err)
-		}
-		second, err := json.Marshal(r2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(first, second) {
-			t.Fatalf("encoding not stable:\n%s\n%s", first, second)
-		}
-	})
-}
 
 // FuzzStatusError feeds arbitrary error bodies and Retry-After values to the
 // error decoder: no panic, no negative wait, and a secret in the body never

@@ -3,77 +3,131 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"maps"
 	"net/url"
-	"reflect"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// redactToken removes the token tok from a decoded verify answer, so that
-// nothing that writes the answer out (the JSONL output writes all of it)
-// can write the token. DESIGN.md says the self link carries the request's
-// parameters without the token, but a live service may echo the request as
-// it came, token included:
+// decodeRedacted decodes a verify answer without any trace of the token
+// whose forms (tokenForms) are given, so that nothing that writes the
+// answer out (the JSONL output writes all of it) can write the token.
+// DESIGN.md says the self link carries the request's parameters without
+// the token, but a live service may echo the request as it came:
 //
 //   - every token query parameter is removed from links[].href; an href
 //     that does not parse loses its whole query;
-//   - every other occurrence of the token, as sent or URL-escaped, in any
-//     string of the answer or in the raw JSON of members the interface does
-//     not name (Extra), becomes "[REDACTED]".
-func redactToken(r *VerifyResponse, tok string) {
-	redactDecoded(r, tok, nil, nil)
-}
-
-// redactDecoded is redactToken with the token's forms (tokenForms, made
-// when nil) and, when not nil, the body r was decoded from.
+//   - every other occurrence of the token, as sent or escaped, in any
+//     string or member name of the answer becomes "[REDACTED]"; a member
+//     the interface does not name (Extra) that still holds it, in a number
+//     or across JSON syntax, becomes the string "[REDACTED]" whole.
 //
-// The body spares the walk over every string of the answer (reflection,
-// once per row) when it shows that no decoded string can hold a form of
-// the token: a body without escapes that is valid UTF-8 decodes every
-// string, member name and raw member to a substring of itself, so if no
-// form is in the body, none is in them. The links, which dropTokenParam
-// may have rewritten, are checked on their own.
-func redactDecoded(r *VerifyResponse, tok string, forms []string, body []byte) {
-	if r == nil {
-		return
+// Most answers hold no form of the token: when the body has no escapes and
+// is valid UTF-8, every decoded string is a substring of it, and the body
+// alone shows that there is nothing to redact.
+func decodeRedacted(body []byte, forms []string) (*VerifyResponse, error) {
+	opts := wireOptions
+	hold := len(forms) > 0 && mayHoldForms(body, forms)
+	if hold {
+		opts = jsonv2.JoinOptions(wireOptions, jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
+			redactingString[string](forms), redactingString[Action](forms),
+			jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, raw *json.RawMessage) error {
+				v, err := dec.ReadValue()
+				if err == nil {
+					*raw = redactRaw(v, forms)
+				}
+				return err
+			}),
+		)))
+	}
+	r := new(VerifyResponse)
+	if err := jsonv2.Unmarshal(body, (*wireResponse)(r), opts); err != nil {
+		return nil, err
+	}
+	if hold {
+		redactKeys(r.Extra, forms)
+		redactKeys(r.Data.Extra, forms)
 	}
 	for i := range r.Links {
-		r.Links[i].Href = dropTokenParam(r.Links[i].Href)
+		// Dropping a parameter joins what was around it: redact after.
+		r.Links[i].Href, _ = redactString(dropTokenParam(r.Links[i].Href), forms)
 	}
-	if strings.TrimSpace(tok) == "" {
-		return
-	}
-	if forms == nil {
-		forms = tokenForms(tok)
-	}
-	if body != nil && !mayHoldForms(r, body, forms) {
-		return
-	}
-	redactValue(reflect.ValueOf(r).Elem(), forms)
+	return r, nil
 }
 
-// mayHoldForms reports whether a string of r, decoded from body, may hold
-// one of forms.
-func mayHoldForms(r *VerifyResponse, body []byte, forms []string) bool {
+// mayHoldForms reports whether a string decoded from body may hold one of
+// forms.
+func mayHoldForms(body []byte, forms []string) bool {
 	if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
 		return true
 	}
-	for _, f := range forms {
-		if bytes.Contains(body, []byte(f)) {
-			return true
+	return slices.ContainsFunc(forms, func(f string) bool { return bytes.Contains(body, []byte(f)) })
+}
+
+// redactingString decodes JSON strings into T with the forms redacted.
+func redactingString[T ~string](forms []string) *jsonv2.Unmarshalers {
+	return jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *T) error {
+		if dec.PeekKind() != '"' {
+			return errors.ErrUnsupported
+		}
+		tok, err := dec.ReadToken()
+		if err == nil {
+			r, _ := redactString(tok.String(), forms)
+			*s = T(r)
+		}
+		return err
+	})
+}
+
+// redactKeys renames the members of m whose names hold a form.
+func redactKeys(m map[string]json.RawMessage, forms []string) {
+	for _, k := range slices.Collect(maps.Keys(m)) {
+		if nk, ok := redactString(k, forms); ok {
+			m[nk] = m[k]
+			delete(m, k)
 		}
 	}
-	for _, l := range r.Links {
-		for _, s := range [...]string{l.Rel, l.Href, l.Title} {
-			for _, f := range forms {
-				if strings.Contains(s, f) {
-					return true
-				}
+}
+
+// rawOptions read and write raw members as they are: renaming may make
+// two names equal.
+var rawOptions = jsonv2.JoinOptions(wireOptions, jsontext.AllowDuplicateNames(true))
+
+// redactRaw redacts the strings and member names of the JSON value v. When
+// a form is still there (in a number, or across JSON syntax), the whole
+// value becomes the string "[REDACTED]".
+func redactRaw(v jsontext.Value, forms []string) json.RawMessage {
+	var out bytes.Buffer
+	dec := jsontext.NewDecoder(bytes.NewReader(v), rawOptions)
+	enc := jsontext.NewEncoder(&out, rawOptions)
+	for {
+		tok, err := dec.ReadToken()
+		if err == io.EOF {
+			break
+		}
+		if err == nil && tok.Kind() == '"' {
+			if s, ok := redactString(tok.String(), forms); ok {
+				tok = jsontext.String(s)
 			}
 		}
+		if err == nil {
+			err = enc.WriteToken(tok)
+		}
+		if err != nil {
+			return json.RawMessage(`"` + redacted + `"`)
+		}
 	}
-	return false
+	b := bytes.TrimSuffix(out.Bytes(), []byte("\n"))
+	if slices.ContainsFunc(forms, func(f string) bool { return bytes.Contains(b, []byte(f)) }) {
+		return json.RawMessage(`"` + redacted + `"`)
+	}
+	return b
 }
 
 // dropTokenParam returns href without its token query parameters (the name
@@ -95,25 +149,10 @@ func dropTokenParam(href string) string {
 	if !hasQuery {
 		return href
 	}
-	// Most links have no token parameter: look before splitting.
-	found := false
-	for rest := query; !found; {
-		p, more, ok := strings.Cut(rest, "&")
-		found = isTokenParam(p)
-		if !ok {
-			break
-		}
-		rest = more
-	}
-	if !found {
-		return href
-	}
 	params := strings.Split(query, "&")
-	kept := params[:0]
-	for _, p := range params {
-		if !isTokenParam(p) {
-			kept = append(kept, p)
-		}
+	kept := slices.DeleteFunc(slices.Clone(params), isTokenParam)
+	if len(kept) == len(params) {
+		return href
 	}
 	out := path
 	if q := strings.Join(kept, "&"); q != "" {
@@ -137,10 +176,13 @@ func isTokenParam(p string) bool {
 
 // tokenForms returns the token as sent and in the escaped forms an echo of
 // it could take: URL query and path escaping, and JSON string escaping for
-// raw members.
+// raw members. A blank token has none.
 func tokenForms(tok string) []string {
+	if strings.TrimSpace(tok) == "" {
+		return nil
+	}
 	forms := []string{tok, url.QueryEscape(tok), url.PathEscape(tok)}
-	if b, err := json.Marshal(tok); err == nil && len(b) >= 2 {
+	if b, err := jsonv2.Marshal(tok, wireOptions); err == nil && len(b) >= 2 {
 		forms = append(forms, string(b[1:len(b)-1]))
 	}
 	slices.Sort(forms)
@@ -151,71 +193,8 @@ func tokenForms(tok string) []string {
 	return forms
 }
 
-var rawMessageType = reflect.TypeFor[json.RawMessage]()
-
-// redactValue replaces the token forms in every string reachable from v
-// (which must be settable) and in every json.RawMessage, and reports
-// whether it changed anything.
-func redactValue(v reflect.Value, forms []string) bool {
-	changed := false
-	switch v.Kind() {
-	case reflect.String:
-		if r, ok := redactString(v.String(), forms); ok {
-			v.SetString(r)
-			changed = true
-		}
-	case reflect.Pointer:
-		if !v.IsNil() {
-			changed = redactValue(v.Elem(), forms)
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if f := v.Field(i); f.CanSet() {
-				changed = redactValue(f, forms) || changed
-			}
-		}
-	case reflect.Slice:
-		if v.Type() == rawMessageType {
-			if raw, ok := redactRaw(v.Bytes(), forms); ok {
-				v.SetBytes(raw)
-				changed = true
-			}
-			break
-		}
-		for i := range v.Len() {
-			changed = redactValue(v.Index(i), forms) || changed
-		}
-	case reflect.Map:
-		if v.Len() == 0 {
-			break
-		}
-		// Keys are collected first: the loop stores renamed keys.
-		for _, k := range v.MapKeys() {
-			// Map values are not settable: redact a copy, store it back.
-			cp := reflect.New(v.Type().Elem()).Elem()
-			cp.Set(v.MapIndex(k))
-			valChanged := redactValue(cp, forms)
-			if k.Kind() == reflect.String {
-				if nk, ok := redactString(k.String(), forms); ok {
-					v.SetMapIndex(k, reflect.Value{})
-					k = reflect.ValueOf(nk).Convert(k.Type())
-					valChanged = true
-				}
-			}
-			if valChanged {
-				v.SetMapIndex(k, cp)
-				changed = true
-			}
-		}
-	}
-	return changed
-}
-
 // redactString replaces the token forms in s, and reports whether it did.
 func redactString(s string, forms []string) (string, bool) {
-	if s == "" {
-		return s, false
-	}
 	changed := false
 	for _, f := range forms {
 		if strings.Contains(s, f) {
@@ -224,21 +203,4 @@ func redactString(s string, forms []string) (string, bool) {
 		}
 	}
 	return s, changed
-}
-
-// redactRaw replaces the token forms in raw JSON. Should the replacement
-// break the JSON (a token that spans JSON syntax), the whole value becomes
-// the string "[REDACTED]".
-func redactRaw(raw []byte, forms []string) ([]byte, bool) {
-	changed := false
-	for _, f := range forms {
-		if bytes.Contains(raw, []byte(f)) {
-			raw = bytes.ReplaceAll(raw, []byte(f), []byte(redacted))
-			changed = true
-		}
-	}
-	if changed && !json.Valid(raw) {
-		raw = []byte(`"` + redacted + `"`)
-	}
-	return raw, changed
 }

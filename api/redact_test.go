@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -171,31 +173,35 @@ func TestRedactToken(t *testing.T) {
 		name  string
 		tok   string // tok when empty
 		in    VerifyResponse
-		check func(t *testing.T, r VerifyResponse)
+		check func(t *testing.T, r *VerifyResponse)
 	}{
 		{
 			name: "strings everywhere",
 			in: VerifyResponse{
+				Action:  Action(tok),
 				Input:   InputAddress{Lines: []Line{{Key: "AddressLine1", Value: "a " + tok}}, Label: []string{tok}},
 				Address: MatchedAddress{City: &Value{Value: "x" + url.QueryEscape(tok)}},
 				Links:   []Link{{Rel: "self", Href: "https://h/" + url.PathEscape(tok) + "?token=" + url.QueryEscape(tok)}},
 			},
-			check: func(t *testing.T, r VerifyResponse) {
-				if r.Input.Lines[0].Value != "a [REDACTED]" || r.Input.Label[0] != redacted ||
+			check: func(t *testing.T, r *VerifyResponse) {
+				if r.Action != redacted || r.Input.Lines[0].Value != "a [REDACTED]" || r.Input.Label[0] != redacted ||
 					r.Address.City.Value != "x[REDACTED]" || r.Links[0].Href != "https://h/[REDACTED]" {
 					t.Errorf("got %+v", r)
 				}
 			},
 		},
 		{
-			name: "raw JSON, escaped and plain",
+			name: "raw JSON, escaped and plain, names included",
 			in: VerifyResponse{
-				Extra: map[string]json.RawMessage{"echo": json.RawMessage(`{"t":"tok/\"x\"\u003c1\u003e"}`)},
+				Extra: map[string]json.RawMessage{"echo": json.RawMessage(`{"t":"tok/\"x\"\u003c1\u003e"}`), tok: json.RawMessage(`{"` + url.PathEscape(tok) + `":1}`)},
 				Data:  Data{Extra: map[string]json.RawMessage{"n": json.RawMessage(`1`)}},
 			},
-			check: func(t *testing.T, r VerifyResponse) {
+			check: func(t *testing.T, r *VerifyResponse) {
 				if got := string(r.Extra["echo"]); got != `{"t":"[REDACTED]"}` {
 					t.Errorf("echo = %s", got)
+				}
+				if got := string(r.Extra[redacted]); got != `{"[REDACTED]":1}` {
+					t.Errorf("member named by the token = %s (%v)", got, r.Extra)
 				}
 				if got := string(r.Data.Extra["n"]); got != `1` {
 					t.Errorf("n = %s", got)
@@ -203,55 +209,78 @@ func TestRedactToken(t *testing.T) {
 			},
 		},
 		{
-			name: "replacement that breaks the JSON",
+			name: "token across JSON syntax",
 			tok:  `tok/":"v`,
 			in:   VerifyResponse{Extra: map[string]json.RawMessage{"odd": json.RawMessage(`{"tok/":"v"}`)}},
-			check: func(t *testing.T, r VerifyResponse) {
+			check: func(t *testing.T, r *VerifyResponse) {
 				if got := string(r.Extra["odd"]); got != `"[REDACTED]"` {
 					t.Errorf("odd = %s", got)
+				}
+			},
+		},
+		{
+			name: "token in a number",
+			tok:  `12345678`,
+			in:   VerifyResponse{Extra: map[string]json.RawMessage{"n": json.RawMessage(`[1123456789]`)}},
+			check: func(t *testing.T, r *VerifyResponse) {
+				if got := string(r.Extra["n"]); got != `"[REDACTED]"` {
+					t.Errorf("n = %s", got)
 				}
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, tk := tt.in, tt.tok
-			if tk == "" {
-				tk = tok
-			}
-			redactToken(&r, tk)
-			tt.check(t, r)
-			out, err := json.Marshal(r)
+			tk := cmp.Or(tt.tok, tok)
+			r, err := decodeRedacted(AppendVerifyResponse(nil, &tt.in), tokenForms(tk))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Contains(string(out), "tok/") || !json.Valid(out) {
+			tt.check(t, r)
+			out := AppendVerifyResponse(nil, r)
+			if strings.Contains(string(out), tk) || !json.Valid(out) {
 				t.Errorf("re-encoding holds the token: %s", out)
 			}
 		})
 	}
 }
 
-// checkRedactDecoded holds redactDecoded, which may skip the walk over the
-// answer when the body shows no form of the token, to redactToken, which
-// always walks it: the same answer for the same body.
-func checkRedactDecoded(t *testing.T, body []byte, tok string) {
+// redactTokens cannot appear in an answer but in its strings and member
+// names: no number, no member name of the interface, no literal.
+var redactTokens = []string{"AbC-123_xyz", `tok/"x"<1>`, "a&b=c", "é\u2028x"}
+
+// checkRedacted holds decodeRedacted to its promise: the answer it gives
+// re-encodes without any form of the token, and, when the body holds no
+// form of it, is the answer DecodeVerifyResponse gives.
+func checkRedacted(t *testing.T, body []byte, tok string) {
 	t.Helper()
-	var want, got VerifyResponse
-	if want.UnmarshalJSON(body) != nil || got.UnmarshalJSON(body) != nil {
+	forms := tokenForms(tok)
+	got, err := decodeRedacted(body, forms)
+	plain, perr := DecodeVerifyResponse(body)
+	if (err == nil) != (perr == nil) {
+		t.Fatalf("body %q: decodeRedacted error %v, DecodeVerifyResponse error %v", body, err, perr)
+	}
+	if err != nil {
 		return
 	}
-	redactToken(&want, tok)
-	redactDecoded(&got, tok, nil, body)
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("token %q, body %q:\nredactDecoded %+v\nredactToken   %+v", tok, body, got, want)
+	out := AppendVerifyResponse(nil, got)
+	for _, f := range forms {
+		if bytes.Contains(out, []byte(f)) {
+			t.Fatalf("token %q, body %q: answer holds %q:\n%s", tok, body, f, out)
+		}
+	}
+	if !mayHoldForms(body, forms) {
+		for i := range plain.Links {
+			plain.Links[i].Href = dropTokenParam(plain.Links[i].Href)
+		}
+		if !reflect.DeepEqual(got, plain) {
+			t.Fatalf("token %q, body %q: redacted an answer without the token:\n%+v\n%+v", tok, body, got, plain)
+		}
 	}
 }
 
-var redactTokens = []string{"AbC-123_xyz", `tok/"x"<1>`, "a&b=c", "é\u2028", "t", ""}
-
-func TestRedactDecodedMatchesRedactToken(t *testing.T) {
-	bodies := fastSeeds(t)
+func TestRedactedAnswers(t *testing.T) {
+	bodies := answerSeeds(t)
 	for _, tok := range redactTokens {
 		esc, _ := json.Marshal(tok)
 		bodies = append(bodies, [][]byte{
@@ -267,67 +296,37 @@ func TestRedactDecodedMatchesRedactToken(t *testing.T) {
 	}
 	for _, tok := range redactTokens {
 		for _, b := range bodies {
-			checkRedactDecoded(t, b, tok)
+			checkRedacted(t, b, tok)
 		}
 	}
 }
 
-func FuzzRedactDecodedMatchesRedactToken(f *testing.F) {
-	for i, b := range fastSeeds(f) {
-		f.Add(b, redactTokens[i%len(redactTokens)])
+func FuzzRedactedAnswers(f *testing.F) {
+	for i, b := range answerSeeds(f) {
+		f.Add(b, uint8(i))
 	}
-	f.Fuzz(func(t *testing.T, body []byte, tok string) {
-		checkRedactDecoded(t, body, tok)
+	f.Fuzz(func(t *testing.T, body []byte, tok uint8) {
+		checkRedacted(t, body, redactTokens[int(tok)%len(redactTokens)])
 	})
 }
 
-// oldDropTokenParam is dropTokenParam as it was, splitting every query:
-// the reference for the version that looks before splitting.
-func oldDropTokenParam(href string) string {
-	if !strings.ContainsAny(href, "?#") {
-		return href
-	}
-	if _, err := url.Parse(href); err != nil {
-		before, _, _ := strings.Cut(href, "?")
-		before, _, _ = strings.Cut(before, "#")
-		return before
-	}
-	rest, frag, hasFrag := strings.Cut(href, "#")
-	path, query, hasQuery := strings.Cut(rest, "?")
-	if !hasQuery {
-		return href
-	}
-	params := strings.Split(query, "&")
-	kept := params[:0]
-	for _, p := range params {
-		name, _, _ := strings.Cut(p, "=")
-		if n, err := url.QueryUnescape(name); err == nil {
-			name = n
-		}
-		if !strings.EqualFold(strings.TrimSpace(name), "token") {
-			kept = append(kept, p)
-		}
-	}
-	if len(kept) == len(params) {
-		return href
-	}
-	out := path
-	if q := strings.Join(kept, "&"); q != "" {
-		out += "?" + q
-	}
-	if hasFrag {
-		out += "#" + frag
-	}
-	return out
-}
-
+// FuzzDropTokenParam checks that no token parameter survives in a link, and
+// that a link without one is left as it was.
 func FuzzDropTokenParam(f *testing.F) {
 	for _, s := range []string{"https://h/v?a=1&token=T&b=2", "https://h/v?t%6Fken=T&a=1", "https://h/v?token", "https://h/v?&&", "https://h/%zz?x", "https://h/v? TOKEN =1#f"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, href string) {
-		if got, want := dropTokenParam(href), oldDropTokenParam(href); got != want {
-			t.Fatalf("dropTokenParam(%q) = %q, want %q", href, got, want)
+		got := dropTokenParam(href)
+		rest, _, _ := strings.Cut(got, "#")
+		_, query, _ := strings.Cut(rest, "?")
+		for p := range strings.SplitSeq(query, "&") {
+			if isTokenParam(p) {
+				t.Fatalf("dropTokenParam(%q) = %q keeps %q", href, got, p)
+			}
+		}
+		if _, err := url.Parse(href); err == nil && got != href && len(got) >= len(href) {
+			t.Fatalf("dropTokenParam(%q) = %q: changed but not shorter", href, got)
 		}
 	})
 }

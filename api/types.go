@@ -59,7 +59,8 @@ const (
 
 // VerifyResponse is the body of a verify answer (interface section 2.2).
 // Members the interface does not name are kept in Extra so that a response
-// re-encodes without loss.
+// re-encodes without loss. Member names match exactly (not ignoring case,
+// as encoding/json did): "Action" is an unknown member.
 type VerifyResponse struct {
 	Type        string         `json:"type"`
 	Action      Action         `json:"action"`
@@ -70,7 +71,7 @@ type VerifyResponse struct {
 	Data        Data           `json:"data"`
 	Links       []Link         `json:"links"`
 
-	Extra map[string]json.RawMessage `json:"-"`
+	Extra map[string]json.RawMessage `json:",embed"`
 }
 
 // Form carries the message of a verify answer or of an error (section 2.3).
@@ -162,7 +163,7 @@ type MatchedAddress struct {
 type Data struct {
 	Location *Location `json:"location,omitempty"`
 
-	Extra map[string]json.RawMessage `json:"-"`
+	Extra map[string]json.RawMessage `json:",embed"`
 }
 
 // Location is data.location. A nil *Location means the answer had none.

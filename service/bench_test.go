@@ -1,7 +1,6 @@
 package service
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -56,21 +55,30 @@ func BenchmarkServeHTTP(b *testing.B) {
 	}
 }
 
-// BenchmarkHTTPThroughput runs the service on loopback with StartLocal and
-// as many concurrent keep-alive clients as -cpu × 8; req/s is the figure.
+// BenchmarkHTTPThroughput runs the service on loopback (as `addrclean
+// serve` does) with as many concurrent keep-alive clients as -cpu × 8;
+// req/s is the figure. BenchmarkLocalThroughput is the same in process.
 func BenchmarkHTTPThroughput(b *testing.B) {
-	benchThroughput(b, fixtures())
+	benchThroughput(b, fixtures(), false)
 }
 
-func benchThroughput(b *testing.B, m Matcher) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	base, key, stop, err := StartLocal(ctx, m, zerolog.Nop())
+func BenchmarkLocalThroughput(b *testing.B) {
+	benchThroughput(b, fixtures(), true)
+}
+
+func benchThroughput(b *testing.B, m Matcher, local bool) {
+	rt, key, err := NewLocal(m, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer stop()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}}
+	client := &http.Client{Transport: rt}
+	base := LocalBaseURL
+	if !local {
+		srv := httptest.NewServer(rt.(handlerTransport).h)
+		defer srv.Close()
+		base = srv.URL
+		client = &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}}
+	}
 	req, _ := http.NewRequest(http.MethodGet, base+"/3.0/createtoken", nil)
 	req.SetBasicAuth(key, "")
 	resp, err := client.Do(req)
@@ -84,6 +92,7 @@ func benchThroughput(b *testing.B, m Matcher) {
 	resp.Body.Close()
 	target := base + "/3.0/verify?" + query([]string{"1 Mian Street", "Dun Laoghaire"}, "country", "IE", "token", tr.Token).Encode()
 	b.SetParallelism(8)
+	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
@@ -127,7 +136,7 @@ func BenchmarkServeHTTPSample(b *testing.B) {
 // BenchmarkHTTPThroughputSample is BenchmarkHTTPThroughput over the real
 // gazetteer and the bundled sample reference.
 func BenchmarkHTTPThroughputSample(b *testing.B) {
-	benchThroughput(b, sampleIndex(b))
+	benchThroughput(b, sampleIndex(b), false)
 }
 
 // BenchmarkToken measures issuing and checking one token.

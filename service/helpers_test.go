@@ -3,7 +3,6 @@ package service
 import (
 	"encoding/base64"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,13 +10,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/gazetteer"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const testKey = "pub_00000000-0000-4000-8000-000000000001"
 
@@ -47,26 +43,6 @@ func (f *fakeMatcher) Match(q gazetteer.Query) gazetteer.Match {
 type panicMatcher struct{}
 
 func (panicMatcher) Match(gazetteer.Query) gazetteer.Match { panic("boom") }
-
-// testClock is a settable clock.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *testClock { return &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *testClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 func newTestService(t testing.TB, m Matcher, ins []Integration, opts ...Option) *Service {
 	t.Helper()

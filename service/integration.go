@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/addrclean/addrclean/countries"
+	"github.com/google/uuid"
 )
 
 // DefaultTokenTTL is the token lifetime of an integration that sets none.
@@ -74,11 +75,11 @@ func NewIntegration(key string) Integration {
 // the form pub_ followed by a UUID-like string and the defaults of
 // NewIntegration.
 func NewDevIntegration() (Integration, error) {
-	id, err := newUUID()
+	id, err := uuid.NewRandom()
 	if err != nil {
 		return Integration{}, fmt.Errorf("service: generating a development key: %w", err)
 	}
-	in := NewIntegration("pub_" + id)
+	in := NewIntegration("pub_" + id.String())
 	in.Name = "development"
 	return in, nil
 }

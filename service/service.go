@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -17,6 +16,8 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/gazetteer"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 	"golang.org/x/time/rate"
 )
@@ -297,12 +298,12 @@ func (s *Service) createToken(w http.ResponseWriter, r *http.Request) int {
 		s.log.Error().Err(err).Msg("issuing a token")
 		return s.writeError(w, errInternal)
 	}
-	txn, err := newUUID()
+	txn, err := uuid.NewRandom()
 	if err != nil {
 		s.log.Error().Err(err).Msg("transaction id")
 		return s.writeError(w, errInternal)
 	}
-	return s.writeJSON(w, http.StatusOK, api.TokenResponse{Token: tok, Type: "Token Create", TransactionID: txn})
+	return s.writeJSON(w, http.StatusOK, api.TokenResponse{Token: tok, Type: "Token Create", TransactionID: txn.String()})
 }
 
 // lookupKey finds an integration by key in constant time per candidate, so
@@ -338,34 +339,46 @@ func (s *Service) limit(w http.ResponseWriter, it *integration, now time.Time) *
 	return errRateLimited
 }
 
-// bufPool holds encoding buffers, so a busy service does not allocate one
-// per answer.
+// bufPool holds the buffers of request bodies and answers, so a busy
+// service does not allocate one per request.
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // writeJSON writes v with status and returns the status.
 func (s *Service) writeJSON(w http.ResponseWriter, status int, v any) int {
-	buf := bufPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= 1<<20 {
-			bufPool.Put(buf)
-		}
-	}()
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsonv2.Marshal(v)
+	if err != nil {
 		s.log.Error().Err(err).Msg("encoding an answer")
-		status = http.StatusInternalServerError
-		buf.Reset()
-		_ = json.NewEncoder(buf).Encode(errorBody{Type: "error", Form: formOf(errInternal)})
+		return s.writeError(w, errInternal)
 	}
+	writeBody(w, status, append(b, '\n'))
+	return status
+}
+
+// writeVerify writes a verify answer with status 200.
+func (s *Service) writeVerify(w http.ResponseWriter, resp *api.VerifyResponse) int {
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer putBuf(buf)
+	buf.Write(api.AppendVerifyResponse(buf.AvailableBuffer(), resp))
+	buf.WriteByte('\n')
+	writeBody(w, http.StatusOK, buf.Bytes())
+	return http.StatusOK
+}
+
+func putBuf(buf *bytes.Buffer) {
+	if buf.Cap() <= 1<<20 {
+		buf.Reset()
+		bufPool.Put(buf)
+	}
+}
+
+// writeBody writes an encoded JSON answer with one Write.
+func writeBody(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
-	return status
+	_, _ = w.Write(b)
 }
 
 func formOf(e *apiError) api.Form {
@@ -374,35 +387,7 @@ func formOf(e *apiError) api.Form {
 
 // writeError writes the error envelope for e and returns its status.
 func (s *Service) writeError(w http.ResponseWriter, e *apiError) int {
-	body := errorBody{Type: "error", Form: formOf(e)}
-	bp := encPool.Get().(*[]byte)
-	b := appendError((*bp)[:0], &body)
-	writeBody(w, e.status, b)
-	if cap(b) <= 1<<20 {
-		*bp = b
-		encPool.Put(bp)
-	}
+	b, _ := jsonv2.Marshal(errorBody{Type: "error", Form: formOf(e)}) // strings and an int: cannot fail
+	writeBody(w, e.status, append(b, '\n'))
 	return e.status
-}
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	const hexd = "0123456789abcdef"
-	var out [36]byte
-	j := 0
-	for i, c := range b {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out[j] = '-'
-			j++
-		}
-		out[j], out[j+1] = hexd[c>>4], hexd[c&0xf]
-		j += 2
-	}
-	return string(out[:]), nil
 }

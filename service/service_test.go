@@ -5,16 +5,16 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/golden"
 	"github.com/rs/zerolog"
 )
 
@@ -193,37 +193,25 @@ func TestVerifyGolden(t *testing.T) {
 			if err := json.Indent(&pretty, w.Body.Bytes(), "", "  "); err != nil {
 				t.Fatalf("%v: %s", err, w.Body)
 			}
-			path := filepath.Join("testdata", "verify-"+tc.name+".golden.json")
-			if *update {
-				if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if !bytes.Equal(pretty.Bytes(), want) {
-				t.Errorf("answer differs from %s:\n%s", path, pretty.Bytes())
-			}
+			golden.Check(t, "verify-"+tc.name+".golden.json", pretty.Bytes())
 		})
 	}
 }
 
 func TestErrors(t *testing.T) {
-	clock := newClock()
 	limited := NewIntegration("pub_limited")
 	limited.RequestsPerSecond, limited.Burst = 1, 1
-	s := newTestService(t, fixtures(), []Integration{NewIntegration(testKey), limited},
-		WithClock(clock.now), WithMaxBodyBytes(4096))
+	s := newTestService(t, fixtures(), []Integration{NewIntegration(testKey), limited}, WithMaxBodyBytes(4096))
 	tok := token(t, s, testKey)
 	other, err := New(fixtures(), []Integration{NewIntegration(testKey)}, WithSigningSecret([]byte("another secret, another replica")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	foreign := token(t, other, testKey)
-	expiredSvc := newTestService(t, fixtures(), nil, WithClock(func() time.Time { return clock.now().Add(-time.Hour) }))
-	expired := token(t, expiredSvc, testKey)
+	var expired string
+	synctest.Test(t, func(t *testing.T) { // a bubble's clock starts in 2000: its tokens have long expired
+		expired = token(t, newTestService(t, fixtures(), nil), testKey)
+	})
 	ok := func(kv ...string) string {
 		return query([]string{"1 Main Street"}, append([]string{"token", tok, "country", "IE"}, kv...)...).Encode()
 	}
@@ -296,11 +284,13 @@ func tamper(tok string) string {
 	return string(b)
 }
 
-func TestTokenExpiry(t *testing.T) {
-	clock := newClock()
+func TestTokenExpiry(t *testing.T) { synctest.Test(t, testTokenExpiry) }
+
+func testTokenExpiry(t *testing.T) {
+	start := time.Now()
 	in := NewIntegration(testKey)
 	in.TokenTTL = 2 * time.Minute
-	s := newTestService(t, fixtures(), []Integration{in}, WithClock(clock.now))
+	s := newTestService(t, fixtures(), []Integration{in})
 	tok := token(t, s, testKey)
 	target := "/3.0/verify?" + query([]string{"1 Main Street"}, "country", "IE", "token", tok).Encode()
 	for _, step := range []struct {
@@ -313,10 +303,10 @@ func TestTokenExpiry(t *testing.T) {
 		{time.Second, 401, MsgExpiredToken},
 		{time.Hour, 401, MsgExpiredToken},
 	} {
-		clock.advance(step.advance)
+		time.Sleep(step.advance)
 		w := do(s, http.MethodGet, target, "", nil)
 		if w.Code != step.status {
-			t.Fatalf("after %v: status %d, want %d", clock.now().Sub(newClock().now()), w.Code, step.status)
+			t.Fatalf("after %v: status %d, want %d", time.Since(start), w.Code, step.status)
 		}
 		if step.id != 0 {
 			if e := decodeError(t, w.Body.Bytes()); e.Form.Message.ID != step.id {
@@ -369,12 +359,13 @@ func TestTokensAreOpaqueAndDistinct(t *testing.T) {
 	}
 }
 
-func TestRateLimit(t *testing.T) {
-	clock := newClock()
+func TestRateLimit(t *testing.T) { synctest.Test(t, testRateLimit) }
+
+func testRateLimit(t *testing.T) {
 	in := NewIntegration(testKey)
 	in.RequestsPerSecond, in.Burst = 0.5, 2
 	free := NewIntegration("pub_free")
-	s := newTestService(t, fixtures(), []Integration{in, free}, WithClock(clock.now))
+	s := newTestService(t, fixtures(), []Integration{in, free})
 	tok := token(t, s, testKey) // uses one of the burst of 2
 	target := "/3.0/verify?" + query([]string{"1 Main Street"}, "country", "IE", "token", tok).Encode()
 	if w := do(s, http.MethodGet, target, "", nil); w.Code != 200 {
@@ -391,7 +382,7 @@ func TestRateLimit(t *testing.T) {
 		t.Errorf("Retry-After %q, want 2", ra)
 	}
 	// The refused request did not use up the next slot.
-	clock.advance(2 * time.Second)
+	time.Sleep(2 * time.Second)
 	if w := do(s, http.MethodGet, target, "", nil); w.Code != 200 {
 		t.Fatalf("after Retry-After: %d", w.Code)
 	}
@@ -609,11 +600,12 @@ func TestMethods(t *testing.T) {
 
 // TestConcurrent serves many requests at once (run with -race): shared
 // limiters, pooled buffers and HMAC states must not mix answers up.
-func TestConcurrent(t *testing.T) {
-	clock := newClock()
+func TestConcurrent(t *testing.T) { synctest.Test(t, testConcurrent) }
+
+func testConcurrent(t *testing.T) {
 	limited := NewIntegration("pub_limited")
 	limited.RequestsPerSecond, limited.Burst = 1, 10
-	s := newTestService(t, fixtures(), []Integration{NewIntegration(testKey), limited}, WithClock(clock.now))
+	s := newTestService(t, fixtures(), []Integration{NewIntegration(testKey), limited})
 	free := "/3.0/verify?" + query([]string{"1 Mian Street"}, "country", "IE", "token", token(t, s, testKey)).Encode()
 	capped := "/3.0/verify?" + query([]string{"Main Street"}, "country", "IE", "token", token(t, s, "pub_limited")).Encode()
 	var wg sync.WaitGroup
@@ -644,7 +636,8 @@ func TestConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	// The clock stands still: the burst of 10 less the token request.
+	// The bubble's clock stands still: the burst of 10 less the token
+	// request.
 	if okCapped != 9 || refused != 200-9 {
 		t.Errorf("capped key: %d answered, %d refused; want 9 and %d", okCapped, refused, 200-9)
 	}

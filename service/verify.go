@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bytes"
 	"errors"
 	"mime"
 	"net/http"
@@ -42,11 +41,11 @@ const (
 
 // verify answers /3.0/verify.
 func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
-	var p params
-	if e := s.parseForm(w, r, &p); e != nil {
+	form, e := s.parseForm(w, r)
+	if e != nil {
 		return s.writeError(w, e)
 	}
-	tok := p.token
+	tok := form.Get("token")
 	if tok == "" {
 		return s.writeError(w, errMissingToken)
 	}
@@ -67,7 +66,7 @@ func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
 	if e := s.limit(w, it, now); e != nil {
 		return s.writeError(w, e)
 	}
-	req, e := p.request()
+	req, e := parseRequest(form)
 	if e != nil {
 		return s.writeError(w, e)
 	}
@@ -85,178 +84,45 @@ func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
 	return s.writeVerify(w, &resp)
 }
 
-// wireVerify is api.VerifyResponse without its MarshalJSON, which exists to
-// re-encode Extra members (the service has none) and would encode the
-// answer twice and escape "&" in links. writeVerify writes the same bytes
-// without reflection; writeJSON of a *wireVerify is its fallback.
-type wireVerify api.VerifyResponse
-
-// params are the parameters of a verify request the service knows, as
-// r.Form would give them: body parameters before query parameters, the
-// first value of each single-valued parameter.
-type params struct {
-	token    string
-	lines    []string // every addressLine, in order
-	city     string
-	region   string
-	country  string
-	language string
-	has      uint8 // which single-valued parameters were sent (paramCity ...)
-}
-
-const (
-	paramToken = 1 << iota
-	paramCity
-	paramRegion
-	paramCountry
-	paramLanguage
-)
-
-const formType = "application/x-www-form-urlencoded"
-
 // parseForm reads the query and, for POST, the form-encoded body within the
-// size limit, into p. It accepts and refuses exactly what r.ParseForm
-// does, without building the url.Values maps: only the few parameters the
-// service knows are kept, every other one is still checked for escapes.
-func (s *Service) parseForm(w http.ResponseWriter, r *http.Request, p *params) *apiError {
+// size limit.
+func (s *Service) parseForm(w http.ResponseWriter, r *http.Request) (url.Values, *apiError) {
 	// The query is bounded like a body, so a GET cannot carry more than a
 	// POST; the server's header limit is well above it.
 	if int64(len(r.URL.RawQuery)) > s.maxBody {
-		return errTooLarge
+		return nil, errTooLarge
 	}
 	if r.Method == http.MethodPost {
 		if r.ContentLength > s.maxBody {
-			return errTooLarge
+			return nil, errTooLarge
 		}
 		// Clients that forget the Content-Type header still mean a form:
 		// the interface has no other body format.
-		form := true
-		if ct := r.Header.Get("Content-Type"); ct != "" && ct != formType {
-			mt, _, err := mime.ParseMediaType(ct)
-			if err != nil || mt != formType {
-				if r.ContentLength != 0 {
-					return errUnsupportedBody
-				}
-				if err != nil {
-					// r.ParseForm refuses what it cannot parse.
-					return invalidParam("The query or body is not validly form-encoded.")
-				}
-				form = false // an empty body of another type: the query alone
+		ct := r.Header.Get("Content-Type")
+		if ct == "" {
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		} else if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/x-www-form-urlencoded" {
+			if r.ContentLength != 0 {
+				return nil, errUnsupportedBody
 			}
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
-		if form {
-			buf := bufPool.Get().(*bytes.Buffer)
-			buf.Reset()
-			_, err := buf.ReadFrom(r.Body)
-			body := buf.String()
-			if buf.Cap() <= 1<<20 {
-				bufPool.Put(buf)
-			}
-			if err != nil {
-				var mbe *http.MaxBytesError
-				if errors.As(err, &mbe) {
-					return errTooLarge
-				}
-				return invalidParam("The query or body is not validly form-encoded.")
-			}
-			if !p.parse(body) {
-				return invalidParam("The query or body is not validly form-encoded.")
-			}
+	}
+	if err := r.ParseForm(); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, errTooLarge
 		}
+		return nil, invalidParam("The query or body is not validly form-encoded.")
 	}
-	if !p.parse(r.URL.RawQuery) {
-		return invalidParam("The query or body is not validly form-encoded.")
-	}
-	return nil
+	return r.Form, nil
 }
 
-// parse adds the parameters of the form-encoded q to p; false when
-// url.ParseQuery would return an error for q.
-func (p *params) parse(q string) bool {
-	if n := strings.Count(q, "&") + 1; n > 10000 {
-		// Beyond url.ParseQuery's default limit on the number of
-		// parameters (GODEBUG urlmaxqueryparams may raise it): let it
-		// decide. A limit lowered below the default is not followed.
-		if _, err := url.ParseQuery(q); err != nil {
-			return false
-		}
-	}
-	ok := true
-	for q != "" {
-		var kv string
-		kv, q, _ = strings.Cut(q, "&")
-		if strings.Contains(kv, ";") {
-			ok = false
-			continue
-		}
-		if kv == "" {
-			continue
-		}
-		k, v, _ := strings.Cut(kv, "=")
-		k, err := url.QueryUnescape(k)
-		if err != nil {
-			ok = false
-			continue
-		}
-		v, err = url.QueryUnescape(v)
-		if err != nil {
-			ok = false
-			continue
-		}
-		if !ok {
-			continue // the answer is an error: keep checking, keep nothing
-		}
-		switch k {
-		case "addressLine":
-			if p.lines == nil {
-				p.lines = make([]string, 0, 4)
-			}
-			p.lines = append(p.lines, v)
-		case "token":
-			p.set(paramToken, &p.token, v)
-		case "city":
-			p.set(paramCity, &p.city, v)
-		case "region":
-			p.set(paramRegion, &p.region, v)
-		case "country":
-			p.set(paramCountry, &p.country, v)
-		case "language":
-			p.set(paramLanguage, &p.language, v)
-		}
-	}
-	return ok
-}
-
-// set keeps the first value of a single-valued parameter.
-func (p *params) set(bit uint8, dst *string, v string) {
-	if p.has&bit == 0 {
-		p.has |= bit
-		*dst = v
-	}
-}
-
-// parseRequest validates the verify parameters of form.
+// parseRequest validates the verify parameters of form: every
+// addressLine, the first value of the others.
 func parseRequest(form url.Values) (request, *apiError) {
-	var p params
-	p.lines = form["addressLine"]
-	for _, x := range [...]struct {
-		name string
-		dst  *string
-		bit  uint8
-	}{{"token", &p.token, paramToken}, {"city", &p.city, paramCity}, {"region", &p.region, paramRegion},
-		{"country", &p.country, paramCountry}, {"language", &p.language, paramLanguage}} {
-		if vs := form[x.name]; len(vs) > 0 {
-			p.set(x.bit, x.dst, vs[0])
-		}
-	}
-	return p.request()
-}
-
-// request validates the verify parameters.
-func (p *params) request() (request, *apiError) {
 	var req request
-	req.rawLines = p.lines
+	req.rawLines = form["addressLine"]
 	if len(req.rawLines) > maxLines {
 		return req, invalidParam("Too many addressLine parameters (at most " + strconv.Itoa(maxLines) + ").")
 	}
@@ -270,18 +136,18 @@ func (p *params) request() (request, *apiError) {
 		}
 	}
 	for _, x := range [...]struct {
-		name     string
-		src, dst *string
-		bit, has uint8
-	}{{"city", &p.city, &req.city, paramCity, hasCity}, {"region", &p.region, &req.region, paramRegion, hasRegion},
-		{"country", &p.country, &req.country, paramCountry, 0}, {"language", &p.language, &req.language, paramLanguage, hasLanguage}} {
-		if p.has&x.bit == 0 {
+		name string
+		dst  *string
+		has  uint8
+	}{{"city", &req.city, hasCity}, {"region", &req.region, hasRegion}, {"country", &req.country, 0}, {"language", &req.language, hasLanguage}} {
+		vs := form[x.name]
+		if len(vs) == 0 {
 			continue
 		}
-		if e := checkParam(x.name, *x.src); e != nil {
+		if e := checkParam(x.name, vs[0]); e != nil {
 			return req, e
 		}
-		*x.dst = *x.src
+		*x.dst = vs[0]
 		req.has |= x.has
 	}
 	if len(req.lines) == 0 {
@@ -709,7 +575,7 @@ func (s *Service) selfLink(r *http.Request, req *request) string {
 		sep = '&'
 		b.WriteString(k)
 		b.WriteByte('=')
-		api.WriteQueryEscaped(&b, v)
+		b.WriteString(url.QueryEscape(v))
 	}
 	for _, l := range req.rawLines {
 		add("addressLine", l)

@@ -31,7 +31,7 @@ type connectOptions struct {
 type connection struct {
 	client   *api.Client
 	embedded bool
-	stop     func()
+	stop     func() // releases what the connection holds; nothing today
 }
 
 // readAPIKey takes the key from --api-key-file or ADDRCLEAN_API_KEY; a key
@@ -58,8 +58,8 @@ func readAPIKey(o connectOptions) (api.Secret, error) {
 }
 
 // connect builds the api client: against --base-url with the user's key, or
-// against the embedded local service started on a loopback port, so that
-// both paths go through the same HTTP client.
+// against the embedded service answering in process, so that both paths go
+// through the same api client and service handler.
 func connect(ctx context.Context, o connectOptions, log zerolog.Logger) (*connection, error) {
 	key, err := readAPIKey(o)
 	if err != nil {
@@ -71,6 +71,7 @@ func connect(ctx context.Context, o connectOptions, log zerolog.Logger) (*connec
 	}
 	conn := &connection{stop: func() {}}
 	baseURL := o.baseURL
+	var embedded http.RoundTripper
 	if baseURL == "" {
 		if key != "" {
 			log.Warn().Msg("an API key was given but no --base-url: the key is not used; the embedded local service answers")
@@ -80,15 +81,17 @@ func connect(ctx context.Context, o connectOptions, log zerolog.Logger) (*connec
 			return nil, fmt.Errorf("--reference: %w", err)
 		}
 		source := referenceName(o.reference)
-		// The embedded service must outlive an interrupt: rows in flight
-		// finish after Ctrl-C, so it is stopped explicitly at the end.
-		u, k, stop, err := service.StartLocal(context.WithoutCancel(ctx), ix, log.With().Str("component", "service").Logger().Level(zerolog.WarnLevel))
+		// The embedded service answers in process, through the same
+		// client and handler as a remote one. There is no server to stop:
+		// each request is served for as long as its own context lets it,
+		// so rows in flight after an interrupt still finish.
+		rt, k, err := service.NewLocal(ix, log.With().Str("component", "service").Logger().Level(zerolog.WarnLevel))
 		if err != nil {
 			return nil, withCode(exitFatal, fmt.Errorf("starting the embedded service: %w", err))
 		}
-		log.Info().Str("reference", source).Int("addresses", ix.Len()).Str("url", u).
-			Msg("no --base-url: verifying against the embedded local service (no key, no network)")
-		baseURL, key, conn.stop, conn.embedded = u, api.Secret(k), stop, true
+		log.Info().Str("reference", source).Int("addresses", ix.Len()).
+			Msg("no --base-url: verifying against the embedded service, in process (no key, no network)")
+		baseURL, key, embedded, conn.embedded = service.LocalBaseURL, api.Secret(k), rt, true
 	} else {
 		pu, err := url.Parse(baseURL)
 		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
@@ -107,6 +110,9 @@ func connect(ctx context.Context, o connectOptions, log zerolog.Logger) (*connec
 	workers := max(o.workers, 1)
 	// No client-wide timeout: the pipeline bounds each attempt with --timeout.
 	hc := api.NewHTTPClient(workers+4, 0)
+	if embedded != nil {
+		hc.Transport = embedded
+	}
 	opts := []api.Option{
 		api.WithHTTPClient(hc),
 		api.WithMethod(method),
