@@ -2,7 +2,7 @@
 // prints the table of `make bench`: rows/s, CPU per row, peak memory, verify
 // calls per distinct address, rate utilisation and 429s. It measures the real
 // process (wall clock and rusage of the child), so the figures include
-// start-up, reading, the embedded service's HTTP round trips and writing.
+// start-up, reading, the embedded service's in-process round trips and writing.
 //
 // The generated inputs repeat addresses far apart (dupShare of the rows
 // repeat one seen more than dupGap rows earlier, in other case and spacing),
