@@ -76,6 +76,11 @@ func Columns(k Kind, markCached bool) []Column {
 		for _, c := range writers.ReviewColumns {
 			cols = append(cols, Column{Name: c, Type: Text})
 		}
+		// The person's columns: created empty, kept across nightly runs
+		// while the row's input is unchanged (see UpsertSets).
+		for _, c := range writers.DecisionColumns {
+			cols = append(cols, Column{Name: c, Type: Text, Kept: true})
+		}
 	} else {
 		for _, c := range writers.EnrichedColumns {
 			t := Text
