@@ -1,0 +1,149 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/addrclean/addrclean/writers"
+)
+
+// ErrNoDecisions marks a review table written before review tables had the
+// decision and edit_ columns.
+var ErrNoDecisions = fmt.Errorf("%w: the review table has no %s column", ErrNoColumn, writers.DecisionColumn)
+
+// RowColumn is the review stream's first column: the review row's number
+// among the input's rows in id order, as the enriched stream numbers them.
+const RowColumn = "row"
+
+// Join reads a run back from its tables, for addrclean apply and report:
+// the input (a table, or a query) joined on its id column with the
+// out-table and the review table of a run. The out-table holds no input
+// columns, so the input is read from the input table again.
+type Join struct {
+	DB Database
+	// Input is the SELECT of the input rows, unordered (TableQuery without
+	// an order, or the user's --query).
+	Input string
+	// Key is the id column of the input and the key of the tables.
+	Key string
+	// Out and Review are the run's out-table and review table.
+	Out, Review Name
+}
+
+// InputQuery is the SELECT of table n's rows matching where (may be empty),
+// in no order.
+func InputQuery(db Database, n Name, where string) string {
+	q := "SELECT * FROM " + db.Quote(n)
+	if strings.TrimSpace(where) != "" {
+		q += " WHERE (" + where + "\n)"
+	}
+	return q
+}
+
+// InputColumns returns the input's columns, reading no row; with Key
+// set, it must be one of them.
+func (j Join) InputColumns(ctx context.Context) ([]Column, error) {
+	rows, err := j.DB.Select(ctx, "SELECT * FROM ("+j.input()+") AS i LIMIT 0")
+	if err != nil {
+		return nil, err
+	}
+	cols := rows.Columns()
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if j.Key != "" && !slices.ContainsFunc(cols, func(c Column) bool { return c.Name == j.Key }) {
+		return nil, fmt.Errorf("%w: the input has no id column %q", ErrNoColumn, j.Key)
+	}
+	return cols, nil
+}
+
+func (j Join) input() string {
+	return strings.TrimRight(strings.TrimSpace(j.Input), "; \t\n")
+}
+
+// on is the join condition of the input i with table t on the key, as text
+// so that an integer id matches a text key.
+func (j Join) on(t string) string {
+	k := j.DB.QuoteColumn(j.Key)
+	return fmt.Sprintf("CAST(%s.%s AS TEXT) = CAST(i.%s AS TEXT)", t, k, k)
+}
+
+// need checks that table n has the columns cols.
+func (j Join) need(ctx context.Context, n Name, what string, cols []string) error {
+	have, err := j.DB.Columns(ctx, n)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", what, n, err)
+	}
+	for _, c := range append([]string{j.Key}, cols...) {
+		if !slices.ContainsFunc(have, func(h Column) bool { return h.Name == c }) {
+			if c == writers.DecisionColumn {
+				return fmt.Errorf("%s %s: %w (written by an older addrclean: run addrclean run again, which adds it)", what, n, ErrNoDecisions)
+			}
+			return fmt.Errorf("%w: %s %s has no column %q", ErrNoColumn, what, n, c)
+		}
+	}
+	return nil
+}
+
+// OpenEnriched streams every input row in id order, numbered 1, 2, ..., with
+// the out-table's av_ columns after the input's (empty for a row the
+// out-table lacks): the shape of an enriched file, for runfile.NewEnriched.
+func (j Join) OpenEnriched(ctx context.Context, name string) (*Source, error) {
+	if err := j.need(ctx, j.Out, "out-table", writers.EnrichedColumns); err != nil {
+		return nil, err
+	}
+	in, err := j.InputColumns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var sel []string
+	for _, c := range in {
+		sel = append(sel, "i."+j.DB.QuoteColumn(c.Name))
+	}
+	for _, c := range Columns(Enriched, false) {
+		if c.Name == VerifiedAt {
+			continue
+		}
+		q := "e." + j.DB.QuoteColumn(c.Name)
+		if c.Type == Bool {
+			// SQLite keeps booleans as 1/0: spell them as the files do.
+			q = fmt.Sprintf("CASE WHEN %s IS NULL THEN NULL WHEN %s THEN 'true' ELSE 'false' END AS %s", q, q, j.DB.QuoteColumn(c.Name))
+		}
+		sel = append(sel, q)
+	}
+	query := fmt.Sprintf("SELECT %s FROM (%s) AS i LEFT JOIN %s AS e ON %s ORDER BY i.%s",
+		strings.Join(sel, ", "), j.input(), j.DB.Quote(j.Out), j.on("e"), j.DB.QuoteColumn(j.Key))
+	return OpenSource(ctx, j.DB, query, name)
+}
+
+// OpenReview streams the review table's rows in the order of OpenEnriched's rows:
+// RowColumn (empty for a review row whose id no input row has), the
+// input's cells (the id cell is the review row's own), the review columns
+// and the decision columns: the shape of a review file, for
+// runfile.NewReview.
+func (j Join) OpenReview(ctx context.Context, name string) (*Source, error) {
+	if err := j.need(ctx, j.Review, "review table", append(slices.Clone(writers.ReviewColumns), writers.DecisionColumns...)); err != nil {
+		return nil, err
+	}
+	in, err := j.InputColumns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k := j.DB.QuoteColumn(j.Key)
+	sel := []string{"i.addrclean_row AS " + j.DB.QuoteColumn(RowColumn)}
+	for _, c := range in {
+		if c.Name == j.Key {
+			sel = append(sel, fmt.Sprintf("CAST(r.%s AS TEXT) AS %s", k, k))
+			continue
+		}
+		sel = append(sel, "i."+j.DB.QuoteColumn(c.Name))
+	}
+	for _, c := range append(slices.Clone(writers.ReviewColumns), writers.DecisionColumns...) {
+		sel = append(sel, "r."+j.DB.QuoteColumn(c))
+	}
+	query := fmt.Sprintf("SELECT %s FROM %s AS r LEFT JOIN (SELECT s.*, row_number() OVER (ORDER BY s.%s) AS addrclean_row FROM (%s) AS s) AS i ON %s ORDER BY i.addrclean_row",
+		strings.Join(sel, ", "), j.DB.Quote(j.Review), k, j.input(), j.on("r"))
+	return OpenSource(ctx, j.DB, query, name)
+}
