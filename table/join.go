@@ -102,17 +102,7 @@ func (j Join) OpenEnriched(ctx context.Context, name string) (*Source, error) {
 	for _, c := range in {
 		sel = append(sel, "i."+j.DB.QuoteColumn(c.Name))
 	}
-	for _, c := range Columns(Enriched, false) {
-		if c.Name == VerifiedAt {
-			continue
-		}
-		q := "e." + j.DB.QuoteColumn(c.Name)
-		if c.Type == Bool {
-			// SQLite keeps booleans as 1/0: spell them as the files do.
-			q = fmt.Sprintf("CASE WHEN %s IS NULL THEN NULL WHEN %s THEN 'true' ELSE 'false' END AS %s", q, q, j.DB.QuoteColumn(c.Name))
-		}
-		sel = append(sel, q)
-	}
+	sel = append(sel, avColumns(j.DB, "e.")...)
 	query := fmt.Sprintf("SELECT %s FROM (%s) AS i LEFT JOIN %s AS e ON %s ORDER BY i.%s",
 		strings.Join(sel, ", "), j.input(), j.DB.Quote(j.Out), j.on("e"), j.DB.QuoteColumn(j.Key))
 	return OpenSource(ctx, j.DB, query, name)
@@ -146,4 +136,55 @@ func (j Join) OpenReview(ctx context.Context, name string) (*Source, error) {
 	query := fmt.Sprintf("SELECT %s FROM %s AS r LEFT JOIN (SELECT s.*, row_number() OVER (ORDER BY s.%s) AS addrclean_row FROM (%s) AS s) AS i ON %s ORDER BY i.addrclean_row",
 		strings.Join(sel, ", "), j.DB.Quote(j.Review), k, j.input(), j.on("r"))
 	return OpenSource(ctx, j.DB, query, name)
+}
+
+// OpenOutTable streams out-table n, a run's enriched results, for the
+// report: its key column (the first that is not an av_ column), the av_
+// columns, then av_duplicates and av_first_row worked out by the database
+// as the file writers do (rows numbered in key order), so that the report
+// has its duplicates section.
+func OpenOutTable(ctx context.Context, db Database, n Name, name string) (*Source, error) {
+	have, err := db.Columns(ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	key := ""
+	for _, c := range have {
+		if !strings.HasPrefix(c.Name, "av_") {
+			key = c.Name
+			break
+		}
+	}
+	j := Join{DB: db, Key: key, Out: n}
+	if err := j.need(ctx, n, "out-table", writers.EnrichedColumns); err != nil {
+		return nil, err
+	}
+	q := db.QuoteColumn
+	sel := append([]string{q(key)}, avColumns(db, "")...)
+	id := q("av_address_id")
+	noID := fmt.Sprintf("%s IS NULL OR %s = ''", id, id)
+	query := fmt.Sprintf(`SELECT %s,
+		CASE WHEN %s THEN NULL ELSE count(*) OVER (PARTITION BY %s) END AS av_duplicates,
+		CASE WHEN %s THEN NULL ELSE min(addrclean_row) OVER (PARTITION BY %s) END AS av_first_row
+		FROM (SELECT *, row_number() OVER (ORDER BY %s) AS addrclean_row FROM %s) AS e ORDER BY addrclean_row`,
+		strings.Join(sel, ", "), noID, id, noID, id, q(key), db.Quote(n))
+	return OpenSource(ctx, db, query, name)
+}
+
+// avColumns is the select list of the av_ columns of an out-table (through
+// prefix, an alias and a dot, or ""), in the order of the enriched file.
+func avColumns(db Database, prefix string) []string {
+	var sel []string
+	for _, c := range Columns(Enriched, false) {
+		if c.Name == VerifiedAt {
+			continue
+		}
+		q := prefix + db.QuoteColumn(c.Name)
+		if c.Type == Bool {
+			// SQLite keeps booleans as 1/0: spell them as the files do.
+			q = fmt.Sprintf("CASE WHEN %s IS NULL THEN NULL WHEN %s THEN 'true' ELSE 'false' END AS %s", q, q, db.QuoteColumn(c.Name))
+		}
+		sel = append(sel, q)
+	}
+	return sel
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/addrclean/addrclean/table"
 )
 
 // TestRunReport: run --report writes the page from the run's own
@@ -109,4 +112,58 @@ func TestReportUsage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReportTable: the page built from a run's out-table is the page built
+// from the same run's enriched file, numbers, duplicates and map alike;
+// only the title differs.
+func TestReportTable(t *testing.T) {
+	for name, newDB := range applyDBs(t) {
+		t.Run(name, func(t *testing.T) {
+			isolateJournals(t)
+			dbURL := newDB(t)
+			loadSample(t, dbURL, "customers")
+			dir := t.TempDir()
+			enriched := filepath.Join(dir, "cleaned.csv")
+			r := runDB(t, dir, "--country", "IE", "--table", "customers", "--id-col", "Customer ID",
+				"--out-table", "av", "-o", enriched, dbURL)
+			wantExit(t, r, exitOK, exitRowErrors)
+			fromFile, fromTable := filepath.Join(dir, "file.html"), filepath.Join(dir, "table.html")
+			if code, _, stderr := cli("report", "-o", fromFile, enriched); code != exitOK {
+				t.Fatalf("report of the file: exit %d\n%s", code, stderr)
+			}
+			if code, _, stderr := cli("report", "-o", fromTable, "--out-table", "av", dbURL); code != exitOK {
+				t.Fatalf("report of the table: exit %d\n%s", code, stderr)
+			}
+			u, _ := table.ParseURL(dbURL)
+			page := strings.ReplaceAll(readFile(t, fromTable), "table av in "+html.EscapeString(u.Display), enriched)
+			if want := readFile(t, fromFile); page != want {
+				t.Errorf("the table's page differs from the file's:\n%s", firstDiff(want, page))
+			}
+			if !strings.Contains(page, "<b>27</b><span>places with several rows</span>") {
+				t.Error("the duplicates section lacks its golden number: 27 places with several rows")
+			}
+			for _, args := range [][]string{
+				{"report", "-o", fromTable, dbURL},
+				{"report", "-o", fromTable, "--out-table", "av", enriched},
+			} {
+				if code, _, _ := cli(args...); code != exitUsage {
+					t.Errorf("%q: exit %d, want 2", args, code)
+				}
+			}
+			if code, _, stderr := cli("report", "-o", fromTable, "--out-table", "nope", dbURL); code != exitUsage || !strings.Contains(stderr, "nope") {
+				t.Errorf("a missing out-table: exit %d, want 2 naming it\n%s", code, stderr)
+			}
+		})
+	}
+}
+
+// firstDiff shows where two texts part.
+func firstDiff(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	lo := max(0, i-200)
+	return fmt.Sprintf("at byte %d:\n want ...%s\n  got ...%s", i, a[lo:min(len(a), i+200)], b[lo:min(len(b), i+200)])
 }
