@@ -122,7 +122,37 @@ func writeTableReport(ctx context.Context, dbURL, name, out string, st *pipeline
 		return tableError(err)
 	}
 	defer db.Close()
-	title := "table " + n.String() + " in " + u.Display
+	return reportOutTable(ctx, db, n, "table "+n.String()+" in "+u.Display, out, st)
+}
+
+// reportsFromTable reports whether run --report is built from the
+// out-table: a run with an out-table and no enriched file.
+func (o *runOptions) reportsFromTable(outPath string) bool {
+	return (outPath == "" || outPath == "-") && o.tr.hasOutputs() && o.tr.outName.Table != ""
+}
+
+// writeRunReport writes run --report: from the enriched file, or from the
+// out-table when the run wrote no file. It works out the file's path
+// itself: by the end of a run, cmdRun's outPath names the tables too.
+func (o *runOptions) writeRunReport(ctx context.Context, st *pipeline.Stats) error {
+	outPath, _, err := o.resolveOutputs()
+	if err != nil {
+		return err
+	}
+	if !o.reportsFromTable(outPath) {
+		return writeReport(ctx, outPath, o.report, st)
+	}
+	db, err := table.Open(ctx, o.tr.out, table.Options{ReadOnly: true})
+	if err != nil {
+		return tableError(err)
+	}
+	defer db.Close()
+	return reportOutTable(ctx, db, o.tr.outName, "table "+o.tr.outName.String()+" in "+o.tr.out.Display, o.report, st)
+}
+
+// reportOutTable builds the report of out-table n of db, called title,
+// and writes it to out.
+func reportOutTable(ctx context.Context, db table.Database, n table.Name, title, out string, st *pipeline.Stats) error {
 	src, err := table.OpenOutTable(ctx, db, n, title)
 	if err != nil {
 		return tableError(err)

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"html"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -166,4 +169,51 @@ func firstDiff(a, b string) string {
 	}
 	lo := max(0, i-200)
 	return fmt.Sprintf("at byte %d:\n want ...%s\n  got ...%s", i, a[lo:min(len(a), i+200)], b[lo:min(len(b), i+200)])
+}
+
+// TestRunReportFromTable: run --report over a table run builds the page
+// from the out-table when the run writes no enriched file, and from the
+// file when it writes one beside the tables (cmdRun's outPath then names
+// both, which writeReport once took for a file's path).
+func TestRunReportFromTable(t *testing.T) {
+	isolateJournals(t)
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
+	loadSample(t, dbURL, "customers")
+	dir := t.TempDir()
+	enriched := filepath.Join(dir, "cleaned.csv")
+	args := []string{"--country", "IE", "--table", "customers", "--id-col", "Customer ID", "--out-table", "av"}
+	wantExit(t, runDB(t, dir, append(append(slices.Clone(args), "-o", enriched), dbURL)...), exitOK, exitRowErrors)
+	want := filepath.Join(dir, "want.html")
+	if code, _, stderr := cli("report", "-o", want, "--out-table", "av", dbURL); code != exitOK {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		title string
+	}{
+		{"tables only", nil, "table av in " + dbURL},
+		{"a file beside", []string{"-o", enriched}, enriched},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var o runOptions
+			fs := newRunFlags(&o, io.Discard)
+			pos, err := parseInterspersed(fs, append(append(slices.Clone(args), tc.extra...), dbURL))
+			if err != nil || len(pos) != 1 {
+				t.Fatal(err, pos)
+			}
+			o.input = pos[0]
+			if err := o.setupTables(); err != nil {
+				t.Fatal(err)
+			}
+			o.report = filepath.Join(t.TempDir(), "run.html")
+			if err := o.writeRunReport(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			got := strings.ReplaceAll(readFile(t, o.report), html.EscapeString(tc.title), "table av in "+dbURL)
+			if w := readFile(t, want); got != w {
+				t.Errorf("run --report differs from addrclean report of the out-table:\n%s", firstDiff(w, got))
+			}
+		})
+	}
 }
