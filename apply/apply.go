@@ -81,6 +81,12 @@ type Report struct {
 	// NotVerified counts rows the enriched data has no result for (a
 	// table row added since the run); they are unresolved.
 	NotVerified int64 `json:"not_verified,omitempty"`
+	// Outside counts review rows whose id no input row has, with
+	// Options.IDColumn: a review table keeps the rows of customers deleted
+	// since, or outside this apply's --where; they are not applied.
+	Outside int64 `json:"outside,omitempty"`
+	// OutsideIDs are the first of their ids (up to 20).
+	OutsideIDs []string `json:"outside_ids,omitempty"`
 	// UnresolvedRows are the first unresolved row numbers (up to 20).
 	UnresolvedRows []int `json:"unresolved_rows,omitempty"`
 	// UnresolvedIDs are their ids, with Options.IDColumn.
@@ -288,7 +294,10 @@ func (j *joiner) advance(ctx context.Context) error {
 		}
 		switch {
 		case r.Row == 0 && j.id >= 0:
-			j.problem(0, j.idOf(r.Input()), "no input row has this id (deleted since the run, or outside --where)")
+			j.rep.Outside++
+			if len(j.rep.OutsideIDs) < 20 {
+				j.rep.OutsideIDs = append(j.rep.OutsideIDs, j.idOf(r.Input()))
+			}
 			continue
 		case r.Row == 0:
 			j.problem(0, "", "review line %d: row %q is not a row number", r.Line, r.Cells[0])

@@ -40,9 +40,11 @@ database DBURL), the input rows are read again from --table (or --query, with
 --where) in --id-col order, joined by id with the two tables; a person records
 decisions with UPDATE in the review table. --final-table NAME gets the id,
 the final_ columns and applied_at, upserted by id (created if missing); -o
-writes the full rows to a file. A review row whose id no input row has, or
-whose input_label is not the input's address now (it changed since the run),
-is refused, named by id. The tables are read twice: first to check, then to
+writes the full rows to a file. A review row whose input_label is not the
+input's address now (it changed since the run: run again first), or whose id
+the out-table has as Accept or not at all, is refused, named by id; review
+rows of ids the input does not have (deleted, or outside --where) are
+counted and left alone. The tables are read twice: first to check, then to
 write, so a refused review leaves the final table as it was.
 
 Exit codes: 0 written, every row resolved; 2 usage error, or a review that does not
@@ -171,6 +173,14 @@ func printApply(w io.Writer, o applyOptions, rep apply.Report) {
 	fmt.Fprintf(&b, "  final_source %s\n", counts(rep.Sources, []string{apply.SourceService, apply.SourceInput, apply.SourcePerson, apply.SourceUnresolved}))
 	if rep.NotVerified > 0 {
 		fmt.Fprintf(&b, "  %d row(s) have no result in the out-table (added since the run): unresolved\n", rep.NotVerified)
+	}
+	if rep.Outside > 0 {
+		more := ""
+		if int64(len(rep.OutsideIDs)) < rep.Outside {
+			more = ", ..."
+		}
+		fmt.Fprintf(&b, "  %d review row(s) of ids the input does not have (deleted, or outside --where/--query), not applied: %s%s\n",
+			rep.Outside, strings.Join(rep.OutsideIDs, ", "), more)
 	}
 	if rep.NotInReview > 0 {
 		fmt.Fprintf(&b, "  %d row(s) that need review were missing from the review file: unresolved\n", rep.NotInReview)

@@ -284,6 +284,14 @@ func TestApplyTableNightly(t *testing.T) {
 				t.Fatalf("-o beside --final-table: %v, %d records, header %q", err, len(recs), recs[0])
 			}
 
+			// Only some customers (--where): the review rows of the others
+			// are counted and left alone, not refused.
+			code, stderr = apply("--where", `"Customer ID" IN ('`+edited+`', 'C01001')`, "-o", final)
+			if code != exitOK || !strings.Contains(stderr, ": 2 rows written") ||
+				!strings.Contains(stderr, strconv.Itoa(len(review)-1)+" review row(s) of ids the input does not have") {
+				t.Fatalf("apply --where: exit %d, want 0, 2 rows and %d review rows left alone\n%s", code, len(review)-1, stderr)
+			}
+
 			// The edited customer moves: the decision is stale. apply refuses
 			// it, naming the id and the column, and writes nothing.
 			dbExec(t, dbURL, `UPDATE customers SET "Address 1" = '9 Quay Street', "Town" = 'Galway' WHERE "Customer ID" = '`+edited+`'`)
@@ -347,8 +355,8 @@ func TestApplyTableRefuses(t *testing.T) {
 					[]string{"id " + a + `: decision "maybe" (column decision)`}},
 				{"edit without an address", []string{`UPDATE rv SET decision = 'edit' WHERE "Customer ID" = '` + b + `'`},
 					[]string{"id " + b + ": decided edit, but the edit_ columns are empty"}},
-				{"an id the input lacks", []string{`INSERT INTO rv ("Customer ID", av_action, input_label, decision) VALUES ('X999', 'Suggest', 'x', 'keep')`},
-					[]string{"id X999: no input row has this id"}},
+				{"an id the out-table lacks", []string{`DELETE FROM av WHERE "Customer ID" = '` + a + `'`},
+					[]string{"id " + a + ": the enriched data has no result for it"}},
 				{"a row the run accepted", []string{`INSERT INTO rv ("Customer ID", av_action, input_label, decision) VALUES ('` + accepted[0][0] + `', 'Suggest', 'x', 'keep')`},
 					[]string{"id " + accepted[0][0] + ": the enriched data has it as Accept"}},
 			} {
