@@ -356,18 +356,14 @@ func (m multiRows) Write(ctx context.Context, cells []string) error {
 	return nil
 }
 
-func (m multiRows) Close() error {
-	var errs []error
-	for _, w := range m {
-		errs = append(errs, w.Close())
-	}
-	return errors.Join(errs...)
-}
+func (m multiRows) Close() error { return m.each(writers.RowWriter.Close) }
+func (m multiRows) Abort() error { return m.each(writers.RowWriter.Abort) }
 
-func (m multiRows) Abort() error {
+// each calls f on every writer, all of them whatever fails.
+func (m multiRows) each(f func(writers.RowWriter) error) error {
 	var errs []error
 	for _, w := range m {
-		errs = append(errs, w.Abort())
+		errs = append(errs, f(w))
 	}
 	return errors.Join(errs...)
 }
