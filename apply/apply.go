@@ -81,6 +81,11 @@ type Report struct {
 	// NotVerified counts rows the enriched data has no result for (a
 	// table row added since the run); they are unresolved.
 	NotVerified int64 `json:"not_verified,omitempty"`
+	// Changed counts rows the service accepted whose input address is not
+	// the one it verified (with CheckLabels and an input_label in the
+	// enriched data): changed since the run, they are unresolved until the
+	// next run.
+	Changed int64 `json:"changed,omitempty"`
 	// Outside counts review rows whose id no input row has, with
 	// Options.IDColumn: a review table keeps the rows of customers deleted
 	// since, or outside this apply's --where; they are not applied.
@@ -375,6 +380,9 @@ func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, 
 	action := e.Get("av_action")
 	id := j.idOf(e.Input())
 	switch {
+	case rv == nil && action == "Accept" && j.changed(e):
+		j.rep.Changed++
+		return address{}, SourceUnresolved
 	case rv == nil && action == "Accept":
 		return serviceAddress(e), SourceService
 	case rv == nil && action == "":
@@ -403,7 +411,7 @@ func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, 
 		return address{}, SourceUnresolved
 	}
 	if j.mapper != nil {
-		if now, was := j.mapper.Map(readers.Row{Num: e.Num, Cells: e.Input()}).Label, rv.Get("input_label"); now != was {
+		if now, was := j.label(e), rv.Get("input_label"); now != was {
 			j.problem(e.Num, id, "the input address changed since the run (column input_label: %q in the review, %q in the input now): run addrclean run again, then decide", was, now)
 			return address{}, SourceUnresolved
 		}
@@ -443,6 +451,21 @@ func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, 
 		j.problem(e.Num, id, "decision %q (column decision): want %s, or empty for undecided", raw, strings.Join(writers.Decisions, ", "))
 		return address{}, SourceUnresolved
 	}
+}
+
+// changed reports whether the address the enriched data verified (its
+// input_label, when it has one) is not the row's address now.
+func (j *joiner) changed(e runfile.EnrichedRow) bool {
+	if j.mapper == nil {
+		return false
+	}
+	was := e.Get("input_label")
+	return was != "" && was != j.label(e)
+}
+
+// label is the row's input address as run writes it in input_label.
+func (j *joiner) label(e runfile.EnrichedRow) string {
+	return j.mapper.Map(readers.Row{Num: e.Num, Cells: e.Input()}).Label
 }
 
 func errSuffix(e runfile.EnrichedRow) string {

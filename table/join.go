@@ -98,8 +98,9 @@ func (j Join) need(ctx context.Context, n Name, what string, cols []string) (Typ
 }
 
 // OpenEnriched streams every input row in id order, numbered 1, 2, ..., with
-// the out-table's av_ columns after the input's (empty for a row the
-// out-table lacks): the shape of an enriched file, for runfile.NewEnriched.
+// the out-table's av_ columns after the input's, then its input_label
+// (empty for a row the out-table lacks): the shape of an enriched file, for
+// runfile.NewEnriched.
 func (j Join) OpenEnriched(ctx context.Context, name string) (*Source, error) {
 	keyType, err := j.need(ctx, j.Out, "out-table", writers.EnrichedColumns)
 	if err != nil {
@@ -114,6 +115,13 @@ func (j Join) OpenEnriched(ctx context.Context, name string) (*Source, error) {
 		sel = append(sel, "i."+j.DB.QuoteColumn(c.Name))
 	}
 	sel = append(sel, avColumns(j.DB, "e.")...)
+	// An out-table of an older addrclean may lack input_label: NULL then,
+	// which apply takes for unknown.
+	label := "NULL"
+	if have, err := j.DB.Columns(ctx, j.Out); err == nil && slices.ContainsFunc(have, func(c Column) bool { return c.Name == InputLabel }) {
+		label = "e." + j.DB.QuoteColumn(InputLabel)
+	}
+	sel = append(sel, label+" AS "+j.DB.QuoteColumn(InputLabel))
 	query := fmt.Sprintf("SELECT %s FROM (%s) AS i LEFT JOIN %s AS e ON %s ORDER BY i.%s",
 		strings.Join(sel, ", "), j.input(), j.DB.Quote(j.Out), j.on("e", in, keyType), j.DB.QuoteColumn(j.Key))
 	return OpenSource(ctx, j.DB, query, name)

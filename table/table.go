@@ -62,7 +62,6 @@ type Column struct {
 
 // The review columns KeepCondition compares.
 const (
-	inputLabel   = "input_label"
 	matchedLabel = "matched_label"
 	decision     = "decision"
 )
@@ -77,7 +76,7 @@ func KeepCondition(alias, excluded string, quote func(string) string) string {
 	old := func(c string) string { return "COALESCE(" + alias + "." + quote(c) + ", '')" }
 	nu := func(c string) string { return "COALESCE(" + excluded + "." + quote(c) + ", '')" }
 	return fmt.Sprintf("%s = %s AND (LOWER(TRIM(%s)) <> 'accept' OR %s = %s)",
-		old(inputLabel), nu(inputLabel), old(decision), old(matchedLabel), nu(matchedLabel))
+		old(InputLabel), nu(InputLabel), old(decision), old(matchedLabel), nu(matchedLabel))
 }
 
 // UpsertSets are the SET items of an upsert of cols: written columns take

@@ -44,7 +44,8 @@ writes the full rows to a file. A review row whose input_label is not the
 input's address now (it changed since the run: run again first), or whose id
 the out-table has as Accept or not at all, is refused, named by id; review
 rows of ids the input does not have (deleted, or outside --where) are
-counted and left alone. The tables are read twice: first to check, then to
+counted and left alone; an accepted row whose address changed since the run
+is unresolved until the next run. The tables are read twice: first to check, then to
 write, so a refused review leaves the final table as it was.
 
 Exit codes: 0 written, every row resolved; 2 usage error, or a review that does not
@@ -173,6 +174,9 @@ func printApply(w io.Writer, o applyOptions, rep apply.Report) {
 	fmt.Fprintf(&b, "  final_source %s\n", counts(rep.Sources, []string{apply.SourceService, apply.SourceInput, apply.SourcePerson, apply.SourceUnresolved}))
 	if rep.NotVerified > 0 {
 		fmt.Fprintf(&b, "  %d row(s) have no result in the out-table (added since the run): unresolved\n", rep.NotVerified)
+	}
+	if rep.Changed > 0 {
+		fmt.Fprintf(&b, "  %d row(s) changed address since the run (the out-table verified another): unresolved until the next run\n", rep.Changed)
 	}
 	if rep.Outside > 0 {
 		more := ""

@@ -292,6 +292,27 @@ func TestApplyTableNightly(t *testing.T) {
 				t.Fatalf("apply --where: exit %d, want 0, 2 rows and %d review rows left alone\n%s", code, len(review)-1, stderr)
 			}
 
+			// An accepted customer moves after the run, to the address of
+			// another: apply leaves the row unresolved rather than give it
+			// the address verified for the old one.
+			_, acc := dbRows(t, dbURL, `SELECT "Customer ID" FROM av WHERE av_action = 'Accept' ORDER BY 1`)
+			moved := acc[0][0]
+			addr := []string{"Address 1", "Address 2", "Town", "County", "Postcode", "Country"}
+			_, from := dbRows(t, dbURL, `SELECT "`+strings.Join(addr, `", "`)+`" FROM customers WHERE "Customer ID" = '`+acc[1][0]+`'`)
+			var sets []string
+			for i, c := range addr {
+				sets = append(sets, fmt.Sprintf(`"%s" = '%s'`, c, strings.ReplaceAll(from[0][i], "'", "''")))
+			}
+			dbExec(t, dbURL, `UPDATE customers SET `+strings.Join(sets, ", ")+` WHERE "Customer ID" = '`+moved+`'`)
+			code, stderr = apply("--final-table", "final")
+			if code != exitRowErrors || !strings.Contains(stderr, "1 row(s) changed address since the run") ||
+				!strings.Contains(stderr, "ids: "+moved+" ") {
+				t.Fatalf("apply after an accepted customer moved: exit %d, want 3 naming %s\n%s", code, moved, stderr)
+			}
+			if _, got := dbRows(t, dbURL, `SELECT final_source FROM final WHERE "Customer ID" = '`+moved+`'`); fmt.Sprint(got) != "[[unresolved]]" {
+				t.Errorf("the moved customer's final_source: %q, want unresolved", got)
+			}
+
 			// The edited customer moves: the decision is stale. apply refuses
 			// it, naming the id and the column, and writes nothing.
 			dbExec(t, dbURL, `UPDATE customers SET "Address 1" = '9 Quay Street', "Town" = 'Galway' WHERE "Customer ID" = '`+edited+`'`)

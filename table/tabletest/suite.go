@@ -306,7 +306,8 @@ func testSinkEnriched(t *testing.T, h Harness) {
 		types[c.Name] = c.Type
 	}
 	for name, want := range map[string]table.Type{"id": table.Integer, "av_complete": table.Bool, "av_city_amended": table.Bool,
-		"av_latitude": table.Float, "av_longitude": table.Float, "av_action": table.Text, table.VerifiedAt: table.Timestamp} {
+		"av_latitude": table.Float, "av_longitude": table.Float, "av_action": table.Text, table.VerifiedAt: table.Timestamp,
+		table.InputLabel: table.Text} {
 		if types[name] != want {
 			t.Errorf("column %s is %v, want %v", name, types[name], want)
 		}
