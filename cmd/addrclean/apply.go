@@ -314,31 +314,37 @@ func applyTables(ctx context.Context, dbURL string, o applyOptions, s streams) e
 	return o.finish(s, rep, err)
 }
 
-// applyJoin runs apply over the streams of j.
+// applyJoin runs apply over the streams of j; out is closed or aborted.
 func applyJoin(ctx context.Context, j table.Join, o applyOptions, opts apply.Options, out writers.RowWriter) (apply.Report, error) {
-	es, err := j.OpenEnriched(ctx, o.enriched)
-	if err != nil {
-		_ = out.Abort()
-		return apply.Report{}, err
-	}
-	en, err := runfile.NewEnriched(o.enriched, es)
+	en, rv, err := openJoin(ctx, j, o.enriched, o.review)
 	if err != nil {
 		_ = out.Abort()
 		return apply.Report{}, err
 	}
 	defer en.Close()
-	rs, err := j.OpenReview(ctx, o.review)
-	if err != nil {
-		_ = out.Abort()
-		return apply.Report{}, err
-	}
-	rv, err := runfile.NewReview(o.review, rs)
-	if err != nil {
-		_ = out.Abort()
-		return apply.Report{}, err
-	}
 	defer rv.Close()
 	return apply.Apply(ctx, en, rv, o.review, out, opts)
+}
+
+// openJoin opens the enriched and review streams of j, named as given.
+func openJoin(ctx context.Context, j table.Join, enriched, review string) (*runfile.Enriched, *runfile.Review, error) {
+	es, err := j.OpenEnriched(ctx, enriched)
+	if err != nil {
+		return nil, nil, err
+	}
+	en, err := runfile.NewEnriched(enriched, es)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err := j.OpenReview(ctx, review)
+	if err == nil {
+		var rv *runfile.Review
+		if rv, err = runfile.NewReview(review, rs); err == nil {
+			return en, rv, nil
+		}
+	}
+	_ = en.Close()
+	return nil, nil, err
 }
 
 // discard is a writers.RowWriter that writes nothing.
