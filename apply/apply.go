@@ -56,6 +56,14 @@ type Options struct {
 	Write writers.Options
 	// MaxProblems is how many problems a MismatchError lists; 0 means 20.
 	MaxProblems int
+	// IDColumn, when set, is the input column that names rows in problems
+	// and in Report.UnresolvedIDs (tables, whose rows are known by id).
+	IDColumn string
+	// CheckLabels compares each review row's input_label with the address
+	// in the input row now, with Mapping: a review table holds no input
+	// cells, so this is how a decision on an address that has changed
+	// since the run is refused.
+	CheckLabels bool
 }
 
 // Report is what Run did.
@@ -70,14 +78,32 @@ type Report struct {
 	// NotInReview counts rows that need review but were missing from the
 	// review file (a person deleted them); they are unresolved.
 	NotInReview int64 `json:"not_in_review"`
+	// NotVerified counts rows the enriched data has no result for (a
+	// table row added since the run); they are unresolved.
+	NotVerified int64 `json:"not_verified,omitempty"`
+	// Changed counts rows the service accepted whose input address is not
+	// the one it verified (with CheckLabels and an input_label in the
+	// enriched data): changed since the run, they are unresolved until the
+	// next run.
+	Changed int64 `json:"changed,omitempty"`
+	// Outside counts review rows whose id no input row has, with
+	// Options.IDColumn: a review table keeps the rows of customers deleted
+	// since, or outside this apply's --where; they are not applied.
+	Outside int64 `json:"outside,omitempty"`
+	// OutsideIDs are the first of their ids (up to 20).
+	OutsideIDs []string `json:"outside_ids,omitempty"`
 	// UnresolvedRows are the first unresolved row numbers (up to 20).
 	UnresolvedRows []int `json:"unresolved_rows,omitempty"`
+	// UnresolvedIDs are their ids, with Options.IDColumn.
+	UnresolvedIDs []string `json:"unresolved_ids,omitempty"`
 }
 
 // Problem is one reason a review does not fit its enriched file.
 type Problem struct {
 	// Row is the row number the problem is about (0 when unknown).
 	Row int
+	// ID is the row's id, with Options.IDColumn.
+	ID string
 	// Msg says what is wrong.
 	Msg string
 }
@@ -86,7 +112,9 @@ type Problem struct {
 // enriched file, or holds decisions that cannot be applied. Nothing is
 // written.
 type MismatchError struct {
-	Review   string
+	Review string
+	// Of is what the review must fit: "the enriched file" when empty.
+	Of       string
 	Problems []Problem
 	// More counts problems past those listed.
 	More int
@@ -94,9 +122,15 @@ type MismatchError struct {
 
 func (e *MismatchError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s does not fit the enriched file (%d problem(s)); nothing was written:", e.Review, len(e.Problems)+e.More)
+	of := e.Of
+	if of == "" {
+		of = "the enriched file"
+	}
+	fmt.Fprintf(&b, "%s does not fit %s (%d problem(s)); nothing was written:", e.Review, of, len(e.Problems)+e.More)
 	for _, p := range e.Problems {
-		if p.Row > 0 {
+		if p.ID != "" {
+			fmt.Fprintf(&b, "\n  id %s: %s", p.ID, p.Msg)
+		} else if p.Row > 0 {
 			fmt.Fprintf(&b, "\n  row %d: %s", p.Row, p.Msg)
 		} else {
 			fmt.Fprintf(&b, "\n  %s", p.Msg)
@@ -106,6 +140,17 @@ func (e *MismatchError) Error() string {
 		fmt.Fprintf(&b, "\n  ... and %d more", e.More)
 	}
 	return b.String()
+}
+
+// IDs returns the ids named by the problems.
+func (e *MismatchError) IDs() []string {
+	var ids []string
+	for _, p := range e.Problems {
+		if p.ID != "" && !slices.Contains(ids, p.ID) {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids
 }
 
 // Rows returns the row numbers named by the problems.
@@ -124,9 +169,6 @@ func (e *MismatchError) Rows() []int {
 // numbers or input cells differ) or holds decisions that cannot be applied
 // is a *MismatchError, and no output is left behind.
 func Run(ctx context.Context, enrichedPath, reviewPath, outPath string, opts Options) (Report, error) {
-	if opts.MaxProblems <= 0 {
-		opts.MaxProblems = 20
-	}
 	en, err := runfile.OpenEnriched(ctx, enrichedPath, opts.Read)
 	if err != nil {
 		return Report{}, fmt.Errorf("--enriched: %w", err)
@@ -141,19 +183,60 @@ func Run(ctx context.Context, enrichedPath, reviewPath, outPath string, opts Opt
 		return Report{}, fmt.Errorf("--review: %w", err)
 	}
 	defer rv.Close()
-	j := &joiner{
-		opts: opts, en: en, rv: rv, mismatch: &MismatchError{Review: reviewPath},
-		rep: Report{Sources: map[string]int64{}, Decisions: map[string]int64{}},
+	if err := sameInput(en, rv, reviewPath); err != nil {
+		return Report{}, err
 	}
-	if !slices.Equal(en.InputHeader(), rv.InputHeader()) {
-		j.mismatch.Problems = append(j.mismatch.Problems, Problem{Msg: fmt.Sprintf(
-			"its input columns %q are not the enriched file's %q", rv.InputHeader(), en.InputHeader())})
-		return Report{}, j.mismatch
-	}
-	header := append(slices.Clone(en.InputHeader()), FinalColumns...)
-	out, err := writers.NewRows(outPath, header, opts.Write)
+	out, err := writers.NewRows(outPath, Header(en.InputHeader()), opts.Write)
 	if err != nil {
 		return Report{}, fmt.Errorf("-o: %w", err)
+	}
+	return Apply(ctx, en, rv, reviewPath, out, opts)
+}
+
+// Header is the header of the final data of an input whose header is
+// input: its columns, then FinalColumns.
+func Header(input []string) []string {
+	return append(slices.Clone(input), FinalColumns...)
+}
+
+func sameInput(en *runfile.Enriched, rv *runfile.Review, review string) error {
+	if slices.Equal(en.InputHeader(), rv.InputHeader()) {
+		return nil
+	}
+	return &MismatchError{Review: review, Problems: []Problem{{Msg: fmt.Sprintf(
+		"its input columns %q are not the enriched file's %q", rv.InputHeader(), en.InputHeader())}}}
+}
+
+// Apply writes the final rows of en and rv to out, whatever they are read
+// from (files, tables), and closes out; on any error, a *MismatchError
+// included, out is aborted. review is how messages call rv.
+func Apply(ctx context.Context, en *runfile.Enriched, rv *runfile.Review, review string, out writers.RowWriter, opts Options) (Report, error) {
+	if opts.MaxProblems <= 0 {
+		opts.MaxProblems = 20
+	}
+	j := &joiner{
+		opts: opts, en: en, rv: rv, mismatch: &MismatchError{Review: review},
+		rep: Report{Sources: map[string]int64{}, Decisions: map[string]int64{}},
+		id:  -1,
+	}
+	if err := sameInput(en, rv, review); err != nil {
+		_ = out.Abort()
+		return Report{}, err
+	}
+	if opts.IDColumn != "" {
+		j.mismatch.Of = "the input and out-table"
+		if j.id = slices.Index(en.InputHeader(), opts.IDColumn); j.id < 0 {
+			_ = out.Abort()
+			return Report{}, fmt.Errorf("the input has no id column %q", opts.IDColumn)
+		}
+	}
+	if opts.CheckLabels {
+		m, err := readers.NewMapper(en.InputHeader(), opts.Mapping)
+		if err != nil {
+			_ = out.Abort()
+			return Report{}, fmt.Errorf("the input's address columns are not known (%w): pass the mapping flags given to addrclean run", err)
+		}
+		j.mapper = m
 	}
 	if err := j.run(ctx, out); err != nil {
 		_ = out.Abort()
@@ -178,17 +261,27 @@ type joiner struct {
 
 	next    *runfile.ReviewRow // the review row read ahead, nil at the end
 	lastRev int
+	id      int             // index of Options.IDColumn in the input cells, -1 without
+	mapper  *readers.Mapper // with CheckLabels
 	keep    *keeper
 	keepErr error
 	cells   []string
 }
 
-func (j *joiner) problem(row int, format string, args ...any) {
+func (j *joiner) problem(row int, id string, format string, args ...any) {
 	if len(j.mismatch.Problems) >= j.opts.MaxProblems {
 		j.mismatch.More++
 		return
 	}
-	j.mismatch.Problems = append(j.mismatch.Problems, Problem{Row: row, Msg: fmt.Sprintf(format, args...)})
+	j.mismatch.Problems = append(j.mismatch.Problems, Problem{Row: row, ID: id, Msg: fmt.Sprintf(format, args...)})
+}
+
+// idOf returns the id in input cells, with Options.IDColumn.
+func (j *joiner) idOf(input []string) string {
+	if j.id < 0 || j.id >= len(input) {
+		return ""
+	}
+	return input[j.id]
 }
 
 // advance reads the next review row, checking the order. A row without a
@@ -205,11 +298,17 @@ func (j *joiner) advance(ctx context.Context) error {
 			return fmt.Errorf("--review: %w", err)
 		}
 		switch {
+		case r.Row == 0 && j.id >= 0:
+			j.rep.Outside++
+			if len(j.rep.OutsideIDs) < 20 {
+				j.rep.OutsideIDs = append(j.rep.OutsideIDs, j.idOf(r.Input()))
+			}
+			continue
 		case r.Row == 0:
-			j.problem(0, "review line %d: row %q is not a row number", r.Line, r.Cells[0])
+			j.problem(0, "", "review line %d: row %q is not a row number", r.Line, r.Cells[0])
 			continue
 		case r.Row <= j.lastRev:
-			j.problem(r.Row, "the review lists it after row %d: out of order or repeated (a sorted review must be sorted back by its row column)", j.lastRev)
+			j.problem(r.Row, j.idOf(r.Input()), "the review lists it after row %d: out of order or repeated (a sorted review must be sorted back by its row column)", j.lastRev)
 			continue
 		}
 		j.lastRev = r.Row
@@ -233,7 +332,7 @@ func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
 		// Enriched rows are numbered 1, 2, ... so a review row left
 		// behind names a row the enriched file does not have.
 		for j.next != nil && j.next.Row < e.Num {
-			j.problem(j.next.Row, "the enriched file has no such row")
+			j.problem(j.next.Row, j.idOf(j.next.Input()), "the enriched file has no such row")
 			if err := j.advance(ctx); err != nil {
 				return err
 			}
@@ -250,6 +349,9 @@ func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
 		j.rep.Sources[source]++
 		if source == SourceUnresolved && len(j.rep.UnresolvedRows) < 20 {
 			j.rep.UnresolvedRows = append(j.rep.UnresolvedRows, e.Num)
+			if j.id >= 0 {
+				j.rep.UnresolvedIDs = append(j.rep.UnresolvedIDs, j.idOf(e.Input()))
+			}
 		}
 		if len(j.mismatch.Problems) > 0 {
 			continue // nothing will be written; keep looking for problems
@@ -260,7 +362,7 @@ func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
 		}
 	}
 	for j.next != nil {
-		j.problem(j.next.Row, "the enriched file has only %d rows", j.rep.Rows)
+		j.problem(j.next.Row, j.idOf(j.next.Input()), "the enriched file has only %d rows", j.rep.Rows)
 		if err := j.advance(ctx); err != nil {
 			return err
 		}
@@ -276,15 +378,24 @@ type address [8]string
 // problem.
 func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, string) {
 	action := e.Get("av_action")
-	if rv == nil {
-		if action == "Accept" {
-			return serviceAddress(e), SourceService
-		}
+	id := j.idOf(e.Input())
+	switch {
+	case rv == nil && action == "Accept" && j.changed(e):
+		j.rep.Changed++
+		return address{}, SourceUnresolved
+	case rv == nil && action == "Accept":
+		return serviceAddress(e), SourceService
+	case rv == nil && action == "":
+		j.rep.NotVerified++
+		return address{}, SourceUnresolved
+	case rv == nil:
 		j.rep.NotInReview++
 		return address{}, SourceUnresolved
-	}
-	if action == "Accept" {
-		j.problem(e.Num, "the enriched file has it as Accept, not a row for review")
+	case action == "Accept":
+		j.problem(e.Num, id, "the enriched data has it as Accept, not a row for review")
+		return address{}, SourceUnresolved
+	case action == "":
+		j.problem(e.Num, id, "the enriched data has no result for it")
 		return address{}, SourceUnresolved
 	}
 	if !slices.Equal(rv.Input(), e.Input()) {
@@ -295,9 +406,15 @@ func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, 
 				break
 			}
 		}
-		j.problem(e.Num, "input cells differ from the enriched file's (column %q: %q in the review, %q in the enriched file)",
+		j.problem(e.Num, id, "input cells differ from the enriched file's (column %q: %q in the review, %q in the enriched file)",
 			j.en.InputHeader()[col], rv.Input()[col], e.Input()[col])
 		return address{}, SourceUnresolved
+	}
+	if j.mapper != nil {
+		if now, was := j.label(e), rv.Get("input_label"); now != was {
+			j.problem(e.Num, id, "the input address changed since the run (column input_label: %q in the review, %q in the input now): run addrclean run again, then decide", was, now)
+			return address{}, SourceUnresolved
+		}
 	}
 	raw := rv.Get(writers.DecisionColumn)
 	decision := strings.ToLower(strings.TrimSpace(raw))
@@ -309,14 +426,14 @@ func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, 
 		j.rep.Decisions[decision]++
 		a := serviceAddress(e)
 		if a == (address{}) {
-			j.problem(e.Num, "decided accept, but the service gave no address (%s%s): choose keep or edit", action, errSuffix(e))
+			j.problem(e.Num, id, "decided accept, but the service gave no address (%s%s): choose keep or edit", action, errSuffix(e))
 		}
 		return a, SourceService
 	case writers.DecisionKeep:
 		j.rep.Decisions[decision]++
 		k, err := j.keeper()
 		if err != nil {
-			j.problem(e.Num, "decided keep, but %v", err)
+			j.problem(e.Num, id, "decided keep, but %v", err)
 			return address{}, SourceInput
 		}
 		return k.address(e.Input()), SourceInput
@@ -327,13 +444,28 @@ func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, 
 			a[i] = strings.TrimSpace(rv.Get(c))
 		}
 		if a == (address{}) {
-			j.problem(e.Num, "decided edit, but the edit_ columns are empty")
+			j.problem(e.Num, id, "decided edit, but the edit_ columns are empty")
 		}
 		return a, SourcePerson
 	default:
-		j.problem(e.Num, "decision %q: want %s, or empty for undecided", raw, strings.Join(writers.Decisions, ", "))
+		j.problem(e.Num, id, "decision %q (column decision): want %s, or empty for undecided", raw, strings.Join(writers.Decisions, ", "))
 		return address{}, SourceUnresolved
 	}
+}
+
+// changed reports whether the address the enriched data verified (its
+// input_label, when it has one) is not the row's address now.
+func (j *joiner) changed(e runfile.EnrichedRow) bool {
+	if j.mapper == nil {
+		return false
+	}
+	was := e.Get("input_label")
+	return was != "" && was != j.label(e)
+}
+
+// label is the row's input address as run writes it in input_label.
+func (j *joiner) label(e runfile.EnrichedRow) string {
+	return j.mapper.Map(readers.Row{Num: e.Num, Cells: e.Input()}).Label
 }
 
 func errSuffix(e runfile.EnrichedRow) string {

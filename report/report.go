@@ -164,7 +164,14 @@ func Build(ctx context.Context, path string, opts Options) (*Data, error) {
 		return nil, err
 	}
 	defer en.Close()
-	d := &Data{Title: cmp.Or(opts.Title, path), Actions: map[string]int64{}, MatchLevels: map[string]int64{}, Points: []Point{}}
+	opts.Title = cmp.Or(opts.Title, path)
+	return BuildFrom(ctx, en, opts)
+}
+
+// BuildFrom works out the report from enriched rows read from anywhere (a
+// file, a table); it does not close en.
+func BuildFrom(ctx context.Context, en *runfile.Enriched, opts Options) (*Data, error) {
+	d := &Data{Title: opts.Title, Actions: map[string]int64{}, MatchLevels: map[string]int64{}, Points: []Point{}}
 	d.Duplicates.Known = en.Has("av_duplicates")
 	d.Duplicates.Top = []Group{}
 	var errs, reasons counter

@@ -30,13 +30,6 @@ var ErrNotEnriched = errors.New("not an enriched output of addrclean run")
 // output, or one written before review files had a decision column.
 var ErrNotReview = errors.New("not a review output of addrclean run")
 
-// table is one output read as rows of text cells.
-type table interface {
-	Header() []string
-	Next(ctx context.Context) (readers.Row, error)
-	Close() error
-}
-
 // enrichedBase are the columns every enriched output has had; the
 // duplicate columns came later.
 var enrichedBase = writers.EnrichedColumns
@@ -47,7 +40,7 @@ var reviewBase = writers.ReviewColumns
 
 // Enriched reads an enriched output.
 type Enriched struct {
-	t      table
+	t      readers.Reader
 	header []string
 	width  int
 	col    map[string]int
@@ -70,13 +63,21 @@ func OpenEnriched(ctx context.Context, path string, opts readers.Options) (*Enri
 	if err != nil {
 		return nil, err
 	}
-	h := t.Header()
+	return NewEnriched(path, t)
+}
+
+// NewEnriched reads an enriched output from r, whose header is the input's
+// columns then the av_ columns (a join of an input table and its
+// out-table, say), and whose rows are numbered 1, 2, ... On error r is
+// closed; name is how errors call r.
+func NewEnriched(name string, r readers.Reader) (*Enriched, error) {
+	h := r.Header()
 	i := lastRun(h, enrichedBase)
 	if i < 0 {
-		_ = t.Close()
-		return nil, fmt.Errorf("%s: %w (no %s ... %s columns)", path, ErrNotEnriched, enrichedBase[0], enrichedBase[len(enrichedBase)-1])
+		_ = r.Close()
+		return nil, fmt.Errorf("%s: %w (no %s ... %s columns)", name, ErrNotEnriched, enrichedBase[0], enrichedBase[len(enrichedBase)-1])
 	}
-	return &Enriched{t: t, header: h, width: i, col: columns(h, i)}, nil
+	return &Enriched{t: r, header: h, width: i, col: columns(h, i)}, nil
 }
 
 // InputHeader returns the input's header.
@@ -111,7 +112,7 @@ func (r EnrichedRow) Get(name string) string {
 
 // Review reads a review output.
 type Review struct {
-	t      table
+	t      readers.Reader
 	header []string
 	width  int
 	col    map[string]int
@@ -136,18 +137,26 @@ func OpenReview(ctx context.Context, path string, opts readers.Options) (*Review
 	if err != nil {
 		return nil, err
 	}
-	h := t.Header()
+	return NewReview(path, t)
+}
+
+// NewReview reads a review output from r, whose header is "row", the
+// input's columns, then the review and decision columns; columns after
+// those are read with Get too. On error r is closed; name is how errors
+// call r.
+func NewReview(name string, r readers.Reader) (*Review, error) {
+	h := r.Header()
 	i := lastRun(h, reviewBase)
 	if i < 1 || !strings.EqualFold(strings.TrimSpace(h[0]), "row") {
-		_ = t.Close()
-		return nil, fmt.Errorf("%s: %w (no row ... %s columns)", path, ErrNotReview, strings.Join(reviewBase, " "))
+		_ = r.Close()
+		return nil, fmt.Errorf("%s: %w (no row ... %s columns)", name, ErrNotReview, strings.Join(reviewBase, " "))
 	}
 	col := columns(h, i)
 	if _, ok := col[writers.DecisionColumn]; !ok {
-		_ = t.Close()
-		return nil, fmt.Errorf("%s: %w: it has no %q column (written by an older addrclean: run again to get one)", path, ErrNotReview, writers.DecisionColumn)
+		_ = r.Close()
+		return nil, fmt.Errorf("%s: %w: it has no %q column (written by an older addrclean: run again to get one)", name, ErrNotReview, writers.DecisionColumn)
 	}
-	return &Review{t: t, header: h, width: i - 1, col: col}, nil
+	return &Review{t: r, header: h, width: i - 1, col: col}, nil
 }
 
 // InputHeader returns the input's header.
@@ -219,7 +228,7 @@ func fit(cells []string, n int) []string {
 	return append(cells, make([]string, n-len(cells))...)
 }
 
-func open(ctx context.Context, path string, opts readers.Options, review bool) (table, error) {
+func open(ctx context.Context, path string, opts readers.Options, review bool) (readers.Reader, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".jsonl":
 		return openJSONL(path, review)

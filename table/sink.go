@@ -18,6 +18,10 @@ import (
 // row.
 const VerifiedAt = "verified_at"
 
+// InputLabel is the column of both sinks holding the row's input address as
+// the review file's input_label has it.
+const InputLabel = "input_label"
+
 // Kind tells the enriched and review sinks apart.
 type Kind int
 
@@ -76,6 +80,11 @@ func Columns(k Kind, markCached bool) []Column {
 		for _, c := range writers.ReviewColumns {
 			cols = append(cols, Column{Name: c, Type: Text})
 		}
+		// The person's columns: created empty, kept across nightly runs
+		// while the row's input is unchanged (see UpsertSets).
+		for _, c := range writers.DecisionColumns {
+			cols = append(cols, Column{Name: c, Type: Text, Kept: true})
+		}
 	} else {
 		for _, c := range writers.EnrichedColumns {
 			t := Text
@@ -90,6 +99,9 @@ func Columns(k Kind, markCached bool) []Column {
 		if markCached {
 			cols = append(cols, Column{Name: writers.CachedColumn, Type: Bool})
 		}
+		// The address verified: the out-table holds no input columns, so
+		// this is how addrclean apply tells that a row changed since.
+		cols = append(cols, Column{Name: InputLabel, Type: Text})
 	}
 	return append(cols, Column{Name: VerifiedAt, Type: Timestamp})
 }
@@ -339,14 +351,14 @@ func (s *Sink) Rows() (upserts, noKey int64) {
 // cell of those types.
 func enrichedValues(r writers.Result, markCached bool) []any {
 	text := writers.EnrichedValues(r)
-	vals := make([]any, 0, len(text)+3)
+	vals := make([]any, 0, len(text)+4)
 	for i, c := range Columns(Enriched, false)[:len(text)] {
 		vals = append(vals, typed(text[i], c.Type))
 	}
 	if markCached {
 		vals = append(vals, r.FromCache)
 	}
-	return vals
+	return append(vals, r.InputLabel)
 }
 
 func typed(s string, t Type) any {

@@ -53,6 +53,61 @@ func (t Type) String() string {
 type Column struct {
 	Name string
 	Type Type
+	// Kept marks a column that a Target creates but never writes: a
+	// person's (the review's decision and edit_ columns). An upsert keeps
+	// its value while the row still shows the person what they decided on
+	// (KeepCondition), and clears it otherwise.
+	Kept bool
+}
+
+// The review columns KeepCondition compares.
+const (
+	matchedLabel = "matched_label"
+	decision     = "decision"
+)
+
+// KeepCondition is the SQL condition under which an upsert keeps the Kept
+// columns of the existing row (named through alias) rather than clearing
+// them, the new row being excluded: the input address is the one the
+// person decided on, and, for an accept, so is the service's address. A
+// stale decision must never reach addrclean apply: it would give a new
+// address the answer meant for the old one.
+func KeepCondition(alias, excluded string, quote func(string) string) string {
+	old := func(c string) string { return "COALESCE(" + alias + "." + quote(c) + ", '')" }
+	nu := func(c string) string { return "COALESCE(" + excluded + "." + quote(c) + ", '')" }
+	return fmt.Sprintf("%s = %s AND (LOWER(TRIM(%s)) <> 'accept' OR %s = %s)",
+		old(InputLabel), nu(InputLabel), old(decision), old(matchedLabel), nu(matchedLabel))
+}
+
+// UpsertSets are the SET items of an upsert of cols: written columns take
+// the new row's value; Kept ones keep theirs under KeepCondition and are
+// cleared otherwise.
+func UpsertSets(cols []Column, alias, excluded string, quote func(string) string) []string {
+	var sets []string
+	var keep string
+	for _, c := range cols {
+		q := quote(c.Name)
+		if !c.Kept {
+			sets = append(sets, q+" = "+excluded+"."+q)
+			continue
+		}
+		if keep == "" {
+			keep = KeepCondition(alias, excluded, quote)
+		}
+		sets = append(sets, fmt.Sprintf("%s = CASE WHEN %s THEN %s.%s END", q, keep, alias, q))
+	}
+	return sets
+}
+
+// Written returns the columns of cols a Target writes: all but the Kept.
+func Written(cols []Column) []Column {
+	var w []Column
+	for _, c := range cols {
+		if !c.Kept {
+			w = append(w, c)
+		}
+	}
+	return w
 }
 
 // Name is a table name, optionally qualified by a schema (PostgreSQL) or an
@@ -165,7 +220,8 @@ type Database interface {
 	Select(ctx context.Context, query string) (Rows, error)
 	// Target creates table n if it is missing (key its primary key, of
 	// type keyType), adds the columns of cols it lacks, checks that key is
-	// unique, and returns it ready for writes.
+	// unique, and returns it ready for writes. Records hold the values of
+	// the columns that are not Kept; Kept columns follow UpsertSets.
 	Target(ctx context.Context, n Name, key string, keyType Type, cols []Column) (Target, error)
 	// Close releases the database.
 	Close() error

@@ -12,9 +12,11 @@ import (
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/report"
 	"github.com/addrclean/addrclean/runfile"
+	"github.com/addrclean/addrclean/table"
 )
 
 const reportUsage = `Usage: addrclean report [--summary SUMMARY.json] -o REPORT.html ENRICHED
+       addrclean report [--summary SUMMARY.json] -o REPORT.html --out-table NAME DBURL
 
 Build the after-run report from the enriched output of 'addrclean run' (.csv .tsv
 .xlsx .jsonl): one self-contained HTML page (nothing fetched from the network) with
@@ -22,14 +24,16 @@ the rows by action and match level, what the service amended, errors, the busies
 review reasons, duplicates and a map of the coordinates. The cost section (calls,
 dedup savings, cache hits, retries, 429s) needs the run's --summary file.
 Nothing calls the service. 'addrclean run --report PATH.html' writes the same page
-at the end of a run.
+at the end of a run. With a DBURL, the page is built from the run's --out-table
+NAME in that database (duplicates counted by the database, rows numbered in id
+order).
 
 Flags:
 `
 
 // cmdReport is 'addrclean report': the HTML report of an existing run.
 func cmdReport(ctx context.Context, args []string, s streams) error {
-	var out, summary string
+	var out, summary, outTable string
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(s.err)
 	fs.Usage = func() {
@@ -39,6 +43,7 @@ func cmdReport(ctx context.Context, args []string, s streams) error {
 	fs.StringVar(&out, "out", "", "report `PATH` (.html)")
 	fs.StringVar(&out, "o", "", "shorthand for --out")
 	fs.StringVar(&summary, "summary", "", "the run's --summary JSON `PATH` (for the cost section)")
+	fs.StringVar(&outTable, "out-table", "", "with a DBURL: the run's enriched table `NAME` (its --out-table)")
 	pos, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -48,7 +53,14 @@ func cmdReport(ctx context.Context, args []string, s streams) error {
 	}
 	if len(pos) != 1 || out == "" {
 		fs.Usage()
-		return usageErrorf("report takes one ENRICHED file and -o REPORT.html")
+		return usageErrorf("report takes one ENRICHED file (or a DBURL with --out-table) and -o REPORT.html")
+	}
+	isDB := table.IsURL(pos[0])
+	switch {
+	case isDB && outTable == "":
+		return usageErrorf("report over a database needs --out-table NAME: the run's enriched table")
+	case !isDB && outTable != "":
+		return usageErrorf("--out-table goes with a DBURL: addrclean report -o REPORT.html --out-table NAME DBURL")
 	}
 	if err := checkReportPath(out); err != nil {
 		return err
@@ -59,7 +71,12 @@ func cmdReport(ctx context.Context, args []string, s streams) error {
 			return withCode(exitFatal, err)
 		}
 	}
-	if err := writeReport(ctx, pos[0], out, st); err != nil {
+	if isDB {
+		err = writeTableReport(ctx, pos[0], outTable, out, st)
+	} else {
+		err = writeReport(ctx, pos[0], out, st)
+	}
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(s.err, "report written to %s\n", out)
@@ -81,6 +98,72 @@ func writeReport(ctx context.Context, enriched, out string, st *pipeline.Stats) 
 	case errors.Is(err, runfile.ErrNotEnriched), errors.Is(err, readers.ErrUnsupportedFormat):
 		return withCode(exitUsage, err)
 	case err != nil:
+		return withCode(exitFatal, fmt.Errorf("report: %w", err))
+	}
+	if err := d.WriteFile(out); err != nil {
+		return withCode(exitFatal, err)
+	}
+	return nil
+}
+
+// writeTableReport builds the report of out-table name in the database at
+// dbURL and writes it.
+func writeTableReport(ctx context.Context, dbURL, name, out string, st *pipeline.Stats) error {
+	u, err := table.ParseURL(dbURL)
+	if err != nil {
+		return withCode(exitFatal, err)
+	}
+	n, err := table.ParseName(name)
+	if err != nil {
+		return usageErrorf("--out-table: %w", err)
+	}
+	db, err := table.Open(ctx, u, table.Options{ReadOnly: true})
+	if err != nil {
+		return tableError(err)
+	}
+	defer db.Close()
+	return reportOutTable(ctx, db, n, "table "+n.String()+" in "+u.Display, out, st)
+}
+
+// reportsFromTable reports whether run --report is built from the
+// out-table: a run with an out-table and no enriched file.
+func (o *runOptions) reportsFromTable(outPath string) bool {
+	return (outPath == "" || outPath == "-") && o.tr.hasOutputs() && o.tr.outName.Table != ""
+}
+
+// writeRunReport writes run --report: from the enriched file, or from the
+// out-table when the run wrote no file. It works out the file's path
+// itself: by the end of a run, cmdRun's outPath names the tables too.
+func (o *runOptions) writeRunReport(ctx context.Context, st *pipeline.Stats) error {
+	outPath, _, err := o.resolveOutputs()
+	if err != nil {
+		return err
+	}
+	if !o.reportsFromTable(outPath) {
+		return writeReport(ctx, outPath, o.report, st)
+	}
+	db, err := table.Open(ctx, o.tr.out, table.Options{ReadOnly: true})
+	if err != nil {
+		return tableError(err)
+	}
+	defer db.Close()
+	return reportOutTable(ctx, db, o.tr.outName, "table "+o.tr.outName.String()+" in "+o.tr.out.Display, o.report, st)
+}
+
+// reportOutTable builds the report of out-table n of db, called title,
+// and writes it to out.
+func reportOutTable(ctx context.Context, db table.Database, n table.Name, title, out string, st *pipeline.Stats) error {
+	src, err := table.OpenOutTable(ctx, db, n, title)
+	if err != nil {
+		return tableError(err)
+	}
+	en, err := runfile.NewEnriched(title, src)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	defer en.Close()
+	d, err := report.BuildFrom(ctx, en, report.Options{Stats: st, Title: title})
+	if err != nil {
 		return withCode(exitFatal, fmt.Errorf("report: %w", err))
 	}
 	if err := d.WriteFile(out); err != nil {

@@ -2,12 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"html"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/addrclean/addrclean/table"
 )
 
 // TestRunReport: run --report writes the page from the run's own
@@ -106,6 +112,107 @@ func TestReportUsage(t *testing.T) {
 			code, _, stderr := cli(tt.args...)
 			if code != tt.want {
 				t.Fatalf("exit %d, want %d\n%s", code, tt.want, stderr)
+			}
+		})
+	}
+}
+
+// TestReportTable: the page built from a run's out-table is the page built
+// from the same run's enriched file, numbers, duplicates and map alike;
+// only the title differs.
+func TestReportTable(t *testing.T) {
+	for name, newDB := range applyDBs(t) {
+		t.Run(name, func(t *testing.T) {
+			isolateJournals(t)
+			dbURL := newDB(t)
+			loadSample(t, dbURL, "customers")
+			dir := t.TempDir()
+			enriched := filepath.Join(dir, "cleaned.csv")
+			r := runDB(t, dir, "--country", "IE", "--table", "customers", "--id-col", "Customer ID",
+				"--out-table", "av", "-o", enriched, dbURL)
+			wantExit(t, r, exitOK, exitRowErrors)
+			fromFile, fromTable := filepath.Join(dir, "file.html"), filepath.Join(dir, "table.html")
+			if code, _, stderr := cli("report", "-o", fromFile, enriched); code != exitOK {
+				t.Fatalf("report of the file: exit %d\n%s", code, stderr)
+			}
+			if code, _, stderr := cli("report", "-o", fromTable, "--out-table", "av", dbURL); code != exitOK {
+				t.Fatalf("report of the table: exit %d\n%s", code, stderr)
+			}
+			u, _ := table.ParseURL(dbURL)
+			page := strings.ReplaceAll(readFile(t, fromTable), "table av in "+html.EscapeString(u.Display), enriched)
+			if want := readFile(t, fromFile); page != want {
+				t.Errorf("the table's page differs from the file's:\n%s", firstDiff(want, page))
+			}
+			if !strings.Contains(page, "<b>27</b><span>places with several rows</span>") {
+				t.Error("the duplicates section lacks its golden number: 27 places with several rows")
+			}
+			for _, args := range [][]string{
+				{"report", "-o", fromTable, dbURL},
+				{"report", "-o", fromTable, "--out-table", "av", enriched},
+			} {
+				if code, _, _ := cli(args...); code != exitUsage {
+					t.Errorf("%q: exit %d, want 2", args, code)
+				}
+			}
+			if code, _, stderr := cli("report", "-o", fromTable, "--out-table", "nope", dbURL); code != exitUsage || !strings.Contains(stderr, "nope") {
+				t.Errorf("a missing out-table: exit %d, want 2 naming it\n%s", code, stderr)
+			}
+		})
+	}
+}
+
+// firstDiff shows where two texts part.
+func firstDiff(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	lo := max(0, i-200)
+	return fmt.Sprintf("at byte %d:\n want ...%s\n  got ...%s", i, a[lo:min(len(a), i+200)], b[lo:min(len(b), i+200)])
+}
+
+// TestRunReportFromTable: run --report over a table run builds the page
+// from the out-table when the run writes no enriched file, and from the
+// file when it writes one beside the tables (cmdRun's outPath then names
+// both, which writeReport once took for a file's path).
+func TestRunReportFromTable(t *testing.T) {
+	isolateJournals(t)
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
+	loadSample(t, dbURL, "customers")
+	dir := t.TempDir()
+	enriched := filepath.Join(dir, "cleaned.csv")
+	args := []string{"--country", "IE", "--table", "customers", "--id-col", "Customer ID", "--out-table", "av"}
+	wantExit(t, runDB(t, dir, append(append(slices.Clone(args), "-o", enriched), dbURL)...), exitOK, exitRowErrors)
+	want := filepath.Join(dir, "want.html")
+	if code, _, stderr := cli("report", "-o", want, "--out-table", "av", dbURL); code != exitOK {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		title string
+	}{
+		{"tables only", nil, "table av in " + dbURL},
+		{"a file beside", []string{"-o", enriched}, enriched},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var o runOptions
+			fs := newRunFlags(&o, io.Discard)
+			pos, err := parseInterspersed(fs, append(append(slices.Clone(args), tc.extra...), dbURL))
+			if err != nil || len(pos) != 1 {
+				t.Fatal(err, pos)
+			}
+			o.input = pos[0]
+			if err := o.setupTables(); err != nil {
+				t.Fatal(err)
+			}
+			o.report = filepath.Join(t.TempDir(), "run.html")
+			if err := o.writeRunReport(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			got := strings.ReplaceAll(readFile(t, o.report), html.EscapeString(tc.title), "table av in "+dbURL)
+			if w := readFile(t, want); got != w {
+				t.Errorf("run --report differs from addrclean report of the out-table:\n%s", firstDiff(w, got))
 			}
 		})
 	}

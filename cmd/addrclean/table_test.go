@@ -245,7 +245,7 @@ func TestRunTableMatchesCSV(t *testing.T) {
 			if len(rows) != n {
 				t.Fatalf("%d rows in the out-table, want %d", len(rows), n)
 			}
-			if !slices.Equal(header[1:25], file[0][width:width+len(writers.EnrichedColumns)]) || header[0] != "Customer ID" || header[25] != "verified_at" {
+			if !slices.Equal(header[1:25], file[0][width:width+len(writers.EnrichedColumns)]) || header[0] != "Customer ID" || header[25] != "input_label" || header[26] != "verified_at" {
 				t.Fatalf("out-table columns %q", header)
 			}
 			for _, row := range rows {

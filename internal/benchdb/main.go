@@ -33,8 +33,9 @@ func main() {
 	rows := flag.Int("rows", 100000, "rows of the generated input")
 	refSize := flag.Int("reference", 100000, "addresses in the generated reference")
 	repeat := flag.Int("repeat", 3, "runs of each kind, taking turns; the fastest is shown")
+	applyToo := flag.Bool("apply", false, "also measure addrclean apply over the outputs of the runs: files against tables")
 	flag.Parse()
-	if err := run(context.Background(), *bin, *rows, *refSize, *repeat); err != nil {
+	if err := run(context.Background(), *bin, *rows, *refSize, *repeat, *applyToo); err != nil {
 		fmt.Fprintln(os.Stderr, "benchdb:", err)
 		os.Exit(1)
 	}
@@ -47,7 +48,7 @@ type measurement struct {
 	maxRSS    int64
 }
 
-func run(ctx context.Context, bin string, n, refSize, repeat int) error {
+func run(ctx context.Context, bin string, n, refSize, repeat int, applyToo bool) error {
 	dir, err := os.MkdirTemp("", "addrclean-benchdb-")
 	if err != nil {
 		return err
@@ -93,28 +94,66 @@ func run(ctx context.Context, bin string, n, refSize, repeat int) error {
 		{"SQLite table -> out-table + review-table (same file)", []string{"--table", "customers", "--out-table", "customers_av",
 			"--review-table", "customers_review", liteURL}},
 	}
-	// The kinds take turns, so that a busy spell of the machine does not
-	// fall on one kind only; the fastest run of each is shown.
+	ms, err := fastest(ctx, bin, n, repeat, common, kinds)
+	if err != nil {
+		return err
+	}
+	printTable("run", ms)
+	if !applyToo {
+		return nil
+	}
+	// The review outputs are left undecided: every review row is written
+	// as unresolved, and every input row is read, joined and written.
+	applyCommon := []string{"apply", "--id-col", "Customer ID", "--table", "customers", "--out-table", "customers_av",
+		"--review-table", "customers_review"}
+	ms, err = fastest(ctx, bin, n, repeat, nil, []struct {
+		name string
+		args []string
+	}{
+		{"CSV files -> CSV file", []string{"apply", "--enriched", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"),
+			"-o", filepath.Join(dir, "final.csv")}},
+		{"PostgreSQL tables -> final table", append(append([]string(nil), applyCommon...), "--final-table", "customers_final", pgURL)},
+		{"SQLite tables -> final table (same file)", append(append([]string(nil), applyCommon...), "--final-table", "customers_final", liteURL)},
+	})
+	if err != nil {
+		return err
+	}
+	printTable("apply", ms)
+	return nil
+}
+
+// fastest runs each kind repeat times, taking turns, so that a busy spell
+// of the machine does not fall on one kind only; the fastest run of each is
+// kept.
+func fastest(ctx context.Context, bin string, n, repeat int, common []string, kinds []struct {
+	name string
+	args []string
+}) ([]measurement, error) {
 	ms := make([]measurement, len(kinds))
 	for i := 0; i < repeat; i++ {
 		for j, k := range kinds {
 			m, err := measure(ctx, bin, k.name, n, append(append([]string(nil), common...), k.args...)...)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if i == 0 || m.wall < ms[j].wall {
 				ms[j] = m
 			}
 		}
 	}
-	fmt.Println("| run | rows | wall | rows/s | vs CSV | CPU per row | peak RSS |")
+	return ms, nil
+}
+
+// printTable writes the measurements as a Markdown table, the first kind the
+// reference.
+func printTable(what string, ms []measurement) {
+	fmt.Printf("| %s | rows | wall | rows/s | vs CSV | CPU per row | peak RSS |\n", what)
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
 	for _, m := range ms {
 		fmt.Printf("| %s | %d | %.2fs | %.0f | %+.0f%% | %.1f µs | %.0f MB |\n", m.name, m.rows, m.wall.Seconds(),
 			float64(m.rows)/m.wall.Seconds(), 100*(ms[0].wall.Seconds()/m.wall.Seconds()-1),
 			float64(m.cpu.Microseconds())/float64(m.rows), float64(m.maxRSS)/1e6)
 	}
-	return nil
 }
 
 // measure runs the binary and reads its wall time and rusage. Exit 3 (some

@@ -366,20 +366,20 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table
 	var stage strings.Builder
 	stage.WriteString("CREATE TEMP TABLE addrclean_stage (k text")
 	t.copyCols = []string{"k"}
-	var names, sets []string
-	for _, c := range cols {
+	var names []string
+	for _, c := range table.Written(cols) {
 		fmt.Fprintf(&stage, ", %s %s", d.QuoteColumn(c.Name), sqlType(c.Type))
 		t.copyCols = append(t.copyCols, c.Name)
 		names = append(names, d.QuoteColumn(c.Name))
-		sets = append(sets, d.QuoteColumn(c.Name)+" = EXCLUDED."+d.QuoteColumn(c.Name))
 	}
+	sets := table.UpsertSets(cols, "cur", "EXCLUDED", d.QuoteColumn)
 	stage.WriteString(") ON COMMIT DELETE ROWS")
 	if _, err := conn.Exec(ctx, stage.String()); err != nil {
 		_ = conn.Close(ctx)
 		return nil, d.wrap(err)
 	}
 	k := d.QuoteColumn(key)
-	t.upsert = fmt.Sprintf("INSERT INTO %s (%s, %s) SELECT CAST(k AS %s), %s FROM pg_temp.addrclean_stage ON CONFLICT (%s) DO UPDATE SET %s",
+	t.upsert = fmt.Sprintf("INSERT INTO %s AS cur (%s, %s) SELECT CAST(k AS %s), %s FROM pg_temp.addrclean_stage ON CONFLICT (%s) DO UPDATE SET %s",
 		q, k, strings.Join(names, ", "), keySQL, strings.Join(names, ", "), k, strings.Join(sets, ", "))
 	t.del = fmt.Sprintf("DELETE FROM %s WHERE %s = ANY(CAST($1::text[] AS %s[]))", q, k, keySQL)
 	return t, nil

@@ -330,16 +330,15 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table
 	}
 	names := make([]string, 0, len(cols)+1)
 	names = append(names, quote(key))
-	var marks, sets []string
-	marks = append(marks, "?")
-	for _, c := range cols {
+	marks := []string{"?"}
+	for _, c := range table.Written(cols) {
 		names = append(names, quote(c.Name))
 		marks = append(marks, "?")
-		sets = append(sets, quote(c.Name)+" = excluded."+quote(c.Name))
 	}
+	sets := table.UpsertSets(cols, "cur", "excluded", quote)
 	return &target{
 		d: d, w: w, q: q,
-		upsert: fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT (%s) DO UPDATE SET %s",
+		upsert: fmt.Sprintf("INSERT INTO %s AS cur (%s) VALUES (%s) ON CONFLICT (%s) DO UPDATE SET %s",
 			q, strings.Join(names, ", "), strings.Join(marks, ", "), quote(key), strings.Join(sets, ", ")),
 		del: fmt.Sprintf("DELETE FROM %s WHERE %s = ?", q, quote(key)),
 	}, nil

@@ -39,6 +39,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("SourceStreams", func(t *testing.T) { testStreams(t, h) })
 	t.Run("SinkEnriched", func(t *testing.T) { testSinkEnriched(t, h) })
 	t.Run("SinkReview", func(t *testing.T) { testSinkReview(t, h) })
+	t.Run("SinkReviewDecisions", func(t *testing.T) { testSinkReviewDecisions(t, h) })
 	t.Run("SinkDuplicates", func(t *testing.T) { testSinkDuplicates(t, h) })
 	t.Run("SinkExisting", func(t *testing.T) { testSinkExisting(t, h) })
 	t.Run("SinkAbort", func(t *testing.T) { testSinkAbort(t, h) })
@@ -305,7 +306,8 @@ func testSinkEnriched(t *testing.T, h Harness) {
 		types[c.Name] = c.Type
 	}
 	for name, want := range map[string]table.Type{"id": table.Integer, "av_complete": table.Bool, "av_city_amended": table.Bool,
-		"av_latitude": table.Float, "av_longitude": table.Float, "av_action": table.Text, table.VerifiedAt: table.Timestamp} {
+		"av_latitude": table.Float, "av_longitude": table.Float, "av_action": table.Text, table.VerifiedAt: table.Timestamp,
+		table.InputLabel: table.Text} {
 		if types[name] != want {
 			t.Errorf("column %s is %v, want %v", name, types[name], want)
 		}
@@ -368,6 +370,54 @@ func testSinkReview(t *testing.T, h Harness) {
 	_, rows = readAll(t, db, "SELECT id FROM rv ORDER BY id")
 	if fmt.Sprint(rows) != "[[3]]" {
 		t.Fatalf("after row 2 was accepted: %q, want only 3", rows)
+	}
+}
+
+// testSinkReviewDecisions: a nightly re-run keeps what a person recorded in
+// the review table while the row's input address (and, for accept, the
+// service's address) is the one decided on, and clears it otherwise.
+func testSinkReviewDecisions(t *testing.T, h Harness) {
+	url := h.NewDB(t)
+	db := open(t, url, false)
+	t1 := time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)
+	var log bytes.Buffer
+	var first []writers.Result
+	for i, line := range []string{"1 A St", "2 B St", "3 C St", "4 D St", "5 E St", "6 F St"} {
+		first = append(first, result(i+1, fmt.Sprint(i+1), api.ActionSuggest, line))
+	}
+	write(t, sink(t, db, "rv", table.Review, t1, &log, 0), first...)
+	_, rows := readAll(t, db, "SELECT id, decision, edit_line1, edit_country FROM rv ORDER BY id")
+	if len(rows) != 6 || rows[0][1] != "" || rows[0][2] != "" {
+		t.Fatalf("new review rows: %q, want 6 with empty decision and edit_ columns", rows)
+	}
+	exec(t, url,
+		`UPDATE rv SET decision = 'edit', edit_line1 = '1 A Street', edit_country = 'IE' WHERE id = 1`,
+		`UPDATE rv SET decision = ' Accept' WHERE id = 2`,
+		`UPDATE rv SET decision = 'keep' WHERE id IN (3, 4, 6)`,
+		`UPDATE rv SET decision = 'edit', edit_line1 = '5 E Street' WHERE id = 5`)
+
+	moved := result(4, "4", api.ActionSuggest, "4 D St")
+	moved.Response.Address.Label = []string{"4 D Street", "Dublin"} // another suggestion, same input
+	acc := result(2, "2", api.ActionSuggest, "2 B St")
+	acc.Response.Address.Label = []string{"2 B Street", "Dublin"}
+	write(t, sink(t, db, "rv", table.Review, t1.Add(24*time.Hour), &log, 0),
+		result(1, "1", api.ActionSuggest, "1 A St"), // unchanged: kept
+		acc, // accept of another suggestion: cleared
+		result(3, "3", api.ActionSuggest, "3 C Street"), // the input changed: cleared
+		moved, // keep of an unchanged input: kept
+		result(5, "5", api.ActionAccept, "5 E St"),  // accepted now: leaves the review
+		result(6, "6", api.ActionConfirm, "6 F St"), // another action, same input: kept
+	)
+	_, rows = readAll(t, db, "SELECT id, decision, edit_line1, edit_country, input_label, matched_label FROM rv ORDER BY id")
+	want := [][]string{
+		{"1", "edit", "1 A Street", "IE", "1 A St", "1 A St, Dublin"},
+		{"2", "", "", "", "2 B St", "2 B Street, Dublin"},
+		{"3", "", "", "", "3 C Street", "3 C Street, Dublin"},
+		{"4", "keep", "", "", "4 D St", "4 D Street, Dublin"},
+		{"6", "keep", "", "", "6 F St", "6 F St, Dublin"},
+	}
+	if fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Fatalf("after the re-run:\n got %q\nwant %q", rows, want)
 	}
 }
 
