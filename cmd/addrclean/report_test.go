@@ -217,3 +217,23 @@ func TestRunReportFromTable(t *testing.T) {
 		})
 	}
 }
+
+// TestRunReportTablesOnly runs the program over a table with no file
+// output and --report: the page comes from the out-table and matches what
+// addrclean report builds from the same table and the run's summary.
+func TestRunReportTablesOnly(t *testing.T) {
+	isolateJournals(t)
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
+	loadSample(t, dbURL, "customers")
+	dir := t.TempDir()
+	page := filepath.Join(dir, "run.html")
+	wantExit(t, runDB(t, dir, "--country", "IE", "--table", "customers", "--id-col", "Customer ID",
+		"--out-table", "av", "--report", page, dbURL), exitOK, exitRowErrors)
+	want := filepath.Join(dir, "want.html")
+	if code, _, stderr := cli("report", "-o", want, "--summary", filepath.Join(dir, "summary.json"), "--out-table", "av", dbURL); code != exitOK {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	if got, w := readFile(t, page), readFile(t, want); got != w {
+		t.Errorf("run --report over a table differs from addrclean report --out-table:\n%s", firstDiff(w, got))
+	}
+}

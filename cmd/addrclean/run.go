@@ -62,7 +62,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		if err := checkReportPath(o.report); err != nil {
 			return err
 		}
-		if o.out == "-" {
+		if o.out == "-" && !o.reportsFromTable(o.out) {
 			return usageErrorf("--report reads the enriched output back: give -o a path, not -")
 		}
 	}
@@ -165,7 +165,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if o.report != "" && written {
 		// The report reads the enriched file back, so stdout has none.
 		// An interrupted run still gets its report of the rows it wrote.
-		if err := writeReport(context.WithoutCancel(ctx), outPath, o.report, &stats); err != nil {
+		if err := o.writeRunReport(context.WithoutCancel(ctx), &stats); err != nil {
 			return err
 		}
 		log.Info().Str("report", o.report).Msg("report written")
@@ -234,8 +234,8 @@ func (o *runOptions) outputs(ropts *readers.Options) (out, review string, err er
 			ropts.CellTypes = true
 		}
 	}
-	if o.report != "" && out == "" {
-		return "", "", usageErrorf("--report reads the enriched file back: give -o PATH (tables cannot be read back yet)")
+	if o.report != "" && out == "" && !o.reportsFromTable(out) {
+		return "", "", usageErrorf("--report reads the run's enriched output back: give -o PATH or --out-table NAME")
 	}
 	if enc, _ := writers.NormaliseEncoding(o.outEncoding); o.report != "" && enc != writers.EncodingUTF8 {
 		if f, _ := writers.FormatFromPath(out); f == writers.CSV {
