@@ -38,13 +38,28 @@ var enrichedBase = writers.EnrichedColumns
 // and edit_ columns came later.
 var reviewBase = writers.ReviewColumns
 
-// Enriched reads an enriched output.
-type Enriched struct {
+// output is what the enriched and the review readers share: the rows,
+// their header, how many input columns it holds and where each run column is.
+type output struct {
 	t      readers.Reader
 	header []string
 	width  int
 	col    map[string]int
 }
+
+// Close releases the file.
+func (o *output) Close() error { return o.t.Close() }
+
+// cell returns the cell of column name in cells, or "".
+func (o *output) cell(cells []string, name string) string {
+	if i, ok := o.col[name]; ok && i < len(cells) {
+		return cells[i]
+	}
+	return ""
+}
+
+// Enriched reads an enriched output.
+type Enriched struct{ output }
 
 // EnrichedRow is one row of an enriched output.
 type EnrichedRow struct {
@@ -59,11 +74,7 @@ type EnrichedRow struct {
 // OpenEnriched starts reading the enriched output at path (.csv .tsv .txt
 // .xlsx .jsonl).
 func OpenEnriched(ctx context.Context, path string, opts readers.Options) (*Enriched, error) {
-	t, err := open(ctx, path, opts, false)
-	if err != nil {
-		return nil, err
-	}
-	return NewEnriched(path, t)
+	return openAs(ctx, path, opts, false, NewEnriched)
 }
 
 // NewEnriched reads an enriched output from r, whose header is the input's
@@ -77,7 +88,7 @@ func NewEnriched(name string, r readers.Reader) (*Enriched, error) {
 		_ = r.Close()
 		return nil, fmt.Errorf("%s: %w (no %s ... %s columns)", name, ErrNotEnriched, enrichedBase[0], enrichedBase[len(enrichedBase)-1])
 	}
-	return &Enriched{t: r, header: h, width: i, col: columns(h, i)}, nil
+	return &Enriched{output{t: r, header: h, width: i, col: columns(h, i)}}, nil
 }
 
 // InputHeader returns the input's header.
@@ -96,48 +107,19 @@ func (e *Enriched) Next(ctx context.Context) (EnrichedRow, error) {
 	return EnrichedRow{Num: r.Num, Cells: fit(r.Cells, len(e.header)), e: e}, nil
 }
 
-// Close releases the file.
-func (e *Enriched) Close() error { return e.t.Close() }
-
 // Input returns the row's input cells.
 func (r EnrichedRow) Input() []string { return r.Cells[:r.e.width] }
 
 // Get returns the cell of column name (an av_ column), or "".
-func (r EnrichedRow) Get(name string) string {
-	if i, ok := r.e.col[name]; ok && i < len(r.Cells) {
-		return r.Cells[i]
-	}
-	return ""
-}
+func (r EnrichedRow) Get(name string) string { return r.e.cell(r.Cells, name) }
 
 // Review reads a review output.
-type Review struct {
-	t      readers.Reader
-	header []string
-	width  int
-	col    map[string]int
-}
-
-// ReviewRow is one row of a review output.
-type ReviewRow struct {
-	// Row is the row number in the input and the enriched output (the
-	// review's "row" column), 0 when the cell is not a number.
-	Row int
-	// Line is the row's number in the review file itself, for messages.
-	Line int
-	// Cells are the row's cells: row, the input's, then the review columns.
-	Cells []string
-	r     *Review
-}
+type Review struct{ output }
 
 // OpenReview starts reading the review output at path (.csv .tsv .txt .xlsx
 // .jsonl). It must have the decision column.
 func OpenReview(ctx context.Context, path string, opts readers.Options) (*Review, error) {
-	t, err := open(ctx, path, opts, true)
-	if err != nil {
-		return nil, err
-	}
-	return NewReview(path, t)
+	return openAs(ctx, path, opts, true, NewReview)
 }
 
 // NewReview reads a review output from r, whose header is "row", the
@@ -156,7 +138,7 @@ func NewReview(name string, r readers.Reader) (*Review, error) {
 		_ = r.Close()
 		return nil, fmt.Errorf("%s: %w: it has no %q column (written by an older addrclean: run again to get one)", name, ErrNotReview, writers.DecisionColumn)
 	}
-	return &Review{t: r, header: h, width: i - 1, col: col}, nil
+	return &Review{output{t: r, header: h, width: i - 1, col: col}}, nil
 }
 
 // InputHeader returns the input's header.
@@ -172,19 +154,23 @@ func (v *Review) Next(ctx context.Context) (ReviewRow, error) {
 	return ReviewRow{Row: rowNumber(cells[0]), Line: r.Num, Cells: cells, r: v}, nil
 }
 
-// Close releases the file.
-func (v *Review) Close() error { return v.t.Close() }
+// ReviewRow is one row of a review output.
+type ReviewRow struct {
+	// Row is the row number in the input and the enriched output (the
+	// review's "row" column), 0 when the cell is not a number.
+	Row int
+	// Line is the row's number in the review file itself, for messages.
+	Line int
+	// Cells are the row's cells: row, the input's, then the review columns.
+	Cells []string
+	r     *Review
+}
 
 // Input returns the row's input cells.
 func (r ReviewRow) Input() []string { return r.Cells[1 : 1+r.r.width] }
 
 // Get returns the cell of review column name, or "".
-func (r ReviewRow) Get(name string) string {
-	if i, ok := r.r.col[name]; ok && i < len(r.Cells) {
-		return r.Cells[i]
-	}
-	return ""
-}
+func (r ReviewRow) Get(name string) string { return r.r.cell(r.Cells, name) }
 
 // rowNumber parses a row cell; a spreadsheet may have turned 12 into 12.0.
 func rowNumber(s string) int {
@@ -226,6 +212,16 @@ func fit(cells []string, n int) []string {
 		return cells[:n]
 	}
 	return append(cells, make([]string, n-len(cells))...)
+}
+
+// openAs opens the output at path and reads it with read.
+func openAs[T any](ctx context.Context, path string, opts readers.Options, review bool, read func(string, readers.Reader) (T, error)) (T, error) {
+	t, err := open(ctx, path, opts, review)
+	if err != nil {
+		var none T
+		return none, err
+	}
+	return read(path, t)
 }
 
 func open(ctx context.Context, path string, opts readers.Options, review bool) (readers.Reader, error) {
