@@ -391,7 +391,7 @@ func TestScheduleAfterCut(t *testing.T) {
 		l := New(10, 1)
 		at := func(d time.Duration, want float64) {
 			t.Helper()
-			time.Sleep(start.Add(d).Sub(time.Now()))
+			time.Sleep(time.Until(start.Add(d)))
 			if got := l.Rate(); math.Abs(got-want) > 1e-9 {
 				t.Fatalf("at %v: Rate() = %v, want %v", d, got, want)
 			}
