@@ -87,10 +87,10 @@ func GenerateExtra(seed uint64, n int, yield func(gazetteer.Record) bool) {
 		r.ID = fmt.Sprintf("X%07d", count)
 		return yield(r)
 	}
-	gb := []int{}
-	for i, t := range Towns {
-		if t.Country == "GB" {
-			gb = append(gb, i)
+	var gb []*Town
+	for i := range Towns {
+		if Towns[i].Country == "GB" {
+			gb = append(gb, &Towns[i])
 		}
 	}
 	for round := 0; count < n; round++ {
@@ -109,9 +109,8 @@ func GenerateExtra(seed uint64, n int, yield func(gazetteer.Record) bool) {
 	}
 }
 
-func (g *generator) halls(ti int, emit func(gazetteer.Record) bool) bool {
-	t := &Towns[ti]
-	street := g.streetName(ti)
+func (g *generator) halls(t *Town, emit func(gazetteer.Record) bool) bool {
+	street := g.streetName(t)
 	hall := g.pick(hallNames)
 	blocks := 2 + g.rng.IntN(3)
 	for b := 1; b <= blocks; b++ {
@@ -128,9 +127,8 @@ func (g *generator) halls(ti int, emit func(gazetteer.Record) bool) bool {
 	return true
 }
 
-func (g *generator) unitNamed(ti int, emit func(gazetteer.Record) bool) bool {
-	t := &Towns[ti]
-	street := g.streetName(ti)
+func (g *generator) unitNamed(t *Town, emit func(gazetteer.Record) bool) bool {
+	street := g.streetName(t)
 	name := g.pick(unitNames)
 	word := g.pick([]string{"Flat", "House", "Apartment"})
 	for u := 1; u <= 3+g.rng.IntN(10); u++ {
@@ -145,21 +143,7 @@ func (g *generator) unitNamed(ti int, emit func(gazetteer.Record) bool) bool {
 }
 
 func (g *generator) crown(t *Town, emit func(gazetteer.Record) bool) bool {
-	key := t.Country + ":" + t.Name
-	if g.streets[key] == nil {
-		g.streets[key] = make(map[string]bool)
-	}
-	var name string
-	for try := 0; ; try++ {
-		name = g.pick(streetNames) + " " + g.pick(streetTypes)
-		if try > 20 {
-			name = fmt.Sprintf("%s %d", name, try)
-		}
-		if !g.streets[key][name] {
-			break
-		}
-	}
-	g.streets[key][name] = true
+	name := g.streetName(t)
 	for h := 1; h <= 4+g.rng.IntN(12); h++ {
 		r := g.base(t, t.Lat, t.Lon)
 		r.Street = name
