@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/addrclean/addrclean/gazetteer"
 	"github.com/addrclean/addrclean/sample_data/synth"
@@ -35,13 +36,7 @@ func run(dir string, n, customers int) error {
 		return true
 	})
 	if err := writeFile(filepath.Join(dir, "reference.csv"), func(w *bufio.Writer) error {
-		return gazetteer.WriteCSV(w, func(yield func(gazetteer.Record) bool) {
-			for _, r := range recs {
-				if !yield(r) {
-					return
-				}
-			}
-		})
+		return gazetteer.WriteCSV(w, slices.Values(recs))
 	}); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package synth
 
 import (
 	"os"
+	"slices"
 
 	"github.com/addrclean/addrclean/gazetteer"
 )
@@ -19,13 +20,7 @@ func WriteReference(path string, seed uint64, n int) ([]gazetteer.Record, error)
 	if err != nil {
 		return nil, err
 	}
-	err = gazetteer.WriteCSV(f, func(yield func(gazetteer.Record) bool) {
-		for _, r := range recs {
-			if !yield(r) {
-				return
-			}
-		}
-	})
+	err = gazetteer.WriteCSV(f, slices.Values(recs))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
