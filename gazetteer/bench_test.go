@@ -116,7 +116,7 @@ func BenchmarkMatch1M(b *testing.B) {
 	for i := 0; len(queries) < cap(queries); i++ {
 		c := p.Random(&bench.recs[i%len(bench.recs)])
 		cases = append(cases, c)
-		queries = append(queries, c.Input.Query())
+		queries = append(queries, query(c.Input))
 	}
 	durs := make([]time.Duration, 0, 1<<16)
 	i := 0
@@ -163,7 +163,7 @@ func BenchmarkMatchSample(b *testing.B) {
 	p := synth.NewPerturber(5, in)
 	queries := make([]gazetteer.Query, 1024)
 	for i := range queries {
-		queries[i] = p.Random(&in[i*5%len(in)]).Input.Query()
+		queries[i] = query(p.Random(&in[i*5%len(in)]).Input)
 	}
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addrclean/addrclean/countries"
 	"github.com/addrclean/addrclean/gazetteer"
 )
 
@@ -106,9 +107,9 @@ func TestPerturbExpectations(t *testing.T) {
 		if c.Expect != tc.want || c.TrueID != street.ID {
 			t.Errorf("Mess(%v) expects %s (ops %v), want %s", tc.ops, c.Expect, c.Ops, tc.want)
 		}
-		q := c.Input.Query()
-		if q.Country != "IE" || len(q.Lines) == 0 {
-			t.Errorf("query %+v", q)
+		in := c.Input
+		if iso, _ := countries.ISO(in.Country); iso != "IE" || strings.TrimSpace(strings.Join(in.Lines, "")+in.Postcode) == "" {
+			t.Errorf("input %+v", in)
 		}
 	}
 	c := p.Mess(street, OpTypo)
