@@ -134,7 +134,7 @@ func run(ctx context.Context, bin, sizes string, refSize, rateRows int, rate flo
 		args := []string{"run", "--no-progress", "--log-format", "json", "--log-level", "warn", "--summary", sum,
 			"--reference", refPath, "-o", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"), in}
 		embedded := func(name string, args []string) error {
-			m, err := measure(ctx, bin, name, n, dir, nil, args...)
+			m, err := measure(ctx, bin, name, n, args...)
 			if err != nil {
 				return err
 			}
@@ -180,9 +180,8 @@ func run(ctx context.Context, bin, sizes string, refSize, rateRows int, rate flo
 }
 
 // measure runs the binary and reads its wall time and rusage.
-func measure(ctx context.Context, bin, name string, rows int, dir string, env []string, args ...string) (measurement, error) {
+func measure(ctx context.Context, bin, name string, rows int, args ...string) (measurement, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.Stdout = io.Discard
@@ -263,7 +262,7 @@ func measureRate(ctx context.Context, bin, dir, refPath string, refs []gazetteer
 	}
 	workers := int(rate*latency.Seconds()*2) + 4
 	name := fmt.Sprintf("live, --rate %g, %v latency, %d workers", rate, latency, workers)
-	m, err := measure(ctx, bin, name, rows, dir, nil, "run", "--no-progress", "--log-format", "json", "--log-level", "warn",
+	m, err := measure(ctx, bin, name, rows, "run", "--no-progress", "--log-format", "json", "--log-level", "warn",
 		"--base-url", "http://"+ln.Addr().String(), "--api-key-file", keyFile,
 		"--rate", fmt.Sprint(rate), "--workers", fmt.Sprint(workers),
 		"-o", filepath.Join(dir, "rate.out.csv"), "--review", filepath.Join(dir, "rate.review.csv"), in)
@@ -273,19 +272,30 @@ func measureRate(ctx context.Context, bin, dir, refPath string, refs []gazetteer
 	mu.Lock()
 	defer mu.Unlock()
 	m.distinct, m.answered, m.limited = distinct, answered, limited
-	if len(arrivals) > 1 {
-		span := arrivals[len(arrivals)-1].Sub(arrivals[0]).Seconds()
-		// n arrivals paced at the rate span (n-1)/rate seconds.
-		m.utilisation = float64(len(arrivals)-1) / span / rate
-		j := 0
-		for i := range arrivals {
-			for arrivals[i].Sub(arrivals[j]) >= time.Second {
-				j++
-			}
-			m.peak = max(m.peak, float64(i-j+1))
-		}
-	}
+	m.utilisation, m.peak = utilisation(arrivals, rate), busiestSecond(arrivals)
 	return m, nil
+}
+
+// utilisation is the rate of the events from first to last as a share of
+// rate: n events paced at the rate span (n-1)/rate seconds.
+func utilisation(events []time.Time, rate float64) float64 {
+	n := len(events)
+	if n < 2 {
+		return 0
+	}
+	return float64(n-1) / events[n-1].Sub(events[0]).Seconds() / rate
+}
+
+// busiestSecond is the most events, in time order, within one second.
+func busiestSecond(events []time.Time) float64 {
+	most, j := 0, 0
+	for i := range events {
+		for events[i].Sub(events[j]) >= time.Second {
+			j++
+		}
+		most = max(most, i-j+1)
+	}
+	return float64(most)
 }
 
 func printTable(w io.Writer, ms []measurement) {

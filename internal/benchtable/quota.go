@@ -133,7 +133,7 @@ func (q quotaRun) measure(ctx context.Context, bin, dir, refPath string, refs []
 	}
 
 	name := fmt.Sprintf("serve, quota %g/s burst %d, --rate %g, 8 workers", q.rps, q.burst, q.rate)
-	m, err := measure(ctx, bin, name, q.rows, dir, nil, "run", "--no-progress", "--log-format", "json", "--log-level", "warn",
+	m, err := measure(ctx, bin, name, q.rows, "run", "--no-progress", "--log-format", "json", "--log-level", "warn",
 		"--base-url", "http://"+log.addr, "--api-key-file", keyFile, "--rate", fmt.Sprint(q.rate),
 		"-o", filepath.Join(dir, "quota.out.csv"), "--review", filepath.Join(dir, "quota.review.csv"), in)
 	stop()   // an interrupt: serve logs its last requests and stops
@@ -144,16 +144,6 @@ func (q quotaRun) measure(ctx context.Context, bin, dir, refPath string, refs []
 	log.mu.Lock()
 	defer log.mu.Unlock()
 	m.distinct, m.answered, m.limited = distinct, log.answered, log.limited
-	if n := len(log.answers); n > 1 {
-		span := log.answers[n-1].Sub(log.answers[0]).Seconds()
-		m.utilisation = float64(n-1) / span / q.rps
-	}
-	j := 0
-	for i := range log.calls {
-		for log.calls[i].Sub(log.calls[j]) >= time.Second {
-			j++
-		}
-		m.peak = max(m.peak, float64(i-j+1))
-	}
+	m.utilisation, m.peak = utilisation(log.answers, q.rps), busiestSecond(log.calls)
 	return m, nil
 }
