@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/addrclean/addrclean/countries"
@@ -419,12 +420,12 @@ func (b *builder) add(r *Record, w *recWords) error {
 	// Each distinct token is posted once per area it is found in.
 	areas := [...]uint32{0, k.town, k.region, k.pcArea}
 	for i, t := range toks {
-		if indexOf(toks[:i], t) >= 0 {
+		if slices.Contains(toks[:i], t) {
 			continue
 		}
 		ix.idf[t]++ // document frequency for now; finish turns it into idf
 		for j, a := range areas {
-			if (a == 0 && j > 0) || indexOf32(areas[:j], a) >= 0 {
+			if (a == 0 && j > 0) || slices.Contains(areas[:j], a) {
 				continue
 			}
 			key := uint64(a)<<32 | uint64(t)
@@ -491,17 +492,6 @@ func subKey(toks []string) string {
 	}
 	return strings.Join(words, " ")
 }
-
-func indexOf(s []uint32, v uint32) int {
-	for i, x := range s {
-		if x == v {
-			return i
-		}
-	}
-	return -1
-}
-
-func indexOf32(s []uint32, v uint32) int { return indexOf(s, v) }
 
 // finish turns document frequencies into IDF weights, builds the typo
 // table and averages the area centroids.

@@ -1,6 +1,7 @@
 package gazetteer
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -490,7 +491,7 @@ func (ix *Index) qtok(w string) qTok {
 		return t
 	}
 	add := func(id uint32) {
-		if len(t.alts) < 8 && indexOf(t.alts, id) < 0 && dlDistance1(w, ix.words[id]) {
+		if len(t.alts) < 8 && !slices.Contains(t.alts, id) && dlDistance1(w, ix.words[id]) {
 			t.alts = append(t.alts, id)
 		}
 	}
@@ -501,7 +502,7 @@ func (ix *Index) qtok(w string) qTok {
 	// whose key is the abbreviation.
 	for _, long := range longForms {
 		if dlDistance1(w, long) {
-			if id, ok := ix.vocab[abbreviations[long]]; ok && len(t.alts) < 8 && indexOf(t.alts, id) < 0 {
+			if id, ok := ix.vocab[abbreviations[long]]; ok && len(t.alts) < 8 && !slices.Contains(t.alts, id) {
 				t.alts = append(t.alts, id)
 			}
 		}
