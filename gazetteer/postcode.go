@@ -230,21 +230,10 @@ func isPostcodeSep(c byte) bool {
 // canonical town key "dublin 2"/"dublin 6w"; ok is false otherwise.
 func dublinDistrictKey(num string) (string, bool) {
 	num = strings.TrimLeft(num, "0")
-	if num == "" {
-		return "", false
-	}
-	rk := ""
-	switch {
-	case num == "6w":
-		rk = "D6W"
-	case len(num) <= 2 && isDigit(num[0]) && (len(num) == 1 || isDigit(num[1])):
-		if len(num) == 1 {
-			rk = "D0" + num
-		} else {
-			rk = "D" + num
-		}
-	default:
-		return "", false
+	// The routing keys say which districts exist: D01 to D24 and D6W.
+	rk := "D" + strings.ToUpper(num)
+	if len(num) == 1 {
+		rk = "D0" + num
 	}
 	if !routingKeySet[rk] {
 		return "", false
