@@ -470,7 +470,7 @@ func (ix *Index) lettered(w string) bool {
 // name ("gaillimh" is Galway), and the English key it stands for; key
 // and nothing when it is none.
 func (ix *Index) irishArea(key string) (string, []uint32, []uint32) {
-	en, ok := irishKey(key)
+	en, ok := irishKeys[key]
 	if !ok {
 		return key, nil, nil
 	}
