@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -277,12 +278,7 @@ func mapHeader(header []string) ([numCols]int, error) {
 	for i, h := range header {
 		k := strings.ToLower(strings.TrimSpace(h))
 		k = strings.NewReplacer(" ", "_", "-", "_").Replace(k)
-		c := -1
-		for j, name := range AllColumns {
-			if k == name {
-				c = j
-			}
-		}
+		c := slices.Index(AllColumns, k)
 		if c < 0 {
 			if a, ok := columnAliases[strings.ReplaceAll(k, "_", "")]; ok {
 				c = a
