@@ -44,15 +44,14 @@ func evalIndex(t testing.TB, n int, extra ...gazetteer.Record) (*gazetteer.Index
 	t.Helper()
 	var in, out []gazetteer.Record
 	i := 0
-	synth.Generate(7, n, func(r gazetteer.Record) bool {
+	for r := range synth.Generate(7, n) {
 		if i%20 == 19 {
 			out = append(out, r)
 		} else {
 			in = append(in, r)
 		}
 		i++
-		return true
-	})
+	}
 	all := append(slices.Clone(in), extra...)
 	var b strings.Builder
 	if err := gazetteer.WriteCSVColumns(&b, gazetteer.AllColumns, slices.Values(all)); err != nil {

@@ -30,11 +30,7 @@ func main() {
 }
 
 func run(dir string, n, customers int) error {
-	var recs []gazetteer.Record
-	synth.Generate(synth.SampleSeed, n, func(r gazetteer.Record) bool {
-		recs = append(recs, r)
-		return true
-	})
+	recs := slices.Collect(synth.Generate(synth.SampleSeed, n))
 	if err := writeFile(filepath.Join(dir, "reference.csv"), func(w *bufio.Writer) error {
 		return gazetteer.WriteCSV(w, slices.Values(recs))
 	}); err != nil {

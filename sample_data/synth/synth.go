@@ -7,6 +7,7 @@ package synth
 
 import (
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"strings"
 
@@ -146,38 +147,40 @@ func (g *generator) jitter(d float64) float64 { return (g.rng.Float64()*2 - 1) *
 // SampleSeed is the seed of the bundled sample data.
 const SampleSeed = 20261121
 
-// Generate calls yield with n synthetic reference records, the same ones for
-// the same seed. Every town appears before any town appears twice (when n
+// Generate yields n synthetic reference records, the same ones for the
+// same seed. Every town appears before any town appears twice (when n
 // allows), so small samples still cover all counties.
-func Generate(seed uint64, n int, yield func(gazetteer.Record) bool) {
-	g := newGenerator(seed)
-	count := 0
-	emit := func(r gazetteer.Record) bool {
-		if count >= n {
-			return false
+func Generate(seed uint64, n int) iter.Seq[gazetteer.Record] {
+	return func(yield func(gazetteer.Record) bool) {
+		g := newGenerator(seed)
+		count := 0
+		emit := func(r gazetteer.Record) bool {
+			if count >= n {
+				return false
+			}
+			count++
+			return yield(r)
 		}
-		count++
-		return yield(r)
-	}
-	for round := 0; count < n; round++ {
-		ti := round
-		if round >= len(Towns) {
-			ti = g.town()
-		}
-		t := &Towns[ti]
-		var ok bool
-		switch x := g.rng.IntN(100); {
-		case x < 2:
-			ok = g.poBoxes(t, emit)
-		case x < 12 && t.Country == "IE" && !strings.HasPrefix(t.Name, "Dublin"):
-			ok = g.rural(t, emit)
-		case x < 20:
-			ok = g.apartments(t, emit)
-		default:
-			ok = g.street(t, emit)
-		}
-		if !ok {
-			return
+		for round := 0; count < n; round++ {
+			ti := round
+			if round >= len(Towns) {
+				ti = g.town()
+			}
+			t := &Towns[ti]
+			var ok bool
+			switch x := g.rng.IntN(100); {
+			case x < 2:
+				ok = g.poBoxes(t, emit)
+			case x < 12 && t.Country == "IE" && !strings.HasPrefix(t.Name, "Dublin"):
+				ok = g.rural(t, emit)
+			case x < 20:
+				ok = g.apartments(t, emit)
+			default:
+				ok = g.street(t, emit)
+			}
+			if !ok {
+				return
+			}
 		}
 	}
 }

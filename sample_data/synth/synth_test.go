@@ -11,12 +11,7 @@ import (
 )
 
 func generate(seed uint64, n int) []gazetteer.Record {
-	var recs []gazetteer.Record
-	Generate(seed, n, func(r gazetteer.Record) bool {
-		recs = append(recs, r)
-		return true
-	})
-	return recs
+	return slices.Collect(Generate(seed, n))
 }
 
 func TestGenerateDeterministicAndLoadable(t *testing.T) {

@@ -11,11 +11,7 @@ import (
 // a reference CSV, and returns them: the benchmark tools build their inputs
 // from the same records.
 func WriteReference(path string, seed uint64, n int) ([]gazetteer.Record, error) {
-	recs := make([]gazetteer.Record, 0, n)
-	Generate(seed, n, func(r gazetteer.Record) bool {
-		recs = append(recs, r)
-		return true
-	})
+	recs := slices.AppendSeq(make([]gazetteer.Record, 0, n), Generate(seed, n))
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
