@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -189,7 +190,8 @@ func measure(ctx context.Context, bin, name string, rows int, args ...string) (m
 	err := cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
-		return measurement{}, fmt.Errorf("%s: %w\n%s", name, err, tail(stderr.String(), 2000))
+		msg := stderr.String()
+		return measurement{}, fmt.Errorf("%s: %w\n%s", name, err, msg[max(0, len(msg)-2000):])
 	}
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if !ok {
@@ -339,13 +341,6 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
 // writeInput writes a CRM-style export of n rows from refs and returns the
 // number of distinct addresses in it, as deduplication sees them (case and
 // white space folded). Original rows are distinct: the k-th takes reference
@@ -402,7 +397,8 @@ func writeInput(path string, refs []gazetteer.Record, n int) (int64, error) {
 func refAddress(refs []gazetteer.Record, k int) []string {
 	r := refs[k%len(refs)]
 	v := k / len(refs)
-	line1 := strings.TrimSpace(strings.Join(nonEmpty(r.SubBuilding, r.BuildingName), ", "))
+	names := slices.DeleteFunc([]string{r.SubBuilding, r.BuildingName}, func(s string) bool { return s == "" })
+	line1 := strings.TrimSpace(strings.Join(names, ", "))
 	street := strings.TrimSpace(r.BuildingNumber + " " + r.Street)
 	if v&1 == 1 {
 		street = strings.Replace(street, " Street", " St", 1)
@@ -458,14 +454,4 @@ func foldKey(addr []string) uint64 {
 		h.Write([]byte(fold(f)))
 	}
 	return h.Sum64()
-}
-
-func nonEmpty(ss ...string) []string {
-	var out []string
-	for _, s := range ss {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
