@@ -73,10 +73,7 @@ func isLetter(c byte) bool { return c >= 'A' && c <= 'Z' }
 // eircodeIDChar reports whether c may appear in the unique identifier of an
 // Eircode: digits and the letters A C D E F H K N P R T V W X Y.
 func eircodeIDChar(c byte) bool {
-	if isDigit(c) {
-		return true
-	}
-	return strings.IndexByte("ACDEFHKNPRTVWXY", c) >= 0
+	return isDigit(c) || strings.IndexByte("ACDEFHKNPRTVWXY", c) >= 0
 }
 
 // ParseEircode returns the canonical form of an Eircode ("D02 X285": routing
