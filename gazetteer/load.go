@@ -386,15 +386,10 @@ func parseRecord(f []string, pos *[numCols]int) (Record, error) {
 	return r, nil
 }
 
-// WriteCSV writes records in the reference format, header first, in the
-// columns of Columns (fields of ExtendedColumns are not written); the
-// generators use it so that what they write is what Load reads.
-func WriteCSV(w io.Writer, recs func(yield func(Record) bool)) error {
-	return WriteCSVColumns(w, Columns, recs)
-}
-
-// WriteCSVColumns is WriteCSV writing the given columns, in that order,
-// each one of AllColumns.
+// WriteCSVColumns writes records in the reference format, header first,
+// in the given columns, in that order, each one of AllColumns; the
+// generators and converters use it so that what they write is what Load
+// reads.
 func WriteCSVColumns(w io.Writer, columns []string, recs func(yield func(Record) bool)) error {
 	cw := csv.NewWriter(w)
 	pos, err := mapHeader(columns)

@@ -32,7 +32,7 @@ func main() {
 func run(dir string, n, customers int) error {
 	recs := slices.Collect(synth.Generate(synth.SampleSeed, n))
 	if err := writeFile(filepath.Join(dir, "reference.csv"), func(w *bufio.Writer) error {
-		return gazetteer.WriteCSV(w, slices.Values(recs))
+		return gazetteer.WriteCSVColumns(w, gazetteer.Columns, slices.Values(recs))
 	}); err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func TestGenerateDeterministicAndLoadable(t *testing.T) {
 		t.Fatalf("%d records", len(a))
 	}
 	var sb strings.Builder
-	if err := gazetteer.WriteCSV(&sb, slices.Values(a)); err != nil {
+	if err := gazetteer.WriteCSVColumns(&sb, gazetteer.Columns, slices.Values(a)); err != nil {
 		t.Fatal(err)
 	}
 	ix, err := gazetteer.Load(context.Background(), strings.NewReader(sb.String()))

@@ -16,7 +16,7 @@ func WriteReference(path string, seed uint64, n int) ([]gazetteer.Record, error)
 	if err != nil {
 		return nil, err
 	}
-	err = gazetteer.WriteCSV(f, slices.Values(recs))
+	err = gazetteer.WriteCSVColumns(f, gazetteer.Columns, slices.Values(recs))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
