@@ -29,13 +29,13 @@ type quotaRun struct {
 // serveLog counts the verify answers of `addrclean serve` from its debug log
 // (one JSON object per request), noting when each line was read.
 type serveLog struct {
-	mu                sync.Mutex
-	addr              string
-	ready             chan struct{}
-	answered, limited int64
-	calls             []time.Time // every verify answer, 200 or 429
-	answers           []time.Time // the 200s
-	tail              strings.Builder
+	mu      sync.Mutex
+	addr    string
+	ready   chan struct{}
+	limited int64
+	calls   []time.Time // every verify answer, 200 or 429
+	answers []time.Time // the 200s
+	tail    strings.Builder
 }
 
 func (s *serveLog) scan(r io.Reader) {
@@ -62,7 +62,6 @@ func (s *serveLog) scan(r io.Reader) {
 			s.calls = append(s.calls, now)
 			switch ev.Status {
 			case 200:
-				s.answered++
 				s.answers = append(s.answers, now)
 			case 429:
 				s.limited++
@@ -143,7 +142,7 @@ func (q quotaRun) measure(ctx context.Context, bin, dir, refPath string, refs []
 	}
 	log.mu.Lock()
 	defer log.mu.Unlock()
-	m.distinct, m.answered, m.limited = distinct, log.answered, log.limited
+	m.distinct, m.answered, m.limited = distinct, int64(len(log.answers)), log.limited
 	m.utilisation, m.peak = utilisation(log.answers, q.rps), busiestSecond(log.calls)
 	return m, nil
 }
