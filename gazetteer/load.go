@@ -24,15 +24,10 @@ var Columns = []string{
 	"latitude", "longitude", "type",
 }
 
-// ExtendedColumns are the optional columns added for Royal Mail PAF
-// (FORMAT.md); AllColumns is Columns followed by them, as the reference
-// converters write them.
-var (
-	ExtendedColumns = []string{
-		"building_id", "department", "dependent_street", "double_dependent_locality", "po_box",
-	}
-	AllColumns = append(append([]string(nil), Columns...), ExtendedColumns...)
-)
+// AllColumns is Columns followed by the optional columns added for Royal
+// Mail PAF (FORMAT.md), as the reference converters write them.
+var AllColumns = append(slices.Clone(Columns),
+	"building_id", "department", "dependent_street", "double_dependent_locality", "po_box")
 
 const (
 	colID = iota
