@@ -85,11 +85,10 @@ type measurement struct {
 
 // summary is the part of the run's --summary that the table reads.
 type summary struct {
-	CallsMade      int64            `json:"calls_made"`
-	RateLimited    int64            `json:"rate_limited"`
-	Retries        int64            `json:"retries"`
-	Errors         map[string]int64 `json:"errors"`
-	ElapsedSeconds float64          `json:"elapsed_seconds"`
+	CallsMade   int64            `json:"calls_made"`
+	RateLimited int64            `json:"rate_limited"`
+	Retries     int64            `json:"retries"`
+	Errors      map[string]int64 `json:"errors"`
 }
 
 // readSummary reads a --summary file.
