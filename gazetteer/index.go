@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/addrclean/addrclean/countries"
@@ -13,7 +14,7 @@ import (
 // blocking tables. It is read-only after Load, so Match is safe for
 // concurrent use.
 type Index struct {
-	recs  recChunks // by record number: rec(n)
+	recs  chunks[Record] // by record number: rec(n)
 	nRecs int
 	keys  []recKey
 	arena []uint32 // word ids of all records, one run per record
@@ -112,7 +113,7 @@ type builder struct {
 	// The keys are collected in chunks and put in ix.keys once, by
 	// finish: growing a large slice by append copies it about five times
 	// over.
-	keys chunked[recKey]
+	keys chunks[recKey]
 	// areaOf caches area by its arguments as given (the id does not
 	// depend on the region, which only the first call stores): most
 	// records repeat a town, county and postcode area already seen, and
@@ -129,69 +130,39 @@ type areaArgs struct {
 	name, country string
 }
 
-// Records are kept in chunks of recChunk, never copied once added: a
-// slice of them grown by append was copied about five times over, which
-// was most of the time of a large Load, and the copies of pointer-laden
-// records stall the garbage collector.
+// chunks holds a sequence in chunks of chunkLen, never copying one once
+// it is full: a slice of records grown by append was copied about five
+// times over, which was most of the time of a large Load, and the copies
+// of pointer-laden records stall the garbage collector. Element n is
+// c[n>>chunkShift][n&(chunkLen-1)].
+type chunks[T any] [][]T
+
 const (
-	recShift = 12
-	recChunk = 1 << recShift
+	chunkShift = 12
+	chunkLen   = 1 << chunkShift
 )
 
-type recChunks [][]Record
-
 // rec returns record n.
-func (ix *Index) rec(n uint32) *Record { return &ix.recs[n>>recShift][n&(recChunk-1)] }
+func (ix *Index) rec(n uint32) *Record { return &ix.recs[n>>chunkShift][n&(chunkLen-1)] }
 
-func (c *recChunks) add(r Record) {
+func (c *chunks[T]) add(v T) {
 	k := len(*c)
-	if k == 0 || len((*c)[k-1]) == recChunk {
-		size := recChunk
+	if k == 0 || len((*c)[k-1]) == chunkLen {
+		size := chunkLen
 		if k == 0 {
 			size = 64 // the first chunk grows, for small references
 		}
-		*c = append(*c, make([]Record, 0, size))
+		*c = append(*c, make([]T, 0, size))
 		k++
 	}
-	(*c)[k-1] = append((*c)[k-1], r)
+	(*c)[k-1] = append((*c)[k-1], v)
 }
 
 // trim gives the last chunk its exact length.
-func (c *recChunks) trim() {
-	if k := len(*c); k > 0 {
-		(*c)[k-1] = append([]Record(nil), (*c)[k-1]...)
+func (c chunks[T]) trim() {
+	if k := len(c); k > 0 {
+		c[k-1] = slices.Clone(c[k-1])
 	}
-}
-
-// chunked collects the elements of a slice in chunks that are never
-// copied; flat returns them in one slice of the exact length.
-type chunked[T any] struct {
-	full [][]T
-	cur  []T
-	n    int
-}
-
-func (c *chunked[T]) add(v T) {
-	if len(c.cur) == cap(c.cur) {
-		size := 64
-		if c.cur != nil {
-			c.full = append(c.full, c.cur)
-			size = min(2*cap(c.cur), 8192)
-		}
-		c.cur = make([]T, 0, size)
-	}
-	c.cur = append(c.cur, v)
-	c.n++
-}
-
-func (c *chunked[T]) flat() []T {
-	out := make([]T, 0, c.n)
-	for _, ch := range c.full {
-		out = append(out, ch...)
-	}
-	out = append(out, c.cur...)
-	*c = chunked[T]{}
-	return out
 }
 
 func newBuilder() *builder {
@@ -419,12 +390,12 @@ func (b *builder) add(r *Record, w *recWords) error {
 	// Each distinct token is posted once per area it is found in.
 	areas := [...]uint32{0, k.town, k.region, k.pcArea}
 	for i, t := range toks {
-		if indexOf(toks[:i], t) >= 0 {
+		if slices.Contains(toks[:i], t) {
 			continue
 		}
 		ix.idf[t]++ // document frequency for now; finish turns it into idf
 		for j, a := range areas {
-			if (a == 0 && j > 0) || indexOf32(areas[:j], a) >= 0 {
+			if (a == 0 && j > 0) || slices.Contains(areas[:j], a) {
 				continue
 			}
 			key := uint64(a)<<32 | uint64(t)
@@ -492,22 +463,12 @@ func subKey(toks []string) string {
 	return strings.Join(words, " ")
 }
 
-func indexOf(s []uint32, v uint32) int {
-	for i, x := range s {
-		if x == v {
-			return i
-		}
-	}
-	return -1
-}
-
-func indexOf32(s []uint32, v uint32) int { return indexOf(s, v) }
-
 // finish turns document frequencies into IDF weights, builds the typo
 // table and averages the area centroids.
 func (b *builder) finish() *Index {
 	ix := b.ix
-	ix.keys = b.keys.flat()
+	ix.keys = slices.Concat(b.keys...)
+	b.keys = nil
 	ix.recs.trim()
 	N := float64(ix.nRecs) + 1
 	ix.maxIDF = float32(math.Log(1 + N))

@@ -85,9 +85,3 @@ var irishKeys = func() map[string]string {
 	}
 	return m
 }()
-
-// irishKey returns the English key of a folded Irish place name.
-func irishKey(key string) (string, bool) {
-	en, ok := irishKeys[key]
-	return en, ok
-}

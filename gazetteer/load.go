@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,15 +24,10 @@ var Columns = []string{
 	"latitude", "longitude", "type",
 }
 
-// ExtendedColumns are the optional columns added for Royal Mail PAF
-// (FORMAT.md); AllColumns is Columns followed by them, as the reference
-// converters write them.
-var (
-	ExtendedColumns = []string{
-		"building_id", "department", "dependent_street", "double_dependent_locality", "po_box",
-	}
-	AllColumns = append(append([]string(nil), Columns...), ExtendedColumns...)
-)
+// AllColumns is Columns followed by the optional columns added for Royal
+// Mail PAF (FORMAT.md), as the reference converters write them.
+var AllColumns = append(slices.Clone(Columns),
+	"building_id", "department", "dependent_street", "double_dependent_locality", "po_box")
 
 const (
 	colID = iota
@@ -277,12 +273,7 @@ func mapHeader(header []string) ([numCols]int, error) {
 	for i, h := range header {
 		k := strings.ToLower(strings.TrimSpace(h))
 		k = strings.NewReplacer(" ", "_", "-", "_").Replace(k)
-		c := -1
-		for j, name := range AllColumns {
-			if k == name {
-				c = j
-			}
-		}
+		c := slices.Index(AllColumns, k)
 		if c < 0 {
 			if a, ok := columnAliases[strings.ReplaceAll(k, "_", "")]; ok {
 				c = a
@@ -390,15 +381,10 @@ func parseRecord(f []string, pos *[numCols]int) (Record, error) {
 	return r, nil
 }
 
-// WriteCSV writes records in the reference format, header first, in the
-// columns of Columns (fields of ExtendedColumns are not written); the
-// generators use it so that what they write is what Load reads.
-func WriteCSV(w io.Writer, recs func(yield func(Record) bool)) error {
-	return WriteCSVColumns(w, Columns, recs)
-}
-
-// WriteCSVColumns is WriteCSV writing the given columns, in that order,
-// each one of AllColumns.
+// WriteCSVColumns writes records in the reference format, header first,
+// in the given columns, in that order, each one of AllColumns; the
+// generators and converters use it so that what they write is what Load
+// reads.
 func WriteCSVColumns(w io.Writer, columns []string, recs func(yield func(Record) bool)) error {
 	cw := csv.NewWriter(w)
 	pos, err := mapHeader(columns)

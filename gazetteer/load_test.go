@@ -136,11 +136,11 @@ func TestLoadFileMissing(t *testing.T) {
 	}
 }
 
-// TestWriteCSVRoundTrip writes records and loads them back unchanged.
+// TestWriteCSVRoundTrip writes records in Columns and loads them back unchanged.
 func TestWriteCSVRoundTrip(t *testing.T) {
 	ix := loadSmall(t)
 	var b strings.Builder
-	if err := WriteCSV(&b, func(yield func(Record) bool) {
+	if err := WriteCSVColumns(&b, Columns, func(yield func(Record) bool) {
 		ix.Records(func(r *Record) bool { return yield(*r) })
 	}); err != nil {
 		t.Fatal(err)

@@ -251,7 +251,7 @@ func (ix *Index) prescore(pq *query, n uint32) float32 {
 				w += q.idf
 				break
 			}
-			if indexOf(q.alts, t) >= 0 {
+			if slices.Contains(q.alts, t) {
 				w += 0.85 * q.idf
 				break
 			}
@@ -319,7 +319,7 @@ func (ix *Index) score(pq *query, c *cand) {
 			switch {
 			case q.id == int32(t):
 				m = 1
-			case indexOf(q.alts, t) >= 0:
+			case slices.Contains(q.alts, t):
 				m = 0.85
 			}
 			if m > 0 && i < 64 {
@@ -349,7 +349,7 @@ func (ix *Index) score(pq *query, c *cand) {
 		m := mark(t)
 		switch {
 		case i >= mainFrom && i < mainTo:
-			if m > 0 && indexOf(ktoks[mainFrom:i], t) >= 0 && !pq.hasTwice(int32(t)) {
+			if m > 0 && slices.Contains(ktoks[mainFrom:i], t) && !pq.hasTwice(int32(t)) {
 				// A word the street has twice ("St. Patrick's Street")
 				// is given once: the second is missing.
 				m = 0

@@ -3,6 +3,7 @@ package gazetteer_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -26,7 +27,13 @@ func pafRecords(t testing.TB) []gazetteer.Record {
 	if _, err := refimport.PAF(context.Background(), f, &out); err != nil {
 		t.Fatal(err)
 	}
-	ix, err := gazetteer.Load(context.Background(), &out)
+	return loadRecords(t, &out)
+}
+
+// loadRecords returns the records of a reference CSV as Load reads them.
+func loadRecords(t testing.TB, r io.Reader) []gazetteer.Record {
+	t.Helper()
+	ix, err := gazetteer.Load(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}

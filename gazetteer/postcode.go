@@ -73,10 +73,7 @@ func isLetter(c byte) bool { return c >= 'A' && c <= 'Z' }
 // eircodeIDChar reports whether c may appear in the unique identifier of an
 // Eircode: digits and the letters A C D E F H K N P R T V W X Y.
 func eircodeIDChar(c byte) bool {
-	if isDigit(c) {
-		return true
-	}
-	return strings.IndexByte("ACDEFHKNPRTVWXY", c) >= 0
+	return isDigit(c) || strings.IndexByte("ACDEFHKNPRTVWXY", c) >= 0
 }
 
 // ParseEircode returns the canonical form of an Eircode ("D02 X285": routing
@@ -230,21 +227,10 @@ func isPostcodeSep(c byte) bool {
 // canonical town key "dublin 2"/"dublin 6w"; ok is false otherwise.
 func dublinDistrictKey(num string) (string, bool) {
 	num = strings.TrimLeft(num, "0")
-	if num == "" {
-		return "", false
-	}
-	rk := ""
-	switch {
-	case num == "6w":
-		rk = "D6W"
-	case len(num) <= 2 && isDigit(num[0]) && (len(num) == 1 || isDigit(num[1])):
-		if len(num) == 1 {
-			rk = "D0" + num
-		} else {
-			rk = "D" + num
-		}
-	default:
-		return "", false
+	// The routing keys say which districts exist: D01 to D24 and D6W.
+	rk := "D" + strings.ToUpper(num)
+	if len(num) == 1 {
+		rk = "D0" + num
 	}
 	if !routingKeySet[rk] {
 		return "", false

@@ -1,6 +1,7 @@
 package gazetteer
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -220,35 +221,22 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 
 	var tmp [32]string
 	if c := Tidy(q.City); c != "" {
-		pq.cityIn = c
 		toks := appendTokens(tmp[:0], c)
 		key := strings.Join(toks, " ")
 		if d, ok := districtKey(toks); ok {
 			key = d
 		}
-		t, r := ix.towns[key], ix.regions[key]
-		if len(t) == 0 && len(r) == 0 {
-			key, t, r = ix.irishArea(key)
-		}
-		pq.cityKey = key
-		if len(t) == 0 && len(r) == 0 {
-			t = fuzzyArea(ix.towns, key)
-		}
+		var t, r []uint32
+		pq.cityIn = c
+		pq.cityKey, t, r = ix.namedAreas(key, true)
 		pq.towns = append(pq.towns, t...)
 		pq.regions = append(pq.regions, r...)
 	}
 	if r := Tidy(q.Region); r != "" {
+		var t, rs []uint32
 		pq.regionIn = r
-		key := strings.Join(appendTokens(tmp[:0], r), " ")
-		r, t := ix.regions[key], ix.towns[key]
-		if len(r) == 0 && len(t) == 0 {
-			key, t, r = ix.irishArea(key)
-		}
-		pq.regKey = key
-		if len(r) == 0 && len(t) == 0 {
-			r = fuzzyArea(ix.regions, key)
-		}
-		pq.regions = append(pq.regions, r...)
+		pq.regKey, t, rs = ix.namedAreas(strings.Join(appendTokens(tmp[:0], r), " "), false)
+		pq.regions = append(pq.regions, rs...)
 		pq.blockTowns = append(pq.blockTowns, t...)
 	}
 	for _, p := range parts {
@@ -465,15 +453,25 @@ func (ix *Index) lettered(w string) bool {
 	return ok
 }
 
-// irishArea returns the towns and counties of key read as an Irish place
-// name ("gaillimh" is Galway), and the English key it stands for; key
-// and nothing when it is none.
-func (ix *Index) irishArea(key string) (string, []uint32, []uint32) {
-	en, ok := irishKey(key)
-	if !ok {
-		return key, nil, nil
+// namedAreas returns the towns and counties named key, the folded town
+// (town) or county field, and the key they bear: as written, else as an
+// Irish name ("gaillimh" is Galway), else the one town or county (as the
+// field is) within one typo.
+func (ix *Index) namedAreas(key string, town bool) (string, []uint32, []uint32) {
+	t, r := ix.towns[key], ix.regions[key]
+	if len(t) == 0 && len(r) == 0 {
+		if en, ok := irishKeys[key]; ok {
+			key, t, r = en, ix.towns[en], ix.regions[en]
+		}
 	}
-	return en, ix.towns[en], ix.regions[en]
+	switch {
+	case len(t) > 0 || len(r) > 0:
+	case town:
+		t = fuzzyArea(ix.towns, key)
+	default:
+		r = fuzzyArea(ix.regions, key)
+	}
+	return key, t, r
 }
 
 // qtok looks a word up, with typo alternatives when it is unknown.
@@ -490,7 +488,7 @@ func (ix *Index) qtok(w string) qTok {
 		return t
 	}
 	add := func(id uint32) {
-		if len(t.alts) < 8 && indexOf(t.alts, id) < 0 && dlDistance1(w, ix.words[id]) {
+		if len(t.alts) < 8 && !slices.Contains(t.alts, id) && dlDistance1(w, ix.words[id]) {
 			t.alts = append(t.alts, id)
 		}
 	}
@@ -501,7 +499,7 @@ func (ix *Index) qtok(w string) qTok {
 	// whose key is the abbreviation.
 	for _, long := range longForms {
 		if dlDistance1(w, long) {
-			if id, ok := ix.vocab[abbreviations[long]]; ok && len(t.alts) < 8 && indexOf(t.alts, id) < 0 {
+			if id, ok := ix.vocab[abbreviations[long]]; ok && len(t.alts) < 8 && !slices.Contains(t.alts, id) {
 				t.alts = append(t.alts, id)
 			}
 		}

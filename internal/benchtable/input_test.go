@@ -5,10 +5,10 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/addrclean/addrclean/gazetteer"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/sample_data/synth"
 )
@@ -36,11 +36,7 @@ func TestWriteInput(t *testing.T) {
 }
 
 func checkInput(t *testing.T, n, nrefs int) {
-	var refs []gazetteer.Record
-	synth.Generate(synth.SampleSeed, nrefs, func(r gazetteer.Record) bool {
-		refs = append(refs, r)
-		return true
-	})
+	refs := slices.Collect(synth.Generate(synth.SampleSeed, nrefs))
 	path := filepath.Join(t.TempDir(), "in.csv")
 	distinct, err := writeInput(path, refs, n)
 	if err != nil {

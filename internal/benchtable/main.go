@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,11 +85,10 @@ type measurement struct {
 
 // summary is the part of the run's --summary that the table reads.
 type summary struct {
-	CallsMade      int64            `json:"calls_made"`
-	RateLimited    int64            `json:"rate_limited"`
-	Retries        int64            `json:"retries"`
-	Errors         map[string]int64 `json:"errors"`
-	ElapsedSeconds float64          `json:"elapsed_seconds"`
+	CallsMade   int64            `json:"calls_made"`
+	RateLimited int64            `json:"rate_limited"`
+	Retries     int64            `json:"retries"`
+	Errors      map[string]int64 `json:"errors"`
 }
 
 // readSummary reads a --summary file.
@@ -134,7 +134,7 @@ func run(ctx context.Context, bin, sizes string, refSize, rateRows int, rate flo
 		args := []string{"run", "--no-progress", "--log-format", "json", "--log-level", "warn", "--summary", sum,
 			"--reference", refPath, "-o", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"), in}
 		embedded := func(name string, args []string) error {
-			m, err := measure(ctx, bin, name, n, dir, nil, args...)
+			m, err := measure(ctx, bin, name, n, args...)
 			if err != nil {
 				return err
 			}
@@ -180,9 +180,8 @@ func run(ctx context.Context, bin, sizes string, refSize, rateRows int, rate flo
 }
 
 // measure runs the binary and reads its wall time and rusage.
-func measure(ctx context.Context, bin, name string, rows int, dir string, env []string, args ...string) (measurement, error) {
+func measure(ctx context.Context, bin, name string, rows int, args ...string) (measurement, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.Stdout = io.Discard
@@ -190,7 +189,8 @@ func measure(ctx context.Context, bin, name string, rows int, dir string, env []
 	err := cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
-		return measurement{}, fmt.Errorf("%s: %w\n%s", name, err, tail(stderr.String(), 2000))
+		msg := stderr.String()
+		return measurement{}, fmt.Errorf("%s: %w\n%s", name, err, msg[max(0, len(msg)-2000):])
 	}
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if !ok {
@@ -263,7 +263,7 @@ func measureRate(ctx context.Context, bin, dir, refPath string, refs []gazetteer
 	}
 	workers := int(rate*latency.Seconds()*2) + 4
 	name := fmt.Sprintf("live, --rate %g, %v latency, %d workers", rate, latency, workers)
-	m, err := measure(ctx, bin, name, rows, dir, nil, "run", "--no-progress", "--log-format", "json", "--log-level", "warn",
+	m, err := measure(ctx, bin, name, rows, "run", "--no-progress", "--log-format", "json", "--log-level", "warn",
 		"--base-url", "http://"+ln.Addr().String(), "--api-key-file", keyFile,
 		"--rate", fmt.Sprint(rate), "--workers", fmt.Sprint(workers),
 		"-o", filepath.Join(dir, "rate.out.csv"), "--review", filepath.Join(dir, "rate.review.csv"), in)
@@ -273,19 +273,30 @@ func measureRate(ctx context.Context, bin, dir, refPath string, refs []gazetteer
 	mu.Lock()
 	defer mu.Unlock()
 	m.distinct, m.answered, m.limited = distinct, answered, limited
-	if len(arrivals) > 1 {
-		span := arrivals[len(arrivals)-1].Sub(arrivals[0]).Seconds()
-		// n arrivals paced at the rate span (n-1)/rate seconds.
-		m.utilisation = float64(len(arrivals)-1) / span / rate
-		j := 0
-		for i := range arrivals {
-			for arrivals[i].Sub(arrivals[j]) >= time.Second {
-				j++
-			}
-			m.peak = max(m.peak, float64(i-j+1))
-		}
-	}
+	m.utilisation, m.peak = utilisation(arrivals, rate), busiestSecond(arrivals)
 	return m, nil
+}
+
+// utilisation is the rate of the events from first to last as a share of
+// rate: n events paced at the rate span (n-1)/rate seconds.
+func utilisation(events []time.Time, rate float64) float64 {
+	n := len(events)
+	if n < 2 {
+		return 0
+	}
+	return float64(n-1) / events[n-1].Sub(events[0]).Seconds() / rate
+}
+
+// busiestSecond is the most events, in time order, within one second.
+func busiestSecond(events []time.Time) float64 {
+	most, j := 0, 0
+	for i := range events {
+		for events[i].Sub(events[j]) >= time.Second {
+			j++
+		}
+		most = max(most, i-j+1)
+	}
+	return float64(most)
 }
 
 func printTable(w io.Writer, ms []measurement) {
@@ -327,13 +338,6 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 		w.status = http.StatusOK
 	}
 	return w.ResponseWriter.Write(b)
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }
 
 // writeInput writes a CRM-style export of n rows from refs and returns the
@@ -392,7 +396,8 @@ func writeInput(path string, refs []gazetteer.Record, n int) (int64, error) {
 func refAddress(refs []gazetteer.Record, k int) []string {
 	r := refs[k%len(refs)]
 	v := k / len(refs)
-	line1 := strings.TrimSpace(strings.Join(nonEmpty(r.SubBuilding, r.BuildingName), ", "))
+	names := slices.DeleteFunc([]string{r.SubBuilding, r.BuildingName}, func(s string) bool { return s == "" })
+	line1 := strings.TrimSpace(strings.Join(names, ", "))
 	street := strings.TrimSpace(r.BuildingNumber + " " + r.Street)
 	if v&1 == 1 {
 		street = strings.Replace(street, " Street", " St", 1)
@@ -448,14 +453,4 @@ func foldKey(addr []string) uint64 {
 		h.Write([]byte(fold(f)))
 	}
 	return h.Sum64()
-}
-
-func nonEmpty(ss ...string) []string {
-	var out []string
-	for _, s := range ss {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -29,13 +29,13 @@ type quotaRun struct {
 // serveLog counts the verify answers of `addrclean serve` from its debug log
 // (one JSON object per request), noting when each line was read.
 type serveLog struct {
-	mu                sync.Mutex
-	addr              string
-	ready             chan struct{}
-	answered, limited int64
-	calls             []time.Time // every verify answer, 200 or 429
-	answers           []time.Time // the 200s
-	tail              strings.Builder
+	mu      sync.Mutex
+	addr    string
+	ready   chan struct{}
+	limited int64
+	calls   []time.Time // every verify answer, 200 or 429
+	answers []time.Time // the 200s
+	tail    strings.Builder
 }
 
 func (s *serveLog) scan(r io.Reader) {
@@ -62,7 +62,6 @@ func (s *serveLog) scan(r io.Reader) {
 			s.calls = append(s.calls, now)
 			switch ev.Status {
 			case 200:
-				s.answered++
 				s.answers = append(s.answers, now)
 			case 429:
 				s.limited++
@@ -133,7 +132,7 @@ func (q quotaRun) measure(ctx context.Context, bin, dir, refPath string, refs []
 	}
 
 	name := fmt.Sprintf("serve, quota %g/s burst %d, --rate %g, 8 workers", q.rps, q.burst, q.rate)
-	m, err := measure(ctx, bin, name, q.rows, dir, nil, "run", "--no-progress", "--log-format", "json", "--log-level", "warn",
+	m, err := measure(ctx, bin, name, q.rows, "run", "--no-progress", "--log-format", "json", "--log-level", "warn",
 		"--base-url", "http://"+log.addr, "--api-key-file", keyFile, "--rate", fmt.Sprint(q.rate),
 		"-o", filepath.Join(dir, "quota.out.csv"), "--review", filepath.Join(dir, "quota.review.csv"), in)
 	stop()   // an interrupt: serve logs its last requests and stops
@@ -143,17 +142,7 @@ func (q quotaRun) measure(ctx context.Context, bin, dir, refPath string, refs []
 	}
 	log.mu.Lock()
 	defer log.mu.Unlock()
-	m.distinct, m.answered, m.limited = distinct, log.answered, log.limited
-	if n := len(log.answers); n > 1 {
-		span := log.answers[n-1].Sub(log.answers[0]).Seconds()
-		m.utilisation = float64(n-1) / span / q.rps
-	}
-	j := 0
-	for i := range log.calls {
-		for log.calls[i].Sub(log.calls[j]) >= time.Second {
-			j++
-		}
-		m.peak = max(m.peak, float64(i-j+1))
-	}
+	m.distinct, m.answered, m.limited = distinct, int64(len(log.answers)), log.limited
+	m.utilisation, m.peak = utilisation(log.answers, q.rps), busiestSecond(log.calls)
 	return m, nil
 }

@@ -133,11 +133,7 @@ func writeCustomers(dir string, recs []gazetteer.Record, n int) error {
 		if err != nil {
 			return err
 		}
-		vals := make([]any, len(row))
-		for j, v := range row {
-			vals[j] = v
-		}
-		return f.SetSheetRow(sheet, cell, &vals)
+		return f.SetSheetRow(sheet, cell, &row)
 	}
 	if err := put(1, customerHeader); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/addrclean/addrclean/gazetteer"
 	"github.com/addrclean/addrclean/sample_data/synth"
@@ -29,19 +30,9 @@ func main() {
 }
 
 func run(dir string, n, customers int) error {
-	var recs []gazetteer.Record
-	synth.Generate(synth.SampleSeed, n, func(r gazetteer.Record) bool {
-		recs = append(recs, r)
-		return true
-	})
+	recs := slices.Collect(synth.Generate(synth.SampleSeed, n))
 	if err := writeFile(filepath.Join(dir, "reference.csv"), func(w *bufio.Writer) error {
-		return gazetteer.WriteCSV(w, func(yield func(gazetteer.Record) bool) {
-			for _, r := range recs {
-				if !yield(r) {
-					return
-				}
-			}
-		})
+		return gazetteer.WriteCSVColumns(w, gazetteer.Columns, slices.Values(recs))
 	}); err != nil {
 		return err
 	}

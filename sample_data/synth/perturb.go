@@ -21,26 +21,6 @@ type Input struct {
 	Country  string
 }
 
-// Query turns an Input into a gazetteer query the way the pipeline does:
-// the postcode is sent as the last line and the country as its ISO code.
-func (in Input) Query() gazetteer.Query {
-	q := gazetteer.Query{City: in.City, Region: in.Region}
-	for _, l := range in.Lines {
-		if strings.TrimSpace(l) != "" {
-			q.Lines = append(q.Lines, l)
-		}
-	}
-	if in.Postcode != "" {
-		q.Lines = append(q.Lines, in.Postcode)
-	}
-	if iso, ok := countries.ISO(in.Country); ok {
-		q.Country = iso
-	} else {
-		q.Country = in.Country
-	}
-	return q
-}
-
 // Op is one kind of mess.
 type Op string
 

@@ -7,6 +7,7 @@ package synth
 
 import (
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"strings"
 
@@ -110,16 +111,22 @@ func (g *generator) id(country string) string {
 	return fmt.Sprintf("%s%08d", country, g.seq)
 }
 
-// streetName invents a street name not yet used in the town.
-func (g *generator) streetName(ti int) string {
+// usedNames returns the street and townland names used in the town so far.
+func (g *generator) usedNames(t *Town) map[string]bool {
 	// Towns served by several postcode areas (Cork, London) appear more
-	// than once in Towns; a street name is unique in the town as a whole.
-	key := Towns[ti].Country + ":" + Towns[ti].Name
+	// than once in Towns; a name is unique in the town as a whole.
+	key := t.Country + ":" + t.Name
 	used := g.streets[key]
 	if used == nil {
 		used = make(map[string]bool)
 		g.streets[key] = used
 	}
+	return used
+}
+
+// streetName invents a street name not yet used in the town.
+func (g *generator) streetName(t *Town) string {
+	used := g.usedNames(t)
 	for try := 0; ; try++ {
 		name := g.pick(streetNames) + " " + g.pick(streetTypes)
 		if try > 20 {
@@ -140,38 +147,40 @@ func (g *generator) jitter(d float64) float64 { return (g.rng.Float64()*2 - 1) *
 // SampleSeed is the seed of the bundled sample data.
 const SampleSeed = 20261121
 
-// Generate calls yield with n synthetic reference records, the same ones for
-// the same seed. Every town appears before any town appears twice (when n
+// Generate yields n synthetic reference records, the same ones for the
+// same seed. Every town appears before any town appears twice (when n
 // allows), so small samples still cover all counties.
-func Generate(seed uint64, n int, yield func(gazetteer.Record) bool) {
-	g := newGenerator(seed)
-	count := 0
-	emit := func(r gazetteer.Record) bool {
-		if count >= n {
-			return false
+func Generate(seed uint64, n int) iter.Seq[gazetteer.Record] {
+	return func(yield func(gazetteer.Record) bool) {
+		g := newGenerator(seed)
+		count := 0
+		emit := func(r gazetteer.Record) bool {
+			if count >= n {
+				return false
+			}
+			count++
+			return yield(r)
 		}
-		count++
-		return yield(r)
-	}
-	for round := 0; count < n; round++ {
-		ti := round
-		if round >= len(Towns) {
-			ti = g.town()
-		}
-		t := &Towns[ti]
-		var ok bool
-		switch x := g.rng.IntN(100); {
-		case x < 2:
-			ok = g.poBoxes(t, emit)
-		case x < 12 && t.Country == "IE" && !strings.HasPrefix(t.Name, "Dublin"):
-			ok = g.rural(ti, t, emit)
-		case x < 20:
-			ok = g.apartments(ti, t, emit)
-		default:
-			ok = g.street(ti, t, emit)
-		}
-		if !ok {
-			return
+		for round := 0; count < n; round++ {
+			ti := round
+			if round >= len(Towns) {
+				ti = g.town()
+			}
+			t := &Towns[ti]
+			var ok bool
+			switch x := g.rng.IntN(100); {
+			case x < 2:
+				ok = g.poBoxes(t, emit)
+			case x < 12 && t.Country == "IE" && !strings.HasPrefix(t.Name, "Dublin"):
+				ok = g.rural(t, emit)
+			case x < 20:
+				ok = g.apartments(t, emit)
+			default:
+				ok = g.street(t, emit)
+			}
+			if !ok {
+				return
+			}
 		}
 	}
 }
@@ -185,8 +194,8 @@ func (g *generator) base(t *Town, lat, lon float64) gazetteer.Record {
 }
 
 // street emits the houses of one street, a few of them businesses.
-func (g *generator) street(ti int, t *Town, emit func(gazetteer.Record) bool) bool {
-	name := g.streetName(ti)
+func (g *generator) street(t *Town, emit func(gazetteer.Record) bool) bool {
+	name := g.streetName(t)
 	lat, lon := t.Lat+g.jitter(0.02), t.Lon+g.jitter(0.03)
 	houses := 6 + g.rng.IntN(30)
 	for h := 1; h <= houses; h++ {
@@ -208,8 +217,8 @@ func (g *generator) street(ti int, t *Town, emit func(gazetteer.Record) bool) bo
 }
 
 // apartments emits the flats of one apartment building on a new street.
-func (g *generator) apartments(ti int, t *Town, emit func(gazetteer.Record) bool) bool {
-	street := g.streetName(ti)
+func (g *generator) apartments(t *Town, emit func(gazetteer.Record) bool) bool {
+	street := g.streetName(t)
 	bname := g.pick(buildingNames)
 	num := fmt.Sprint(1 + g.rng.IntN(60))
 	lat, lon := t.Lat+g.jitter(0.02), t.Lon+g.jitter(0.03)
@@ -232,12 +241,8 @@ func (g *generator) apartments(ti int, t *Town, emit func(gazetteer.Record) bool
 }
 
 // rural emits named houses in an invented townland outside an Irish town.
-func (g *generator) rural(ti int, t *Town, emit func(gazetteer.Record) bool) bool {
-	key := t.Country + ":" + t.Name
-	if g.streets[key] == nil {
-		g.streets[key] = make(map[string]bool)
-	}
-	used := g.streets[key]
+func (g *generator) rural(t *Town, emit func(gazetteer.Record) bool) bool {
+	used := g.usedNames(t)
 	townland := g.pick(townlandStart) + g.pick(townlandEnd)
 	for try := 0; used[townland]; try++ {
 		townland = g.pick(townlandStart) + g.pick(townlandEnd)

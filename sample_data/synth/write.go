@@ -2,6 +2,7 @@ package synth
 
 import (
 	"os"
+	"slices"
 
 	"github.com/addrclean/addrclean/gazetteer"
 )
@@ -10,22 +11,12 @@ import (
 // a reference CSV, and returns them: the benchmark tools build their inputs
 // from the same records.
 func WriteReference(path string, seed uint64, n int) ([]gazetteer.Record, error) {
-	recs := make([]gazetteer.Record, 0, n)
-	Generate(seed, n, func(r gazetteer.Record) bool {
-		recs = append(recs, r)
-		return true
-	})
+	recs := slices.AppendSeq(make([]gazetteer.Record, 0, n), Generate(seed, n))
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	err = gazetteer.WriteCSV(f, func(yield func(gazetteer.Record) bool) {
-		for _, r := range recs {
-			if !yield(r) {
-				return
-			}
-		}
-	})
+	err = gazetteer.WriteCSVColumns(f, gazetteer.Columns, slices.Values(recs))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
