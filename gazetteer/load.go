@@ -64,42 +64,9 @@ var columnAliases = map[string]int{
 	"po_box_number": colPOBox, "pobox": colPOBox,
 }
 
-// RowError is one bad row of a reference file.
-type RowError struct {
-	Line int // 1-based line in the file where the row starts
-	Err  error
-}
-
-// Error returns "line N: reason".
-func (e RowError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
-
-// Unwrap returns the reason the row is bad.
-func (e RowError) Unwrap() error { return e.Err }
-
-// maxRowErrors bounds how many bad rows a LoadError lists, so a wrong file
-// does not produce a million-line message.
-const maxRowErrors = 20
-
-// LoadError reports the bad rows of a reference file; the file is refused
-// as a whole because a half-loaded reference gives wrong answers quietly.
-type LoadError struct {
-	Rows  []RowError // the first bad rows, at most 20
-	Total int        // how many rows were bad in all
-}
-
-// Error returns the count of bad rows and the first five of them.
-func (e *LoadError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "reference: %d bad row(s)", e.Total)
-	for i, r := range e.Rows {
-		if i == 5 {
-			fmt.Fprintf(&b, "; ...")
-			break
-		}
-		fmt.Fprintf(&b, "; %v", r)
-	}
-	return b.String()
-}
+// maxRowErrors bounds how many bad rows the error of a refused file names,
+// so that a wrong file does not produce a million-line message.
+const maxRowErrors = 5
 
 // ErrBadHeader is returned (wrapped) when the header lacks a required column.
 var ErrBadHeader = errors.New("reference: bad header")
@@ -119,7 +86,8 @@ func LoadFile(ctx context.Context, path string) (*Index, error) {
 }
 
 // Load reads a reference CSV (format in FORMAT.md) and builds the index. A
-// file with bad rows is refused with a *LoadError naming them by line.
+// file with bad rows is refused with an error naming the first of them by
+// line.
 func Load(ctx context.Context, r io.Reader) (*Index, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
@@ -140,11 +108,14 @@ func Load(ctx context.Context, r io.Reader) (*Index, error) {
 		return nil, err
 	}
 	b := newBuilder()
-	var lerr LoadError
+	// A file with bad rows is refused as a whole: a half-loaded reference
+	// gives wrong answers quietly.
+	var badRows []string
+	nBad := 0
 	bad := func(line int, err error) {
-		lerr.Total++
-		if len(lerr.Rows) < maxRowErrors {
-			lerr.Rows = append(lerr.Rows, RowError{Line: line, Err: err})
+		nBad++
+		if len(badRows) < maxRowErrors {
+			badRows = append(badRows, fmt.Sprintf("line %d: %v", line, err))
 		}
 	}
 	// Reading, checking and splitting the rows into words runs on its own
@@ -170,8 +141,11 @@ func Load(ctx context.Context, r io.Reader) (*Index, error) {
 			}
 		}
 	}
-	if lerr.Total > 0 {
-		return nil, &lerr
+	if nBad > len(badRows) {
+		badRows = append(badRows, "...")
+	}
+	if nBad > 0 {
+		return nil, fmt.Errorf("reference: %d bad row(s); %s", nBad, strings.Join(badRows, "; "))
 	}
 	return b.finish(), nil
 }
