@@ -119,7 +119,6 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if err != nil {
 		return err
 	}
-	defer conn.stop()
 	pcache, logCached, err := o.cacheStore(cdb, conn.embedded, log)
 	if err != nil {
 		return err
