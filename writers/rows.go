@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/xuri/excelize/v2"
 )
@@ -70,20 +69,30 @@ func NewRows(path string, header []string, opts Options) (RowWriter, error) {
 		}
 	}
 	if err := w.writeRow(header, true); err != nil {
-		w.discard()
+		_ = w.discard()
 		return nil, fmt.Errorf("write header of %s: %w", path, err)
 	}
-	return w, nil
+	// The zero kind: no review filter; dropsExtra unset: writeRow drops the
+	// cells past the header without a warning.
+	return rows{&guarded{fw: w, path: path}}, nil
 }
 
+// rows is a RowWriter: plain rows are Results of their cells alone.
+type rows struct{ g *guarded }
+
+func (r rows) Write(ctx context.Context, cells []string) error {
+	return r.g.Write(ctx, Result{Cells: cells})
+}
+
+func (r rows) Close() error { return r.g.Close() }
+func (r rows) Abort() error { return r.g.Abort() }
+
+// rowWriter is the formatWriter of NewRows.
 type rowWriter struct {
-	mu     sync.Mutex
 	out    *output
 	format Format
 	raw    bool
 	width  int
-	err    error
-	state  int
 
 	bw   *bufio.Writer
 	cw   *csv.Writer
@@ -111,24 +120,7 @@ func (w *rowWriter) startXLSX() error {
 	return w.sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"})
 }
 
-func (w *rowWriter) Write(ctx context.Context, cells []string) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.state != open {
-		return fmt.Errorf("write %s: %w", w.out.path, errClosed)
-	}
-	if w.err != nil {
-		return w.err
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("write %s: %w", w.out.path, err)
-	}
-	if err := w.writeRow(cells, false); err != nil {
-		w.err = fmt.Errorf("write %s: %w", w.out.path, err)
-		return w.err
-	}
-	return nil
-}
+func (w *rowWriter) write(r Result) error { return w.writeRow(r.Cells, false) }
 
 func (w *rowWriter) writeRow(cells []string, header bool) error {
 	w.buf = append(w.buf[:0], cells[:min(len(cells), w.width)]...)
@@ -191,19 +183,7 @@ func (w *rowWriter) writeRow(cells []string, header bool) error {
 	}
 }
 
-func (w *rowWriter) Close() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch w.state {
-	case committed:
-		return nil
-	case aborted:
-		return fmt.Errorf("close %s: %w", w.out.path, errAborted)
-	}
-	if w.err != nil {
-		w.discard()
-		return w.err
-	}
+func (w *rowWriter) finish() error {
 	var err error
 	switch w.format {
 	case CSV:
@@ -220,32 +200,15 @@ func (w *rowWriter) Close() error {
 		}
 	}
 	if err != nil {
-		w.err = fmt.Errorf("write %s: %w", w.out.path, err)
-		w.discard()
-		return w.err
+		_ = w.out.abort()
+		return fmt.Errorf("write %s: %w", w.out.path, err)
 	}
-	if err := w.out.commit(); err != nil {
-		w.state = aborted
-		return err
-	}
-	w.state = committed
-	return nil
+	return w.out.commit()
 }
 
-func (w *rowWriter) discard() {
-	w.state = aborted
+func (w *rowWriter) discard() error {
 	if w.f != nil {
 		_ = w.f.Close()
 	}
-	_ = w.out.abort()
-}
-
-func (w *rowWriter) Abort() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.state != open {
-		return nil
-	}
-	w.discard()
-	return nil
+	return w.out.abort()
 }
