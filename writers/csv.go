@@ -143,11 +143,7 @@ func (w *csvWriter) finish() error {
 			Msg("characters that windows-1252 lacks were written as '?'; write UTF-8 (with --bom for Excel) to keep them")
 	}
 	w.cw.Flush()
-	if err := w.cw.Error(); err != nil {
-		_ = w.out.abort()
-		return fmt.Errorf("write %s: %w", w.out.path, err)
-	}
-	return w.out.commit()
+	return w.out.finish(w.cw.Error())
 }
 
 // discard drops a file output. On stdout the bytes already sent cannot be

@@ -175,11 +175,7 @@ func (w *jsonlWriter) render(r Result) error {
 }
 
 func (w *jsonlWriter) finish() error {
-	if err := w.bw.Flush(); err != nil {
-		_ = w.out.abort()
-		return fmt.Errorf("write %s: %w", w.out.path, err)
-	}
-	return w.out.commit()
+	return w.out.finish(w.bw.Flush())
 }
 
 func (w *jsonlWriter) discard() error {

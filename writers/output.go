@@ -130,6 +130,16 @@ func (o *output) commit() error {
 	return nil
 }
 
+// finish commits the output once its writer has flushed it, or aborts it
+// when the flush failed with err.
+func (o *output) finish(err error) error {
+	if err != nil {
+		_ = o.abort()
+		return fmt.Errorf("write %s: %w", o.path, err)
+	}
+	return o.commit()
+}
+
 // abort removes the temporary file. It does nothing after commit.
 func (o *output) abort() error {
 	if o.state != open {

@@ -199,11 +199,7 @@ func (w *rowWriter) finish() error {
 			err = cerr
 		}
 	}
-	if err != nil {
-		_ = w.out.abort()
-		return fmt.Errorf("write %s: %w", w.out.path, err)
-	}
-	return w.out.commit()
+	return w.out.finish(err)
 }
 
 func (w *rowWriter) discard() error {
