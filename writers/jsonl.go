@@ -47,7 +47,7 @@ func newJSONL(lay *layout, path string, opts Options) (*jsonlWriter, error) {
 // addKey adds the encoded key of the next column, named name. It uses buf.
 func (w *jsonlWriter) addKey(name string) error {
 	w.buf.Reset()
-	if err := w.str(w.ks.add(name)); err != nil {
+	if err := w.value(w.ks.add(name)); err != nil {
 		return err
 	}
 	w.buf.WriteByte(':')
@@ -63,8 +63,6 @@ func (w *jsonlWriter) value(v any) error {
 	w.buf.Truncate(w.buf.Len() - 1)
 	return nil
 }
-
-func (w *jsonlWriter) str(s string) error { return w.value(s) }
 
 func (w *jsonlWriter) write(r Result) error {
 	if err := w.render(r); err != nil {
@@ -118,7 +116,7 @@ func (w *jsonlWriter) render(r Result) error {
 	w.buf.Write(strconv.AppendInt(w.buf.AvailableBuffer(), int64(r.Row), 10))
 	w.buf.WriteString(`,"action":`)
 	action := Action(r)
-	if err := w.str(action); err != nil {
+	if err := w.value(action); err != nil {
 		return err
 	}
 	w.buf.WriteString(`,"input":{`)
@@ -131,20 +129,20 @@ func (w *jsonlWriter) render(r Result) error {
 		if i < len(r.Cells) {
 			cell = r.Cells[i]
 		}
-		if err := w.str(cell); err != nil {
+		if err := w.value(cell); err != nil {
 			return err
 		}
 	}
 	w.buf.WriteByte('}')
 	if w.lay.kind == review {
 		w.buf.WriteString(`,"input_label":`)
-		if err := w.str(r.InputLabel); err != nil {
+		if err := w.value(r.InputLabel); err != nil {
 			return err
 		}
 	}
 	if action == ActionError {
 		w.buf.WriteString(`,"error":`)
-		if err := w.str(errorText(r)); err != nil {
+		if err := w.value(errorText(r)); err != nil {
 			return err
 		}
 	} else {
@@ -156,7 +154,7 @@ func (w *jsonlWriter) render(r Result) error {
 			// whole output.
 			w.buf.Truncate(mark)
 			w.buf.WriteString(`,"error":`)
-			if err := w.str("response could not be encoded: " + err.Error()); err != nil {
+			if err := w.value("response could not be encoded: " + err.Error()); err != nil {
 				return err
 			}
 		}
