@@ -180,16 +180,9 @@ func (l *layout) cells(r Result, dst []string) []string {
 	// av_duplicates and av_first_row: filled when the output is complete.
 	dst = append(dst, "", "")
 	if l.markCached {
-		dst = append(dst, formatBool(r.FromCache))
+		dst = append(dst, strconv.FormatBool(r.FromCache))
 	}
 	return dst
-}
-
-func formatBool(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
 }
 
 // formatCoord writes a coordinate in the shortest form that parses back to
@@ -253,12 +246,12 @@ func appendEnriched(dst []string, r Result) []string {
 	}
 	info := &v.Information
 	return append(dst,
-		string(v.Action), info.Status, info.MatchLevel, formatBool(info.Complete), a.ID,
+		string(v.Action), info.Status, info.MatchLevel, strconv.FormatBool(info.Complete), a.ID,
 		line[0], line[1], line[2], line[3],
 		valueOf(a.City), valueOf(a.Region), valueOf(a.Postcode), country, iso,
 		strings.Join(a.Label, labelSeparator),
-		formatBool(info.AddressLinesAmended), formatBool(info.CityAmended),
-		formatBool(info.RegionAmended), formatBool(info.PostcodeAmended),
+		strconv.FormatBool(info.AddressLinesAmended), strconv.FormatBool(info.CityAmended),
+		strconv.FormatBool(info.RegionAmended), strconv.FormatBool(info.PostcodeAmended),
 		lat, lon, acc, v.Form.Message.Value, "",
 	)
 }

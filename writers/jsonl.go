@@ -161,7 +161,7 @@ func (w *jsonlWriter) render(r Result) error {
 	}
 	if w.lay.markCached {
 		w.buf.WriteString(`,"cached":`)
-		w.buf.WriteString(formatBool(r.FromCache))
+		w.buf.WriteString(strconv.FormatBool(r.FromCache))
 	}
 	if w.lay.kind == review {
 		// The decision and edit_ keys are the person's to fill in.
