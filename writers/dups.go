@@ -307,10 +307,7 @@ func scratch(path string) (dir, prefix string) {
 	if path == Stdout {
 		return os.TempDir(), ".addrclean-stdout.tmp-"
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	dir, base := filepath.Dir(path), filepath.Base(path)
 	return dir, tempPrefix(base)
 }
 
