@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/xuri/excelize/v2"
 )
@@ -40,20 +40,19 @@ func NewRows(path string, header []string, opts Options) (RowWriter, error) {
 	if format == XLSX && len(header) > xlsxMaxCols {
 		return nil, fmt.Errorf("%s: %w", path, ErrTooWide)
 	}
+	if format == CSV {
+		w, err := newCSV(newLayout(plain, slices.Clone(header), false), path, opts)
+		if err != nil {
+			return nil, err
+		}
+		return rows{&guarded{fw: w, kind: plain, path: path}}, nil
+	}
 	out, err := openOutput(path, opts.Stdout)
 	if err != nil {
 		return nil, err
 	}
 	w := &rowWriter{out: out, format: format, raw: opts.RawCells, width: len(header)}
 	switch format {
-	case CSV:
-		w.bw = bufio.NewWriterSize(out.w, csvBuffer)
-		w.cw = csv.NewWriter(w.bw)
-		w.cw.Comma = opts.delimiter(path)
-		if !validDelimiter(w.cw.Comma) {
-			_ = out.abort()
-			return nil, fmt.Errorf("output %s: invalid CSV delimiter %q", path, w.cw.Comma)
-		}
 	case JSONL:
 		w.bw = bufio.NewWriterSize(out.w, csvBuffer)
 		for _, k := range jsonKeys(header) {
@@ -72,9 +71,7 @@ func NewRows(path string, header []string, opts Options) (RowWriter, error) {
 		_ = w.discard()
 		return nil, fmt.Errorf("write header of %s: %w", path, err)
 	}
-	// The zero kind: no review filter; dropsExtra unset: writeRow drops the
-	// cells past the header without a warning.
-	return rows{&guarded{fw: w, path: path}}, nil
+	return rows{&guarded{fw: w, kind: plain, path: path}}, nil
 }
 
 // rows is a RowWriter: plain rows are Results of their cells alone.
@@ -87,7 +84,8 @@ func (r rows) Write(ctx context.Context, cells []string) error {
 func (r rows) Close() error { return r.g.Close() }
 func (r rows) Abort() error { return r.g.Abort() }
 
-// rowWriter is the formatWriter of NewRows.
+// rowWriter is the formatWriter of NewRows for JSONL and XLSX; CSV rows
+// are written by csvWriter.
 type rowWriter struct {
 	out    *output
 	format Format
@@ -95,7 +93,6 @@ type rowWriter struct {
 	width  int
 
 	bw   *bufio.Writer
-	cw   *csv.Writer
 	keys [][]byte
 	jb   bytes.Buffer
 	f    *excelize.File
@@ -128,13 +125,6 @@ func (w *rowWriter) writeRow(cells []string, header bool) error {
 		w.buf = append(w.buf, "")
 	}
 	switch w.format {
-	case CSV:
-		if !w.raw {
-			for i, c := range w.buf {
-				w.buf[i] = neutralise(c)
-			}
-		}
-		return w.cw.Write(w.buf)
 	case JSONL:
 		if header {
 			return nil
@@ -186,9 +176,6 @@ func (w *rowWriter) writeRow(cells []string, header bool) error {
 func (w *rowWriter) finish() error {
 	var err error
 	switch w.format {
-	case CSV:
-		w.cw.Flush()
-		err = w.cw.Error()
 	case JSONL:
 		err = w.bw.Flush()
 	default:
