@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strconv"
 )
 
@@ -13,10 +12,10 @@ import (
 //	{"row":N,"action":A,"input":{header:cell,...},"response":{...}}
 //
 // with "error" instead of "response" for an Error row, "input_label" in
-// the review output, and "cached" last with Options.MarkCached (enriched). JSON is data, not a spreadsheet, so cells are not
-// neutralised. Unlike the CSV and XLSX outputs, whose appended columns fix
-// the width, it keeps cells past the header, keyed as unnamed columns
-// ("column_N", see jsonKeys).
+// the review output, and "cached" last with Options.MarkCached (enriched).
+// JSON is data, not a spreadsheet, so cells are not neutralised. Unlike the
+// CSV and XLSX outputs, whose appended columns fix the width, it keeps cells
+// past the header, keyed as unnamed columns ("column_N", see jsonKeys).
 type jsonlWriter struct {
 	lay  *layout
 	out  *output
@@ -36,23 +35,17 @@ func newJSONL(lay *layout, path string, opts Options) (*jsonlWriter, error) {
 	w.enc = json.NewEncoder(&w.buf)
 	w.enc.SetEscapeHTML(false)
 	for _, h := range lay.header {
-		if err := w.addKey(h); err != nil {
-			_ = out.abort()
-			return nil, err
-		}
+		w.addKey(h)
 	}
 	return w, nil
 }
 
 // addKey adds the encoded key of the next column, named name. It uses buf.
-func (w *jsonlWriter) addKey(name string) error {
+func (w *jsonlWriter) addKey(name string) {
 	w.buf.Reset()
-	if err := w.value(w.ks.add(name)); err != nil {
-		return err
-	}
+	w.str(w.ks.add(name))
 	w.buf.WriteByte(':')
 	w.keys = append(w.keys, bytes.Clone(w.buf.Bytes()))
-	return nil
 }
 
 // value appends v to buf as JSON, without the encoder's newline.
@@ -64,10 +57,14 @@ func (w *jsonlWriter) value(v any) error {
 	return nil
 }
 
+// str appends s to buf as a JSON string. Encoding a string into a
+// bytes.Buffer cannot fail, so neither can the rendering of a row.
+func (w *jsonlWriter) str(s string) {
+	_ = w.value(s)
+}
+
 func (w *jsonlWriter) write(r Result) error {
-	if err := w.render(r); err != nil {
-		return err
-	}
+	w.render(r)
 	w.buf.WriteString("}\n")
 	_, err := w.bw.Write(w.buf.Bytes())
 	return err
@@ -76,12 +73,7 @@ func (w *jsonlWriter) write(r Result) error {
 // cells renders the row as one cell holding the object without its closing
 // brace, and two for the duplicate counts.
 func (w *jsonlWriter) cells(r Result, dst []string) []string {
-	if err := w.render(r); err != nil {
-		// Only a failing encoder of plain strings gets here, which
-		// encoding/json does not do; keep the row rather than lose it.
-		w.buf.Reset()
-		fmt.Fprintf(&w.buf, `{"row":%d,"error":%q`, r.Row, err.Error())
-	}
+	w.render(r)
 	return append(dst, w.buf.String(), "", "")
 }
 
@@ -104,21 +96,17 @@ func (w *jsonlWriter) writeCells(_ int, cells []string) error {
 func (w *jsonlWriter) dupCols() (int, int) { return 1, 2 }
 
 // render writes the row's object, without its closing brace, into buf.
-func (w *jsonlWriter) render(r Result) error {
+func (w *jsonlWriter) render(r Result) {
 	// Cells past the header are kept, under keys added on first sight.
 	for len(w.keys) < len(r.Cells) {
-		if err := w.addKey(""); err != nil {
-			return err
-		}
+		w.addKey("")
 	}
 	w.buf.Reset()
 	w.buf.WriteString(`{"row":`)
 	w.buf.Write(strconv.AppendInt(w.buf.AvailableBuffer(), int64(r.Row), 10))
 	w.buf.WriteString(`,"action":`)
 	action := Action(r)
-	if err := w.value(action); err != nil {
-		return err
-	}
+	w.str(action)
 	w.buf.WriteString(`,"input":{`)
 	for i, k := range w.keys[:max(w.lay.width, len(r.Cells))] {
 		if i > 0 {
@@ -129,22 +117,16 @@ func (w *jsonlWriter) render(r Result) error {
 		if i < len(r.Cells) {
 			cell = r.Cells[i]
 		}
-		if err := w.value(cell); err != nil {
-			return err
-		}
+		w.str(cell)
 	}
 	w.buf.WriteByte('}')
 	if w.lay.kind == review {
 		w.buf.WriteString(`,"input_label":`)
-		if err := w.value(r.InputLabel); err != nil {
-			return err
-		}
+		w.str(r.InputLabel)
 	}
 	if action == ActionError {
 		w.buf.WriteString(`,"error":`)
-		if err := w.value(errorText(r)); err != nil {
-			return err
-		}
+		w.str(errorText(r))
 	} else {
 		mark := w.buf.Len()
 		w.buf.WriteString(`,"response":`)
@@ -154,9 +136,7 @@ func (w *jsonlWriter) render(r Result) error {
 			// whole output.
 			w.buf.Truncate(mark)
 			w.buf.WriteString(`,"error":`)
-			if err := w.value("response could not be encoded: " + err.Error()); err != nil {
-				return err
-			}
+			w.str("response could not be encoded: " + err.Error())
 		}
 	}
 	if w.lay.markCached {
@@ -169,7 +149,6 @@ func (w *jsonlWriter) render(r Result) error {
 			w.buf.WriteString(`,"` + c + `":""`)
 		}
 	}
-	return nil
 }
 
 func (w *jsonlWriter) finish() error {
