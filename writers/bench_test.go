@@ -181,6 +181,6 @@ func BenchmarkBracketLabel(b *testing.B) {
 	hl := [][]int{{}, {0, 10}, {6, 4, 12, 2}, {4, 4}}
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = bracketLabel(label, hl)
+		_ = MarkChanges(label, hl)
 	}
 }

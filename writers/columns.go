@@ -108,12 +108,14 @@ func errorText(r Result) string {
 	return noResponse
 }
 
-// kind tells the enriched and review outputs apart, and names them in logs.
+// kind tells the enriched, review and plain (NewRows) outputs apart, and
+// names them in logs.
 type kind string
 
 const (
 	enriched kind = "enriched"
 	review   kind = "review"
+	plain    kind = "rows"
 )
 
 // layout is the column model of one output.
@@ -135,10 +137,11 @@ func newLayout(k kind, header []string, markCached bool) *layout {
 	}
 	l.cols = append(l.cols, header...)
 	l.first = len(l.cols)
-	if k == review {
+	switch k {
+	case review:
 		l.cols = append(l.cols, ReviewColumns...)
 		l.cols = append(l.cols, DecisionColumns...)
-	} else {
+	case enriched:
 		l.cols = append(l.cols, EnrichedColumns...)
 		l.cols = append(l.cols, DuplicateColumns...)
 		if l.markCached {
@@ -168,7 +171,10 @@ func (l *layout) cells(r Result, dst []string) []string {
 		dst = append(dst, strconv.Itoa(r.Row))
 	}
 	dst = l.inputCells(r.Cells, dst)
-	if l.kind == review {
+	switch l.kind {
+	case plain:
+		return dst
+	case review:
 		dst = appendReview(dst, r)
 		// The decision and edit_ columns are the person's to fill in.
 		for range DecisionColumns {
@@ -180,16 +186,9 @@ func (l *layout) cells(r Result, dst []string) []string {
 	// av_duplicates and av_first_row: filled when the output is complete.
 	dst = append(dst, "", "")
 	if l.markCached {
-		dst = append(dst, formatBool(r.FromCache))
+		dst = append(dst, strconv.FormatBool(r.FromCache))
 	}
 	return dst
-}
-
-func formatBool(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
 }
 
 // formatCoord writes a coordinate in the shortest form that parses back to
@@ -253,12 +252,12 @@ func appendEnriched(dst []string, r Result) []string {
 	}
 	info := &v.Information
 	return append(dst,
-		string(v.Action), info.Status, info.MatchLevel, formatBool(info.Complete), a.ID,
+		string(v.Action), info.Status, info.MatchLevel, strconv.FormatBool(info.Complete), a.ID,
 		line[0], line[1], line[2], line[3],
 		valueOf(a.City), valueOf(a.Region), valueOf(a.Postcode), country, iso,
 		strings.Join(a.Label, labelSeparator),
-		formatBool(info.AddressLinesAmended), formatBool(info.CityAmended),
-		formatBool(info.RegionAmended), formatBool(info.PostcodeAmended),
+		strconv.FormatBool(info.AddressLinesAmended), strconv.FormatBool(info.CityAmended),
+		strconv.FormatBool(info.RegionAmended), strconv.FormatBool(info.PostcodeAmended),
 		lat, lon, acc, v.Form.Message.Value, "",
 	)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/addrclean/addrclean/readers"
 	"github.com/rs/zerolog"
 	"golang.org/x/text/encoding/charmap"
 )
@@ -39,11 +40,11 @@ func newCSV(lay *layout, path string, opts Options) (*csvWriter, error) {
 	if !validDelimiter(delim) {
 		return nil, fmt.Errorf("output %s: invalid CSV delimiter %q", path, delim)
 	}
-	enc, err := NormaliseEncoding(opts.Encoding)
+	enc, err := readers.NormaliseEncoding(opts.Encoding)
 	if err != nil {
 		return nil, fmt.Errorf("output %s: %w", path, err)
 	}
-	cp1252 := enc == EncodingWindows1252
+	cp1252 := enc == readers.EncodingWindows1252
 	if cp1252 && delim >= utf8.RuneSelf {
 		return nil, fmt.Errorf("output %s: delimiter %q is not ASCII: windows-1252 output needs an ASCII delimiter", path, delim)
 	}
@@ -83,7 +84,7 @@ func (w *csvWriter) write(r Result) error {
 	w.buf = w.lay.cells(r, w.buf[:0])
 	if w.lay.kind == review {
 		if label, hl := matchedHighlights(r); label != nil {
-			w.buf[w.lay.first+rvMatched] = bracketLabel(label, hl)
+			w.buf[w.lay.first+rvMatched] = MarkChanges(label, hl)
 		}
 	}
 	w.neutralise(w.buf)
@@ -142,11 +143,7 @@ func (w *csvWriter) finish() error {
 			Msg("characters that windows-1252 lacks were written as '?'; write UTF-8 (with --bom for Excel) to keep them")
 	}
 	w.cw.Flush()
-	if err := w.cw.Error(); err != nil {
-		_ = w.out.abort()
-		return fmt.Errorf("write %s: %w", w.out.path, err)
-	}
-	return w.out.commit()
+	return w.out.finish(w.cw.Error())
 }
 
 // discard drops a file output. On stdout the bytes already sent cannot be

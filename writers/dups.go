@@ -139,34 +139,30 @@ func (x *dupIndex) spill() error {
 	return nil
 }
 
-// lookuper returns a function giving an id's count, and a function to
-// release it. Once counting is over, counts on disk are read in one
-// read-only transaction.
-func (x *dupIndex) lookuper() (func(id string) dupCount, func(), error) {
+// lookup calls fn with a function giving an id's count. Once counting is
+// over, counts on disk are read in one read-only transaction.
+func (x *dupIndex) lookup(fn func(get func(id string) dupCount) error) error {
 	if x.db == nil {
-		return func(id string) dupCount {
+		return fn(func(id string) dupCount {
 			if i, ok := x.mem[id]; ok {
 				return x.counts[i]
 			}
 			return dupCount{}
-		}, func() {}, nil
+		})
 	}
 	if err := x.spill(); err != nil {
-		return nil, nil, err
+		return err
 	}
-	tx, err := x.db.Begin(false)
-	if err != nil {
-		return nil, nil, fmt.Errorf("duplicate counts: %w", err)
-	}
-	b := tx.Bucket(dupBucket)
-	get := func(id string) dupCount {
-		v := b.Get([]byte(id))
-		if len(v) != 16 {
-			return dupCount{}
-		}
-		return dupCount{n: int64(binary.BigEndian.Uint64(v[:8])), first: int64(binary.BigEndian.Uint64(v[8:]))}
-	}
-	return get, func() { _ = tx.Rollback() }, nil
+	return x.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(dupBucket)
+		return fn(func(id string) dupCount {
+			v := b.Get([]byte(id))
+			if len(v) != 16 {
+				return dupCount{}
+			}
+			return dupCount{n: int64(binary.BigEndian.Uint64(v[:8])), first: int64(binary.BigEndian.Uint64(v[8:]))}
+		})
+	})
 }
 
 func (x *dupIndex) close() {
@@ -311,10 +307,7 @@ func scratch(path string) (dir, prefix string) {
 	if path == Stdout {
 		return os.TempDir(), ".addrclean-stdout.tmp-"
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	dir, base := filepath.Dir(path), filepath.Base(path)
 	return dir, tempPrefix(base)
 }
 
@@ -339,25 +332,22 @@ func (d *dupPass) add(row int, id string, cells []string) error {
 // flush writes every held row through write, with the two duplicate cells
 // (at cols) filled for rows that have an address id.
 func (d *dupPass) flush(dupCol, firstCol int, write func(row int, cells []string) error) error {
-	get, release, err := d.idx.lookuper()
-	if err != nil {
-		return err
-	}
-	defer release()
-	err = d.sp.replay(func(row int, id string, cells []string) error {
-		if id != "" {
-			c := get(id)
-			cells[dupCol] = strconv.FormatInt(c.n, 10)
-			cells[firstCol] = strconv.FormatInt(c.first, 10)
-			if c.n > 1 && c.first == int64(row) {
-				d.found.Groups++
-				d.found.Rows += c.n
-				if c.n > d.found.Largest {
-					d.found.Largest, d.found.LargestID = c.n, id
+	err := d.idx.lookup(func(get func(id string) dupCount) error {
+		return d.sp.replay(func(row int, id string, cells []string) error {
+			if id != "" {
+				c := get(id)
+				cells[dupCol] = strconv.FormatInt(c.n, 10)
+				cells[firstCol] = strconv.FormatInt(c.first, 10)
+				if c.n > 1 && c.first == int64(row) {
+					d.found.Groups++
+					d.found.Rows += c.n
+					if c.n > d.found.Largest {
+						d.found.Largest, d.found.LargestID = c.n, id
+					}
 				}
 			}
-		}
-		return write(row, cells)
+			return write(row, cells)
+		})
 	})
 	d.found.Extra = d.found.Rows - d.found.Groups
 	return err

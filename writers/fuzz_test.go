@@ -32,11 +32,11 @@ func FuzzHighlight(f *testing.F) {
 			}
 			prev = sp.end
 		}
-		b := bracketLabel(label, hl)
+		b := MarkChanges(label, hl)
 		if !strings.ContainsAny(l1+l2, "[]") {
 			stripped := strings.NewReplacer("[", "", "]", "").Replace(b)
 			if stripped != strings.Join(label, labelSeparator) {
-				t.Fatalf("bracketLabel changed the text: %q", b)
+				t.Fatalf("MarkChanges changed the text: %q", b)
 			}
 		}
 	})

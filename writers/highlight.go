@@ -121,8 +121,11 @@ func labelSegments(label []string, highlights [][]int) []segment {
 	return segs
 }
 
-// bracketLabel renders a label for CSV: highlighted parts wrapped in [ ].
-func bracketLabel(label []string, highlights [][]int) string {
+// MarkChanges renders a matched address label for a person: the highlighted
+// parts of each line (address.highlights, [start, length] in Unicode
+// characters) wrapped in [ ], lines joined with ", ", exactly as the CSV
+// review file writes matched_label. Out-of-range pairs are clamped.
+func MarkChanges(label []string, highlights [][]int) string {
 	var b strings.Builder
 	for _, s := range labelSegments(label, highlights) {
 		if s.hi {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strconv"
 )
 
@@ -13,10 +12,10 @@ import (
 //	{"row":N,"action":A,"input":{header:cell,...},"response":{...}}
 //
 // with "error" instead of "response" for an Error row, "input_label" in
-// the review output, and "cached" last with Options.MarkCached (enriched). JSON is data, not a spreadsheet, so cells are not
-// neutralised. Unlike the CSV and XLSX outputs, whose appended columns fix
-// the width, it keeps cells past the header, keyed as unnamed columns
-// ("column_N", see jsonKeys).
+// the review output, and "cached" last with Options.MarkCached (enriched).
+// JSON is data, not a spreadsheet, so cells are not neutralised. Unlike the
+// CSV and XLSX outputs, whose appended columns fix the width, it keeps cells
+// past the header, keyed as unnamed columns ("column_N", see jsonKeys).
 type jsonlWriter struct {
 	lay  *layout
 	out  *output
@@ -36,23 +35,17 @@ func newJSONL(lay *layout, path string, opts Options) (*jsonlWriter, error) {
 	w.enc = json.NewEncoder(&w.buf)
 	w.enc.SetEscapeHTML(false)
 	for _, h := range lay.header {
-		if err := w.addKey(h); err != nil {
-			_ = out.abort()
-			return nil, err
-		}
+		w.addKey(h)
 	}
 	return w, nil
 }
 
 // addKey adds the encoded key of the next column, named name. It uses buf.
-func (w *jsonlWriter) addKey(name string) error {
+func (w *jsonlWriter) addKey(name string) {
 	w.buf.Reset()
-	if err := w.str(w.ks.add(name)); err != nil {
-		return err
-	}
+	w.str(w.ks.add(name))
 	w.buf.WriteByte(':')
 	w.keys = append(w.keys, bytes.Clone(w.buf.Bytes()))
-	return nil
 }
 
 // value appends v to buf as JSON, without the encoder's newline.
@@ -64,12 +57,14 @@ func (w *jsonlWriter) value(v any) error {
 	return nil
 }
 
-func (w *jsonlWriter) str(s string) error { return w.value(s) }
+// str appends s to buf as a JSON string. Encoding a string into a
+// bytes.Buffer cannot fail, so neither can the rendering of a row.
+func (w *jsonlWriter) str(s string) {
+	_ = w.value(s)
+}
 
 func (w *jsonlWriter) write(r Result) error {
-	if err := w.render(r); err != nil {
-		return err
-	}
+	w.render(r)
 	w.buf.WriteString("}\n")
 	_, err := w.bw.Write(w.buf.Bytes())
 	return err
@@ -78,12 +73,7 @@ func (w *jsonlWriter) write(r Result) error {
 // cells renders the row as one cell holding the object without its closing
 // brace, and two for the duplicate counts.
 func (w *jsonlWriter) cells(r Result, dst []string) []string {
-	if err := w.render(r); err != nil {
-		// Only a failing encoder of plain strings gets here, which
-		// encoding/json does not do; keep the row rather than lose it.
-		w.buf.Reset()
-		fmt.Fprintf(&w.buf, `{"row":%d,"error":%q`, r.Row, err.Error())
-	}
+	w.render(r)
 	return append(dst, w.buf.String(), "", "")
 }
 
@@ -106,21 +96,17 @@ func (w *jsonlWriter) writeCells(_ int, cells []string) error {
 func (w *jsonlWriter) dupCols() (int, int) { return 1, 2 }
 
 // render writes the row's object, without its closing brace, into buf.
-func (w *jsonlWriter) render(r Result) error {
+func (w *jsonlWriter) render(r Result) {
 	// Cells past the header are kept, under keys added on first sight.
 	for len(w.keys) < len(r.Cells) {
-		if err := w.addKey(""); err != nil {
-			return err
-		}
+		w.addKey("")
 	}
 	w.buf.Reset()
 	w.buf.WriteString(`{"row":`)
 	w.buf.Write(strconv.AppendInt(w.buf.AvailableBuffer(), int64(r.Row), 10))
 	w.buf.WriteString(`,"action":`)
 	action := Action(r)
-	if err := w.str(action); err != nil {
-		return err
-	}
+	w.str(action)
 	w.buf.WriteString(`,"input":{`)
 	for i, k := range w.keys[:max(w.lay.width, len(r.Cells))] {
 		if i > 0 {
@@ -131,22 +117,16 @@ func (w *jsonlWriter) render(r Result) error {
 		if i < len(r.Cells) {
 			cell = r.Cells[i]
 		}
-		if err := w.str(cell); err != nil {
-			return err
-		}
+		w.str(cell)
 	}
 	w.buf.WriteByte('}')
 	if w.lay.kind == review {
 		w.buf.WriteString(`,"input_label":`)
-		if err := w.str(r.InputLabel); err != nil {
-			return err
-		}
+		w.str(r.InputLabel)
 	}
 	if action == ActionError {
 		w.buf.WriteString(`,"error":`)
-		if err := w.str(errorText(r)); err != nil {
-			return err
-		}
+		w.str(errorText(r))
 	} else {
 		mark := w.buf.Len()
 		w.buf.WriteString(`,"response":`)
@@ -156,14 +136,12 @@ func (w *jsonlWriter) render(r Result) error {
 			// whole output.
 			w.buf.Truncate(mark)
 			w.buf.WriteString(`,"error":`)
-			if err := w.str("response could not be encoded: " + err.Error()); err != nil {
-				return err
-			}
+			w.str("response could not be encoded: " + err.Error())
 		}
 	}
 	if w.lay.markCached {
 		w.buf.WriteString(`,"cached":`)
-		w.buf.WriteString(formatBool(r.FromCache))
+		w.buf.WriteString(strconv.FormatBool(r.FromCache))
 	}
 	if w.lay.kind == review {
 		// The decision and edit_ keys are the person's to fill in.
@@ -171,15 +149,10 @@ func (w *jsonlWriter) render(r Result) error {
 			w.buf.WriteString(`,"` + c + `":""`)
 		}
 	}
-	return nil
 }
 
 func (w *jsonlWriter) finish() error {
-	if err := w.bw.Flush(); err != nil {
-		_ = w.out.abort()
-		return fmt.Errorf("write %s: %w", w.out.path, err)
-	}
-	return w.out.commit()
+	return w.out.finish(w.bw.Flush())
 }
 
 func (w *jsonlWriter) discard() error {

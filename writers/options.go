@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/addrclean/addrclean/readers"
 	"github.com/rs/zerolog"
 )
 
@@ -79,9 +78,10 @@ type Options struct {
 	// needs to read UTF-8 (it reads CSV without one as the Windows code
 	// page). Other formats ignore it.
 	BOM bool
-	// Encoding of a CSV output: "" or "utf-8", or "windows-1252" (Excel's
-	// "CSV" on Windows in Western Europe); characters it lacks are written
-	// as '?' and counted in a warning. Other formats ignore it.
+	// Encoding of a CSV output, as readers.NormaliseEncoding names it: ""
+	// or "utf-8", or "windows-1252" (Excel's "CSV" on Windows in Western
+	// Europe); characters it lacks are written as '?' and counted in a
+	// warning. Other formats ignore it.
 	Encoding string
 	// Logger receives warnings (truncated cells, rows wider than the
 	// header). The zero Logger discards them.
@@ -98,13 +98,3 @@ func (o Options) delimiter(path string) rune {
 	}
 	return ','
 }
-
-// Output encodings of Options.Encoding: those an input may have.
-const (
-	EncodingUTF8        = readers.EncodingUTF8
-	EncodingWindows1252 = readers.EncodingWindows1252
-)
-
-// NormaliseEncoding returns the Options.Encoding a name means, as
-// readers.NormaliseEncoding does for the input's.
-func NormaliseEncoding(s string) (string, error) { return readers.NormaliseEncoding(s) }

@@ -40,10 +40,7 @@ func openOutput(path string, stdout io.Writer) (*output, error) {
 		}
 		return &output{path: path, w: stdout}, nil
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	dir, base := filepath.Dir(path), filepath.Base(path)
 	f, err := os.CreateTemp(dir, tempPrefix(base)+"*")
 	if err != nil {
 		return nil, fmt.Errorf("create output %s: %w", path, err)
@@ -62,10 +59,7 @@ func RemoveStaleTemps(path string) []string {
 	if path == Stdout || path == "" {
 		return nil
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	dir, base := filepath.Dir(path), filepath.Base(path)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
@@ -128,6 +122,16 @@ func (o *output) commit() error {
 		_ = d.Close()
 	}
 	return nil
+}
+
+// finish commits the output once its writer has flushed it, or aborts it
+// when the flush failed with err.
+func (o *output) finish(err error) error {
+	if err != nil {
+		_ = o.abort()
+		return fmt.Errorf("write %s: %w", o.path, err)
+	}
+	return o.commit()
 }
 
 // abort removes the temporary file. It does nothing after commit.

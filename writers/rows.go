@@ -4,11 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
+	"slices"
 
 	"github.com/xuri/excelize/v2"
 )
@@ -41,20 +40,19 @@ func NewRows(path string, header []string, opts Options) (RowWriter, error) {
 	if format == XLSX && len(header) > xlsxMaxCols {
 		return nil, fmt.Errorf("%s: %w", path, ErrTooWide)
 	}
+	if format == CSV {
+		w, err := newCSV(newLayout(plain, slices.Clone(header), false), path, opts)
+		if err != nil {
+			return nil, err
+		}
+		return rows{&guarded{fw: w, kind: plain, path: path}}, nil
+	}
 	out, err := openOutput(path, opts.Stdout)
 	if err != nil {
 		return nil, err
 	}
 	w := &rowWriter{out: out, format: format, raw: opts.RawCells, width: len(header)}
 	switch format {
-	case CSV:
-		w.bw = bufio.NewWriterSize(out.w, csvBuffer)
-		w.cw = csv.NewWriter(w.bw)
-		w.cw.Comma = opts.delimiter(path)
-		if !validDelimiter(w.cw.Comma) {
-			_ = out.abort()
-			return nil, fmt.Errorf("output %s: invalid CSV delimiter %q", path, w.cw.Comma)
-		}
 	case JSONL:
 		w.bw = bufio.NewWriterSize(out.w, csvBuffer)
 		for _, k := range jsonKeys(header) {
@@ -70,23 +68,31 @@ func NewRows(path string, header []string, opts Options) (RowWriter, error) {
 		}
 	}
 	if err := w.writeRow(header, true); err != nil {
-		w.discard()
+		_ = w.discard()
 		return nil, fmt.Errorf("write header of %s: %w", path, err)
 	}
-	return w, nil
+	return rows{&guarded{fw: w, kind: plain, path: path}}, nil
 }
 
+// rows is a RowWriter: plain rows are Results of their cells alone.
+type rows struct{ g *guarded }
+
+func (r rows) Write(ctx context.Context, cells []string) error {
+	return r.g.Write(ctx, Result{Cells: cells})
+}
+
+func (r rows) Close() error { return r.g.Close() }
+func (r rows) Abort() error { return r.g.Abort() }
+
+// rowWriter is the formatWriter of NewRows for JSONL and XLSX; CSV rows
+// are written by csvWriter.
 type rowWriter struct {
-	mu     sync.Mutex
 	out    *output
 	format Format
 	raw    bool
 	width  int
-	err    error
-	state  int
 
 	bw   *bufio.Writer
-	cw   *csv.Writer
 	keys [][]byte
 	jb   bytes.Buffer
 	f    *excelize.File
@@ -111,24 +117,7 @@ func (w *rowWriter) startXLSX() error {
 	return w.sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"})
 }
 
-func (w *rowWriter) Write(ctx context.Context, cells []string) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.state != open {
-		return fmt.Errorf("write %s: %w", w.out.path, errClosed)
-	}
-	if w.err != nil {
-		return w.err
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("write %s: %w", w.out.path, err)
-	}
-	if err := w.writeRow(cells, false); err != nil {
-		w.err = fmt.Errorf("write %s: %w", w.out.path, err)
-		return w.err
-	}
-	return nil
-}
+func (w *rowWriter) write(r Result) error { return w.writeRow(r.Cells, false) }
 
 func (w *rowWriter) writeRow(cells []string, header bool) error {
 	w.buf = append(w.buf[:0], cells[:min(len(cells), w.width)]...)
@@ -136,13 +125,6 @@ func (w *rowWriter) writeRow(cells []string, header bool) error {
 		w.buf = append(w.buf, "")
 	}
 	switch w.format {
-	case CSV:
-		if !w.raw {
-			for i, c := range w.buf {
-				w.buf[i] = neutralise(c)
-			}
-		}
-		return w.cw.Write(w.buf)
 	case JSONL:
 		if header {
 			return nil
@@ -154,10 +136,7 @@ func (w *rowWriter) writeRow(cells []string, header bool) error {
 				w.jb.WriteByte(',')
 			}
 			w.jb.Write(w.keys[i])
-			b, err := json.Marshal(c)
-			if err != nil {
-				return err
-			}
+			b, _ := json.Marshal(c) // a string always encodes
 			w.jb.Write(b)
 		}
 		w.jb.WriteString("}\n")
@@ -191,24 +170,9 @@ func (w *rowWriter) writeRow(cells []string, header bool) error {
 	}
 }
 
-func (w *rowWriter) Close() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch w.state {
-	case committed:
-		return nil
-	case aborted:
-		return fmt.Errorf("close %s: %w", w.out.path, errAborted)
-	}
-	if w.err != nil {
-		w.discard()
-		return w.err
-	}
+func (w *rowWriter) finish() error {
 	var err error
 	switch w.format {
-	case CSV:
-		w.cw.Flush()
-		err = w.cw.Error()
 	case JSONL:
 		err = w.bw.Flush()
 	default:
@@ -219,33 +183,12 @@ func (w *rowWriter) Close() error {
 			err = cerr
 		}
 	}
-	if err != nil {
-		w.err = fmt.Errorf("write %s: %w", w.out.path, err)
-		w.discard()
-		return w.err
-	}
-	if err := w.out.commit(); err != nil {
-		w.state = aborted
-		return err
-	}
-	w.state = committed
-	return nil
+	return w.out.finish(err)
 }
 
-func (w *rowWriter) discard() {
-	w.state = aborted
+func (w *rowWriter) discard() error {
 	if w.f != nil {
 		_ = w.f.Close()
 	}
-	_ = w.out.abort()
-}
-
-func (w *rowWriter) Abort() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.state != open {
-		return nil
-	}
-	w.discard()
-	return nil
+	return w.out.abort()
 }

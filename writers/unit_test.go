@@ -162,8 +162,8 @@ func TestBracketLabel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := bracketLabel(tt.label, tt.hl); got != tt.want {
-				t.Fatalf("bracketLabel = %q, want %q", got, tt.want)
+			if got := MarkChanges(tt.label, tt.hl); got != tt.want {
+				t.Fatalf("MarkChanges = %q, want %q", got, tt.want)
 			}
 		})
 	}

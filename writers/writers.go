@@ -36,7 +36,7 @@ func newWriter(k kind, path string, header []string, opts Options) (Writer, erro
 	header = append([]string(nil), header...)
 	lay := newLayout(k, header, opts.MarkCached)
 	opts.Logger = opts.Logger.With().Str("output", string(k)).Logger()
-	var fw formatWriter
+	var fw spoolWriter
 	switch format {
 	case CSV:
 		fw, err = newCSV(lay, path, opts)
@@ -50,6 +50,7 @@ func newWriter(k kind, path string, header []string, opts Options) (Writer, erro
 	}
 	g := &guarded{fw: fw, kind: k, path: path, log: opts.Logger, width: len(header), dropsExtra: format != JSONL}
 	if k == enriched {
+		g.sp = fw
 		if g.dup, err = newDupPass(path, dupMemLimit); err != nil {
 			_ = fw.discard()
 			return nil, err
@@ -69,8 +70,8 @@ func addressID(r Result) string {
 	return r.Response.Address.ID
 }
 
-// formatWriter is one format's half of a Writer; guarded supplies the
-// locking, the state and the review filter.
+// formatWriter is one format's half of a Writer or RowWriter; guarded
+// supplies the locking, the state and the review filter.
 type formatWriter interface {
 	// write appends one row.
 	write(r Result) error
@@ -79,6 +80,12 @@ type formatWriter interface {
 	finish() error
 	// discard drops the output.
 	discard() error
+}
+
+// spoolWriter is a formatWriter of an enriched output, whose rows wait in
+// the duplicate pass until Close.
+type spoolWriter interface {
+	formatWriter
 	// cells renders an enriched row as the cells writeCells takes, with
 	// the duplicate cells (at dupCols) empty.
 	cells(r Result, dst []string) []string
@@ -88,9 +95,10 @@ type formatWriter interface {
 	dupCols() (dup, first int)
 }
 
-// guarded implements Writer over a formatWriter: it serialises calls, makes
-// the first error sticky, and refuses to commit an output after a failed
-// write, so a failed run leaves nothing under the final name.
+// guarded implements Writer (and RowWriter, through rows) over a
+// formatWriter: it serialises calls, makes the first error sticky, and
+// refuses to commit an output after a failed write, so a failed run leaves
+// nothing under the final name.
 type guarded struct {
 	mu    sync.Mutex
 	fw    formatWriter
@@ -105,7 +113,9 @@ type guarded struct {
 	dropsExtra bool
 	wide       warner
 	wideRows   int // rows written whose extra cells were left out
-	// dup holds an enriched output's rows until Close (nil for review).
+	// dup holds an enriched output's rows, rendered by sp, until Close
+	// (both nil for the others).
+	sp    spoolWriter
 	dup   *dupPass
 	found Duplicates
 	buf   []string
@@ -147,7 +157,7 @@ func (g *guarded) Write(ctx context.Context, r Result) error {
 	}
 	var err error
 	if g.dup != nil {
-		g.buf = g.fw.cells(r, g.buf[:0])
+		g.buf = g.sp.cells(r, g.buf[:0])
 		err = g.dup.add(r.Row, addressID(r), g.buf)
 	} else {
 		err = g.fw.write(r)
@@ -191,8 +201,8 @@ func (g *guarded) Close() error {
 		return g.err
 	}
 	if g.dup != nil {
-		dc, fc := g.fw.dupCols()
-		err := g.dup.flush(dc, fc, g.fw.writeCells)
+		dc, fc := g.sp.dupCols()
+		err := g.dup.flush(dc, fc, g.sp.writeCells)
 		g.found = g.dup.found
 		g.release()
 		if err != nil {

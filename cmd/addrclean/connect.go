@@ -31,7 +31,6 @@ type connectOptions struct {
 type connection struct {
 	client   *api.Client
 	embedded bool
-	stop     func() // releases what the connection holds; nothing today
 }
 
 // readAPIKey takes the key from --api-key-file or ADDRCLEAN_API_KEY; a key
@@ -69,7 +68,7 @@ func connect(ctx context.Context, o connectOptions, log zerolog.Logger) (*connec
 	if method != http.MethodPost && method != http.MethodGet {
 		return nil, usageErrorf("--method %q: want POST or GET", o.method)
 	}
-	conn := &connection{stop: func() {}}
+	conn := &connection{}
 	baseURL := o.baseURL
 	var embedded http.RoundTripper
 	if baseURL == "" {
@@ -124,7 +123,6 @@ func connect(ctx context.Context, o connectOptions, log zerolog.Logger) (*connec
 	}
 	c, err := api.New(baseURL, key, opts...)
 	if err != nil {
-		conn.stop()
 		return nil, usageErrorf("%w", err)
 	}
 	conn.client = c

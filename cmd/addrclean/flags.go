@@ -64,15 +64,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // flagWasSet reports whether the named flag was given on the command line.
-func flagWasSet(fs *flag.FlagSet, names ...string) bool {
+func flagWasSet(fs *flag.FlagSet, name string) bool {
 	set := false
-	fs.Visit(func(f *flag.Flag) {
-		for _, n := range names {
-			if f.Name == n {
-				set = true
-			}
-		}
-	})
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
 }
 

@@ -119,7 +119,6 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if err != nil {
 		return err
 	}
-	defer conn.stop()
 	pcache, logCached, err := o.cacheStore(cdb, conn.embedded, log)
 	if err != nil {
 		return err
@@ -237,7 +236,7 @@ func (o *runOptions) outputs(ropts *readers.Options) (out, review string, err er
 	if o.report != "" && out == "" && !o.reportsFromTable(out) {
 		return "", "", usageErrorf("--report reads the run's enriched output back: give -o PATH or --out-table NAME")
 	}
-	if enc, _ := writers.NormaliseEncoding(o.outEncoding); o.report != "" && enc != writers.EncodingUTF8 {
+	if enc, _ := readers.NormaliseEncoding(o.outEncoding); o.report != "" && enc != readers.EncodingUTF8 {
 		if f, _ := writers.FormatFromPath(out); f == writers.CSV {
 			return "", "", usageErrorf("--report reads the enriched CSV back as UTF-8: drop --out-encoding %s (use --bom for Excel), or write -o .xlsx", o.outEncoding)
 		}
@@ -362,11 +361,11 @@ func (o *runOptions) validate() error {
 	if _, err := readers.NormaliseEncoding(o.encoding); err != nil {
 		return usageErrorf("--encoding: %w", err)
 	}
-	enc, err := writers.NormaliseEncoding(o.outEncoding)
+	enc, err := readers.NormaliseEncoding(o.outEncoding)
 	if err != nil {
 		return usageErrorf("--out-encoding: %w", err)
 	}
-	if o.bom && enc != writers.EncodingUTF8 {
+	if o.bom && enc != readers.EncodingUTF8 {
 		return usageErrorf("--bom is a UTF-8 byte-order mark: it goes with --out-encoding utf-8, not %s", enc)
 	}
 	return o.cacheFlagsError()

@@ -77,7 +77,6 @@ func cmdVerify(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	defer conn.stop()
 	vctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	resp, err := conn.client.Verify(vctx, api.Address{Lines: lines, City: city, Region: region, Country: country, Language: language})
