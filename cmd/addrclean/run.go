@@ -303,9 +303,6 @@ func (o *runOptions) exitError(end runs.Outcome, st pipeline.Stats, runErr error
 	return nil
 }
 
-// table.go's names, from before the journal policy moved to package runs.
-var journalPath, hashInput = runs.JournalPath, runs.HashInput
-
 // runIdentity is what the run's journal is written for.
 func runIdentity(ctx context.Context, o runOptions, src readers.Reader, mapper *readers.Mapper) (runs.Identity, error) {
 	in, err := o.inputIdentity(ctx)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/table"
 	_ "github.com/addrclean/addrclean/table/postgres" // postgres:// and postgresql://
 	_ "github.com/addrclean/addrclean/table/sqlite"   // sqlite:
@@ -274,7 +275,7 @@ func (o *runOptions) journalPathFor(out, review string) string {
 		if out == "" {
 			out = "-"
 		}
-		return journalPath(out, review)
+		return runs.JournalPath(out, review)
 	}
 	tr := o.tr
 	id := "-\x00" + tr.identity // -o - alone: the journal goes with the source
@@ -298,7 +299,7 @@ func (o *runOptions) inputIdentity(ctx context.Context) (journal.Input, error) {
 	if o.isTableSource() {
 		return journal.Input{Path: o.tr.identity}, nil
 	}
-	return hashInput(ctx, o.input)
+	return runs.HashInput(ctx, o.input)
 }
 
 // tableMeta adds the source's identity to the journal's options, where a
