@@ -41,7 +41,6 @@ type Client struct {
 	userAgent string
 	method    string
 	log       zerolog.Logger
-	waiter    Waiter
 	now       func() time.Time
 
 	tokens *tokenSource
@@ -67,11 +66,6 @@ var (
 	hdrAccept = []string{"application/json"}
 	hdrForm   = []string{"application/x-www-form-urlencoded"}
 )
-
-// Waiter paces requests; *rate.Limiter of golang.org/x/time/rate is one.
-type Waiter interface {
-	Wait(ctx context.Context) error
-}
 
 // Option configures a Client in New.
 type Option func(*Client)
@@ -112,13 +106,6 @@ func WithTokenLifetime(d time.Duration) Option {
 // or refreshes a token, never the token or the key.
 func WithLogger(l zerolog.Logger) Option {
 	return func(c *Client) { c.log = l }
-}
-
-// WithWaiter makes Verify call w.Wait before every verify request it sends,
-// the retry after a token refresh included. A caller that passes its rate
-// limiter here must not also wait on it before calling Verify.
-func WithWaiter(w Waiter) Option {
-	return func(c *Client) { c.waiter = w }
 }
 
 // New returns a Client for the service at baseURL (for example
@@ -252,11 +239,6 @@ func (c *Client) Verify(ctx context.Context, a Address) (*VerifyResponse, error)
 		tok, gen, err := c.tokens.get(ctx, minGen)
 		if err != nil {
 			return nil, err
-		}
-		if c.waiter != nil {
-			if err := c.waiter.Wait(ctx); err != nil {
-				return nil, fmt.Errorf("api: verify: waiting to send: %w", err)
-			}
 		}
 		resp, rejected, err := c.send(ctx, tok, params)
 		if rejected == nil {
