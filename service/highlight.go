@@ -19,13 +19,6 @@ type span struct {
 	set      bool
 }
 
-func (s span) ints() []int {
-	if !s.set {
-		return []int{}
-	}
-	return []int{s.start, s.n}
-}
-
 // runeArena holds the characters of the strings a highlight compares,
 // in one buffer.
 type runeArena struct {
@@ -65,28 +58,6 @@ func appendRunes(dst []rune, s string) []rune {
 		dst = append(dst, r)
 	}
 	return dst
-}
-
-// highlights returns, for every label line, the [start, length] span (in
-// Unicode characters) of what differs from the closest input part, or an
-// empty span when the line is there already (ignoring case). The interface
-// allows one pair per line, so several changes in a line become one span;
-// the span is widened to whole words, which is what a reader looks at.
-func highlights(label, input []string) [][]int {
-	out := make([][]int, len(label))
-	in := runesOf(inputParts(input))
-	for i, l := range label {
-		out[i] = highlightLine([]rune(l), in, true).ints()
-	}
-	return out
-}
-
-func runesOf(ss []string) [][]rune {
-	out := make([][]rune, len(ss))
-	for i, s := range ss {
-		out[i] = []rune(s)
-	}
-	return out
 }
 
 // highlightElement is the highlight of the label line of a city, region or
