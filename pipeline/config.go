@@ -71,12 +71,6 @@ type Mapper interface {
 	Map(readers.Row) readers.Mapped
 }
 
-// MapperFunc adapts a function to Mapper.
-type MapperFunc func(readers.Row) readers.Mapped
-
-// Map calls f.
-func (f MapperFunc) Map(r readers.Row) readers.Mapped { return f(r) }
-
 // Verifier verifies one address; *api.Client satisfies it.
 type Verifier interface {
 	// Verify returns the service's answer, or an error that api.Classify

@@ -48,14 +48,6 @@ func keyHash(key string) uint64 {
 	return h.Sum64()
 }
 
-// normalise lower-cases s and folds white space.
-func normalise(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	appendNormal(&b, s)
-	return b.String()
-}
-
 // appendNormal writes s lower-cased, with runs of white space folded to one
 // space and none at the ends, escaping the key separators.
 func appendNormal(b *strings.Builder, s string) {

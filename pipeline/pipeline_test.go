@@ -18,7 +18,6 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/ratelimit"
-	"github.com/addrclean/addrclean/readers"
 )
 
 func TestRunValidates(t *testing.T) {
@@ -701,13 +700,6 @@ func TestReasonText(t *testing.T) {
 				t.Fatal("the token leaked into a reason")
 			}
 		})
-	}
-}
-
-func TestMapperFunc(t *testing.T) {
-	m := MapperFunc(func(r readers.Row) readers.Mapped { return readers.Mapped{Label: strconv.Itoa(r.Num)} })
-	if m.Map(readers.Row{Num: 7}).Label != "7" {
-		t.Fatal("MapperFunc does not call its function")
 	}
 }
 
