@@ -129,7 +129,7 @@ func New(m Matcher, integrations []Integration, opts ...Option) (*Service, error
 	}
 	s := &Service{
 		m: m, sign: newSigner(c.secret), now: c.now, log: c.log,
-		maxBody: c.maxBody, baseURL: trimSlash(c.baseURL),
+		maxBody: c.maxBody, baseURL: strings.TrimRight(c.baseURL, "/"),
 		byKey: make(map[string]*integration, len(integrations)),
 		byKID: make(map[[kidLen]byte]*integration, len(integrations)),
 		scale: math.Pow10(coordDecimals(m)),
@@ -221,13 +221,6 @@ func (s *Service) round(f float64) float64 {
 	return math.Round(f*s.scale) / s.scale
 }
 
-func trimSlash(s string) string {
-	for len(s) > 0 && s[len(s)-1] == '/' {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
 // ServeHTTP routes a request. A panic in a handler becomes a 500 answer.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
@@ -248,33 +241,34 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	switch r.URL.Path {
 	case "/3.0/verify":
-		if r.Method != http.MethodGet && r.Method != http.MethodPost && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD, POST")
-			status = s.writeError(w, errMethodNotAllowed)
-			return
-		}
-		status = s.verify(w, r)
+		status = s.serve(w, r, "GET, HEAD, POST", s.verify)
 	case "/3.0/createtoken":
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			status = s.writeError(w, errMethodNotAllowed)
-			return
-		}
-		status = s.createToken(w, r)
+		status = s.serve(w, r, "GET, HEAD", s.createToken)
 	case "/healthz":
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			status = s.writeError(w, errMethodNotAllowed)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		status = http.StatusOK
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte("ok\n"))
+		status = s.serve(w, r, "GET, HEAD", healthz)
 	default:
 		status = s.writeError(w, errNotFound)
 	}
+}
+
+// serve calls h when r's method is one of allow (an Allow header value),
+// and answers 405 otherwise.
+func (s *Service) serve(w http.ResponseWriter, r *http.Request, allow string, h func(http.ResponseWriter, *http.Request) int) int {
+	for m := range strings.SplitSeq(allow, ", ") {
+		if m == r.Method {
+			return h(w, r)
+		}
+	}
+	w.Header().Set("Allow", allow)
+	return s.writeError(w, errMethodNotAllowed)
+}
+
+func healthz(w http.ResponseWriter, _ *http.Request) int {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte("ok\n"))
+	return http.StatusOK
 }
 
 // createToken exchanges an API key (HTTP Basic user name) for a token.
@@ -331,10 +325,7 @@ func (s *Service) limit(w http.ResponseWriter, it *integration, now time.Time) *
 		return nil
 	}
 	res.CancelAt(now)
-	secs := int64(math.Ceil(d.Seconds()))
-	if secs < 1 {
-		secs = 1
-	}
+	secs := max(1, int64(math.Ceil(d.Seconds())))
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	return errRateLimited
 }
