@@ -345,11 +345,7 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 		// the request must not put the token there.
 		vr, err := decodeRedacted(body.data, c.tokenParam(tok).forms)
 		if err != nil {
-			return nil, nil, &kindError{
-				kind: KindTransient,
-				msg:  scrub(fmt.Sprintf("api: %s: unusable answer (HTTP %d, %d bytes): %v", op, hr.StatusCode, len(body.data), err), secrets()...),
-				err:  err,
-			}
+			return nil, nil, kindErr(KindTransient, err, secrets(), "api: %s: unusable answer (HTTP %d, %d bytes): %v", op, hr.StatusCode, len(body.data), err)
 		}
 		return vr, nil, nil
 	case hr.StatusCode == http.StatusUnauthorized:
@@ -418,11 +414,8 @@ func (c *Client) createToken(ctx context.Context) (string, error) {
 		}
 		// A complete 200 answer without a token: the base URL points at
 		// something that is not this service. Retrying will not change it.
-		return "", &kindError{
-			kind: KindFatal,
-			msg:  scrub(fmt.Sprintf("api: %s: unusable answer from %s (HTTP %d, %d bytes): %s", op, shown, hr.StatusCode, len(body.data), why), append(secrets, tr.Token)...),
-			err:  err,
-		}
+		return "", kindErr(KindFatal, err, append(secrets, tr.Token), "api: %s: unusable answer from %s (HTTP %d, %d bytes): %s",
+			op, shown, hr.StatusCode, len(body.data), why)
 	}
 	return tr.Token, nil
 }

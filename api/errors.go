@@ -84,8 +84,8 @@ func Classify(err error) Kind {
 	if errors.Is(err, ErrInvalidAddress) {
 		return KindPermanent
 	}
-	var ke *kindError
-	if errors.As(err, &ke) {
+	var ke *scrubbedError
+	if errors.As(err, &ke) && ke.kind != KindNone {
 		return ke.kind
 	}
 	var rl *RateLimitedError
@@ -242,17 +242,6 @@ func (e *authError) Error() string {
 
 func (e *authError) Unwrap() []error { return []error{ErrUnauthorized, e.status} }
 
-// kindError gives an error a Kind that its cause alone would not imply
-// (an unusable createtoken body is fatal, an unusable verify body transient).
-type kindError struct {
-	kind Kind
-	msg  string
-	err  error
-}
-
-func (e *kindError) Error() string { return e.msg }
-func (e *kindError) Unwrap() error { return e.err }
-
 // envelope is the error body decided in DESIGN.md.
 type envelope struct {
 	Type string `json:"type"`
@@ -330,9 +319,12 @@ func describeCause(err error) string {
 }
 
 // scrubbedError carries a cause whose text has been cleaned of secrets.
+// kind, when set, is a Kind that the cause alone would not imply (an
+// unusable createtoken body is fatal, an unusable verify body transient).
 type scrubbedError struct {
-	msg string
-	err error
+	kind Kind
+	msg  string
+	err  error
 }
 
 func (e *scrubbedError) Error() string { return e.msg }
@@ -361,5 +353,10 @@ var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 // fmtErr formats an error message and scrubs it; the cause stays reachable
 // for errors.Is and errors.As.
 func fmtErr(cause error, secrets []string, format string, args ...any) error {
-	return &scrubbedError{msg: scrub(fmt.Sprintf(format, args...), secrets...), err: cause}
+	return kindErr(KindNone, cause, secrets, format, args...)
+}
+
+// kindErr is fmtErr for an error of the given Kind, whatever its cause.
+func kindErr(kind Kind, cause error, secrets []string, format string, args ...any) error {
+	return &scrubbedError{kind: kind, msg: scrub(fmt.Sprintf(format, args...), secrets...), err: cause}
 }
