@@ -178,10 +178,9 @@ type Journal struct {
 	db   *boltfile.DB
 	info Info
 
-	rows     atomic.Int64 // row records written by this process
-	failed   atomic.Bool  // a write failed
-	replayed int64        // Lookup only
-	changed  int64
+	rows    atomic.Int64 // row records written by this process
+	failed  atomic.Bool  // a write failed
+	changed int64        // Lookup only
 }
 
 // Open opens and locks the journal at path and reads what it holds. A
@@ -391,16 +390,12 @@ func (j *Journal) Lookup(row int, key uint64) (Entry, bool, error) {
 		j.changed++
 		return Entry{}, false, nil
 	}
-	j.replayed++
 	return e, true, nil
 }
 
 // Failed reports that a write to the journal failed: what it holds may be
 // worth keeping even if no row was counted.
 func (j *Journal) Failed() bool { return j.failed.Load() }
-
-// Replayed is the number of rows Lookup answered.
-func (j *Journal) Replayed() int64 { return j.replayed }
 
 // Changed is the number of records not used because the row's address
 // differs from the journalled one.
