@@ -84,7 +84,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		dedupSize = max(dedupSize, cfg.Window+8)
 	}
 	r := &runner{cfg: cfg, dedup: newDedup(dedupSize, cfg.SpillDir), start: time.Now(),
-		breaker: newBreaker(cfg.BreakerRows, cfg.BreakerWindow, cfg.BreakerShare)}
+		breaker: newBreaker(cfg.BreakerRows, DefaultBreakerWindow, cfg.BreakerShare)}
 	defer func() {
 		if err := r.dedup.close(); err != nil {
 			cfg.Logger.Warn().Err(err).Msg("closing the dedup spill")
@@ -155,7 +155,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	allWritten := f.all && readErr == nil && st.RowsWritten == st.RowsRead
 	if r.stopErr == nil && allWritten {
 		// The share of Error rows is judged on the whole file too: a small
-		// file never reaches MinRowsForShare.
+		// file never reaches DefaultMinRowsForShare.
 		if err := r.tooManyErrors(st.Errors, st.RowsWritten, true); err != nil {
 			r.stopErr = err
 		}
@@ -234,7 +234,7 @@ func (r *runner) tooManyErrors(kinds map[string]int64, written int64, final bool
 	switch {
 	case c.LimitErrors && errs > c.MaxErrors:
 		why = fmt.Sprintf("%d, more than the limit of %d", errs, c.MaxErrors)
-	case c.MaxErrorShare > 0 && written > 0 && (final || written >= c.MinRowsForShare) &&
+	case c.MaxErrorShare > 0 && written > 0 && (final || written >= DefaultMinRowsForShare) &&
 		float64(errs) > c.MaxErrorShare*float64(written):
 		why = fmt.Sprintf("%d of %d rows (%.1f%%), more than the limit of %g%%",
 			errs, written, 100*float64(errs)/float64(written), 100*c.MaxErrorShare)
