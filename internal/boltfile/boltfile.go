@@ -172,8 +172,8 @@ func open(path string, o Options, f *os.File) (*DB, error) {
 			d.file = f
 			return f, nil
 		}}
-	if ok, detail := precheck(path); !ok {
-		return nil, d.corruptFile(detail)
+	if err := precheck(path); err != nil {
+		return nil, d.corruptFile(err)
 	}
 	// bbolt reads the meta and freelist pages while opening: a fault or a
 	// panic there is the file's damage, not a bug to crash on.

@@ -143,24 +143,21 @@ func (m meta) sane(ps int, size int64) error {
 // before bbolt maps it: a page past the end of the file is a SIGBUS. It
 // needs no lock: a writer grows the file before it writes the meta page
 // that claims the pages, and writes one meta page at a time.
-func precheck(path string) (ok bool, detail string) {
+func precheck(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return true, "" // bbolt says why
+		return nil // bbolt says why
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || fi.Size() == 0 {
-		return true, "" // a new file
+		return nil // a new file
 	}
 	m, ps, _, err := readMetas(f, fi.Size())
 	if err == nil {
 		err = m.sane(ps, fi.Size())
 	}
-	if err != nil {
-		return false, err.Error()
-	}
-	return true, ""
+	return err
 }
 
 // check looks for damage before the file is used, holding the lock.
