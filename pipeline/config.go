@@ -75,7 +75,7 @@ type Mapper interface {
 // Verifier verifies one address; *api.Client satisfies it.
 type Verifier interface {
 	// Verify returns the service's answer, or an error that api.Classify
-	// (or Config.Classify) sorts into a kind.
+	// sorts into a kind.
 	Verify(ctx context.Context, a api.Address) (*api.VerifyResponse, error)
 }
 
@@ -191,8 +191,6 @@ type Config struct {
 	// after every row.
 	ProgressInterval time.Duration
 
-	// Classify sorts a Verifier error; default api.Classify.
-	Classify func(error) api.Kind
 	// Jitter returns a random duration in [0, max]; tests inject a fixed one.
 	Jitter func(max time.Duration) time.Duration
 }
@@ -226,9 +224,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ProgressInterval == 0 {
 		c.ProgressInterval = DefaultProgressInterval
-	}
-	if c.Classify == nil {
-		c.Classify = api.Classify
 	}
 	if c.Jitter == nil {
 		c.Jitter = jitter

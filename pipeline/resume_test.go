@@ -609,12 +609,7 @@ func TestServiceNeverReached(t *testing.T) {
 			w := &memWriter{}
 			st, err := Run(testCtx(t), Config{Source: &genSource{n: tc.rows, cells: distinct}, Mapper: cellMapper,
 				Verifier: &fakeVerifier{fn: tc.fn}, Workers: 2, Retries: 1, Jitter: noJitter,
-				Cache: tc.cache, Classify: func(err error) api.Kind {
-					if strings.Contains(err.Error(), "connection refused") {
-						return api.KindTransient
-					}
-					return api.Classify(err)
-				}}.with(w))
+				Cache: tc.cache}.with(w))
 			if !tc.wantErr {
 				if err != nil || st.Stopped != "" {
 					t.Fatalf("err %v, stopped %q; want an ordinary run", err, st.Stopped)

@@ -51,7 +51,7 @@ func (r *runner) verify(addr api.Address, row int) verdict {
 		if r.callCtx.Err() != nil {
 			return verdict{skipped: true} // cancelled in flight, not the row's fault
 		}
-		kind := cfg.Classify(err)
+		kind := api.Classify(err)
 		if timedOut {
 			kind = api.KindTransient
 		}
