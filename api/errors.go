@@ -189,9 +189,6 @@ func (e *StatusError) Error() string {
 	return b.String()
 }
 
-// Kind returns the Kind of the status code.
-func (e *StatusError) Kind() Kind { return statusKind(e.StatusCode) }
-
 // RateLimitedError is a 429 answer. Wait RetryAfter (0 when the answer did
 // not say) before the next request; the row itself is fine.
 type RateLimitedError struct {

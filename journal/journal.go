@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -104,17 +105,9 @@ func (m Meta) Diff(now Meta) []string {
 		d = append(d, fmt.Sprintf("the input file changed since the interrupted run (%s: %d bytes then, %d bytes now; content differs)",
 			now.Input.Path, m.Input.Size, now.Input.Size))
 	}
-	keys := make([]string, 0, len(m.Options)+len(now.Options))
-	for k := range m.Options {
-		keys = append(keys, k)
-	}
-	for k := range now.Options {
-		if _, ok := m.Options[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
+	keys := slices.AppendSeq(slices.Collect(maps.Keys(m.Options)), maps.Keys(now.Options))
 	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Compact(keys) {
 		if a, b := m.Options[k], now.Options[k]; a != b {
 			d = append(d, fmt.Sprintf("%s was %s, now %s", k, show(a), show(b)))
 		}

@@ -34,9 +34,7 @@ func (a *runeArena) reset() {
 
 // add appends the characters of s ([]rune(s)).
 func (a *runeArena) add(s string) {
-	for _, r := range s {
-		a.runes = append(a.runes, r)
-	}
+	a.runes = appendRunes(a.runes, s)
 	a.ends = append(a.ends, len(a.runes))
 }
 
