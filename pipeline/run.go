@@ -128,7 +128,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		feedDone <- fed{all, err}
 	}()
 
-	st, counts, gap := r.drain(ctx, queue)
+	st, gap := r.drain(ctx, queue)
 	f := <-feedDone
 	readErr := f.err
 	_ = g.Wait() // workers return nil: row failures are data
@@ -149,7 +149,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		st.RowsPerSecond = float64(st.RowsWritten) / s
 	}
 	if cfg.Progress != nil {
-		cfg.Progress(r.progress(st.RowsWritten, counts, r.start.Add(st.Elapsed)))
+		cfg.Progress(r.progress(&st, r.start.Add(st.Elapsed)))
 	}
 
 	allWritten := f.all && readErr == nil && st.RowsWritten == st.RowsRead
@@ -358,7 +358,7 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 // first unfinished row nothing more is written (the output stays an
 // unbroken prefix of the input), but slots are still drained so that every
 // worker can finish. gap reports that some row was not written.
-func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, counts Counts, gap bool) {
+func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, gap bool) {
 	// Every action and error kind is present, zero or not, so that scripts
 	// reading the summary find the same keys every time.
 	st = Stats{
@@ -407,7 +407,6 @@ func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, counts
 			st.MatchLevels[level]++
 		}
 		st.Actions[action]++
-		counts.add(action)
 		if action == ActionError {
 			if err := r.tooManyErrors(st.Errors, st.RowsWritten, false); err != nil {
 				// The outputs end at the row that passed the limit, whatever
@@ -420,19 +419,21 @@ func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, counts
 			now := time.Now()
 			if r.cfg.ProgressInterval < 0 || now.Sub(last) >= r.cfg.ProgressInterval {
 				last = now
-				r.cfg.Progress(r.progress(st.RowsWritten, counts, now))
+				r.cfg.Progress(r.progress(&st, now))
 			}
 		}
 	}
-	return st, counts, stopped
+	return st, stopped
 }
 
 // progress builds a snapshot; it runs on the writer goroutine.
-func (r *runner) progress(done int64, counts Counts, now time.Time) Progress {
+func (r *runner) progress(st *Stats, now time.Time) Progress {
+	a := st.Actions
 	p := Progress{
-		RowsRead:    r.rowsRead.Load(),
-		RowsDone:    done,
-		Actions:     counts,
+		RowsRead: r.rowsRead.Load(),
+		RowsDone: st.RowsWritten,
+		Actions: Counts{Accept: a[string(api.ActionAccept)], Suggest: a[string(api.ActionSuggest)],
+			Confirm: a[string(api.ActionConfirm)], Reject: a[string(api.ActionReject)], Error: a[ActionError]},
 		CallsMade:   r.callsMade.Load(),
 		CallsSaved:  r.callsSaved.Load(),
 		Retries:     r.retries.Load(),
