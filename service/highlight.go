@@ -6,12 +6,6 @@ import (
 	"github.com/addrclean/addrclean/gazetteer"
 )
 
-// inputParts splits input lines the way the gazetteer does before matching
-// (at newlines, commas and semicolons, spaces tidied), so that a label line
-// is compared with the part of a cell it came from, not with the whole
-// cell: "Flat 2, Mill Court, 18 Main Street" is three parts.
-func inputParts(lines []string) []string { return gazetteer.SplitParts(nil, lines) }
-
 // span is one highlight, [start, n] in characters; a zero span (set false)
 // is the empty highlight of a line shown as given.
 type span struct {

@@ -111,3 +111,6 @@ func runesOf(ss []string) [][]rune {
 	}
 	return out
 }
+
+// inputParts splits input lines as inputRunes does.
+func inputParts(lines []string) []string { return gazetteer.SplitParts(nil, lines) }

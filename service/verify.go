@@ -202,7 +202,8 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 	if verdict != gazetteer.VerdictAccept && verdict != gazetteer.VerdictSuggest {
 		verdict = gazetteer.VerdictConfirm
 	}
-	assessElements(req, m)
+	parts := inputRunes(req, sc)
+	assessElements(m, parts)
 	// Status and message speak of any change, cosmetic ones included; the
 	// amended flags (like details) only of changes in substance.
 	amended := m.Tidied || m.AddressLinesAmended || m.CityAmended || m.RegionAmended || m.PostcodeAmended
@@ -320,7 +321,7 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 		a.Country = &members.country
 	}
 	a.Label = label
-	a.Highlights = answerHighlights(req, m, label, nLines, sc)
+	a.Highlights = answerHighlights(req, m, label, nLines, parts, sc)
 
 	if it.Location && m.Location != nil {
 		if acc := accuracy(level); acc != "" {
@@ -338,15 +339,11 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 // hold its text, Unchanged when it does. The highlights follow the details,
 // so without this a county the answer adds would be neither flagged nor
 // marked.
-func assessElements(req *request, m *gazetteer.Match) {
+func assessElements(m *gazetteer.Match, parts [][]rune) {
 	d := &m.Details
 	unassessed := func(c gazetteer.Change) bool { return c == gazetteer.ChangeNone || c == "" }
 	if !unassessed(d.City) && !unassessed(d.Region) && !unassessed(d.Postcode) {
 		return
-	}
-	var parts [][]rune
-	for _, p := range appendNonEmpty(inputParts(req.lines), req.city, req.region) {
-		parts = append(parts, []rune(p))
 	}
 	for _, el := range [...]struct {
 		v       string
@@ -364,20 +361,26 @@ func assessElements(req *request, m *gazetteer.Match) {
 	}
 }
 
-// answerHighlights highlights the label: the address lines against the
-// input split into parts, and the city, region and postcode lines each
-// against the value the input gave for that element, so that a corrected
-// town is highlighted even when its name is written in another input line.
-func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines int, sc *answerScratch) [][]int {
-	parts := gazetteer.SplitParts(sc.parts[:0], req.lines)
-	parts = appendNonEmpty(parts, req.city, req.region)
-	sc.parts = parts
+// inputRunes returns the parts of the input, as characters in sc, that
+// the label is compared with: the lines split the way the gazetteer does
+// before matching (at newlines, commas and semicolons, spaces tidied), so
+// that a label line is compared with the part of a cell it came from, not
+// with the whole cell ("Flat 2, Mill Court, 18 Main Street" is three
+// parts), then the city and the region.
+func inputRunes(req *request, sc *answerScratch) [][]rune {
+	sc.parts = appendNonEmpty(gazetteer.SplitParts(sc.parts[:0], req.lines), req.city, req.region)
 	sc.in.reset()
-	for _, p := range parts {
+	for _, p := range sc.parts {
 		sc.in.add(p)
 	}
-	in := sc.in.slices()
+	return sc.in.slices()
+}
 
+// answerHighlights highlights the label: the address lines against the
+// input parts (in), and the city, region and postcode lines each
+// against the value the input gave for that element, so that a corrected
+// town is highlighted even when its name is written in another input line.
+func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines int, in [][]rune, sc *answerScratch) [][]int {
 	// The answer's spans share one backing array.
 	out := grow(sc.out, len(label))[:len(label)]
 	spans := grow(sc.spans, 2*len(label))[:2*len(label)]
