@@ -32,9 +32,8 @@ const (
 // Client calls the token and verify endpoints of one service with one API
 // key. It is safe for concurrent use; all goroutines share one token.
 type Client struct {
-	base      string // without trailing slash
-	baseShown string // base for messages: any user info redacted
-	key       Secret
+	base      string   // without trailing slash
+	baseShown string   // base for messages: any user info redacted
 	auth      Secret   // "Basic ..." header value
 	secrets   []Secret // the key in every form it could be echoed in
 	hc        *http.Client
@@ -133,7 +132,6 @@ func New(baseURL string, key Secret, opts ...Option) (*Client, error) {
 	c := &Client{
 		base:      u.String(),
 		baseShown: u.Redacted(),
-		key:       key,
 		auth:      Secret("Basic " + basic),
 		secrets:   []Secret{key, Secret(basic)},
 		hc:        defaultHTTPClient(),
