@@ -2,6 +2,7 @@ package service
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -202,10 +203,7 @@ func (e keyEntry) integration() (Integration, error) {
 	if err := checkKey(in.Key); err != nil {
 		return in, err
 	}
-	in.Name = e.Name
-	if in.Name == "" {
-		in.Name = "unnamed"
-	}
+	in.Name = cmp.Or(e.Name, "unnamed")
 	for _, c := range e.AllowedCountries {
 		iso, ok := countries.ISO(c)
 		if !ok {

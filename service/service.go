@@ -2,6 +2,7 @@ package service
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"crypto/subtle"
 	"errors"
@@ -144,11 +145,8 @@ func New(m Matcher, integrations []Integration, opts ...Option) (*Service, error
 		if _, dup := s.byKey[in.Key]; dup {
 			return nil, fmt.Errorf("service: integration %d (%q): duplicate key", i+1, in.Name)
 		}
-		it := &integration{Integration: in, kid: s.sign.keyID(in.Key), ttl: in.TokenTTL}
+		it := &integration{Integration: in, kid: s.sign.keyID(in.Key), ttl: cmp.Or(in.TokenTTL, DefaultTokenTTL)}
 		it.AllowedCountries = append([]string(nil), in.AllowedCountries...)
-		if it.ttl == 0 {
-			it.ttl = DefaultTokenTTL
-		}
 		if len(in.AllowedCountries) > 0 {
 			it.allowed = make(map[string]bool, len(in.AllowedCountries))
 			for _, c := range in.AllowedCountries {
@@ -156,10 +154,7 @@ func New(m Matcher, integrations []Integration, opts ...Option) (*Service, error
 			}
 		}
 		if in.RequestsPerSecond > 0 {
-			burst := in.Burst
-			if burst == 0 {
-				burst = max(1, int(math.Ceil(in.RequestsPerSecond)))
-			}
+			burst := cmp.Or(in.Burst, max(1, int(math.Ceil(in.RequestsPerSecond))))
 			it.limiter = rate.NewLimiter(rate.Limit(in.RequestsPerSecond), burst)
 		}
 		if _, clash := s.byKID[it.kid]; clash {

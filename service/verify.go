@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"errors"
 	"mime"
 	"net/http"
@@ -181,10 +182,7 @@ func checkParam(name, v string) *apiError {
 // answer turns a match into the verify response under the integration's
 // settings.
 func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *answerScratch) api.VerifyResponse {
-	lang := req.language
-	if lang == "" {
-		lang = "en"
-	}
+	lang := cmp.Or(req.language, "en")
 	level := m.Level
 	switch level {
 	case gazetteer.LevelBuilding, gazetteer.LevelSubBuilding, gazetteer.LevelStreet,
@@ -207,10 +205,7 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 	// Status and message speak of any change, cosmetic ones included; the
 	// amended flags (like details) only of changes in substance.
 	amended := m.Tidied || m.AddressLinesAmended || m.CityAmended || m.RegionAmended || m.PostcodeAmended
-	country := m.Country
-	if country == "" {
-		country = req.iso
-	}
+	country := cmp.Or(m.Country, req.iso)
 
 	var resp api.VerifyResponse
 	resp.Type = "verify"
@@ -246,10 +241,7 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 	switch {
 	case it.allowed != nil && !it.allowed[country]:
 		resp.Action = api.ActionReject
-		name := countries.Name(country)
-		if name == "" {
-			name = country
-		}
+		name := cmp.Or(countries.Name(country), country)
 		resp.Form.Message = api.Message{ID: MsgRejectCountry, Severity: api.SeverityError,
 			Value: "Addresses in " + name + " are not accepted by this integration."}
 	case !it.POBoxes && (m.POBox || m.Record != nil && m.Record.Type == gazetteer.POBox):
