@@ -228,8 +228,5 @@ func (d *DB) namespaces() ([][]byte, error) {
 // refuses a file that is not a cache (ErrNotCache): one without bbolt's
 // magic number, or a readable bbolt file without addrclean's marker.
 func Recreate(path string, opts Options) (*DB, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("cache %s is a directory", path)
-	}
 	return openFile(path, opts, true)
 }
