@@ -96,21 +96,12 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	// within the grace, so they get a context of their own.
 	r.callCtx, r.cancelCal = context.WithCancel(context.WithoutCancel(ctx))
 	defer r.cancelCal()
-	var grace *time.Timer
-	var graceMu sync.Mutex
+	// Once the run stops, they get the grace; the timer goes with them.
 	stopGrace := context.AfterFunc(r.runCtx, func() {
-		graceMu.Lock()
-		defer graceMu.Unlock()
-		grace = time.AfterFunc(cfg.Timeout, r.cancelCal)
+		grace := time.AfterFunc(cfg.Timeout, r.cancelCal)
+		context.AfterFunc(r.callCtx, func() { grace.Stop() })
 	})
-	defer func() {
-		stopGrace()
-		graceMu.Lock()
-		if grace != nil {
-			grace.Stop()
-		}
-		graceMu.Unlock()
-	}()
+	defer stopGrace()
 
 	cfg.Logger.Debug().Int("workers", cfg.Workers).Int("window", cfg.Window).Int("retries", cfg.Retries).
 		Dur("timeout", cfg.Timeout).Dur("max_wait", cfg.MaxWait).Float64("rate", cfg.Limiter.Configured()).
