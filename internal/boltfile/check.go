@@ -365,19 +365,15 @@ func (c *checker) tree(id uint64, lo, hi []byte, depth, buckets int, entries boo
 func (c *checker) leaf(id uint64, b, lo, hi []byte, buckets int, entries bool) error {
 	ne := binary.NativeEndian
 	n := int(ne.Uint16(b[10:]))
-	var prev []byte
 	for i := range n {
 		k, v, err := element(b, i, 1)
 		if err != nil {
 			return fmt.Errorf("page %d: %w", id, err)
 		}
-		if i > 0 {
-			lo = prev
-		}
 		if err := inOrder(id, k, lo, hi, i == 0); err != nil {
 			return err
 		}
-		prev = k
+		lo = k
 		if ne.Uint32(b[pageHeaderSize+i*elementSize:])&bucketLeafFlag == 0 {
 			if entries && c.entry != nil {
 				c.entry(k, v)
