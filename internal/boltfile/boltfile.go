@@ -211,7 +211,7 @@ func open(path string, o Options, f *os.File) (*DB, error) {
 			switch {
 			case m == nil:
 				if k, _ := tx.Cursor().First(); k != nil {
-					return d.NotOurs()
+					return &corruptError{o: &d.o, path: path, detail: "a bbolt file of another program", notOurs: true}
 				}
 				d.fresh = true
 			case !bytes.Equal(m.Get(formatKey), o.Format):
@@ -275,11 +275,6 @@ func (d *DB) Corrupt(detail any) error {
 	return &corruptError{o: &d.o, path: d.path, detail: fmt.Sprint(detail)}
 }
 
-// NotOurs is the error about a readable bbolt file of another program.
-func (d *DB) NotOurs() error {
-	return &corruptError{o: &d.o, path: d.path, detail: "a bbolt file of another program", notOurs: true}
-}
-
 // corruptError is an error about a file that is damaged or not of its
 // kind; it wraps Options.Corrupt (and NotOurs), and says what to do.
 type corruptError struct {
@@ -308,9 +303,6 @@ func (d *DB) Sync() error {
 	}
 	return nil
 }
-
-// Path returns the file's path.
-func (d *DB) Path() string { return d.path }
 
 // Close releases the file and its lock.
 func (d *DB) Close() error {
