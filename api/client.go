@@ -378,7 +378,6 @@ func putBody(buf *bytes.Buffer) {
 	}
 }
 
-// createToken fetches a new token with the API key.
 func (c *Client) createToken(ctx context.Context) (string, error) {
 	const op = "createtoken"
 	shown := c.baseShown + "/3.0/createtoken"

@@ -103,7 +103,6 @@ func Classify(err error) Kind {
 	return KindTransient
 }
 
-// statusKind maps an HTTP status to a Kind.
 func statusKind(code int) Kind {
 	switch {
 	case code == http.StatusTooManyRequests:

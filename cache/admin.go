@@ -206,7 +206,6 @@ func (d *DB) Clear() (int64, error) {
 	return removed, nil
 }
 
-// namespaces returns the bucket names of the namespaces.
 func (d *DB) namespaces() ([][]byte, error) {
 	var names [][]byte
 	err := d.b.View(func(tx *bolt.Tx) error {

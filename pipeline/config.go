@@ -195,7 +195,6 @@ type Config struct {
 	Jitter func(max time.Duration) time.Duration
 }
 
-// withDefaults returns c with zero fields filled in.
 func (c Config) withDefaults() Config {
 	if c.Workers < 1 {
 		c.Workers = DefaultWorkers

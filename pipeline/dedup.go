@@ -241,7 +241,6 @@ func (d *dedup) finish(key string, f *flight, v verdict) {
 	close(f.done)
 }
 
-// close releases the spill.
 func (d *dedup) close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -108,7 +108,6 @@ func (r *runner) verify(addr api.Address, row int) verdict {
 	}
 }
 
-// retryAfter returns the wait an error asks for, or 0.
 func retryAfter(err error) time.Duration {
 	var rl *api.RateLimitedError
 	if errors.As(err, &rl) {

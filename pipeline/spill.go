@@ -83,7 +83,6 @@ func (s *spill) put(key string, v verdict) error {
 	return nil
 }
 
-// get returns the verdict kept for key, if any.
 func (s *spill) get(key string) (verdict, bool, error) {
 	if s.f == nil {
 		return verdict{}, false, nil
@@ -149,7 +148,6 @@ func (s *spill) open() error {
 	return nil
 }
 
-// close releases the file.
 func (s *spill) close() error {
 	if s.f == nil {
 		return nil

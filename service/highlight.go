@@ -44,7 +44,6 @@ func (a *runeArena) slices() [][]rune {
 	return a.out
 }
 
-// appendRunes appends the characters of s to dst.
 func appendRunes(dst []rune, s string) []rune {
 	for _, r := range s {
 		dst = append(dst, r)

@@ -331,7 +331,6 @@ func (s *Service) limit(w http.ResponseWriter, it *integration, now time.Time) *
 // service does not allocate one per request.
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// writeVerify writes a verify answer with status 200.
 func (s *Service) writeVerify(w http.ResponseWriter, resp *api.VerifyResponse) int {
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer putBuf(buf)

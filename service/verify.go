@@ -40,7 +40,6 @@ const (
 	hasLanguage
 )
 
-// verify answers /3.0/verify.
 func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
 	form, e := s.parseForm(w, r)
 	if e != nil {
