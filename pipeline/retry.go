@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -129,10 +130,7 @@ const maxReason = 300
 func reason(err error) string {
 	var se *api.StatusError
 	if errors.As(err, &se) {
-		msg := se.Message
-		if msg == "" {
-			msg = http.StatusText(se.StatusCode)
-		}
+		msg := cmp.Or(se.Message, http.StatusText(se.StatusCode))
 		s := "service answered " + strconv.Itoa(se.StatusCode)
 		if msg != "" {
 			s += ": " + msg

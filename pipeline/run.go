@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -391,11 +392,7 @@ func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, gap bo
 			log.Warn().Int("row", o.res.Row).Str("reason", o.res.Err).Str("kind", o.kind).Msg("row not verified")
 		} else if o.res.Response != nil {
 			action = string(o.res.Response.Action)
-			level := o.res.Response.Information.MatchLevel
-			if level == "" {
-				level = "unknown"
-			}
-			st.MatchLevels[level]++
+			st.MatchLevels[cmp.Or(o.res.Response.Information.MatchLevel, "unknown")]++
 		}
 		st.Actions[action]++
 		if action == ActionError {
