@@ -134,7 +134,7 @@ func New(baseURL string, key Secret, opts ...Option) (*Client, error) {
 		baseShown: u.Redacted(),
 		auth:      Secret("Basic " + basic),
 		secrets:   []Secret{key, Secret(basic)},
-		hc:        defaultHTTPClient(),
+		hc:        NewHTTPClient(64, DefaultTimeout),
 		userAgent: DefaultUserAgent,
 		method:    http.MethodPost,
 		log:       zerolog.Nop(),
@@ -151,10 +151,6 @@ func New(baseURL string, key Secret, opts ...Option) (*Client, error) {
 	c.tokens.log = c.log
 	c.hdrUA = []string{c.userAgent}
 	return c, nil
-}
-
-func defaultHTTPClient() *http.Client {
-	return NewHTTPClient(64, DefaultTimeout)
 }
 
 // NewHTTPClient returns an http.Client fit for the service: idle connections
