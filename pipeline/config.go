@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"time"
@@ -212,18 +213,11 @@ func (c Config) withDefaults() Config {
 		c.MaxWait = DefaultMaxWait
 	}
 	c.Window = ReorderWindow(c.Window, c.Workers)
-	if c.BreakerRows == 0 {
-		c.BreakerRows = DefaultBreakerRows
-	}
-	if c.BreakerShare == 0 {
-		c.BreakerShare = DefaultBreakerShare
-	}
-	if c.DedupCache == 0 {
-		c.DedupCache = DefaultDedupCache
-	}
-	if c.ProgressInterval == 0 {
-		c.ProgressInterval = DefaultProgressInterval
-	}
+	// Negative values of these mean "none" or "never": only zero defaults.
+	c.BreakerRows = cmp.Or(c.BreakerRows, DefaultBreakerRows)
+	c.BreakerShare = cmp.Or(c.BreakerShare, DefaultBreakerShare)
+	c.DedupCache = cmp.Or(c.DedupCache, DefaultDedupCache)
+	c.ProgressInterval = cmp.Or(c.ProgressInterval, DefaultProgressInterval)
 	if c.Jitter == nil {
 		c.Jitter = jitter
 	}

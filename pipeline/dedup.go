@@ -140,7 +140,7 @@ type cached struct {
 func newDedup(size int, dir string) *dedup {
 	d := &dedup{size: size, lru: list.New(), index: make(map[string]*list.Element)}
 	if size > 0 {
-		d.spill = newSpill(dir)
+		d.spill = &spill{dir: dir}
 	}
 	return d
 }

@@ -840,7 +840,7 @@ func TestCacheErrorStopsRun(t *testing.T) {
 // TestSpillChecksDamage: a record damaged on disk is an error, never another
 // address's verdict or a changed answer.
 func TestSpillChecksDamage(t *testing.T) {
-	s := newSpill(t.TempDir())
+	s := &spill{dir: t.TempDir()}
 	defer s.close()
 	resp := &api.VerifyResponse{Action: api.ActionAccept, Address: api.MatchedAddress{ID: "A1", Label: []string{"1 Main Street"}}}
 	for i := range 3 {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -49,8 +50,6 @@ type spill struct {
 	written int64 // verdicts kept
 	buf     []byte
 }
-
-func newSpill(dir string) *spill { return &spill{dir: dir} }
 
 type spillKey [sha256.Size]byte
 
@@ -161,10 +160,7 @@ func (s *spill) close() error {
 }
 
 func (s *spill) wrap(err error) error {
-	dir := s.dir
-	if dir == "" {
-		dir = os.TempDir()
-	}
+	dir := cmp.Or(s.dir, os.TempDir())
 	return fmt.Errorf("dedup spill in %s (verdicts kept for far-apart duplicates; set TMPDIR to a writable directory with room): %w", dir, err)
 }
 
