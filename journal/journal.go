@@ -193,7 +193,6 @@ func Open(path string) (*Journal, error) {
 			damaged++
 		}
 	}
-	var db *boltfile.DB
 	switch old, torn := oldFormat(path); {
 	case torn:
 		// The text format's first line cut short: a run of an older
@@ -201,14 +200,12 @@ func Open(path string) (*Journal, error) {
 		if err := os.Remove(path); err != nil {
 			return nil, fmt.Errorf("journal: %w", err)
 		}
-		db, err = boltfile.Open(path, o)
 	case old:
 		// Callers add what to do to start afresh (delete it).
 		return nil, fmt.Errorf("journal %s: %w (%w: the text format of earlier versions; "+
 			"resume the run with the older addrclean to keep its rows)", path, ErrOldFormat, ErrCorrupt)
-	default:
-		db, err = boltfile.Open(path, o)
 	}
+	db, err := boltfile.Open(path, o)
 	if err != nil {
 		return nil, err
 	}
