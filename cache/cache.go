@@ -137,15 +137,11 @@ func openFile(path string, opts Options, replace bool) (*DB, error) {
 			outdated++
 		}
 	}
-	var (
-		b   *boltfile.DB
-		err error
-	)
+	open := boltfile.Open
 	if replace {
-		b, err = boltfile.Replace(path, bo)
-	} else {
-		b, err = boltfile.Open(path, bo)
+		open = boltfile.Replace
 	}
+	b, err := open(path, bo)
 	if err != nil {
 		return nil, err
 	}
