@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -254,8 +255,8 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 	// input: the address as sent. The lines and labels of input and
 	// address share one array each, as do the members of address, all in
 	// sc.
-	lines := grow(sc.lines, len(req.rawLines)+len(m.Lines))
-	labels := grow(sc.labels, len(req.lines)+2+len(m.Lines)+3)
+	lines := slices.Grow(sc.lines[:0], len(req.rawLines)+len(m.Lines))
+	labels := slices.Grow(sc.labels[:0], len(req.lines)+2+len(m.Lines)+3)
 	sc.lines, sc.labels = lines, labels
 	in := &resp.Input
 	in.Lines = lines[:0:len(req.rawLines)]
@@ -373,8 +374,8 @@ func inputRunes(req *request, sc *answerScratch) [][]rune {
 // town is highlighted even when its name is written in another input line.
 func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines int, in [][]rune, sc *answerScratch) [][]int {
 	// The answer's spans share one backing array.
-	out := grow(sc.out, len(label))[:len(label)]
-	spans := grow(sc.spans, 2*len(label))[:2*len(label)]
+	out := slices.Grow(sc.out[:0], len(label))[:len(label)]
+	spans := slices.Grow(sc.spans[:0], 2*len(label))[:2*len(label)]
 	sc.out, sc.spans = out, spans
 	clear(out)
 	put := func(i int, h span) {
@@ -439,14 +440,6 @@ type answerMembers struct {
 }
 
 var answerPool = sync.Pool{New: func() any { return new(answerScratch) }}
-
-// grow returns s emptied, with room for n elements.
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, 0, n)
-	}
-	return s[:0]
-}
 
 func appendNonEmpty(dst []string, vs ...string) []string {
 	for _, v := range vs {
