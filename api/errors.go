@@ -167,25 +167,17 @@ type StatusError struct {
 
 // Error describes the status and the service's message.
 func (e *StatusError) Error() string {
-	var b strings.Builder
-	b.WriteString("api: ")
-	b.WriteString(e.Op)
-	b.WriteString(": HTTP ")
-	b.WriteString(strconv.Itoa(e.StatusCode))
+	s := "api: " + e.Op + ": HTTP " + strconv.Itoa(e.StatusCode)
 	if t := http.StatusText(e.StatusCode); t != "" {
-		b.WriteString(" ")
-		b.WriteString(t)
+		s += " " + t
 	}
 	if e.Location != "" {
-		b.WriteString(" (redirected to ")
-		b.WriteString(e.Location)
-		b.WriteString(": check the base URL)")
+		s += " (redirected to " + e.Location + ": check the base URL)"
 	}
 	if e.Message != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Message)
+		s += ": " + e.Message
 	}
-	return b.String()
+	return s
 }
 
 // RateLimitedError is a 429 answer. Wait RetryAfter (0 when the answer did
