@@ -110,19 +110,18 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	queue := make(chan slot, cfg.Window)
 	var g errgroup.Group
 	g.SetLimit(cfg.Workers)
-	type fed struct {
-		all bool // the input (or Limit) was exhausted
-		err error
-	}
-	feedDone := make(chan fed, 1)
+	var (
+		all     bool // the input (or Limit) was exhausted
+		readErr error
+	)
+	fed := make(chan struct{})
 	go func() {
-		all, err := r.feed(queue, &g)
-		feedDone <- fed{all, err}
+		defer close(fed)
+		all, readErr = r.feed(queue, &g)
 	}()
 
 	st, gap := r.drain(ctx, queue)
-	f := <-feedDone
-	readErr := f.err
+	<-fed
 	_ = g.Wait() // workers return nil: row failures are data
 	r.followers.Wait()
 
@@ -144,7 +143,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		cfg.Progress(r.progress(&st, r.start.Add(st.Elapsed)))
 	}
 
-	allWritten := f.all && readErr == nil && st.RowsWritten == st.RowsRead
+	allWritten := all && readErr == nil && st.RowsWritten == st.RowsRead
 	if r.stopErr == nil && allWritten {
 		// The share of Error rows is judged on the whole file too: a small
 		// file never reaches DefaultMinRowsForShare.
@@ -180,7 +179,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	}
 	// A cancellation that came after the last row was done interrupted
 	// nothing.
-	if err := ctx.Err(); err != nil && (gap || !f.all) {
+	if err := ctx.Err(); err != nil && (gap || !all) {
 		st.Interrupted = true
 		return st, fmt.Errorf("pipeline: interrupted after %d rows: %w", st.RowsWritten, err)
 	}
