@@ -267,7 +267,12 @@ func (d *DB) syncLoop() {
 // corruptFile is the error about the file that bbolt could not open:
 // damaged, or not a bbolt file at all.
 func (d *DB) corruptFile(detail any) error {
-	return &corruptError{o: &d.o, path: d.path, detail: fmt.Sprint(detail), notOurs: !hasMagic(d.path)}
+	notOurs := true
+	if f, err := os.Open(d.path); err == nil {
+		notOurs = !hasMagicAt(f)
+		_ = f.Close()
+	}
+	return &corruptError{o: &d.o, path: d.path, detail: fmt.Sprint(detail), notOurs: notOurs}
 }
 
 // Corrupt is the error about damage to the file that detail describes.

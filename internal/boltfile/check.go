@@ -442,18 +442,9 @@ func inOrder(id uint64, k, lo, hi []byte, first bool) error {
 	return nil
 }
 
-// hasMagic reports whether the file at path has bbolt's magic number in one
-// of its meta pages: a damaged bbolt file (that Replace may empty), not
-// something else that --cache was pointed at.
-func hasMagic(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	return hasMagicAt(f)
-}
-
+// hasMagicAt reports whether r has bbolt's magic number in one of its meta
+// pages: a damaged bbolt file (that Replace may empty), not something else
+// that --cache was pointed at.
 func hasMagicAt(r io.ReaderAt) bool {
 	var buf [4]byte
 	at := func(off int64) bool {
