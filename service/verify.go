@@ -192,12 +192,9 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 	}
 	building := m.Record != nil && (level == gazetteer.LevelBuilding || level == gazetteer.LevelSubBuilding)
 	verdict := m.Verdict
-	if (verdict == gazetteer.VerdictAccept || verdict == gazetteer.VerdictSuggest) && !building {
-		// Accept and Suggest promise an address id: without a matched
-		// building the honest answer is Confirm.
-		verdict = gazetteer.VerdictConfirm
-	}
-	if verdict != gazetteer.VerdictAccept && verdict != gazetteer.VerdictSuggest {
+	// Accept and Suggest promise an address id: without a matched building
+	// the honest answer is Confirm.
+	if !building || verdict != gazetteer.VerdictAccept && verdict != gazetteer.VerdictSuggest {
 		verdict = gazetteer.VerdictConfirm
 	}
 	parts := inputRunes(req, sc)
