@@ -95,10 +95,7 @@ func (r *runner) verify(addr api.Address, row int) verdict {
 				return verdict{kind: ErrKindTransient,
 					reason: reasonText(fmt.Sprintf("gave up after %s: %s", attempts(failures+1), why))}
 			}
-			d := cfg.backoff(failures)
-			if ra := retryAfter(err); ra > d {
-				d = ra // a 503 may say when to come back
-			}
+			d := max(cfg.backoff(failures), retryAfter(err)) // a 503 may say when to come back
 			failures++
 			r.retries.Add(1)
 			log.Debug().Int("row", row).Int("attempt", failures).Dur("backoff", d).Str("reason", why).Msg("retrying")
