@@ -331,12 +331,9 @@ func (s *Store) Get(_ context.Context, key string) (*api.VerifyResponse, bool, e
 		// The decoder copies what it keeps, so the answer outlives the
 		// transaction's memory map. Past the checksum a body that does not
 		// decode was written so (a bug): a miss, like a damaged one.
-		r, err := api.DecodeVerifyResponse(body)
-		if err != nil {
+		if resp, _ = api.DecodeVerifyResponse(body); resp == nil {
 			state = entryDamaged
-			return nil
 		}
-		resp = r
 		return nil
 	})
 	if err != nil {
