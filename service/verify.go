@@ -51,12 +51,8 @@ func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
 		return s.writeError(w, errMissingToken)
 	}
 	now := s.now()
-	kid, err := s.sign.check(tok, now)
-	if err != nil {
-		var e *apiError
-		if !errors.As(err, &e) {
-			e = errInvalidToken
-		}
+	kid, e := s.sign.check(tok, now)
+	if e != nil {
 		return s.writeError(w, e)
 	}
 	it := s.byKID[kid]
