@@ -473,8 +473,7 @@ func (c *Client) transportError(op, method, shown string, err error, secrets []s
 
 // unwrapURL drops the *url.Error layer (and with it the request URL).
 func unwrapURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) && ue.Err != nil {
+	if ue, ok := errors.AsType[*url.Error](err); ok && ue.Err != nil {
 		return ue.Err
 	}
 	return err

@@ -84,16 +84,13 @@ func Classify(err error) Kind {
 	if errors.Is(err, ErrInvalidAddress) {
 		return KindPermanent
 	}
-	var ke *scrubbedError
-	if errors.As(err, &ke) && ke.kind != KindNone {
+	if ke, ok := errors.AsType[*scrubbedError](err); ok && ke.kind != KindNone {
 		return ke.kind
 	}
-	var rl *RateLimitedError
-	if errors.As(err, &rl) {
+	if _, ok := errors.AsType[*RateLimitedError](err); ok {
 		return KindRateLimited
 	}
-	var se *StatusError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*StatusError](err); ok {
 		return statusKind(se.StatusCode)
 	}
 	if isCertificateError(err) {

@@ -107,12 +107,10 @@ func (r *runner) verify(addr api.Address, row int) verdict {
 }
 
 func retryAfter(err error) time.Duration {
-	var rl *api.RateLimitedError
-	if errors.As(err, &rl) {
+	if rl, ok := errors.AsType[*api.RateLimitedError](err); ok {
 		return rl.RetryAfter
 	}
-	var se *api.StatusError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*api.StatusError](err); ok {
 		return se.RetryAfter
 	}
 	return 0
@@ -125,8 +123,7 @@ const maxReason = 300
 // reads "service answered 400: <message>". URLs are never quoted from
 // transport errors, since a GET request's URL carries the token.
 func reason(err error) string {
-	var se *api.StatusError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*api.StatusError](err); ok {
 		msg := cmp.Or(se.Message, http.StatusText(se.StatusCode))
 		s := "service answered " + strconv.Itoa(se.StatusCode)
 		if msg != "" {

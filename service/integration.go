@@ -165,8 +165,7 @@ func parseKeys(data []byte) ([]Integration, error) {
 	dec.DisallowUnknownFields()
 	var kf keysFile
 	if err := dec.Decode(&kf); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
+		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 			line, col := lineCol(data, se.Offset)
 			return nil, fmt.Errorf("line %d column %d: %w", line, col, err)
 		}

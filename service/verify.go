@@ -106,8 +106,7 @@ func (s *Service) parseForm(w http.ResponseWriter, r *http.Request) (url.Values,
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
 	}
 	if err := r.ParseForm(); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, errTooLarge
 		}
 		return nil, invalidParam("The query or body is not validly form-encoded.")
