@@ -42,7 +42,6 @@ const (
 	bucketHeader    = 16 // root pgid u64, sequence u64; an inline bucket's page follows
 	branchPageFlag  = 0x01
 	leafPageFlag    = 0x02
-	metaPageFlag    = 0x04
 	freelistFlag    = 0x10
 	bucketLeafFlag  = 0x01
 	boltMagic       = 0xED0CDAED
