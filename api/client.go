@@ -32,16 +32,14 @@ const (
 // Client calls the token and verify endpoints of one service with one API
 // key. It is safe for concurrent use; all goroutines share one token.
 type Client struct {
-	base      string // without trailing slash
-	baseShown string // base for messages: any user info redacted
-	key       Secret
+	base      string   // without trailing slash
+	baseShown string   // base for messages: any user info redacted
 	auth      Secret   // "Basic ..." header value
 	secrets   []Secret // the key in every form it could be echoed in
 	hc        *http.Client
 	userAgent string
 	method    string
 	log       zerolog.Logger
-	waiter    Waiter
 	now       func() time.Time
 
 	tokens *tokenSource
@@ -67,11 +65,6 @@ var (
 	hdrAccept = []string{"application/json"}
 	hdrForm   = []string{"application/x-www-form-urlencoded"}
 )
-
-// Waiter paces requests; *rate.Limiter of golang.org/x/time/rate is one.
-type Waiter interface {
-	Wait(ctx context.Context) error
-}
 
 // Option configures a Client in New.
 type Option func(*Client)
@@ -114,13 +107,6 @@ func WithLogger(l zerolog.Logger) Option {
 	return func(c *Client) { c.log = l }
 }
 
-// WithWaiter makes Verify call w.Wait before every verify request it sends,
-// the retry after a token refresh included. A caller that passes its rate
-// limiter here must not also wait on it before calling Verify.
-func WithWaiter(w Waiter) Option {
-	return func(c *Client) { c.waiter = w }
-}
-
 // New returns a Client for the service at baseURL (for example
 // "https://api.example.com"; the endpoints are baseURL+"/3.0/...") that
 // authenticates with key. It makes no request: the first Verify fetches the
@@ -146,10 +132,9 @@ func New(baseURL string, key Secret, opts ...Option) (*Client, error) {
 	c := &Client{
 		base:      u.String(),
 		baseShown: u.Redacted(),
-		key:       key,
 		auth:      Secret("Basic " + basic),
 		secrets:   []Secret{key, Secret(basic)},
-		hc:        defaultHTTPClient(),
+		hc:        NewHTTPClient(64, DefaultTimeout),
 		userAgent: DefaultUserAgent,
 		method:    http.MethodPost,
 		log:       zerolog.Nop(),
@@ -166,10 +151,6 @@ func New(baseURL string, key Secret, opts ...Option) (*Client, error) {
 	c.tokens.log = c.log
 	c.hdrUA = []string{c.userAgent}
 	return c, nil
-}
-
-func defaultHTTPClient() *http.Client {
-	return NewHTTPClient(64, DefaultTimeout)
 }
 
 // NewHTTPClient returns an http.Client fit for the service: idle connections
@@ -252,11 +233,6 @@ func (c *Client) Verify(ctx context.Context, a Address) (*VerifyResponse, error)
 		tok, gen, err := c.tokens.get(ctx, minGen)
 		if err != nil {
 			return nil, err
-		}
-		if c.waiter != nil {
-			if err := c.waiter.Wait(ctx); err != nil {
-				return nil, fmt.Errorf("api: verify: waiting to send: %w", err)
-			}
 		}
 		resp, rejected, err := c.send(ctx, tok, params)
 		if rejected == nil {
@@ -363,11 +339,7 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 		// the request must not put the token there.
 		vr, err := decodeRedacted(body.data, c.tokenParam(tok).forms)
 		if err != nil {
-			return nil, nil, &kindError{
-				kind: KindTransient,
-				msg:  scrub(fmt.Sprintf("api: %s: unusable answer (HTTP %d, %d bytes): %v", op, hr.StatusCode, len(body.data), err), secrets()...),
-				err:  err,
-			}
+			return nil, nil, kindErr(KindTransient, err, secrets(), "api: %s: unusable answer (HTTP %d, %d bytes): %v", op, hr.StatusCode, len(body.data), err)
 		}
 		return vr, nil, nil
 	case hr.StatusCode == http.StatusUnauthorized:
@@ -402,7 +374,6 @@ func putBody(buf *bytes.Buffer) {
 	}
 }
 
-// createToken fetches a new token with the API key.
 func (c *Client) createToken(ctx context.Context) (string, error) {
 	const op = "createtoken"
 	shown := c.baseShown + "/3.0/createtoken"
@@ -436,11 +407,8 @@ func (c *Client) createToken(ctx context.Context) (string, error) {
 		}
 		// A complete 200 answer without a token: the base URL points at
 		// something that is not this service. Retrying will not change it.
-		return "", &kindError{
-			kind: KindFatal,
-			msg:  scrub(fmt.Sprintf("api: %s: unusable answer from %s (HTTP %d, %d bytes): %s", op, shown, hr.StatusCode, len(body.data), why), append(secrets, tr.Token)...),
-			err:  err,
-		}
+		return "", kindErr(KindFatal, err, append(secrets, tr.Token), "api: %s: unusable answer from %s (HTTP %d, %d bytes): %s",
+			op, shown, hr.StatusCode, len(body.data), why)
 	}
 	return tr.Token, nil
 }
@@ -505,8 +473,7 @@ func (c *Client) transportError(op, method, shown string, err error, secrets []s
 
 // unwrapURL drops the *url.Error layer (and with it the request URL).
 func unwrapURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) && ue.Err != nil {
+	if ue, ok := errors.AsType[*url.Error](err); ok && ue.Err != nil {
 		return ue.Err
 	}
 	return err

@@ -599,34 +599,6 @@ func TestCancelledWaiter(t *testing.T) {
 	})
 }
 
-func TestWaiterCalledForEveryRequest(t *testing.T) {
-	f := newFakeService(t)
-	w := &countingWaiter{}
-	c := f.client(t, WithWaiter(w))
-	ctx := context.Background()
-	if _, err := c.Verify(ctx, testAddress); err != nil {
-		t.Fatal(err)
-	}
-	f.expire()
-	if _, err := c.Verify(ctx, testAddress); err != nil {
-		t.Fatal(err)
-	}
-	if got := w.n.Load(); got != 3 {
-		t.Errorf("Wait called %d times, want 3 (the retry included)", got)
-	}
-	w.err = errors.New("limiter closed")
-	if _, err := c.Verify(ctx, testAddress); !errors.Is(err, w.err) {
-		t.Errorf("err = %v, want the waiter's error", err)
-	}
-}
-
-type countingWaiter struct {
-	n   atomic.Int64
-	err error
-}
-
-func (w *countingWaiter) Wait(context.Context) error { w.n.Add(1); return w.err }
-
 // TestLogsNeverShowSecrets also prints the Client itself.
 func TestLogsNeverShowSecrets(t *testing.T) {
 	f := newFakeService(t)

@@ -84,16 +84,13 @@ func Classify(err error) Kind {
 	if errors.Is(err, ErrInvalidAddress) {
 		return KindPermanent
 	}
-	var ke *kindError
-	if errors.As(err, &ke) {
+	if ke, ok := errors.AsType[*scrubbedError](err); ok && ke.kind != KindNone {
 		return ke.kind
 	}
-	var rl *RateLimitedError
-	if errors.As(err, &rl) {
+	if _, ok := errors.AsType[*RateLimitedError](err); ok {
 		return KindRateLimited
 	}
-	var se *StatusError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*StatusError](err); ok {
 		return statusKind(se.StatusCode)
 	}
 	if isCertificateError(err) {
@@ -103,7 +100,6 @@ func Classify(err error) Kind {
 	return KindTransient
 }
 
-// statusKind maps an HTTP status to a Kind.
 func statusKind(code int) Kind {
 	switch {
 	case code == http.StatusTooManyRequests:
@@ -168,29 +164,18 @@ type StatusError struct {
 
 // Error describes the status and the service's message.
 func (e *StatusError) Error() string {
-	var b strings.Builder
-	b.WriteString("api: ")
-	b.WriteString(e.Op)
-	b.WriteString(": HTTP ")
-	b.WriteString(strconv.Itoa(e.StatusCode))
+	s := "api: " + e.Op + ": HTTP " + strconv.Itoa(e.StatusCode)
 	if t := http.StatusText(e.StatusCode); t != "" {
-		b.WriteString(" ")
-		b.WriteString(t)
+		s += " " + t
 	}
 	if e.Location != "" {
-		b.WriteString(" (redirected to ")
-		b.WriteString(e.Location)
-		b.WriteString(": check the base URL)")
+		s += " (redirected to " + e.Location + ": check the base URL)"
 	}
 	if e.Message != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Message)
+		s += ": " + e.Message
 	}
-	return b.String()
+	return s
 }
-
-// Kind returns the Kind of the status code.
-func (e *StatusError) Kind() Kind { return statusKind(e.StatusCode) }
 
 // RateLimitedError is a 429 answer. Wait RetryAfter (0 when the answer did
 // not say) before the next request; the row itself is fine.
@@ -241,17 +226,6 @@ func (e *authError) Error() string {
 }
 
 func (e *authError) Unwrap() []error { return []error{ErrUnauthorized, e.status} }
-
-// kindError gives an error a Kind that its cause alone would not imply
-// (an unusable createtoken body is fatal, an unusable verify body transient).
-type kindError struct {
-	kind Kind
-	msg  string
-	err  error
-}
-
-func (e *kindError) Error() string { return e.msg }
-func (e *kindError) Unwrap() error { return e.err }
 
 // envelope is the error body decided in DESIGN.md.
 type envelope struct {
@@ -330,9 +304,12 @@ func describeCause(err error) string {
 }
 
 // scrubbedError carries a cause whose text has been cleaned of secrets.
+// kind, when set, is a Kind that the cause alone would not imply (an
+// unusable createtoken body is fatal, an unusable verify body transient).
 type scrubbedError struct {
-	msg string
-	err error
+	kind Kind
+	msg  string
+	err  error
 }
 
 func (e *scrubbedError) Error() string { return e.msg }
@@ -361,5 +338,10 @@ var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 // fmtErr formats an error message and scrubs it; the cause stays reachable
 // for errors.Is and errors.As.
 func fmtErr(cause error, secrets []string, format string, args ...any) error {
-	return &scrubbedError{msg: scrub(fmt.Sprintf(format, args...), secrets...), err: cause}
+	return kindErr(KindNone, cause, secrets, format, args...)
+}
+
+// kindErr is fmtErr for an error of the given Kind, whatever its cause.
+func kindErr(kind Kind, cause error, secrets []string, format string, args ...any) error {
+	return &scrubbedError{kind: kind, msg: scrub(fmt.Sprintf(format, args...), secrets...), err: cause}
 }

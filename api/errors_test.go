@@ -28,7 +28,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{"nil", nil, KindNone},
 		{"canceled", fmt.Errorf("x: %w", context.Canceled), KindFatal},
-		{"canceled beats transient", &kindError{kind: KindTransient, err: context.Canceled}, KindFatal},
+		{"canceled beats transient", &scrubbedError{kind: KindTransient, err: context.Canceled}, KindFatal},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), KindTransient},
 		{"net timeout", &net.OpError{Op: "read", Err: timeoutErr{}}, KindTransient},
 		{"unauthorized", fmt.Errorf("run: %w", ErrUnauthorized), KindFatal},
@@ -42,7 +42,7 @@ func TestClassify(t *testing.T) {
 		{"unknown", errors.New("something odd"), KindTransient},
 		{"rate limited", &RateLimitedError{RetryAfter: time.Second}, KindRateLimited},
 		{"wrapped rate limited", fmt.Errorf("row 3: %w", &RateLimitedError{Status: &StatusError{Op: "verify", StatusCode: 429}}), KindRateLimited},
-		{"fatal kind", &kindError{kind: KindFatal, err: errors.New("x")}, KindFatal},
+		{"fatal kind", &scrubbedError{kind: KindFatal, err: errors.New("x")}, KindFatal},
 	}
 	for code, want := range map[int]Kind{
 		301: KindFatal, 302: KindFatal, 400: KindPermanent, 401: KindFatal, 403: KindFatal,

@@ -129,10 +129,3 @@ func (r *VerifyResponse) UnmarshalJSON(b []byte) error {
 	*r = VerifyResponse{}
 	return jsonv2.Unmarshal(b, (*wireResponse)(r), wireOptions)
 }
-
-// AppendJSONString appends s as a JSON string, as answers write strings,
-// with <, > and & escaped when html is set (the journal uses it).
-func AppendJSONString(b []byte, s string, html bool) []byte {
-	q, _ := jsonv2.Marshal(s, wireOptions, jsontext.EscapeForHTML(html)) // invalid UTF-8 is replaced: cannot fail
-	return append(b, q...)
-}

@@ -139,9 +139,7 @@ func dropTokenParam(href string) string {
 		return href
 	}
 	if _, err := url.Parse(href); err != nil {
-		before, _, _ := strings.Cut(href, "?")
-		before, _, _ = strings.Cut(before, "#")
-		return before
+		return href[:strings.IndexAny(href, "?#")]
 	}
 	// Split as url.Parse does: the fragment first, then the query.
 	rest, frag, hasFrag := strings.Cut(href, "#")

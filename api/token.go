@@ -52,7 +52,6 @@ type fetchCall struct {
 	err   error
 }
 
-// generation returns the generation of the current token.
 func (ts *tokenSource) generation() uint64 {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()

@@ -206,7 +206,6 @@ func (d *DB) Clear() (int64, error) {
 	return removed, nil
 }
 
-// namespaces returns the bucket names of the namespaces.
 func (d *DB) namespaces() ([][]byte, error) {
 	var names [][]byte
 	err := d.b.View(func(tx *bolt.Tx) error {
@@ -228,8 +227,5 @@ func (d *DB) namespaces() ([][]byte, error) {
 // refuses a file that is not a cache (ErrNotCache): one without bbolt's
 // magic number, or a readable bbolt file without addrclean's marker.
 func Recreate(path string, opts Options) (*DB, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("cache %s is a directory", path)
-	}
 	return openFile(path, opts, true)
 }

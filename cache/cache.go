@@ -108,11 +108,7 @@ type DB struct {
 // ErrCorrupt. Entries that fail their checksum do not fail Open: they are
 // logged (opts.Logger) and are misses.
 func Open(path string, opts Options) (*DB, error) {
-	fi, statErr := os.Stat(path)
-	switch {
-	case statErr == nil && fi.IsDir():
-		return nil, fmt.Errorf("cache %s is a directory", path)
-	case errors.Is(statErr, fs.ErrNotExist) && opts.MustExist:
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && opts.MustExist {
 		return nil, fmt.Errorf("cache %s %w", path, ErrNotExist)
 	}
 	return openFile(path, opts, false)
@@ -121,6 +117,9 @@ func Open(path string, opts Options) (*DB, error) {
 // openFile opens path, or replaces it with a new file (Recreate), and
 // initialises it.
 func openFile(path string, opts Options, replace bool) (*DB, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("cache %s is a directory", path)
+	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
@@ -138,15 +137,11 @@ func openFile(path string, opts Options, replace bool) (*DB, error) {
 			outdated++
 		}
 	}
-	var (
-		b   *boltfile.DB
-		err error
-	)
+	open := boltfile.Open
 	if replace {
-		b, err = boltfile.Replace(path, bo)
-	} else {
-		b, err = boltfile.Open(path, bo)
+		open = boltfile.Replace
 	}
+	b, err := open(path, bo)
 	if err != nil {
 		return nil, err
 	}
@@ -336,12 +331,9 @@ func (s *Store) Get(_ context.Context, key string) (*api.VerifyResponse, bool, e
 		// The decoder copies what it keeps, so the answer outlives the
 		// transaction's memory map. Past the checksum a body that does not
 		// decode was written so (a bug): a miss, like a damaged one.
-		r, err := api.DecodeVerifyResponse(body)
-		if err != nil {
+		if resp, _ = api.DecodeVerifyResponse(body); resp == nil {
 			state = entryDamaged
-			return nil
 		}
-		resp = r
 		return nil
 	})
 	if err != nil {

@@ -645,3 +645,9 @@ func BenchmarkPutParallel(b *testing.B) {
 		}
 	})
 }
+
+// encodeEntry returns the stored value of body for key k at time at.
+func encodeEntry(k []byte, at time.Time, body []byte) []byte {
+	v := make([]byte, entryHeader, entryHeader+len(body))
+	return sealEntry(k, at, append(v, body...))
+}

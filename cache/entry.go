@@ -32,12 +32,6 @@ const (
 	entryOutdated            // written by an older version: a miss
 )
 
-// encodeEntry returns the stored value of body for key k at time at.
-func encodeEntry(k []byte, at time.Time, body []byte) []byte {
-	v := make([]byte, entryHeader, entryHeader+len(body))
-	return sealEntry(k, at, append(v, body...))
-}
-
 // sealEntry fills in the header of v, an entry whose JSON follows
 // entryHeader bytes of room, for key k at time at, and returns v.
 func sealEntry(k []byte, at time.Time, v []byte) []byte {

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -104,17 +105,9 @@ func (m Meta) Diff(now Meta) []string {
 		d = append(d, fmt.Sprintf("the input file changed since the interrupted run (%s: %d bytes then, %d bytes now; content differs)",
 			now.Input.Path, m.Input.Size, now.Input.Size))
 	}
-	keys := make([]string, 0, len(m.Options)+len(now.Options))
-	for k := range m.Options {
-		keys = append(keys, k)
-	}
-	for k := range now.Options {
-		if _, ok := m.Options[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
+	keys := slices.AppendSeq(slices.Collect(maps.Keys(m.Options)), maps.Keys(now.Options))
 	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Compact(keys) {
 		if a, b := m.Options[k], now.Options[k]; a != b {
 			d = append(d, fmt.Sprintf("%s was %s, now %s", k, show(a), show(b)))
 		}
@@ -178,10 +171,9 @@ type Journal struct {
 	db   *boltfile.DB
 	info Info
 
-	rows     atomic.Int64 // row records written by this process
-	failed   atomic.Bool  // a write failed
-	replayed int64        // Lookup only
-	changed  int64
+	rows    atomic.Int64 // row records written by this process
+	failed  atomic.Bool  // a write failed
+	changed int64        // Lookup only
 }
 
 // Open opens and locks the journal at path and reads what it holds. A
@@ -201,7 +193,6 @@ func Open(path string) (*Journal, error) {
 			damaged++
 		}
 	}
-	var db *boltfile.DB
 	switch old, torn := oldFormat(path); {
 	case torn:
 		// The text format's first line cut short: a run of an older
@@ -209,14 +200,12 @@ func Open(path string) (*Journal, error) {
 		if err := os.Remove(path); err != nil {
 			return nil, fmt.Errorf("journal: %w", err)
 		}
-		db, err = boltfile.Open(path, o)
 	case old:
 		// Callers add what to do to start afresh (delete it).
 		return nil, fmt.Errorf("journal %s: %w (%w: the text format of earlier versions; "+
 			"resume the run with the older addrclean to keep its rows)", path, ErrOldFormat, ErrCorrupt)
-	default:
-		db, err = boltfile.Open(path, o)
 	}
+	db, err := boltfile.Open(path, o)
 	if err != nil {
 		return nil, err
 	}
@@ -391,16 +380,12 @@ func (j *Journal) Lookup(row int, key uint64) (Entry, bool, error) {
 		j.changed++
 		return Entry{}, false, nil
 	}
-	j.replayed++
 	return e, true, nil
 }
 
 // Failed reports that a write to the journal failed: what it holds may be
 // worth keeping even if no row was counted.
 func (j *Journal) Failed() bool { return j.failed.Load() }
-
-// Replayed is the number of rows Lookup answered.
-func (j *Journal) Replayed() int64 { return j.replayed }
 
 // Changed is the number of records not used because the row's address
 // differs from the journalled one.

@@ -35,10 +35,8 @@ type breaker struct {
 	faults   int64  // rows that failed with the service's fault
 	firstWhy string // the first fault's reason
 	streak   int
-	ring     []bool // last outcomes, true = failed
-	next     int
-	filled   bool
-	failed   int // failures in ring
+	ring     []bool // last outcomes, true = failed, by observation number
+	failed   int    // failures in ring
 }
 
 func newBreaker(rows, window int, share float64) *breaker {
@@ -50,34 +48,27 @@ func newBreaker(rows, window int, share float64) *breaker {
 func (b *breaker) observe(failed bool, row int, why string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if failed {
-		b.streak++
-		if b.faults == 0 {
-			b.firstWhy = fmt.Sprintf("row %d: %s", row, why)
-		}
-		b.faults++
-	} else {
-		b.streak = 0
-		b.answered++
-	}
-	if b.ring[b.next] {
+	i := int((b.answered + b.faults) % int64(len(b.ring)))
+	if b.ring[i] {
 		b.failed--
 	}
-	b.ring[b.next] = failed
-	if failed {
-		b.failed++
-	}
-	b.next++
-	if b.next == len(b.ring) {
-		b.next, b.filled = 0, true
-	}
+	b.ring[i] = failed
 	if !failed {
+		b.streak = 0
+		b.answered++
 		return nil
 	}
+	b.failed++
+	b.streak++
+	if b.faults == 0 {
+		b.firstWhy = fmt.Sprintf("row %d: %s", row, why)
+	}
+	b.faults++
 	if b.rows > 0 && b.streak >= b.rows {
 		return fmt.Errorf("%w: %d rows in a row failed after retries (last, row %d: %s)", ErrServiceUnavailable, b.streak, row, why)
 	}
-	if b.share > 0 && b.filled && float64(b.failed) > b.share*float64(len(b.ring)) {
+	filled := b.answered+b.faults >= int64(len(b.ring))
+	if b.share > 0 && filled && float64(b.failed) > b.share*float64(len(b.ring)) {
 		return fmt.Errorf("%w: %d of the last %d rows failed after retries (last, row %d: %s)", ErrServiceUnavailable, b.failed, len(b.ring), row, why)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"time"
@@ -14,7 +15,8 @@ import (
 	"github.com/addrclean/addrclean/writers"
 )
 
-// Defaults applied by Run to zero fields of Config.
+// Defaults applied by Run to zero fields of Config, and the settings of the
+// backoff, the breaker's window and the error share, which are fixed.
 const (
 	// DefaultWorkers is the number of concurrent verify calls.
 	DefaultWorkers = 8
@@ -71,16 +73,10 @@ type Mapper interface {
 	Map(readers.Row) readers.Mapped
 }
 
-// MapperFunc adapts a function to Mapper.
-type MapperFunc func(readers.Row) readers.Mapped
-
-// Map calls f.
-func (f MapperFunc) Map(r readers.Row) readers.Mapped { return f(r) }
-
 // Verifier verifies one address; *api.Client satisfies it.
 type Verifier interface {
 	// Verify returns the service's answer, or an error that api.Classify
-	// (or Config.Classify) sorts into a kind.
+	// sorts into a kind.
 	Verify(ctx context.Context, a api.Address) (*api.VerifyResponse, error)
 }
 
@@ -156,10 +152,6 @@ type Config struct {
 	// MaxWait is the total 429 wait one row may spend before it becomes an
 	// Error row (default 10m).
 	MaxWait time.Duration
-	// BackoffBase and BackoffMax shape the exponential backoff with full
-	// jitter: attempt n waits a random time up to min(BackoffMax,
-	// BackoffBase·2ⁿ) (defaults 500ms and 30s).
-	BackoffBase, BackoffMax time.Duration
 	// Window is the reorder window (default 256, at least 4×Workers).
 	Window int
 	// DedupCache is how many verdicts are kept in memory for later
@@ -175,23 +167,20 @@ type Config struct {
 
 	// BreakerRows stops the run with ErrServiceUnavailable after that many
 	// rows in a row failed with the service's fault (default 20; negative:
-	// never). BreakerShare over BreakerWindow does the same when more than
-	// that share of the last BreakerWindow verified rows failed (defaults
-	// 0.5 and 200; a negative share: never). Intake stops, calls in flight
-	// finish within Timeout, and the rows not reached are not written:
-	// they are not Error rows, a resumed run verifies them.
-	BreakerRows   int
-	BreakerWindow int
-	BreakerShare  float64
+	// never). BreakerShare does the same when more than that share of the
+	// last DefaultBreakerWindow verified rows failed (default 0.5;
+	// negative: never). Intake stops, calls in flight finish within
+	// Timeout, and the rows not reached are not written: they are not
+	// Error rows, a resumed run verifies them.
+	BreakerRows  int
+	BreakerShare float64
 	// With LimitErrors, the run stops with ErrTooManyErrors once more than
 	// MaxErrors rows are Error (0: at the first). MaxErrorShare, when positive,
 	// does the same once more than that share (0 to 1) of the rows written
-	// are Error, checked after MinRowsForShare rows (default 100) and at the
-	// end.
-	LimitErrors     bool
-	MaxErrors       int64
-	MaxErrorShare   float64
-	MinRowsForShare int64
+	// are Error, checked after DefaultMinRowsForShare rows and at the end.
+	LimitErrors   bool
+	MaxErrors     int64
+	MaxErrorShare float64
 
 	// Logger receives row-level problems (once per row, with its number)
 	// and debug lines about retries. The zero Logger logs nothing.
@@ -203,13 +192,10 @@ type Config struct {
 	// after every row.
 	ProgressInterval time.Duration
 
-	// Classify sorts a Verifier error; default api.Classify.
-	Classify func(error) api.Kind
 	// Jitter returns a random duration in [0, max]; tests inject a fixed one.
 	Jitter func(max time.Duration) time.Duration
 }
 
-// withDefaults returns c with zero fields filled in.
 func (c Config) withDefaults() Config {
 	if c.Workers < 1 {
 		c.Workers = DefaultWorkers
@@ -226,37 +212,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxWait <= 0 {
 		c.MaxWait = DefaultMaxWait
 	}
-	if c.BackoffBase <= 0 {
-		c.BackoffBase = DefaultBackoffBase
-	}
-	if c.BackoffMax <= 0 {
-		c.BackoffMax = DefaultBackoffMax
-	}
-	if c.BackoffMax < c.BackoffBase {
-		c.BackoffMax = c.BackoffBase
-	}
 	c.Window = ReorderWindow(c.Window, c.Workers)
-	if c.BreakerRows == 0 {
-		c.BreakerRows = DefaultBreakerRows
-	}
-	if c.BreakerWindow < 1 {
-		c.BreakerWindow = DefaultBreakerWindow
-	}
-	if c.BreakerShare == 0 {
-		c.BreakerShare = DefaultBreakerShare
-	}
-	if c.MinRowsForShare <= 0 {
-		c.MinRowsForShare = DefaultMinRowsForShare
-	}
-	if c.DedupCache == 0 {
-		c.DedupCache = DefaultDedupCache
-	}
-	if c.ProgressInterval == 0 {
-		c.ProgressInterval = DefaultProgressInterval
-	}
-	if c.Classify == nil {
-		c.Classify = api.Classify
-	}
+	// Negative values of these mean "none" or "never": only zero defaults.
+	c.BreakerRows = cmp.Or(c.BreakerRows, DefaultBreakerRows)
+	c.BreakerShare = cmp.Or(c.BreakerShare, DefaultBreakerShare)
+	c.DedupCache = cmp.Or(c.DedupCache, DefaultDedupCache)
+	c.ProgressInterval = cmp.Or(c.ProgressInterval, DefaultProgressInterval)
 	if c.Jitter == nil {
 		c.Jitter = jitter
 	}
@@ -287,14 +248,12 @@ func jitter(max time.Duration) time.Duration {
 }
 
 // backoff returns the wait before retry n (0-based): full jitter over an
-// exponentially growing ceiling.
+// exponentially growing ceiling, min(DefaultBackoffMax,
+// DefaultBackoffBase·2ⁿ).
 func (c *Config) backoff(n int) time.Duration {
-	ceil := c.BackoffBase
-	for i := 0; i < n && ceil < c.BackoffMax; i++ {
+	ceil := DefaultBackoffBase
+	for i := 0; i < n && ceil < DefaultBackoffMax; i++ {
 		ceil *= 2
 	}
-	if ceil > c.BackoffMax {
-		ceil = c.BackoffMax
-	}
-	return c.Jitter(ceil)
+	return c.Jitter(min(ceil, DefaultBackoffMax))
 }

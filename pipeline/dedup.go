@@ -48,14 +48,6 @@ func keyHash(key string) uint64 {
 	return h.Sum64()
 }
 
-// normalise lower-cases s and folds white space.
-func normalise(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	appendNormal(&b, s)
-	return b.String()
-}
-
 // appendNormal writes s lower-cased, with runs of white space folded to one
 // space and none at the ends, escaping the key separators.
 func appendNormal(b *strings.Builder, s string) {
@@ -148,7 +140,7 @@ type cached struct {
 func newDedup(size int, dir string) *dedup {
 	d := &dedup{size: size, lru: list.New(), index: make(map[string]*list.Element)}
 	if size > 0 {
-		d.spill = newSpill(dir)
+		d.spill = &spill{dir: dir}
 	}
 	return d
 }
@@ -249,7 +241,6 @@ func (d *dedup) finish(key string, f *flight, v verdict) {
 	close(f.done)
 }
 
-// close releases the spill.
 func (d *dedup) close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -34,6 +34,16 @@ func (echo) Verify(ctx context.Context, a api.Address) (*api.VerifyResponse, err
 	return &api.VerifyResponse{Action: api.ActionAccept, Address: api.MatchedAddress{Label: a.Lines}}, nil
 }
 
+// firstCell is a Mapper that sends the first cell as an Irish address.
+type firstCell struct{}
+
+func (firstCell) Map(r readers.Row) readers.Mapped {
+	if strings.TrimSpace(r.Cells[0]) == "" {
+		return readers.Mapped{Err: fmt.Errorf("no address")}
+	}
+	return readers.Mapped{Address: api.Address{Lines: []string{r.Cells[0]}, Country: "IE"}, Label: r.Cells[0]}
+}
+
 // printer is a writers.Writer that prints each result.
 type printer struct{}
 
@@ -49,15 +59,9 @@ func (printer) Close() error { return nil }
 func (printer) Abort() error { return nil }
 
 func ExampleRun() {
-	mapper := pipeline.MapperFunc(func(r readers.Row) readers.Mapped {
-		if strings.TrimSpace(r.Cells[0]) == "" {
-			return readers.Mapped{Err: fmt.Errorf("no address")}
-		}
-		return readers.Mapped{Address: api.Address{Lines: []string{r.Cells[0]}, Country: "IE"}, Label: r.Cells[0]}
-	})
 	st, err := pipeline.Run(context.Background(), pipeline.Config{
 		Source:   &lines{rows: []string{"1 Main St", " ", "1 MAIN ST"}},
-		Mapper:   mapper,
+		Mapper:   firstCell{},
 		Verifier: echo{},
 		Limiter:  ratelimit.New(0, 1), // unlimited, as against the embedded service
 		Workers:  1,                   // one at a time, so that row 1 is the one that calls

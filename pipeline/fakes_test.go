@@ -48,6 +48,12 @@ func (s *genSource) Close() error { s.closed = true; return nil }
 // distinct gives every row its own address.
 func distinct(i int) []string { return []string{strconv.Itoa(i) + " Main Street", "IE"} }
 
+// MapperFunc adapts a function to Mapper.
+type MapperFunc func(readers.Row) readers.Mapped
+
+// Map calls f.
+func (f MapperFunc) Map(r readers.Row) readers.Mapped { return f(r) }
+
 // cellMapper maps cells[0] as the only line and cells[1] as the country; an
 // empty line is the "no address" row error.
 var cellMapper = MapperFunc(func(r readers.Row) readers.Mapped {

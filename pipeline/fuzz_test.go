@@ -91,3 +91,11 @@ func FuzzDecodeVerdict(f *testing.F) {
 		}
 	})
 }
+
+// normalise lower-cases s and folds white space.
+func normalise(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	appendNormal(&b, s)
+	return b.String()
+}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/ratelimit"
-	"github.com/addrclean/addrclean/readers"
 )
 
 func TestRunValidates(t *testing.T) {
@@ -704,13 +703,6 @@ func TestReasonText(t *testing.T) {
 	}
 }
 
-func TestMapperFunc(t *testing.T) {
-	m := MapperFunc(func(r readers.Row) readers.Mapped { return readers.Mapped{Label: strconv.Itoa(r.Num)} })
-	if m.Map(readers.Row{Num: 7}).Label != "7" {
-		t.Fatal("MapperFunc does not call its function")
-	}
-}
-
 func TestLimit(t *testing.T) {
 	for _, tc := range []struct{ limit, rows, want int64 }{{0, 50, 50}, {10, 50, 10}, {50, 50, 50}, {80, 50, 50}, {-1, 5, 5}} {
 		t.Run(fmt.Sprintf("limit=%d/rows=%d", tc.limit, tc.rows), func(t *testing.T) {
@@ -848,7 +840,7 @@ func TestCacheErrorStopsRun(t *testing.T) {
 // TestSpillChecksDamage: a record damaged on disk is an error, never another
 // address's verdict or a changed answer.
 func TestSpillChecksDamage(t *testing.T) {
-	s := newSpill(t.TempDir())
+	s := &spill{dir: t.TempDir()}
 	defer s.close()
 	resp := &api.VerifyResponse{Action: api.ActionAccept, Address: api.MatchedAddress{ID: "A1", Label: []string{"1 Main Street"}}}
 	for i := range 3 {

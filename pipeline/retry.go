@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,7 +52,7 @@ func (r *runner) verify(addr api.Address, row int) verdict {
 		if r.callCtx.Err() != nil {
 			return verdict{skipped: true} // cancelled in flight, not the row's fault
 		}
-		kind := cfg.Classify(err)
+		kind := api.Classify(err)
 		if timedOut {
 			kind = api.KindTransient
 		}
@@ -94,10 +95,7 @@ func (r *runner) verify(addr api.Address, row int) verdict {
 				return verdict{kind: ErrKindTransient,
 					reason: reasonText(fmt.Sprintf("gave up after %s: %s", attempts(failures+1), why))}
 			}
-			d := cfg.backoff(failures)
-			if ra := retryAfter(err); ra > d {
-				d = ra // a 503 may say when to come back
-			}
+			d := max(cfg.backoff(failures), retryAfter(err)) // a 503 may say when to come back
 			failures++
 			r.retries.Add(1)
 			log.Debug().Int("row", row).Int("attempt", failures).Dur("backoff", d).Str("reason", why).Msg("retrying")
@@ -108,14 +106,11 @@ func (r *runner) verify(addr api.Address, row int) verdict {
 	}
 }
 
-// retryAfter returns the wait an error asks for, or 0.
 func retryAfter(err error) time.Duration {
-	var rl *api.RateLimitedError
-	if errors.As(err, &rl) {
+	if rl, ok := errors.AsType[*api.RateLimitedError](err); ok {
 		return rl.RetryAfter
 	}
-	var se *api.StatusError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*api.StatusError](err); ok {
 		return se.RetryAfter
 	}
 	return 0
@@ -128,12 +123,8 @@ const maxReason = 300
 // reads "service answered 400: <message>". URLs are never quoted from
 // transport errors, since a GET request's URL carries the token.
 func reason(err error) string {
-	var se *api.StatusError
-	if errors.As(err, &se) {
-		msg := se.Message
-		if msg == "" {
-			msg = http.StatusText(se.StatusCode)
-		}
+	if se, ok := errors.AsType[*api.StatusError](err); ok {
+		msg := cmp.Or(se.Message, http.StatusText(se.StatusCode))
 		s := "service answered " + strconv.Itoa(se.StatusCode)
 		if msg != "" {
 			s += ": " + msg

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -84,7 +85,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		dedupSize = max(dedupSize, cfg.Window+8)
 	}
 	r := &runner{cfg: cfg, dedup: newDedup(dedupSize, cfg.SpillDir), start: time.Now(),
-		breaker: newBreaker(cfg.BreakerRows, cfg.BreakerWindow, cfg.BreakerShare)}
+		breaker: newBreaker(cfg.BreakerRows, DefaultBreakerWindow, cfg.BreakerShare)}
 	defer func() {
 		if err := r.dedup.close(); err != nil {
 			cfg.Logger.Warn().Err(err).Msg("closing the dedup spill")
@@ -96,21 +97,12 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	// within the grace, so they get a context of their own.
 	r.callCtx, r.cancelCal = context.WithCancel(context.WithoutCancel(ctx))
 	defer r.cancelCal()
-	var grace *time.Timer
-	var graceMu sync.Mutex
+	// Once the run stops, they get the grace; the timer goes with them.
 	stopGrace := context.AfterFunc(r.runCtx, func() {
-		graceMu.Lock()
-		defer graceMu.Unlock()
-		grace = time.AfterFunc(cfg.Timeout, r.cancelCal)
+		grace := time.AfterFunc(cfg.Timeout, r.cancelCal)
+		context.AfterFunc(r.callCtx, func() { grace.Stop() })
 	})
-	defer func() {
-		stopGrace()
-		graceMu.Lock()
-		if grace != nil {
-			grace.Stop()
-		}
-		graceMu.Unlock()
-	}()
+	defer stopGrace()
 
 	cfg.Logger.Debug().Int("workers", cfg.Workers).Int("window", cfg.Window).Int("retries", cfg.Retries).
 		Dur("timeout", cfg.Timeout).Dur("max_wait", cfg.MaxWait).Float64("rate", cfg.Limiter.Configured()).
@@ -118,19 +110,18 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	queue := make(chan slot, cfg.Window)
 	var g errgroup.Group
 	g.SetLimit(cfg.Workers)
-	type fed struct {
-		all bool // the input (or Limit) was exhausted
-		err error
-	}
-	feedDone := make(chan fed, 1)
+	var (
+		all     bool // the input (or Limit) was exhausted
+		readErr error
+	)
+	fed := make(chan struct{})
 	go func() {
-		all, err := r.feed(queue, &g)
-		feedDone <- fed{all, err}
+		defer close(fed)
+		all, readErr = r.feed(queue, &g)
 	}()
 
-	st, counts, gap := r.drain(ctx, queue)
-	f := <-feedDone
-	readErr := f.err
+	st, gap := r.drain(ctx, queue)
+	<-fed
 	_ = g.Wait() // workers return nil: row failures are data
 	r.followers.Wait()
 
@@ -149,13 +140,13 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		st.RowsPerSecond = float64(st.RowsWritten) / s
 	}
 	if cfg.Progress != nil {
-		cfg.Progress(r.progress(st.RowsWritten, counts, r.start.Add(st.Elapsed)))
+		cfg.Progress(r.progress(&st, r.start.Add(st.Elapsed)))
 	}
 
-	allWritten := f.all && readErr == nil && st.RowsWritten == st.RowsRead
+	allWritten := all && readErr == nil && st.RowsWritten == st.RowsRead
 	if r.stopErr == nil && allWritten {
 		// The share of Error rows is judged on the whole file too: a small
-		// file never reaches MinRowsForShare.
+		// file never reaches DefaultMinRowsForShare.
 		if err := r.tooManyErrors(st.Errors, st.RowsWritten, true); err != nil {
 			r.stopErr = err
 		}
@@ -188,7 +179,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	}
 	// A cancellation that came after the last row was done interrupted
 	// nothing.
-	if err := ctx.Err(); err != nil && (gap || !f.all) {
+	if err := ctx.Err(); err != nil && (gap || !all) {
 		st.Interrupted = true
 		return st, fmt.Errorf("pipeline: interrupted after %d rows: %w", st.RowsWritten, err)
 	}
@@ -234,7 +225,7 @@ func (r *runner) tooManyErrors(kinds map[string]int64, written int64, final bool
 	switch {
 	case c.LimitErrors && errs > c.MaxErrors:
 		why = fmt.Sprintf("%d, more than the limit of %d", errs, c.MaxErrors)
-	case c.MaxErrorShare > 0 && written > 0 && (final || written >= c.MinRowsForShare) &&
+	case c.MaxErrorShare > 0 && written > 0 && (final || written >= DefaultMinRowsForShare) &&
 		float64(errs) > c.MaxErrorShare*float64(written):
 		why = fmt.Sprintf("%d of %d rows (%.1f%%), more than the limit of %g%%",
 			errs, written, 100*float64(errs)/float64(written), 100*c.MaxErrorShare)
@@ -358,7 +349,7 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 // first unfinished row nothing more is written (the output stays an
 // unbroken prefix of the input), but slots are still drained so that every
 // worker can finish. gap reports that some row was not written.
-func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, counts Counts, gap bool) {
+func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, gap bool) {
 	// Every action and error kind is present, zero or not, so that scripts
 	// reading the summary find the same keys every time.
 	st = Stats{
@@ -400,14 +391,9 @@ func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, counts
 			log.Warn().Int("row", o.res.Row).Str("reason", o.res.Err).Str("kind", o.kind).Msg("row not verified")
 		} else if o.res.Response != nil {
 			action = string(o.res.Response.Action)
-			level := o.res.Response.Information.MatchLevel
-			if level == "" {
-				level = "unknown"
-			}
-			st.MatchLevels[level]++
+			st.MatchLevels[cmp.Or(o.res.Response.Information.MatchLevel, "unknown")]++
 		}
 		st.Actions[action]++
-		counts.add(action)
 		if action == ActionError {
 			if err := r.tooManyErrors(st.Errors, st.RowsWritten, false); err != nil {
 				// The outputs end at the row that passed the limit, whatever
@@ -420,19 +406,21 @@ func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, counts
 			now := time.Now()
 			if r.cfg.ProgressInterval < 0 || now.Sub(last) >= r.cfg.ProgressInterval {
 				last = now
-				r.cfg.Progress(r.progress(st.RowsWritten, counts, now))
+				r.cfg.Progress(r.progress(&st, now))
 			}
 		}
 	}
-	return st, counts, stopped
+	return st, stopped
 }
 
 // progress builds a snapshot; it runs on the writer goroutine.
-func (r *runner) progress(done int64, counts Counts, now time.Time) Progress {
+func (r *runner) progress(st *Stats, now time.Time) Progress {
+	a := st.Actions
 	p := Progress{
-		RowsRead:    r.rowsRead.Load(),
-		RowsDone:    done,
-		Actions:     counts,
+		RowsRead: r.rowsRead.Load(),
+		RowsDone: st.RowsWritten,
+		Actions: Counts{Accept: a[string(api.ActionAccept)], Suggest: a[string(api.ActionSuggest)],
+			Confirm: a[string(api.ActionConfirm)], Reject: a[string(api.ActionReject)], Error: a[ActionError]},
 		CallsMade:   r.callsMade.Load(),
 		CallsSaved:  r.callsSaved.Load(),
 		Retries:     r.retries.Load(),

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -50,8 +51,6 @@ type spill struct {
 	buf     []byte
 }
 
-func newSpill(dir string) *spill { return &spill{dir: dir} }
-
 type spillKey [sha256.Size]byte
 
 func spillKeyOf(key string) spillKey { return sha256.Sum256([]byte(key)) }
@@ -83,7 +82,6 @@ func (s *spill) put(key string, v verdict) error {
 	return nil
 }
 
-// get returns the verdict kept for key, if any.
 func (s *spill) get(key string) (verdict, bool, error) {
 	if s.f == nil {
 		return verdict{}, false, nil
@@ -149,7 +147,6 @@ func (s *spill) open() error {
 	return nil
 }
 
-// close releases the file.
 func (s *spill) close() error {
 	if s.f == nil {
 		return nil
@@ -163,10 +160,7 @@ func (s *spill) close() error {
 }
 
 func (s *spill) wrap(err error) error {
-	dir := s.dir
-	if dir == "" {
-		dir = os.TempDir()
-	}
+	dir := cmp.Or(s.dir, os.TempDir())
 	return fmt.Errorf("dedup spill in %s (verdicts kept for far-apart duplicates; set TMPDIR to a writable directory with room): %w", dir, err)
 }
 

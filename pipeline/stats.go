@@ -3,7 +3,6 @@ package pipeline
 import (
 	"time"
 
-	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -29,23 +28,6 @@ type Counts struct {
 	Confirm int64 `json:"Confirm"`
 	Reject  int64 `json:"Reject"`
 	Error   int64 `json:"Error"`
-}
-
-// add counts one row with action a (an api.Action or ActionError); actions
-// the interface does not name are not counted here.
-func (c *Counts) add(a string) {
-	switch a {
-	case string(api.ActionAccept):
-		c.Accept++
-	case string(api.ActionSuggest):
-		c.Suggest++
-	case string(api.ActionConfirm):
-		c.Confirm++
-	case string(api.ActionReject):
-		c.Reject++
-	case ActionError:
-		c.Error++
-	}
 }
 
 // Progress is a snapshot of a run for a progress display.

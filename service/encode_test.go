@@ -17,7 +17,7 @@ import (
 	"github.com/addrclean/addrclean/gazetteer"
 )
 
-// reflectEncode is how writeJSON encodes an answer: the reference the hand
+// reflectEncode is how encoding/json encodes an answer: the reference the hand
 // encoders must agree with byte for byte.
 func reflectEncode(t testing.TB, v any) ([]byte, error) {
 	t.Helper()

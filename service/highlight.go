@@ -6,24 +6,11 @@ import (
 	"github.com/addrclean/addrclean/gazetteer"
 )
 
-// inputParts splits input lines the way the gazetteer does before matching
-// (at newlines, commas and semicolons, spaces tidied), so that a label line
-// is compared with the part of a cell it came from, not with the whole
-// cell: "Flat 2, Mill Court, 18 Main Street" is three parts.
-func inputParts(lines []string) []string { return gazetteer.SplitParts(nil, lines) }
-
 // span is one highlight, [start, n] in characters; a zero span (set false)
 // is the empty highlight of a line shown as given.
 type span struct {
 	start, n int
 	set      bool
-}
-
-func (s span) ints() []int {
-	if !s.set {
-		return []int{}
-	}
-	return []int{s.start, s.n}
 }
 
 // runeArena holds the characters of the strings a highlight compares,
@@ -41,9 +28,7 @@ func (a *runeArena) reset() {
 
 // add appends the characters of s ([]rune(s)).
 func (a *runeArena) add(s string) {
-	for _, r := range s {
-		a.runes = append(a.runes, r)
-	}
+	a.runes = appendRunes(a.runes, s)
 	a.ends = append(a.ends, len(a.runes))
 }
 
@@ -59,34 +44,11 @@ func (a *runeArena) slices() [][]rune {
 	return a.out
 }
 
-// appendRunes appends the characters of s to dst.
 func appendRunes(dst []rune, s string) []rune {
 	for _, r := range s {
 		dst = append(dst, r)
 	}
 	return dst
-}
-
-// highlights returns, for every label line, the [start, length] span (in
-// Unicode characters) of what differs from the closest input part, or an
-// empty span when the line is there already (ignoring case). The interface
-// allows one pair per line, so several changes in a line become one span;
-// the span is widened to whole words, which is what a reader looks at.
-func highlights(label, input []string) [][]int {
-	out := make([][]int, len(label))
-	in := runesOf(inputParts(input))
-	for i, l := range label {
-		out[i] = highlightLine([]rune(l), in, true).ints()
-	}
-	return out
-}
-
-func runesOf(ss []string) [][]rune {
-	out := make([][]rune, len(ss))
-	for i, s := range ss {
-		out[i] = []rune(s)
-	}
-	return out
 }
 
 // highlightElement is the highlight of the label line of a city, region or

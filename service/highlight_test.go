@@ -81,3 +81,36 @@ func TestHighlightElement(t *testing.T) {
 		})
 	}
 }
+
+// ints is the span as the interface writes it.
+func (s span) ints() []int {
+	if !s.set {
+		return []int{}
+	}
+	return []int{s.start, s.n}
+}
+
+// highlights returns, for every label line, the [start, length] span (in
+// Unicode characters) of what differs from the closest input part, or an
+// empty span when the line is there already (ignoring case). The interface
+// allows one pair per line, so several changes in a line become one span;
+// the span is widened to whole words, which is what a reader looks at.
+func highlights(label, input []string) [][]int {
+	out := make([][]int, len(label))
+	in := runesOf(inputParts(input))
+	for i, l := range label {
+		out[i] = highlightLine([]rune(l), in, true).ints()
+	}
+	return out
+}
+
+func runesOf(ss []string) [][]rune {
+	out := make([][]rune, len(ss))
+	for i, s := range ss {
+		out[i] = []rune(s)
+	}
+	return out
+}
+
+// inputParts splits input lines as inputRunes does.
+func inputParts(lines []string) []string { return gazetteer.SplitParts(nil, lines) }

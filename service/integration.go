@@ -2,6 +2,7 @@ package service
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -164,8 +165,7 @@ func parseKeys(data []byte) ([]Integration, error) {
 	dec.DisallowUnknownFields()
 	var kf keysFile
 	if err := dec.Decode(&kf); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
+		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 			line, col := lineCol(data, se.Offset)
 			return nil, fmt.Errorf("line %d column %d: %w", line, col, err)
 		}
@@ -202,10 +202,7 @@ func (e keyEntry) integration() (Integration, error) {
 	if err := checkKey(in.Key); err != nil {
 		return in, err
 	}
-	in.Name = e.Name
-	if in.Name == "" {
-		in.Name = "unnamed"
-	}
+	in.Name = cmp.Or(e.Name, "unnamed")
 	for _, c := range e.AllowedCountries {
 		iso, ok := countries.ISO(c)
 		if !ok {

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -82,9 +83,7 @@ func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// host in Host, a body that is never nil.
 	sr := req.Clone(ctx)
 	sr.URL.Scheme, sr.URL.Host, sr.URL.User = "", "", nil
-	if sr.Host == "" {
-		sr.Host = req.URL.Host
-	}
+	sr.Host = cmp.Or(sr.Host, req.URL.Host)
 	sr.RequestURI = sr.URL.RequestURI()
 	sr.RemoteAddr = "embedded"
 	if sr.Body == nil {

@@ -2,6 +2,7 @@ package service
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"crypto/subtle"
 	"errors"
@@ -129,7 +130,7 @@ func New(m Matcher, integrations []Integration, opts ...Option) (*Service, error
 	}
 	s := &Service{
 		m: m, sign: newSigner(c.secret), now: c.now, log: c.log,
-		maxBody: c.maxBody, baseURL: trimSlash(c.baseURL),
+		maxBody: c.maxBody, baseURL: strings.TrimRight(c.baseURL, "/"),
 		byKey: make(map[string]*integration, len(integrations)),
 		byKID: make(map[[kidLen]byte]*integration, len(integrations)),
 		scale: math.Pow10(coordDecimals(m)),
@@ -144,11 +145,8 @@ func New(m Matcher, integrations []Integration, opts ...Option) (*Service, error
 		if _, dup := s.byKey[in.Key]; dup {
 			return nil, fmt.Errorf("service: integration %d (%q): duplicate key", i+1, in.Name)
 		}
-		it := &integration{Integration: in, kid: s.sign.keyID(in.Key), ttl: in.TokenTTL}
+		it := &integration{Integration: in, kid: s.sign.keyID(in.Key), ttl: cmp.Or(in.TokenTTL, DefaultTokenTTL)}
 		it.AllowedCountries = append([]string(nil), in.AllowedCountries...)
-		if it.ttl == 0 {
-			it.ttl = DefaultTokenTTL
-		}
 		if len(in.AllowedCountries) > 0 {
 			it.allowed = make(map[string]bool, len(in.AllowedCountries))
 			for _, c := range in.AllowedCountries {
@@ -156,10 +154,7 @@ func New(m Matcher, integrations []Integration, opts ...Option) (*Service, error
 			}
 		}
 		if in.RequestsPerSecond > 0 {
-			burst := in.Burst
-			if burst == 0 {
-				burst = max(1, int(math.Ceil(in.RequestsPerSecond)))
-			}
+			burst := cmp.Or(in.Burst, max(1, int(math.Ceil(in.RequestsPerSecond))))
 			it.limiter = rate.NewLimiter(rate.Limit(in.RequestsPerSecond), burst)
 		}
 		if _, clash := s.byKID[it.kid]; clash {
@@ -221,13 +216,6 @@ func (s *Service) round(f float64) float64 {
 	return math.Round(f*s.scale) / s.scale
 }
 
-func trimSlash(s string) string {
-	for len(s) > 0 && s[len(s)-1] == '/' {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
 // ServeHTTP routes a request. A panic in a handler becomes a 500 answer.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
@@ -248,33 +236,34 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	switch r.URL.Path {
 	case "/3.0/verify":
-		if r.Method != http.MethodGet && r.Method != http.MethodPost && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD, POST")
-			status = s.writeError(w, errMethodNotAllowed)
-			return
-		}
-		status = s.verify(w, r)
+		status = s.serve(w, r, "GET, HEAD, POST", s.verify)
 	case "/3.0/createtoken":
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			status = s.writeError(w, errMethodNotAllowed)
-			return
-		}
-		status = s.createToken(w, r)
+		status = s.serve(w, r, "GET, HEAD", s.createToken)
 	case "/healthz":
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			status = s.writeError(w, errMethodNotAllowed)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		status = http.StatusOK
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte("ok\n"))
+		status = s.serve(w, r, "GET, HEAD", healthz)
 	default:
 		status = s.writeError(w, errNotFound)
 	}
+}
+
+// serve calls h when r's method is one of allow (an Allow header value),
+// and answers 405 otherwise.
+func (s *Service) serve(w http.ResponseWriter, r *http.Request, allow string, h func(http.ResponseWriter, *http.Request) int) int {
+	for m := range strings.SplitSeq(allow, ", ") {
+		if m == r.Method {
+			return h(w, r)
+		}
+	}
+	w.Header().Set("Allow", allow)
+	return s.writeError(w, errMethodNotAllowed)
+}
+
+func healthz(w http.ResponseWriter, _ *http.Request) int {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte("ok\n"))
+	return http.StatusOK
 }
 
 // createToken exchanges an API key (HTTP Basic user name) for a token.
@@ -303,7 +292,9 @@ func (s *Service) createToken(w http.ResponseWriter, r *http.Request) int {
 		s.log.Error().Err(err).Msg("transaction id")
 		return s.writeError(w, errInternal)
 	}
-	return s.writeJSON(w, http.StatusOK, api.TokenResponse{Token: tok, Type: "Token Create", TransactionID: txn.String()})
+	b, _ := jsonv2.Marshal(api.TokenResponse{Token: tok, Type: "Token Create", TransactionID: txn.String()}) // strings: cannot fail
+	writeBody(w, http.StatusOK, append(b, '\n'))
+	return http.StatusOK
 }
 
 // lookupKey finds an integration by key in constant time per candidate, so
@@ -331,30 +322,15 @@ func (s *Service) limit(w http.ResponseWriter, it *integration, now time.Time) *
 		return nil
 	}
 	res.CancelAt(now)
-	secs := int64(math.Ceil(d.Seconds()))
-	if secs < 1 {
-		secs = 1
-	}
+	secs := max(1, int64(math.Ceil(d.Seconds())))
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	return errRateLimited
 }
 
-// bufPool holds the buffers of request bodies and answers, so a busy
+// bufPool holds the buffers of answers, so a busy
 // service does not allocate one per request.
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// writeJSON writes v with status and returns the status.
-func (s *Service) writeJSON(w http.ResponseWriter, status int, v any) int {
-	b, err := jsonv2.Marshal(v)
-	if err != nil {
-		s.log.Error().Err(err).Msg("encoding an answer")
-		return s.writeError(w, errInternal)
-	}
-	writeBody(w, status, append(b, '\n'))
-	return status
-}
-
-// writeVerify writes a verify answer with status 200.
 func (s *Service) writeVerify(w http.ResponseWriter, resp *api.VerifyResponse) int {
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer putBuf(buf)
@@ -381,13 +357,10 @@ func writeBody(w http.ResponseWriter, status int, b []byte) {
 	_, _ = w.Write(b)
 }
 
-func formOf(e *apiError) api.Form {
-	return api.Form{Language: "en", Message: api.Message{ID: e.id, Severity: api.SeverityError, Value: e.text}}
-}
-
 // writeError writes the error envelope for e and returns its status.
 func (s *Service) writeError(w http.ResponseWriter, e *apiError) int {
-	b, _ := jsonv2.Marshal(errorBody{Type: "error", Form: formOf(e)}) // strings and an int: cannot fail
+	form := api.Form{Language: "en", Message: api.Message{ID: e.id, Severity: api.SeverityError, Value: e.text}}
+	b, _ := jsonv2.Marshal(errorBody{Type: "error", Form: form}) // strings and an int: cannot fail
 	writeBody(w, e.status, append(b, '\n'))
 	return e.status
 }

@@ -586,6 +586,9 @@ func TestMethods(t *testing.T) {
 		{"DELETE", verify, 405, "GET, HEAD, POST"},
 		{"PUT", "/3.0/createtoken", 405, "GET, HEAD"},
 		{"POST", "/healthz", 405, "GET, HEAD"},
+		// Part of an allowed method, or of the Allow value, is no method.
+		{"GE", verify, 405, "GET, HEAD, POST"},
+		{"HEA", "/healthz", 405, "GET, HEAD"},
 		{"POST", "/nowhere", 404, ""},
 	}
 	for _, tc := range tests {

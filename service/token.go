@@ -94,7 +94,7 @@ func (s signer) issue(kid [kidLen]byte, exp time.Time) (string, error) {
 // check verifies a token's signature and expiry and returns its key id. A
 // token that was not signed with the secret is errInvalidToken; a genuine
 // one past its expiry is errExpiredToken.
-func (s signer) check(tok string, now time.Time) ([kidLen]byte, error) {
+func (s signer) check(tok string, now time.Time) ([kidLen]byte, *apiError) {
 	var kid [kidLen]byte
 	if len(tok) != tokenLen {
 		return kid, errInvalidToken

@@ -1,10 +1,12 @@
 package service
 
 import (
+	"cmp"
 	"errors"
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,7 +41,6 @@ const (
 	hasLanguage
 )
 
-// verify answers /3.0/verify.
 func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
 	form, e := s.parseForm(w, r)
 	if e != nil {
@@ -50,12 +51,8 @@ func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
 		return s.writeError(w, errMissingToken)
 	}
 	now := s.now()
-	kid, err := s.sign.check(tok, now)
-	if err != nil {
-		var e *apiError
-		if !errors.As(err, &e) {
-			e = errInvalidToken
-		}
+	kid, e := s.sign.check(tok, now)
+	if e != nil {
 		return s.writeError(w, e)
 	}
 	it := s.byKID[kid]
@@ -109,8 +106,7 @@ func (s *Service) parseForm(w http.ResponseWriter, r *http.Request) (url.Values,
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
 	}
 	if err := r.ParseForm(); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, errTooLarge
 		}
 		return nil, invalidParam("The query or body is not validly form-encoded.")
@@ -181,10 +177,7 @@ func checkParam(name, v string) *apiError {
 // answer turns a match into the verify response under the integration's
 // settings.
 func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *answerScratch) api.VerifyResponse {
-	lang := req.language
-	if lang == "" {
-		lang = "en"
-	}
+	lang := cmp.Or(req.language, "en")
 	level := m.Level
 	switch level {
 	case gazetteer.LevelBuilding, gazetteer.LevelSubBuilding, gazetteer.LevelStreet,
@@ -194,22 +187,17 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 	}
 	building := m.Record != nil && (level == gazetteer.LevelBuilding || level == gazetteer.LevelSubBuilding)
 	verdict := m.Verdict
-	if (verdict == gazetteer.VerdictAccept || verdict == gazetteer.VerdictSuggest) && !building {
-		// Accept and Suggest promise an address id: without a matched
-		// building the honest answer is Confirm.
+	// Accept and Suggest promise an address id: without a matched building
+	// the honest answer is Confirm.
+	if !building || verdict != gazetteer.VerdictAccept && verdict != gazetteer.VerdictSuggest {
 		verdict = gazetteer.VerdictConfirm
 	}
-	if verdict != gazetteer.VerdictAccept && verdict != gazetteer.VerdictSuggest {
-		verdict = gazetteer.VerdictConfirm
-	}
-	assessElements(req, m)
+	parts := inputRunes(req, sc)
+	assessElements(m, parts)
 	// Status and message speak of any change, cosmetic ones included; the
 	// amended flags (like details) only of changes in substance.
 	amended := m.Tidied || m.AddressLinesAmended || m.CityAmended || m.RegionAmended || m.PostcodeAmended
-	country := m.Country
-	if country == "" {
-		country = req.iso
-	}
+	country := cmp.Or(m.Country, req.iso)
 
 	var resp api.VerifyResponse
 	resp.Type = "verify"
@@ -245,10 +233,7 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 	switch {
 	case it.allowed != nil && !it.allowed[country]:
 		resp.Action = api.ActionReject
-		name := countries.Name(country)
-		if name == "" {
-			name = country
-		}
+		name := cmp.Or(countries.Name(country), country)
 		resp.Form.Message = api.Message{ID: MsgRejectCountry, Severity: api.SeverityError,
 			Value: "Addresses in " + name + " are not accepted by this integration."}
 	case !it.POBoxes && (m.POBox || m.Record != nil && m.Record.Type == gazetteer.POBox):
@@ -262,8 +247,8 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 	// input: the address as sent. The lines and labels of input and
 	// address share one array each, as do the members of address, all in
 	// sc.
-	lines := grow(sc.lines, len(req.rawLines)+len(m.Lines))
-	labels := grow(sc.labels, len(req.lines)+2+len(m.Lines)+3)
+	lines := slices.Grow(sc.lines[:0], len(req.rawLines)+len(m.Lines))
+	labels := slices.Grow(sc.labels[:0], len(req.lines)+2+len(m.Lines)+3)
 	sc.lines, sc.labels = lines, labels
 	in := &resp.Input
 	in.Lines = lines[:0:len(req.rawLines)]
@@ -320,7 +305,7 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 		a.Country = &members.country
 	}
 	a.Label = label
-	a.Highlights = answerHighlights(req, m, label, nLines, sc)
+	a.Highlights = answerHighlights(req, m, label, nLines, parts, sc)
 
 	if it.Location && m.Location != nil {
 		if acc := accuracy(level); acc != "" {
@@ -338,15 +323,11 @@ func (s *Service) answer(it *integration, req *request, m *gazetteer.Match, sc *
 // hold its text, Unchanged when it does. The highlights follow the details,
 // so without this a county the answer adds would be neither flagged nor
 // marked.
-func assessElements(req *request, m *gazetteer.Match) {
+func assessElements(m *gazetteer.Match, parts [][]rune) {
 	d := &m.Details
 	unassessed := func(c gazetteer.Change) bool { return c == gazetteer.ChangeNone || c == "" }
 	if !unassessed(d.City) && !unassessed(d.Region) && !unassessed(d.Postcode) {
 		return
-	}
-	var parts [][]rune
-	for _, p := range appendNonEmpty(inputParts(req.lines), req.city, req.region) {
-		parts = append(parts, []rune(p))
 	}
 	for _, el := range [...]struct {
 		v       string
@@ -364,23 +345,29 @@ func assessElements(req *request, m *gazetteer.Match) {
 	}
 }
 
-// answerHighlights highlights the label: the address lines against the
-// input split into parts, and the city, region and postcode lines each
-// against the value the input gave for that element, so that a corrected
-// town is highlighted even when its name is written in another input line.
-func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines int, sc *answerScratch) [][]int {
-	parts := gazetteer.SplitParts(sc.parts[:0], req.lines)
-	parts = appendNonEmpty(parts, req.city, req.region)
-	sc.parts = parts
+// inputRunes returns the parts of the input, as characters in sc, that
+// the label is compared with: the lines split the way the gazetteer does
+// before matching (at newlines, commas and semicolons, spaces tidied), so
+// that a label line is compared with the part of a cell it came from, not
+// with the whole cell ("Flat 2, Mill Court, 18 Main Street" is three
+// parts), then the city and the region.
+func inputRunes(req *request, sc *answerScratch) [][]rune {
+	sc.parts = appendNonEmpty(gazetteer.SplitParts(sc.parts[:0], req.lines), req.city, req.region)
 	sc.in.reset()
-	for _, p := range parts {
+	for _, p := range sc.parts {
 		sc.in.add(p)
 	}
-	in := sc.in.slices()
+	return sc.in.slices()
+}
 
+// answerHighlights highlights the label: the address lines against the
+// input parts (in), and the city, region and postcode lines each
+// against the value the input gave for that element, so that a corrected
+// town is highlighted even when its name is written in another input line.
+func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines int, in [][]rune, sc *answerScratch) [][]int {
 	// The answer's spans share one backing array.
-	out := grow(sc.out, len(label))[:len(label)]
-	spans := grow(sc.spans, 2*len(label))[:2*len(label)]
+	out := slices.Grow(sc.out[:0], len(label))[:len(label)]
+	spans := slices.Grow(sc.spans[:0], 2*len(label))[:2*len(label)]
 	sc.out, sc.spans = out, spans
 	clear(out)
 	put := func(i int, h span) {
@@ -445,14 +432,6 @@ type answerMembers struct {
 }
 
 var answerPool = sync.Pool{New: func() any { return new(answerScratch) }}
-
-// grow returns s emptied, with room for n elements.
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, 0, n)
-	}
-	return s[:0]
-}
 
 func appendNonEmpty(dst []string, vs ...string) []string {
 	for _, v := range vs {

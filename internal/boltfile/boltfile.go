@@ -172,8 +172,8 @@ func open(path string, o Options, f *os.File) (*DB, error) {
 			d.file = f
 			return f, nil
 		}}
-	if ok, detail := precheck(path); !ok {
-		return nil, d.corruptFile(detail)
+	if err := precheck(path); err != nil {
+		return nil, d.corruptFile(err)
 	}
 	// bbolt reads the meta and freelist pages while opening: a fault or a
 	// panic there is the file's damage, not a bug to crash on.
@@ -211,7 +211,7 @@ func open(path string, o Options, f *os.File) (*DB, error) {
 			switch {
 			case m == nil:
 				if k, _ := tx.Cursor().First(); k != nil {
-					return d.NotOurs()
+					return &corruptError{o: &d.o, path: path, detail: "a bbolt file of another program", notOurs: true}
 				}
 				d.fresh = true
 			case !bytes.Equal(m.Get(formatKey), o.Format):
@@ -267,17 +267,17 @@ func (d *DB) syncLoop() {
 // corruptFile is the error about the file that bbolt could not open:
 // damaged, or not a bbolt file at all.
 func (d *DB) corruptFile(detail any) error {
-	return &corruptError{o: &d.o, path: d.path, detail: fmt.Sprint(detail), notOurs: !hasMagic(d.path)}
+	notOurs := true
+	if f, err := os.Open(d.path); err == nil {
+		notOurs = !hasMagicAt(f)
+		_ = f.Close()
+	}
+	return &corruptError{o: &d.o, path: d.path, detail: fmt.Sprint(detail), notOurs: notOurs}
 }
 
 // Corrupt is the error about damage to the file that detail describes.
 func (d *DB) Corrupt(detail any) error {
 	return &corruptError{o: &d.o, path: d.path, detail: fmt.Sprint(detail)}
-}
-
-// NotOurs is the error about a readable bbolt file of another program.
-func (d *DB) NotOurs() error {
-	return &corruptError{o: &d.o, path: d.path, detail: "a bbolt file of another program", notOurs: true}
 }
 
 // corruptError is an error about a file that is damaged or not of its
@@ -308,9 +308,6 @@ func (d *DB) Sync() error {
 	}
 	return nil
 }
-
-// Path returns the file's path.
-func (d *DB) Path() string { return d.path }
 
 // Close releases the file and its lock.
 func (d *DB) Close() error {

@@ -42,7 +42,6 @@ const (
 	bucketHeader    = 16 // root pgid u64, sequence u64; an inline bucket's page follows
 	branchPageFlag  = 0x01
 	leafPageFlag    = 0x02
-	metaPageFlag    = 0x04
 	freelistFlag    = 0x10
 	bucketLeafFlag  = 0x01
 	boltMagic       = 0xED0CDAED
@@ -143,24 +142,21 @@ func (m meta) sane(ps int, size int64) error {
 // before bbolt maps it: a page past the end of the file is a SIGBUS. It
 // needs no lock: a writer grows the file before it writes the meta page
 // that claims the pages, and writes one meta page at a time.
-func precheck(path string) (ok bool, detail string) {
+func precheck(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return true, "" // bbolt says why
+		return nil // bbolt says why
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || fi.Size() == 0 {
-		return true, "" // a new file
+		return nil // a new file
 	}
 	m, ps, _, err := readMetas(f, fi.Size())
 	if err == nil {
 		err = m.sane(ps, fi.Size())
 	}
-	if err != nil {
-		return false, err.Error()
-	}
-	return true, ""
+	return err
 }
 
 // check looks for damage before the file is used, holding the lock.
@@ -368,19 +364,15 @@ func (c *checker) tree(id uint64, lo, hi []byte, depth, buckets int, entries boo
 func (c *checker) leaf(id uint64, b, lo, hi []byte, buckets int, entries bool) error {
 	ne := binary.NativeEndian
 	n := int(ne.Uint16(b[10:]))
-	var prev []byte
 	for i := range n {
 		k, v, err := element(b, i, 1)
 		if err != nil {
 			return fmt.Errorf("page %d: %w", id, err)
 		}
-		if i > 0 {
-			lo = prev
-		}
 		if err := inOrder(id, k, lo, hi, i == 0); err != nil {
 			return err
 		}
-		prev = k
+		lo = k
 		if ne.Uint32(b[pageHeaderSize+i*elementSize:])&bucketLeafFlag == 0 {
 			if entries && c.entry != nil {
 				c.entry(k, v)
@@ -449,18 +441,9 @@ func inOrder(id uint64, k, lo, hi []byte, first bool) error {
 	return nil
 }
 
-// hasMagic reports whether the file at path has bbolt's magic number in one
-// of its meta pages: a damaged bbolt file (that Replace may empty), not
-// something else that --cache was pointed at.
-func hasMagic(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	return hasMagicAt(f)
-}
-
+// hasMagicAt reports whether r has bbolt's magic number in one of its meta
+// pages: a damaged bbolt file (that Replace may empty), not something else
+// that --cache was pointed at.
 func hasMagicAt(r io.ReaderAt) bool {
 	var buf [4]byte
 	at := func(off int64) bool {

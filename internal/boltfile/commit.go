@@ -111,7 +111,6 @@ func (q *commitQueue) fail(err error) {
 	}
 }
 
-// failed returns the error that fails every Put, if any.
 func (q *commitQueue) failed() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
