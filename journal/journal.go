@@ -258,15 +258,14 @@ func oldFormat(path string) (old, torn bool) {
 }
 
 // Create creates the journal at path for a run with meta (emptying a
-// journal there), locked against other runs. window is not needed since
-// format 2: rows are found by number.
-func Create(path string, meta Meta, window int) (*Journal, error) {
+// journal there), locked against other runs.
+func Create(path string, meta Meta) (*Journal, error) {
 	db, err := boltfile.Open(path, fileOptions)
 	if err != nil {
 		return nil, err
 	}
 	j := &Journal{path: path, db: db}
-	if err := j.Start(meta, window); err != nil {
+	if err := j.Start(meta); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -286,7 +285,7 @@ func (j *Journal) Path() string { return j.path }
 // Start discards what the journal holds and begins it afresh for a run with
 // meta. (bbolt reuses the pages of the rows discarded; the file does not
 // shrink.)
-func (j *Journal) Start(meta Meta, window int) error {
+func (j *Journal) Start(meta Meta) error {
 	now := time.Now().UTC()
 	hb, err := json.Marshal(header{Created: now, Meta: meta})
 	if err != nil {
@@ -314,7 +313,7 @@ func (j *Journal) Start(meta Meta, window int) error {
 }
 
 // Continue keeps the records for Lookup and counts one more run.
-func (j *Journal) Continue(window int) error {
+func (j *Journal) Continue() error {
 	if j.info.Headless {
 		return fmt.Errorf("journal %s: no intact header to continue from: %w", j.path, ErrCorrupt)
 	}

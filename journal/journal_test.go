@@ -49,7 +49,7 @@ func entry(n int) Entry {
 // write creates a journal holding rows in the order given, and closes it.
 func write(t testing.TB, path string, rows []int) {
 	t.Helper()
-	j, err := Create(path, testMeta, 8)
+	j, err := Create(path, testMeta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestReplay(t *testing.T) {
 				!reflect.DeepEqual(info.Meta, testMeta) {
 				t.Fatalf("info = %+v", info)
 			}
-			if err := j.Continue(8); err != nil {
+			if err := j.Continue(); err != nil {
 				t.Fatal(err)
 			}
 			recorded := map[int]bool{}
@@ -273,10 +273,10 @@ func TestHeadless(t *testing.T) {
 			if info := j.Info(); !info.Headless || info.Rows != 0 {
 				t.Fatalf("info %+v", info)
 			}
-			if err := j.Continue(8); !errors.Is(err, ErrCorrupt) {
+			if err := j.Continue(); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Continue of a headless journal: %v", err)
 			}
-			if err := j.Start(testMeta, 8); err != nil {
+			if err := j.Start(testMeta); err != nil {
 				t.Fatal(err)
 			}
 			if err := j.Close(); err != nil {
@@ -292,7 +292,7 @@ func TestHeadless(t *testing.T) {
 // TestLocked: a second run cannot open or replace a journal in use.
 func TestLocked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j")
-	j, err := Create(path, testMeta, 8)
+	j, err := Create(path, testMeta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestLocked(t *testing.T) {
 	if _, err := Open(path); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("Open while in use: %v", err)
 	}
-	if _, err := Create(path, testMeta, 8); !errors.Is(err, ErrLocked) {
+	if _, err := Create(path, testMeta); !errors.Is(err, ErrLocked) {
 		t.Fatalf("Create while in use: %v", err)
 	}
 	if _, ok, err := j.Lookup(1, entry(1).Key); !ok || err != nil {
@@ -316,7 +316,7 @@ func TestChangedAddress(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j")
 	write(t, path, []int{1, 2, 3})
 	j := reopen(t, path)
-	if err := j.Continue(8); err != nil {
+	if err := j.Continue(); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := j.Lookup(1, entry(1).Key); !ok {
@@ -337,7 +337,7 @@ func TestChangedAddress(t *testing.T) {
 // empties it for a new run; another run makes it incomplete again.
 func TestCompleteAndRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j")
-	j, err := Create(path, testMeta, 8)
+	j, err := Create(path, testMeta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestCompleteAndRestart(t *testing.T) {
 	if info := j.Info(); !info.Complete || info.Rows != 3 {
 		t.Fatalf("info %+v", info)
 	}
-	if err := j.Continue(8); err != nil {
+	if err := j.Continue(); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Close(); err != nil {
@@ -368,7 +368,7 @@ func TestCompleteAndRestart(t *testing.T) {
 	}
 	other := testMeta
 	other.Options = map[string]string{"country": "GB"}
-	if err := j.Start(other, 8); err != nil {
+	if err := j.Start(other); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Close(); err != nil {
@@ -382,7 +382,7 @@ func TestCompleteAndRestart(t *testing.T) {
 
 func TestRemove(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j")
-	j, err := Create(path, testMeta, 8)
+	j, err := Create(path, testMeta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +446,7 @@ func TestResumeOfResume(t *testing.T) {
 	}
 	write(t, path, first)
 	j := reopen(t, path)
-	if err := j.Continue(8); err != nil {
+	if err := j.Continue(); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []int{5, 150, 301, 302} {
@@ -461,7 +461,7 @@ func TestResumeOfResume(t *testing.T) {
 	if info := j.Info(); info.Runs != 2 || info.Rows != 302 {
 		t.Fatalf("info %+v", info)
 	}
-	if err := j.Continue(8); err != nil {
+	if err := j.Continue(); err != nil {
 		t.Fatal(err)
 	}
 	for n := 1; n <= 302; n++ {
@@ -476,7 +476,7 @@ func TestResumeOfResume(t *testing.T) {
 func TestConcurrentRecords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j")
 	const goroutines, each = 16, 200
-	j, err := Create(path, testMeta, 8)
+	j, err := Create(path, testMeta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +503,7 @@ func TestConcurrentRecords(t *testing.T) {
 	if info := j.Info(); info.Rows != goroutines*each || info.Damaged != 0 {
 		t.Fatalf("info %+v", info)
 	}
-	if err := j.Continue(8); err != nil {
+	if err := j.Continue(); err != nil {
 		t.Fatal(err)
 	}
 	for n := 1; n <= goroutines*each; n++ {
@@ -538,7 +538,7 @@ func TestDamagedRecord(t *testing.T) {
 	if info := j.Info(); info.Damaged != 2 || info.Rows != 298 {
 		t.Fatalf("info %+v", info)
 	}
-	if err := j.Continue(8); err != nil {
+	if err := j.Continue(); err != nil {
 		t.Fatal(err)
 	}
 	for n := 1; n <= 300; n++ {
@@ -606,7 +606,7 @@ func FuzzOpen(f *testing.F) {
 // row it reported recorded is in the journal, which opens cleanly.
 func TestKilledWriter(t *testing.T) {
 	if path := os.Getenv("JOURNAL_TEST_WRITER"); path != "" {
-		j, err := Create(path, testMeta, 8)
+		j, err := Create(path, testMeta)
 		if err != nil {
 			fmt.Println(err)
 			os.Exit(1)
@@ -671,7 +671,7 @@ func TestKilledWriter(t *testing.T) {
 
 // BenchmarkRecord is the journal's cost per row of a run.
 func BenchmarkRecord(b *testing.B) {
-	j, err := Create(filepath.Join(b.TempDir(), "j"), testMeta, 8)
+	j, err := Create(filepath.Join(b.TempDir(), "j"), testMeta)
 	if err != nil {
 		b.Fatal(err)
 	}

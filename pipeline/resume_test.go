@@ -234,8 +234,7 @@ func TestResumeFromJournal(t *testing.T) {
 
 	path := filepath.Join(t.TempDir(), "out.journal")
 	meta := journal.Meta{Options: map[string]string{"test": "1"}}
-	window := ReorderWindow(0, workers)
-	j, err := journal.Create(path, meta, window)
+	j, err := journal.Create(path, meta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +253,7 @@ func TestResumeFromJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Continue(window); err != nil {
+	if err := j.Continue(); err != nil {
 		t.Fatal(err)
 	}
 	v2 := service(0, nil)
@@ -421,7 +420,7 @@ func TestReplayFillsTheCache(t *testing.T) {
 
 	// The killed run journalled row 1 and died before caching it.
 	path := filepath.Join(t.TempDir(), "j")
-	j, err := journal.Create(path, journal.Meta{}, ReorderWindow(1, 1))
+	j, err := journal.Create(path, journal.Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +436,7 @@ func TestReplayFillsTheCache(t *testing.T) {
 	if j, err = journal.Open(path); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Continue(ReorderWindow(1, 1)); err != nil {
+	if err := j.Continue(); err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
@@ -515,8 +514,7 @@ func TestFarDuplicatesArePaidOnce(t *testing.T) {
 
 	clear(answered)
 	path := filepath.Join(t.TempDir(), "out.journal")
-	window := ReorderWindow(0, workers)
-	j, err := journal.Create(path, journal.Meta{}, window)
+	j, err := journal.Create(path, journal.Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,7 +530,7 @@ func TestFarDuplicatesArePaidOnce(t *testing.T) {
 	if j, err = journal.Open(path); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Continue(window); err != nil {
+	if err := j.Continue(); err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()

@@ -191,7 +191,7 @@ func (c ctxReader) Read(p []byte) (int, error) {
 // afresh over an unfinished journal without --resume, since that would pay
 // again for the rows it holds. Then it removes a killed run's temporary
 // outputs: a live run holds a lock on its own.
-func (p Policy) Open(path string, id func() (Identity, error), window int, outputs []string, log zerolog.Logger) (_ *Run, err error) {
+func (p Policy) Open(path string, id func() (Identity, error), outputs []string, log zerolog.Logger) (_ *Run, err error) {
 	var j *journal.Journal
 	defer func() {
 		if err != nil && j != nil {
@@ -220,9 +220,9 @@ func (p Policy) Open(path string, id func() (Identity, error), window int, outpu
 		if p.Resume {
 			log.Warn().Str("journal", path).Msg("--resume: no journal of an earlier run: starting from the first row")
 		}
-		j, err = journal.Create(path, meta, window)
+		j, err = journal.Create(path, meta)
 	} else if err == nil {
-		err = p.reuse(j, meta, window, log)
+		err = p.reuse(j, meta, log)
 	}
 	if err != nil {
 		return nil, journalError(err)
@@ -231,7 +231,7 @@ func (p Policy) Open(path string, id func() (Identity, error), window int, outpu
 }
 
 // reuse starts afresh, continues or refuses the journal an earlier run left.
-func (p Policy) reuse(j *journal.Journal, meta journal.Meta, window int, log zerolog.Logger) error {
+func (p Policy) reuse(j *journal.Journal, meta journal.Meta, log zerolog.Logger) error {
 	info, path := j.Info(), j.Path()
 	startOver := info.Headless || p.Restart || (!p.Resume && (info.Complete || info.Rows == 0))
 	switch {
@@ -250,7 +250,7 @@ func (p Policy) reuse(j *journal.Journal, meta journal.Meta, window int, log zer
 			path, info.Rows, info.Updated.Format("2006-01-02 15:04:05"))
 	}
 	if startOver {
-		return j.Start(meta, window)
+		return j.Start(meta)
 	}
 	if diff := info.Meta.Diff(meta); len(diff) > 0 {
 		return usagef("--resume: %s was written for a different run: %s. "+
@@ -261,7 +261,7 @@ func (p Policy) reuse(j *journal.Journal, meta journal.Meta, window int, log zer
 		log.Warn().Str("journal", path).Int64("damaged", info.Damaged).
 			Msgf("journal: %d damaged records skipped; their rows are verified again", info.Damaged)
 	}
-	if err := j.Continue(window); err != nil {
+	if err := j.Continue(); err != nil {
 		return err
 	}
 	log.Info().Str("journal", path).Int64("rows", info.Rows).Bool("complete", info.Complete).

@@ -177,7 +177,7 @@ type journalState func(t *testing.T, path string, meta journal.Meta)
 
 func interrupted(t *testing.T, path string, meta journal.Meta) {
 	t.Helper()
-	j, err := journal.Create(path, meta, 16)
+	j, err := journal.Create(path, meta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func finished(t *testing.T, path string, meta journal.Meta) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Continue(16); err != nil {
+	if err := j.Continue(); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Complete(1); err != nil {
@@ -267,7 +267,7 @@ func TestOpen(t *testing.T) {
 			}
 			before, _ := os.ReadFile(path)
 			var logs bytes.Buffer
-			r, err := tt.p.Open(path, func() (Identity, error) { return id, tt.idErr }, 16,
+			r, err := tt.p.Open(path, func() (Identity, error) { return id, tt.idErr },
 				[]string{filepath.Join(dir, "out.csv")}, zerolog.New(&logs))
 			var ue *UsageError
 			switch {

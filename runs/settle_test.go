@@ -67,7 +67,7 @@ func TestSettle(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "out.csv.journal")
-			j, err := journal.Create(path, journal.Meta{}, 16)
+			j, err := journal.Create(path, journal.Meta{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func TestSettle(t *testing.T) {
 func TestAbandon(t *testing.T) {
 	for _, rows := range []int{0, 1} {
 		path := filepath.Join(t.TempDir(), "j")
-		j, err := journal.Create(path, journal.Meta{}, 16)
+		j, err := journal.Create(path, journal.Meta{})
 		if err != nil {
 			t.Fatal(err)
 		}

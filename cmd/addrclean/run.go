@@ -107,7 +107,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	logReading(log, o.input, src, mapper)
 	run, err := o.policy.Open(o.journalPathFor(outPath, reviewPath), func() (runs.Identity, error) {
 		return runIdentity(ctx, *o, src, mapper)
-	}, pipeline.ReorderWindow(0, o.workers), []string{outPath, reviewPath}, log)
+	}, []string{outPath, reviewPath}, log)
 	if err != nil {
 		return err
 	}
