@@ -132,7 +132,7 @@ func cmdApply(ctx context.Context, args []string, s streams) error {
 		return usageErrorf("--encoding: %w", err)
 	}
 	opts := o.options(s)
-	opts.ReadReview = &readers.Options{Encoding: o.reviewEncoding}
+	opts.ReadReview = readers.Options{Encoding: o.reviewEncoding}
 	rep, err := apply.Run(ctx, o.enriched, o.review, o.out, opts)
 	return o.finish(s, rep, err)
 }
