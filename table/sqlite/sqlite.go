@@ -304,30 +304,13 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, cols []table.
 
 // UniqueKey reads the primary key and the unique, non-partial indexes.
 func (d *DB) UniqueKey(ctx context.Context, n table.Name, key string) (bool, error) {
-	var pk int
-	err := d.ro.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?1, ?2) WHERE pk > 0`, n.Table, schemaOf(n)).Scan(&pk)
-	if err != nil {
-		return false, d.wrap(err)
-	}
-	if pk == 1 {
-		var name string
-		err := d.ro.QueryRowContext(ctx, `SELECT name FROM pragma_table_info(?1, ?2) WHERE pk > 0`, n.Table, schemaOf(n)).Scan(&name)
-		if err != nil {
-			return false, d.wrap(err)
-		}
-		if name == key {
-			return true, nil
-		}
-	}
-	var idx int
-	err = d.ro.QueryRowContext(ctx, `SELECT count(*) FROM pragma_index_list(?1, ?2) il
-		WHERE il."unique" = 1 AND il.partial = 0
+	// An INTEGER PRIMARY KEY is the rowid and has no index of its own.
+	var unique bool
+	err := d.ro.QueryRowContext(ctx, `SELECT (SELECT count(*) = 1 AND max(name) = ?3 FROM pragma_table_info(?1, ?2) WHERE pk > 0)
+		OR EXISTS (SELECT 1 FROM pragma_index_list(?1, ?2) il WHERE il."unique" = 1 AND il.partial = 0
 		AND (SELECT count(*) FROM pragma_index_info(il.name, ?2)) = 1
-		AND (SELECT name FROM pragma_index_info(il.name, ?2)) = ?3`, n.Table, schemaOf(n), key).Scan(&idx)
-	if err != nil {
-		return false, d.wrap(err)
-	}
-	return idx > 0, nil
+		AND (SELECT name FROM pragma_index_info(il.name, ?2)) = ?3)`, n.Table, schemaOf(n), key).Scan(&unique)
+	return unique, d.wrap(err)
 }
 
 // SQLType is the declared type of a results column of type t.
