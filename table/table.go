@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
 )
@@ -334,21 +333,7 @@ func redactURL(u *url.URL) string {
 			q.Del(k)
 		}
 	}
-	keys := make([]string, 0, len(q))
-	for k := range q {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		for _, v := range q[k] {
-			if b.Len() > 0 {
-				b.WriteByte('&')
-			}
-			b.WriteString(url.QueryEscape(k) + "=" + url.QueryEscape(v))
-		}
-	}
-	c.RawQuery = b.String()
+	c.RawQuery = q.Encode() // sorted by key
 	c.ForceQuery = false
 	c.Fragment, c.RawFragment = "", ""
 	return c.String()
