@@ -298,9 +298,7 @@ func (r *rows) Close() error {
 		<-r.ahead // the connection is the FETCH's until it is done
 		r.ahead = nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := r.conn.Close(ctx) // closing ends the transaction: nothing was written
+	err := closeConn(r.conn) // closing ends the transaction: nothing was written
 	r.conn = nil
 	return err
 }
@@ -421,11 +419,7 @@ func (t *target) CountAt(ctx context.Context, col string, at time.Time) (int64, 
 	return n, t.d.wrap(err)
 }
 
-func (t *target) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return t.conn.Close(ctx)
-}
+func (t *target) Close() error { return closeConn(t.conn) }
 
 // Exec runs sql on the catalog connection.
 func (d *DB) Exec(ctx context.Context, sql string) error {
@@ -434,8 +428,12 @@ func (d *DB) Exec(ctx context.Context, sql string) error {
 }
 
 // Close closes the catalog connection.
-func (d *DB) Close() error {
+func (d *DB) Close() error { return closeConn(d.meta) }
+
+// closeConn closes c, waiting a bounded time for the server: a Close runs
+// after the run's context may have been cancelled.
+func closeConn(c *pgx.Conn) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return d.meta.Close(ctx)
+	return c.Close(ctx)
 }
