@@ -46,16 +46,12 @@ type Options struct {
 	// Mapping names the input's address columns, as for addrclean run; a
 	// keep decision copies them. Unset fields are detected from the header.
 	Mapping readers.MappingSpec
-	// Read tunes reading the enriched file, and the review file unless
-	// ReadReview is set.
-	Read readers.Options
 	// ReadReview tunes reading the review file (a spreadsheet may have
-	// saved it in another encoding); nil means Read.
-	ReadReview *readers.Options
+	// saved it in another encoding); the enriched file is read as run
+	// writes it.
+	ReadReview readers.Options
 	// Write tunes the final file.
 	Write writers.Options
-	// MaxProblems is how many problems a MismatchError lists; 0 means 20.
-	MaxProblems int
 	// IDColumn, when set, is the input column that names rows in problems
 	// and in Report.UnresolvedIDs (tables, whose rows are known by id).
 	IDColumn string
@@ -97,6 +93,9 @@ type Report struct {
 	// UnresolvedIDs are their ids, with Options.IDColumn.
 	UnresolvedIDs []string `json:"unresolved_ids,omitempty"`
 }
+
+// maxProblems is how many problems a MismatchError lists.
+const maxProblems = 20
 
 // Problem is one reason a review does not fit its enriched file.
 type Problem struct {
@@ -142,43 +141,17 @@ func (e *MismatchError) Error() string {
 	return b.String()
 }
 
-// IDs returns the ids named by the problems.
-func (e *MismatchError) IDs() []string {
-	var ids []string
-	for _, p := range e.Problems {
-		if p.ID != "" && !slices.Contains(ids, p.ID) {
-			ids = append(ids, p.ID)
-		}
-	}
-	return ids
-}
-
-// Rows returns the row numbers named by the problems.
-func (e *MismatchError) Rows() []int {
-	var rows []int
-	for _, p := range e.Problems {
-		if p.Row > 0 && !slices.Contains(rows, p.Row) {
-			rows = append(rows, p.Row)
-		}
-	}
-	return rows
-}
-
 // Run writes the final file at outPath from the enriched file and the
 // review file. A review that does not belong to the enriched file (row
 // numbers or input cells differ) or holds decisions that cannot be applied
 // is a *MismatchError, and no output is left behind.
 func Run(ctx context.Context, enrichedPath, reviewPath, outPath string, opts Options) (Report, error) {
-	en, err := runfile.OpenEnriched(ctx, enrichedPath, opts.Read)
+	en, err := runfile.OpenEnriched(ctx, enrichedPath, readers.Options{})
 	if err != nil {
 		return Report{}, fmt.Errorf("--enriched: %w", err)
 	}
 	defer en.Close()
-	ropts := opts.Read
-	if opts.ReadReview != nil {
-		ropts = *opts.ReadReview
-	}
-	rv, err := runfile.OpenReview(ctx, reviewPath, ropts)
+	rv, err := runfile.OpenReview(ctx, reviewPath, opts.ReadReview)
 	if err != nil {
 		return Report{}, fmt.Errorf("--review: %w", err)
 	}
@@ -211,9 +184,6 @@ func sameInput(en *runfile.Enriched, rv *runfile.Review, review string) error {
 // from (files, tables), and closes out; on any error, a *MismatchError
 // included, out is aborted. review is how messages call rv.
 func Apply(ctx context.Context, en *runfile.Enriched, rv *runfile.Review, review string, out writers.RowWriter, opts Options) (Report, error) {
-	if opts.MaxProblems <= 0 {
-		opts.MaxProblems = 20
-	}
 	j := &joiner{
 		opts: opts, en: en, rv: rv, mismatch: &MismatchError{Review: review},
 		rep: Report{Sources: map[string]int64{}, Decisions: map[string]int64{}},
@@ -269,7 +239,7 @@ type joiner struct {
 }
 
 func (j *joiner) problem(row int, id string, format string, args ...any) {
-	if len(j.mismatch.Problems) >= j.opts.MaxProblems {
+	if len(j.mismatch.Problems) >= maxProblems {
 		j.mismatch.More++
 		return
 	}

@@ -369,7 +369,18 @@ func TestApplyReviewEncoding(t *testing.T) {
 	if _, err := Run(context.Background(), en, rv, out, Options{}); err == nil || !strings.Contains(err.Error(), "utf-8") {
 		t.Fatalf("without the encoding: %v, want an encoding error", err)
 	}
-	if _, err := Run(context.Background(), en, rv, out, Options{ReadReview: &readers.Options{Encoding: "windows-1252"}}); err != nil {
+	if _, err := Run(context.Background(), en, rv, out, Options{ReadReview: readers.Options{Encoding: "windows-1252"}}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Rows returns the row numbers named by the problems, for the tests.
+func (e *MismatchError) Rows() []int {
+	var rows []int
+	for _, p := range e.Problems {
+		if p.Row > 0 && !slices.Contains(rows, p.Row) {
+			rows = append(rows, p.Row)
+		}
+	}
+	return rows
 }

@@ -30,14 +30,6 @@ var ErrNotEnriched = errors.New("not an enriched output of addrclean run")
 // output, or one written before review files had a decision column.
 var ErrNotReview = errors.New("not a review output of addrclean run")
 
-// enrichedBase are the columns every enriched output has had; the
-// duplicate columns came later.
-var enrichedBase = writers.EnrichedColumns
-
-// reviewBase are the columns every review output has had; the decision
-// and edit_ columns came later.
-var reviewBase = writers.ReviewColumns
-
 // output is what the enriched and the review readers share: the rows,
 // their header, how many input columns it holds and where each run column is.
 type output struct {
@@ -83,10 +75,12 @@ func OpenEnriched(ctx context.Context, path string, opts readers.Options) (*Enri
 // closed; name is how errors call r.
 func NewEnriched(name string, r readers.Reader) (*Enriched, error) {
 	h := r.Header()
-	i := lastRun(h, enrichedBase)
+	// Every enriched output has had these; the duplicate columns came later.
+	base := writers.EnrichedColumns
+	i := lastRun(h, base)
 	if i < 0 {
 		_ = r.Close()
-		return nil, fmt.Errorf("%s: %w (no %s ... %s columns)", name, ErrNotEnriched, enrichedBase[0], enrichedBase[len(enrichedBase)-1])
+		return nil, fmt.Errorf("%s: %w (no %s ... %s columns)", name, ErrNotEnriched, base[0], base[len(base)-1])
 	}
 	return &Enriched{output{t: r, header: h, width: i, col: columns(h, i)}}, nil
 }
@@ -128,10 +122,12 @@ func OpenReview(ctx context.Context, path string, opts readers.Options) (*Review
 // call r.
 func NewReview(name string, r readers.Reader) (*Review, error) {
 	h := r.Header()
-	i := lastRun(h, reviewBase)
+	// Every review output has had these; the decision and edit_ columns
+	// came later.
+	i := lastRun(h, writers.ReviewColumns)
 	if i < 1 || !strings.EqualFold(strings.TrimSpace(h[0]), "row") {
 		_ = r.Close()
-		return nil, fmt.Errorf("%s: %w (no row ... %s columns)", name, ErrNotReview, strings.Join(reviewBase, " "))
+		return nil, fmt.Errorf("%s: %w (no row ... %s columns)", name, ErrNotReview, strings.Join(writers.ReviewColumns, " "))
 	}
 	col := columns(h, i)
 	if _, ok := col[writers.DecisionColumn]; !ok {
@@ -216,26 +212,21 @@ func fit(cells []string, n int) []string {
 
 // openAs opens the output at path and reads it with read.
 func openAs[T any](ctx context.Context, path string, opts readers.Options, review bool, read func(string, readers.Reader) (T, error)) (T, error) {
-	t, err := open(ctx, path, opts, review)
+	var t readers.Reader
+	var err error
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jsonl":
+		t, err = openJSONL(path, review)
+	case ".xlsx":
+		t, err = openSheets(ctx, path, opts)
+	default:
+		t, err = readers.Open(ctx, path, opts)
+	}
 	if err != nil {
 		var none T
 		return none, err
 	}
 	return read(path, t)
-}
-
-func open(ctx context.Context, path string, opts readers.Options, review bool) (readers.Reader, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".jsonl":
-		return openJSONL(path, review)
-	case ".xlsx":
-		return openSheets(ctx, path, opts)
-	}
-	t, err := readers.Open(ctx, path, opts)
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
 }
 
 // sheets reads a workbook output whole: past a sheet's 1,048,576 rows the

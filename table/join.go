@@ -34,8 +34,8 @@ type Join struct {
 
 // InputQuery is the SELECT of table n's rows matching where (may be empty),
 // in no order.
-func InputQuery(db Database, n Name, where string) string {
-	q := "SELECT * FROM " + db.Quote(n)
+func InputQuery(n Name, where string) string {
+	q := "SELECT * FROM " + n.SQL()
 	if strings.TrimSpace(where) != "" {
 		q += " WHERE (" + where + "\n)"
 	}
@@ -69,7 +69,7 @@ func (j Join) input() string {
 // rows in minutes instead of a second), or as text when their types
 // differ, so that an integer id still matches a text key.
 func (j Join) on(t string, in []Column, keyType Type) string {
-	k := j.DB.QuoteColumn(j.Key)
+	k := QuoteIdent(j.Key)
 	for _, c := range in {
 		if c.Name == j.Key && c.Type == keyType {
 			return fmt.Sprintf("%s.%s = i.%s", t, k, k)
@@ -112,18 +112,18 @@ func (j Join) OpenEnriched(ctx context.Context, name string) (*Source, error) {
 	}
 	var sel []string
 	for _, c := range in {
-		sel = append(sel, "i."+j.DB.QuoteColumn(c.Name))
+		sel = append(sel, "i."+QuoteIdent(c.Name))
 	}
-	sel = append(sel, avColumns(j.DB, "e.")...)
+	sel = append(sel, avColumns("e.")...)
 	// An out-table of an older addrclean may lack input_label: NULL then,
 	// which apply takes for unknown.
 	label := "NULL"
 	if have, err := j.DB.Columns(ctx, j.Out); err == nil && slices.ContainsFunc(have, func(c Column) bool { return c.Name == InputLabel }) {
-		label = "e." + j.DB.QuoteColumn(InputLabel)
+		label = "e." + QuoteIdent(InputLabel)
 	}
-	sel = append(sel, label+" AS "+j.DB.QuoteColumn(InputLabel))
+	sel = append(sel, label+" AS "+QuoteIdent(InputLabel))
 	query := fmt.Sprintf("SELECT %s FROM (%s) AS i LEFT JOIN %s AS e ON %s ORDER BY i.%s",
-		strings.Join(sel, ", "), j.input(), j.DB.Quote(j.Out), j.on("e", in, keyType), j.DB.QuoteColumn(j.Key))
+		strings.Join(sel, ", "), j.input(), j.Out.SQL(), j.on("e", in, keyType), QuoteIdent(j.Key))
 	return OpenSource(ctx, j.DB, query, name)
 }
 
@@ -141,20 +141,20 @@ func (j Join) OpenReview(ctx context.Context, name string) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := j.DB.QuoteColumn(j.Key)
-	sel := []string{"i.addrclean_row AS " + j.DB.QuoteColumn(RowColumn)}
+	k := QuoteIdent(j.Key)
+	sel := []string{"i.addrclean_row AS " + QuoteIdent(RowColumn)}
 	for _, c := range in {
 		if c.Name == j.Key {
 			sel = append(sel, fmt.Sprintf("CAST(r.%s AS TEXT) AS %s", k, k))
 			continue
 		}
-		sel = append(sel, "i."+j.DB.QuoteColumn(c.Name))
+		sel = append(sel, "i."+QuoteIdent(c.Name))
 	}
 	for _, c := range append(slices.Clone(writers.ReviewColumns), writers.DecisionColumns...) {
-		sel = append(sel, "r."+j.DB.QuoteColumn(c))
+		sel = append(sel, "r."+QuoteIdent(c))
 	}
 	query := fmt.Sprintf("SELECT %s FROM %s AS r LEFT JOIN (SELECT s.*, row_number() OVER (ORDER BY s.%s) AS addrclean_row FROM (%s) AS s) AS i ON %s ORDER BY i.addrclean_row",
-		strings.Join(sel, ", "), j.DB.Quote(j.Review), k, j.input(), j.on("r", in, keyType))
+		strings.Join(sel, ", "), j.Review.SQL(), k, j.input(), j.on("r", in, keyType))
 	return OpenSource(ctx, j.DB, query, name)
 }
 
@@ -179,30 +179,30 @@ func OpenOutTable(ctx context.Context, db Database, n Name, name string) (*Sourc
 	if _, err := j.need(ctx, n, "out-table", writers.EnrichedColumns); err != nil {
 		return nil, err
 	}
-	q := db.QuoteColumn
-	sel := append([]string{q(key)}, avColumns(db, "")...)
+	q := QuoteIdent
+	sel := append([]string{q(key)}, avColumns("")...)
 	id := q("av_address_id")
 	noID := fmt.Sprintf("%s IS NULL OR %s = ''", id, id)
 	query := fmt.Sprintf(`SELECT %s,
 		CASE WHEN %s THEN NULL ELSE count(*) OVER (PARTITION BY %s) END AS av_duplicates,
 		CASE WHEN %s THEN NULL ELSE min(addrclean_row) OVER (PARTITION BY %s) END AS av_first_row
 		FROM (SELECT *, row_number() OVER (ORDER BY %s) AS addrclean_row FROM %s) AS e ORDER BY addrclean_row`,
-		strings.Join(sel, ", "), noID, id, noID, id, q(key), db.Quote(n))
+		strings.Join(sel, ", "), noID, id, noID, id, q(key), n.SQL())
 	return OpenSource(ctx, db, query, name)
 }
 
 // avColumns is the select list of the av_ columns of an out-table (through
 // prefix, an alias and a dot, or ""), in the order of the enriched file.
-func avColumns(db Database, prefix string) []string {
+func avColumns(prefix string) []string {
 	var sel []string
 	for _, c := range Columns(Enriched, false) {
 		if c.Name == VerifiedAt {
 			continue
 		}
-		q := prefix + db.QuoteColumn(c.Name)
+		q := prefix + QuoteIdent(c.Name)
 		if c.Type == Bool {
 			// SQLite keeps booleans as 1/0: spell them as the files do.
-			q = fmt.Sprintf("CASE WHEN %s IS NULL THEN NULL WHEN %s THEN 'true' ELSE 'false' END AS %s", q, q, db.QuoteColumn(c.Name))
+			q = fmt.Sprintf("CASE WHEN %s IS NULL THEN NULL WHEN %s THEN 'true' ELSE 'false' END AS %s", q, q, QuoteIdent(c.Name))
 		}
 		sel = append(sel, q)
 	}

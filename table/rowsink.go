@@ -28,7 +28,6 @@ type RowSink struct {
 	batch []Record
 	pend  map[string]int
 	max   int
-	noKey int64
 }
 
 var _ writers.RowWriter = (*RowSink)(nil)
@@ -54,7 +53,7 @@ func NewRowSink(ctx context.Context, db Database, n Name, name string, header []
 		s.idx = append(s.idx, i)
 		tcols = append(tcols, Column{Name: c, Type: Text})
 	}
-	t, err := db.Target(ctx, n, key, keyType, append(tcols, Column{Name: AppliedAt, Type: Timestamp}))
+	t, err := OpenTarget(ctx, db, n, key, keyType, append(tcols, Column{Name: AppliedAt, Type: Timestamp}))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -63,15 +62,13 @@ func NewRowSink(ctx context.Context, db Database, n Name, name string, header []
 }
 
 // Write adds a row to the batch, and writes the batch when it is full. A
-// row without an id is left out (NoKey counts them); of rows sharing an
-// id, the last wins.
+// row without an id is left out; of rows sharing an id, the last wins.
 func (s *RowSink) Write(ctx context.Context, cells []string) error {
 	key := ""
 	if s.key < len(cells) {
 		key = strings.TrimSpace(cells[s.key])
 	}
 	if key == "" {
-		s.noKey++
 		return nil
 	}
 	vals := make([]any, 0, len(s.idx)+1)
@@ -122,6 +119,3 @@ func (s *RowSink) Abort() error {
 	s.batch = nil
 	return s.t.Close()
 }
-
-// NoKey reports the rows left out for want of an id.
-func (s *RowSink) NoKey() int64 { return s.noKey }

@@ -34,13 +34,6 @@ const (
 	Review
 )
 
-func (k Kind) String() string {
-	if k == Review {
-		return "review"
-	}
-	return "enriched"
-}
-
 // Defaults of SinkOptions.
 const (
 	// DefaultBatchRows is how many rows one transaction writes at most.
@@ -151,7 +144,7 @@ var errSinkClosed = errors.New("the table output is closed")
 
 var _ writers.Writer = (*Sink)(nil)
 
-// NewSink prepares table n of db (see Database.Target) and returns a sink
+// NewSink prepares table n of db (see OpenTarget) and returns a sink
 // writing to it; name is how messages call it.
 func NewSink(ctx context.Context, db Database, n Name, name string, opts SinkOptions) (*Sink, error) {
 	if opts.BatchRows <= 0 {
@@ -171,7 +164,7 @@ func NewSink(ctx context.Context, db Database, n Name, name string, opts SinkOpt
 			return nil, fmt.Errorf("%s: the id column %q has the name of a column the output adds", name, opts.Key)
 		}
 	}
-	t, err := db.Target(ctx, n, opts.Key, opts.KeyType, cols)
+	t, err := OpenTarget(ctx, db, n, opts.Key, opts.KeyType, cols)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -335,14 +328,6 @@ func (s *Sink) Abort() error {
 	s.ops = nil
 	_ = s.wait() // a batch already under way is committed: it holds finished rows
 	return s.t.Close()
-}
-
-// Rows reports the rows handed to upsert so far (duplicates included) and
-// the rows without an id.
-func (s *Sink) Rows() (upserts, noKey int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.upserts, s.noKey
 }
 
 // enrichedValues are the av_ columns of r, typed, in the order of

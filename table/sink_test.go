@@ -15,7 +15,10 @@ type fakeDB struct {
 	batches chan []Record
 }
 
-func (f *fakeDB) Target(context.Context, Name, string, Type, []Column) (Target, error) { return f, nil }
+func (f *fakeDB) Columns(context.Context, Name) ([]Column, error)                { return nil, ErrNoTable }
+func (f *fakeDB) Exec(context.Context, string) error                             { return nil }
+func (f *fakeDB) SQLType(Type) string                                            { return "" }
+func (f *fakeDB) Target(context.Context, Name, string, []Column) (Target, error) { return f, nil }
 func (f *fakeDB) Write(_ context.Context, recs []Record, del []string) error {
 	f.batches <- append([]Record(nil), recs...)
 	return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/addrclean/addrclean/readers"
 )
@@ -26,19 +25,8 @@ var _ readers.Reader = (*Source)(nil)
 // TableQuery is the SELECT that reads table n, only the rows matching where
 // (SQL text of the user's, may be empty), ordered by the column orderBy so
 // that rows are numbered the same in every run.
-func TableQuery(db Database, n Name, where, orderBy string) string {
-	var b strings.Builder
-	b.WriteString("SELECT * FROM ")
-	b.WriteString(db.Quote(n))
-	if strings.TrimSpace(where) != "" {
-		// Parenthesised, so that an OR in it cannot escape the clause.
-		b.WriteString(" WHERE (")
-		b.WriteString(where)
-		b.WriteString("\n)")
-	}
-	b.WriteString(" ORDER BY ")
-	b.WriteString(db.QuoteColumn(orderBy))
-	return b.String()
+func TableQuery(n Name, where, orderBy string) string {
+	return InputQuery(n, where) + " ORDER BY " + QuoteIdent(orderBy)
 }
 
 // OpenSource runs query on db and returns its rows as a Source; name is how
@@ -49,11 +37,7 @@ func OpenSource(ctx context.Context, db Database, query, name string) (*Source, 
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	cols := rows.Columns()
-	header := make([]string, len(cols))
-	for i, c := range cols {
-		header[i] = c.Name
-	}
-	return &Source{rows: rows, cols: cols, header: header, name: name}, nil
+	return &Source{rows: rows, cols: cols, header: Names(cols), name: name}, nil
 }
 
 // Header returns the result's column names.
@@ -78,13 +62,22 @@ func (s *Source) Next(ctx context.Context) (readers.Row, error) {
 // Close ends the query.
 func (s *Source) Close() error { return s.rows.Close() }
 
-// ColumnType returns the type of the result column named name (exactly), and
-// Text when there is none.
-func (s *Source) ColumnType(name string) Type {
-	for _, c := range s.cols {
-		if c.Name == name {
-			return c.Type
+// KeyType is the type results tables give a key column named key of cols:
+// Integer for an integer column, else Text.
+func KeyType(cols []Column, key string) Type {
+	for _, c := range cols {
+		if c.Name == key && c.Type == Integer {
+			return Integer
 		}
 	}
 	return Text
+}
+
+// Names returns the names of cols.
+func Names(cols []Column) []string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	return names
 }

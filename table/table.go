@@ -13,9 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -56,43 +54,43 @@ type Column struct {
 	// Kept marks a column that a Target creates but never writes: a
 	// person's (the review's decision and edit_ columns). An upsert keeps
 	// its value while the row still shows the person what they decided on
-	// (KeepCondition), and clears it otherwise.
+	// (keepCondition), and clears it otherwise.
 	Kept bool
 }
 
-// The review columns KeepCondition compares.
+// The review columns keepCondition compares.
 const (
 	matchedLabel = "matched_label"
 	decision     = "decision"
 )
 
-// KeepCondition is the SQL condition under which an upsert keeps the Kept
+// keepCondition is the SQL condition under which an upsert keeps the Kept
 // columns of the existing row (named through alias) rather than clearing
 // them, the new row being excluded: the input address is the one the
 // person decided on, and, for an accept, so is the service's address. A
 // stale decision must never reach addrclean apply: it would give a new
 // address the answer meant for the old one.
-func KeepCondition(alias, excluded string, quote func(string) string) string {
-	old := func(c string) string { return "COALESCE(" + alias + "." + quote(c) + ", '')" }
-	nu := func(c string) string { return "COALESCE(" + excluded + "." + quote(c) + ", '')" }
+func keepCondition(alias, excluded string) string {
+	old := func(c string) string { return "COALESCE(" + alias + "." + QuoteIdent(c) + ", '')" }
+	nu := func(c string) string { return "COALESCE(" + excluded + "." + QuoteIdent(c) + ", '')" }
 	return fmt.Sprintf("%s = %s AND (LOWER(TRIM(%s)) <> 'accept' OR %s = %s)",
 		old(InputLabel), nu(InputLabel), old(decision), old(matchedLabel), nu(matchedLabel))
 }
 
 // UpsertSets are the SET items of an upsert of cols: written columns take
-// the new row's value; Kept ones keep theirs under KeepCondition and are
+// the new row's value; Kept ones keep theirs under keepCondition and are
 // cleared otherwise.
-func UpsertSets(cols []Column, alias, excluded string, quote func(string) string) []string {
+func UpsertSets(cols []Column, alias, excluded string) []string {
 	var sets []string
 	var keep string
 	for _, c := range cols {
-		q := quote(c.Name)
+		q := QuoteIdent(c.Name)
 		if !c.Kept {
 			sets = append(sets, q+" = "+excluded+"."+q)
 			continue
 		}
 		if keep == "" {
-			keep = KeepCondition(alias, excluded, quote)
+			keep = keepCondition(alias, excluded)
 		}
 		sets = append(sets, fmt.Sprintf("%s = CASE WHEN %s THEN %s.%s END", q, keep, alias, q))
 	}
@@ -129,6 +127,19 @@ func (n Name) String() string {
 	}
 	return q(n.Table)
 }
+
+// SQL returns the name quoted as an identifier of SQL.
+func (n Name) SQL() string {
+	if n.Schema != "" {
+		return QuoteIdent(n.Schema) + "." + QuoteIdent(n.Table)
+	}
+	return QuoteIdent(n.Table)
+}
+
+// QuoteIdent quotes a column or table name as an identifier, as PostgreSQL
+// and SQLite both read it: always quoted, so that case and any character
+// are kept.
+func QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // ParseName reads a table name: NAME or SCHEMA.NAME, where each part may be
 // double-quoted ("a.b", with "" for a quote) to hold dots. Case is kept as
@@ -208,21 +219,26 @@ type Target interface {
 
 // Database is one database: what a source and a sink need of it.
 type Database interface {
-	// Quote returns n quoted as an identifier of the database's SQL.
-	Quote(n Name) string
-	// QuoteColumn returns a column name quoted as an identifier.
-	QuoteColumn(name string) string
 	// Columns returns the columns of table n; an error wrapping ErrNoTable
 	// when there is no such table.
 	Columns(ctx context.Context, n Name) ([]Column, error)
 	// Select runs query in a read-only transaction and streams its rows; an
 	// error the user must fix (syntax, unknown names) wraps ErrBadQuery.
 	Select(ctx context.Context, query string) (Rows, error)
-	// Target creates table n if it is missing (key its primary key, of
-	// type keyType), adds the columns of cols it lacks, checks that key is
-	// unique, and returns it ready for writes. Records hold the values of
-	// the columns that are not Kept; Kept columns follow UpsertSets.
-	Target(ctx context.Context, n Name, key string, keyType Type, cols []Column) (Target, error)
+	// Exec runs one statement that returns no rows through the writing
+	// side: creating and altering results tables, and tests' and tools'
+	// setup. Runs never pass it SQL of the user's.
+	Exec(ctx context.Context, sql string) error
+	// SQLType is the database's SQL type for t.
+	SQLType(t Type) string
+	// UniqueKey reports whether column key alone is the primary key of
+	// table n or has a unique index on it, as ON CONFLICT needs.
+	UniqueKey(ctx context.Context, n Name, key string) (bool, error)
+	// Target returns table n, which has the key column key and the columns
+	// cols (OpenTarget saw to it), ready for writes. Records hold the
+	// values of the columns that are not Kept; Kept columns follow
+	// UpsertSets.
+	Target(ctx context.Context, n Name, key string, cols []Column) (Target, error)
 	// Close releases the database.
 	Close() error
 }
@@ -237,16 +253,13 @@ type Options struct {
 // Opener opens the database at u.
 type Opener func(ctx context.Context, u *URL, opts Options) (Database, error)
 
-var (
-	driversMu sync.RWMutex
-	drivers   = map[string]Opener{}
-)
+// drivers needs no lock: Register is called from init functions only, all
+// of which have run before Open is.
+var drivers = map[string]Opener{}
 
 // Register makes the database kind of the URL schemes available to Open. It
 // is called by the driver packages' init.
 func Register(open Opener, schemes ...string) {
-	driversMu.Lock()
-	defer driversMu.Unlock()
 	for _, s := range schemes {
 		drivers[s] = open
 	}
@@ -320,21 +333,7 @@ func redactURL(u *url.URL) string {
 			q.Del(k)
 		}
 	}
-	keys := make([]string, 0, len(q))
-	for k := range q {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		for _, v := range q[k] {
-			if b.Len() > 0 {
-				b.WriteByte('&')
-			}
-			b.WriteString(url.QueryEscape(k) + "=" + url.QueryEscape(v))
-		}
-	}
-	c.RawQuery = b.String()
+	c.RawQuery = q.Encode() // sorted by key
 	c.ForceQuery = false
 	c.Fragment, c.RawFragment = "", ""
 	return c.String()
@@ -383,9 +382,7 @@ func asciiLower(s string) string {
 // Open opens the database of a URL with the driver registered for its
 // scheme.
 func Open(ctx context.Context, u *URL, opts Options) (Database, error) {
-	driversMu.RLock()
 	open := drivers[u.Scheme]
-	driversMu.RUnlock()
 	if open == nil {
 		return nil, fmt.Errorf("%w: %s: no driver for %s", ErrBadURL, u.Display, u.Scheme)
 	}
@@ -422,41 +419,48 @@ func (s *scrubbed) Error() string { return s.msg }
 // by this package's callers.
 func (s *scrubbed) Unwrap() error { return s.err }
 
-// CreateStatement is the CREATE TABLE IF NOT EXISTS of a results table
-// named q (quoted): key its primary key, then cols, each typed by the
-// dialect's sqlType and named through its quote.
-func CreateStatement(q, key string, keyType Type, cols []Column, quote func(string) string, sqlType func(Type) string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (%s %s PRIMARY KEY", q, quote(key), sqlType(keyType))
-	for _, c := range cols {
-		fmt.Fprintf(&b, ", %s %s", quote(c.Name), sqlType(c.Type))
-	}
-	b.WriteString(")")
-	return b.String()
-}
-
-// MissingColumns returns the columns of cols that table n, whose columns
-// are have, lacks; it refuses a table without the key column.
-func MissingColumns(n Name, have, cols []Column, key string) ([]Column, error) {
-	names := make(map[string]bool, len(have))
-	for _, c := range have {
-		names[c.Name] = true
-	}
-	if !names[key] {
-		return nil, fmt.Errorf("%w: table %s has no column %q to key the rows by", ErrNoColumn, n, key)
-	}
-	var missing []Column
-	for _, c := range cols {
-		if !names[c.Name] {
-			missing = append(missing, c)
+// OpenTarget returns table n of db ready for writes: created if it is
+// missing (key its primary key, of type keyType), else given the columns of
+// cols it lacks, its key checked to be unique as upserts need.
+func OpenTarget(ctx context.Context, db Database, n Name, key string, keyType Type, cols []Column) (Target, error) {
+	have, err := db.Columns(ctx, n)
+	switch {
+	case errors.Is(err, ErrNoTable):
+		var b strings.Builder
+		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (%s %s PRIMARY KEY", n.SQL(), QuoteIdent(key), db.SQLType(keyType))
+		for _, c := range cols {
+			fmt.Fprintf(&b, ", %s %s", QuoteIdent(c.Name), db.SQLType(c.Type))
+		}
+		b.WriteString(")")
+		if err := db.Exec(ctx, b.String()); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	default:
+		names := make(map[string]bool, len(have))
+		for _, c := range have {
+			names[c.Name] = true
+		}
+		if !names[key] {
+			return nil, fmt.Errorf("%w: table %s has no column %q to key the rows by", ErrNoColumn, n, key)
+		}
+		for _, c := range cols {
+			if names[c.Name] {
+				continue
+			}
+			if err := db.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", n.SQL(), QuoteIdent(c.Name), db.SQLType(c.Type))); err != nil {
+				return nil, err
+			}
+		}
+		unique, err := db.UniqueKey(ctx, n, key)
+		if err != nil {
+			return nil, err
+		}
+		if !unique {
+			return nil, fmt.Errorf("%w: table %s: column %q is not unique; rows are upserted by it: "+
+				"add a primary key or unique index on it", ErrBadQuery, n, key)
 		}
 	}
-	return missing, nil
-}
-
-// NotUniqueError is the error for a results table whose key column is not
-// unique (what makes a constraint so is the dialect's word).
-func NotUniqueError(n Name, key, constraint string) error {
-	return fmt.Errorf("%w: table %s: column %q is not unique; rows are upserted by it: "+
-		"add a primary key or %s on it", ErrBadQuery, n, key, constraint)
+	return db.Target(ctx, n, key, cols)
 }

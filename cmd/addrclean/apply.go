@@ -132,7 +132,7 @@ func cmdApply(ctx context.Context, args []string, s streams) error {
 		return usageErrorf("--encoding: %w", err)
 	}
 	opts := o.options(s)
-	opts.ReadReview = &readers.Options{Encoding: o.reviewEncoding}
+	opts.ReadReview = readers.Options{Encoding: o.reviewEncoding}
 	rep, err := apply.Run(ctx, o.enriched, o.review, o.out, opts)
 	return o.finish(s, rep, err)
 }
@@ -259,16 +259,13 @@ func applyTables(ctx context.Context, dbURL string, o applyOptions, s streams) e
 	defer db.Close()
 	j := table.Join{DB: db, Input: o.query, Out: names["--out-table"], Review: names["--review-table"]}
 	if o.table != "" {
-		j.Input = table.InputQuery(db, names["--table"], o.where)
+		j.Input = table.InputQuery(names["--table"], o.where)
 	}
 	cols, err := j.InputColumns(ctx)
 	if err != nil {
 		return tableError(fmt.Errorf("the input: %w", err))
 	}
-	header := make([]string, len(cols))
-	for i, c := range cols {
-		header[i] = c.Name
-	}
+	header := table.Names(cols)
 	opts := o.options(s)
 	m, err := readers.NewMapper(header, opts.Mapping)
 	if err != nil {
@@ -286,14 +283,8 @@ func applyTables(ctx context.Context, dbURL string, o applyOptions, s streams) e
 	var outs multiRows
 	var shown []string
 	if o.final != "" {
-		keyType := table.Text
-		for _, c := range cols {
-			if c.Name == j.Key && c.Type == table.Integer {
-				keyType = table.Integer
-			}
-		}
 		w, err := table.NewRowSink(ctx, db, names["--final-table"], "table "+names["--final-table"].String(),
-			apply.Header(header), j.Key, keyType, apply.FinalColumns, time.Now(), tableBatchRows)
+			apply.Header(header), j.Key, table.KeyType(cols, j.Key), apply.FinalColumns, time.Now(), tableBatchRows)
 		if err != nil {
 			return tableError(err)
 		}

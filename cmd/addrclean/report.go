@@ -117,12 +117,7 @@ func writeTableReport(ctx context.Context, dbURL, name, out string, st *pipeline
 	if err != nil {
 		return usageErrorf("--out-table: %w", err)
 	}
-	db, err := table.Open(ctx, u, table.Options{ReadOnly: true})
-	if err != nil {
-		return tableError(err)
-	}
-	defer db.Close()
-	return reportOutTable(ctx, db, n, "table "+n.String()+" in "+u.Display, out, st)
+	return reportOutTable(ctx, u, n, out, st)
 }
 
 // reportsFromTable reports whether run --report is built from the
@@ -142,17 +137,18 @@ func (o *runOptions) writeRunReport(ctx context.Context, st *pipeline.Stats) err
 	if !o.reportsFromTable(outPath) {
 		return writeReport(ctx, outPath, o.report, st)
 	}
-	db, err := table.Open(ctx, o.tr.out, table.Options{ReadOnly: true})
+	return reportOutTable(ctx, o.tr.out, o.tr.outName, o.report, st)
+}
+
+// reportOutTable builds the report of out-table n in the database at u and
+// writes it to out.
+func reportOutTable(ctx context.Context, u *table.URL, n table.Name, out string, st *pipeline.Stats) error {
+	db, err := table.Open(ctx, u, table.Options{ReadOnly: true})
 	if err != nil {
 		return tableError(err)
 	}
 	defer db.Close()
-	return reportOutTable(ctx, db, o.tr.outName, "table "+o.tr.outName.String()+" in "+o.tr.out.Display, o.report, st)
-}
-
-// reportOutTable builds the report of out-table n of db, called title,
-// and writes it to out.
-func reportOutTable(ctx context.Context, db table.Database, n table.Name, title, out string, st *pipeline.Stats) error {
+	title := "table " + n.String() + " in " + u.Display
 	src, err := table.OpenOutTable(ctx, db, n, title)
 	if err != nil {
 		return tableError(err)

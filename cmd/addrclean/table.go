@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -212,17 +213,13 @@ func (tr *tableRun) openSource(ctx context.Context, spec readers.MappingSpec, na
 		if err != nil {
 			return nil, err
 		}
-		header := make([]string, len(cols))
-		for i, c := range cols {
-			header[i] = c.Name
-		}
-		m, err := readers.NewMapper(header, spec)
+		m, err := readers.NewMapper(table.Names(cols), spec)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		// The rows are read in id order, so that they are numbered alike in
 		// every run and a resumed run finds its journal's rows.
-		query = table.TableQuery(db, tr.srcName, tr.where, m.Columns()["id"])
+		query = table.TableQuery(tr.srcName, tr.where, m.Columns()["id"])
 	}
 	tr.source, err = table.OpenSource(ctx, db, query, name)
 	if err != nil {
@@ -349,19 +346,9 @@ func (o *runOptions) openAllOutputs(ctx context.Context, src readers.Reader, map
 	if idName == "" {
 		return fail(usageErrorf("--out-table and --review-table key their rows by the id column: give --id-col COLUMN"))
 	}
-	key := -1
-	for i, h := range src.Header() {
-		if h == idName {
-			key = i
-			break
-		}
-	}
 	keyType := table.Text
 	if tr.source != nil {
-		keyType = tr.source.ColumnType(idName)
-		if keyType != table.Integer {
-			keyType = table.Text
-		}
+		keyType = table.KeyType(tr.source.Columns(), idName)
 	}
 	for _, s := range []struct {
 		name table.Name
@@ -372,7 +359,7 @@ func (o *runOptions) openAllOutputs(ctx context.Context, src readers.Reader, map
 		}
 		shown := "table " + s.name.String()
 		w, err := table.NewSink(ctx, tr.outDB, s.name, shown, table.SinkOptions{
-			Kind: s.kind, Key: idName, KeyType: keyType, KeyIndex: key, MarkCached: o.markCached,
+			Kind: s.kind, Key: idName, KeyType: keyType, KeyIndex: slices.Index(src.Header(), idName), MarkCached: o.markCached,
 			RunTime: tr.runTime, Logger: log, BatchRows: tableBatchRows,
 		})
 		if err != nil {

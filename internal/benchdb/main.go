@@ -19,12 +19,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/addrclean/addrclean/gazetteer"
 	"github.com/addrclean/addrclean/internal/pgtest"
 	"github.com/addrclean/addrclean/sample_data/synth"
 	"github.com/addrclean/addrclean/table"
+	_ "github.com/addrclean/addrclean/table/postgres"
 	_ "github.com/addrclean/addrclean/table/sqlite"
 )
 
@@ -39,6 +38,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchdb:", err)
 		os.Exit(1)
 	}
+}
+
+// kind is one way of running addrclean: a name and its arguments.
+type kind struct {
+	name string
+	args []string
 }
 
 type measurement struct {
@@ -74,20 +79,16 @@ func run(ctx context.Context, bin string, n, refSize, repeat int, applyToo bool)
 		return err
 	}
 	pgURL := srv.URL(pgtest.User, dbName)
-	if err := loadPostgres(ctx, pgURL, in, header); err != nil {
-		return err
-	}
 	liteURL := "sqlite:" + filepath.Join(dir, "crm.db")
-	if err := loadSQLite(ctx, liteURL, in, header); err != nil {
-		return err
+	for _, u := range []string{pgURL, liteURL} {
+		if err := load(ctx, u, in, header); err != nil {
+			return err
+		}
 	}
 
 	common := []string{"run", "--no-progress", "--log-format", "json", "--log-level", "warn", "--reference", refPath,
 		"--id-col", "Customer ID"}
-	kinds := []struct {
-		name string
-		args []string
-	}{
+	kinds := []kind{
 		{"CSV file -> CSV files", []string{"-o", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"), in}},
 		{"PostgreSQL table -> out-table + review-table", []string{"--table", "customers", "--out-table", "customers_av",
 			"--review-table", "customers_review", pgURL}},
@@ -106,10 +107,7 @@ func run(ctx context.Context, bin string, n, refSize, repeat int, applyToo bool)
 	// as unresolved, and every input row is read, joined and written.
 	applyCommon := []string{"apply", "--id-col", "Customer ID", "--table", "customers", "--out-table", "customers_av",
 		"--review-table", "customers_review"}
-	ms, err = fastest(ctx, bin, n, repeat, nil, []struct {
-		name string
-		args []string
-	}{
+	ms, err = fastest(ctx, bin, n, repeat, nil, []kind{
 		{"CSV files -> CSV file", []string{"apply", "--enriched", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"),
 			"-o", filepath.Join(dir, "final.csv")}},
 		{"PostgreSQL tables -> final table", append(append([]string(nil), applyCommon...), "--final-table", "customers_final", pgURL)},
@@ -125,10 +123,7 @@ func run(ctx context.Context, bin string, n, refSize, repeat int, applyToo bool)
 // fastest runs each kind repeat times, taking turns, so that a busy spell
 // of the machine does not fall on one kind only; the fastest run of each is
 // kept.
-func fastest(ctx context.Context, bin string, n, repeat int, common []string, kinds []struct {
-	name string
-	args []string
-}) ([]measurement, error) {
+func fastest(ctx context.Context, bin string, n, repeat int, common []string, kinds []kind) ([]measurement, error) {
 	ms := make([]measurement, len(kinds))
 	for i := 0; i < repeat; i++ {
 		for j, k := range kinds {
@@ -234,42 +229,9 @@ func readCSV(path string, each func([]string) error) error {
 	}
 }
 
-func createSQL(header []string) string {
-	var cols []string
-	for _, h := range header {
-		cols = append(cols, pgx.Identifier{h}.Sanitize()+" text")
-	}
-	return "CREATE TABLE customers (" + strings.Join(cols, ", ") + ")"
-}
-
-func loadPostgres(ctx context.Context, url, in string, header []string) error {
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, createSQL(header)); err != nil {
-		return err
-	}
-	var rows [][]any
-	if err := readCSV(in, func(rec []string) error {
-		row := make([]any, len(rec))
-		for i, c := range rec {
-			row[i] = c
-		}
-		rows = append(rows, row)
-		return nil
-	}); err != nil {
-		return err
-	}
-	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"customers"}, header, pgx.CopyFromRows(rows)); err != nil {
-		return err
-	}
-	_, err = conn.Exec(ctx, "ANALYZE customers")
-	return err
-}
-
-func loadSQLite(ctx context.Context, url, in string, header []string) error {
+// load creates table customers in the database at url, every column text,
+// and fills it with the rows of the CSV file in, 500 rows a statement.
+func load(ctx context.Context, url, in string, header []string) error {
 	u, err := table.ParseURL(url)
 	if err != nil {
 		return err
@@ -279,13 +241,20 @@ func loadSQLite(ctx context.Context, url, in string, header []string) error {
 		return err
 	}
 	defer db.Close()
-	ex := db.(interface {
-		Exec(ctx context.Context, sql string) error
-	})
-	if err := ex.Exec(ctx, createSQL(header)); err != nil {
+	var cols []string
+	for _, h := range header {
+		cols = append(cols, table.QuoteIdent(h)+" text")
+	}
+	if err := db.Exec(ctx, "CREATE TABLE customers ("+strings.Join(cols, ", ")+")"); err != nil {
 		return err
 	}
-	if err := ex.Exec(ctx, "BEGIN"); err != nil {
+	var rows []string
+	flush := func() error {
+		if len(rows) == 0 {
+			return nil
+		}
+		err := db.Exec(ctx, "INSERT INTO customers VALUES "+strings.Join(rows, ", "))
+		rows = rows[:0]
 		return err
 	}
 	if err := readCSV(in, func(rec []string) error {
@@ -293,9 +262,15 @@ func loadSQLite(ctx context.Context, url, in string, header []string) error {
 		for i, c := range rec {
 			vals[i] = "'" + strings.ReplaceAll(c, "'", "''") + "'"
 		}
-		return ex.Exec(ctx, "INSERT INTO customers VALUES ("+strings.Join(vals, ", ")+")")
+		if rows = append(rows, "("+strings.Join(vals, ", ")+")"); len(rows) == 500 {
+			return flush()
+		}
+		return nil
 	}); err != nil {
 		return err
 	}
-	return ex.Exec(ctx, "COMMIT")
+	if err := flush(); err != nil {
+		return err
+	}
+	return db.Exec(ctx, "ANALYZE customers")
 }

@@ -230,9 +230,6 @@ func (s *Server) setup(ctx context.Context) error {
 	return err
 }
 
-// Dir is the server's directory, which holds its Unix socket.
-func (s *Server) Dir() string { return s.dir }
-
 // URL is a connection URL for database db as user (the superuser "postgres"
 // needs no password; User's is added).
 func (s *Server) URL(user, db string) string {

@@ -57,3 +57,6 @@ func TestStopRemovesDir(t *testing.T) {
 		t.Fatalf("%s still there after Stop (%v)", dir, err)
 	}
 }
+
+// Dir is the server's directory, which holds its Unix socket.
+func (s *Server) Dir() string { return s.dir }

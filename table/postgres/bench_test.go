@@ -50,7 +50,7 @@ func BenchmarkWrite(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer db.Close()
-			tg, err := db.Target(ctx, table.Name{Table: "av"}, "id", table.Text, cols)
+			tg, err := table.OpenTarget(ctx, db, table.Name{Table: "av"}, "id", table.Text, cols)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -77,8 +77,8 @@ func insertValues(t *target, cols []table.Column) func(context.Context, []table.
 	names := []string{`"id"`}
 	var sets []string
 	for _, c := range cols {
-		names = append(names, t.d.QuoteColumn(c.Name))
-		sets = append(sets, t.d.QuoteColumn(c.Name)+" = EXCLUDED."+t.d.QuoteColumn(c.Name))
+		names = append(names, table.QuoteIdent(c.Name))
+		sets = append(sets, table.QuoteIdent(c.Name)+" = EXCLUDED."+table.QuoteIdent(c.Name))
 	}
 	return func(ctx context.Context, recs []table.Record, _ []string) error {
 		tx, err := t.conn.Begin(ctx)

@@ -94,28 +94,17 @@ func (d *DB) connect(ctx context.Context) (*pgx.Conn, error) {
 	return c, nil
 }
 
-// Quote quotes n with pgx.Identifier.
-func (d *DB) Quote(n table.Name) string {
-	if n.Schema != "" {
-		return pgx.Identifier{n.Schema, n.Table}.Sanitize()
-	}
-	return pgx.Identifier{n.Table}.Sanitize()
-}
-
-// QuoteColumn quotes a column name.
-func (d *DB) QuoteColumn(name string) string { return pgx.Identifier{name}.Sanitize() }
-
 // Columns reads the columns of a table, view or materialized view.
 func (d *DB) Columns(ctx context.Context, n table.Name) ([]table.Column, error) {
 	var exists bool
-	if err := d.meta.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", d.Quote(n)).Scan(&exists); err != nil {
+	if err := d.meta.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", n.SQL()).Scan(&exists); err != nil {
 		return nil, d.wrap(err)
 	}
 	if !exists {
 		return nil, d.noTable(ctx, n)
 	}
 	rows, err := d.meta.Query(ctx, `SELECT attname, atttypid FROM pg_attribute
-		WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, d.Quote(n))
+		WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, n.SQL())
 	if err != nil {
 		return nil, d.wrap(err)
 	}
@@ -309,48 +298,25 @@ func (r *rows) Close() error {
 		<-r.ahead // the connection is the FETCH's until it is done
 		r.ahead = nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := r.conn.Close(ctx) // closing ends the transaction: nothing was written
+	err := closeConn(r.conn) // closing ends the transaction: nothing was written
 	r.conn = nil
 	return err
 }
 
-// Target prepares table n: created if missing (key its primary key), the
-// columns it lacks added, its key checked to be unique.
-func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table.Type, cols []table.Column) (table.Target, error) {
-	q := d.Quote(n)
-	have, err := d.Columns(ctx, n)
-	switch {
-	case errors.Is(err, table.ErrNoTable):
-		if _, err := d.meta.Exec(ctx, table.CreateStatement(q, key, keyType, cols, d.QuoteColumn, sqlType)); err != nil {
-			return nil, d.wrap(err)
-		}
-	case err != nil:
-		return nil, err
-	default:
-		missing, err := table.MissingColumns(n, have, cols, key)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range missing {
-			if _, err := d.meta.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s",
-				q, d.QuoteColumn(c.Name), sqlType(c.Type))); err != nil {
-				return nil, d.wrap(err)
-			}
-		}
-		var unique bool
-		err = d.meta.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a
-			ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-			WHERE i.indrelid = to_regclass($1) AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL
-			AND i.indexprs IS NULL AND a.attname = $2)`, q, key).Scan(&unique)
-		if err != nil {
-			return nil, d.wrap(err)
-		}
-		if !unique {
-			return nil, table.NotUniqueError(n, key, "unique constraint")
-		}
-	}
+// UniqueKey looks for a unique, non-partial index on key alone.
+func (d *DB) UniqueKey(ctx context.Context, n table.Name, key string) (bool, error) {
+	var unique bool
+	err := d.meta.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a
+		ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+		WHERE i.indrelid = to_regclass($1) AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL
+		AND i.indexprs IS NULL AND a.attname = $2)`, n.SQL(), key).Scan(&unique)
+	return unique, d.wrap(err)
+}
+
+// Target stages each batch in a temporary table, upserted from in one
+// statement.
+func (d *DB) Target(ctx context.Context, n table.Name, key string, cols []table.Column) (table.Target, error) {
+	q := n.SQL()
 	var keySQL string
 	if err := d.meta.QueryRow(ctx, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute
 		WHERE attrelid = to_regclass($1) AND attname = $2`, q, key).Scan(&keySQL); err != nil {
@@ -368,24 +334,25 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table
 	t.copyCols = []string{"k"}
 	var names []string
 	for _, c := range table.Written(cols) {
-		fmt.Fprintf(&stage, ", %s %s", d.QuoteColumn(c.Name), sqlType(c.Type))
+		fmt.Fprintf(&stage, ", %s %s", table.QuoteIdent(c.Name), d.SQLType(c.Type))
 		t.copyCols = append(t.copyCols, c.Name)
-		names = append(names, d.QuoteColumn(c.Name))
+		names = append(names, table.QuoteIdent(c.Name))
 	}
-	sets := table.UpsertSets(cols, "cur", "EXCLUDED", d.QuoteColumn)
+	sets := table.UpsertSets(cols, "cur", "EXCLUDED")
 	stage.WriteString(") ON COMMIT DELETE ROWS")
 	if _, err := conn.Exec(ctx, stage.String()); err != nil {
 		_ = conn.Close(ctx)
 		return nil, d.wrap(err)
 	}
-	k := d.QuoteColumn(key)
+	k := table.QuoteIdent(key)
 	t.upsert = fmt.Sprintf("INSERT INTO %s AS cur (%s, %s) SELECT CAST(k AS %s), %s FROM pg_temp.addrclean_stage ON CONFLICT (%s) DO UPDATE SET %s",
 		q, k, strings.Join(names, ", "), keySQL, strings.Join(names, ", "), k, strings.Join(sets, ", "))
 	t.del = fmt.Sprintf("DELETE FROM %s WHERE %s = ANY(CAST($1::text[] AS %s[]))", q, k, keySQL)
 	return t, nil
 }
 
-func sqlType(t table.Type) string {
+// SQLType is the PostgreSQL type of a results column of type t.
+func (d *DB) SQLType(t table.Type) string {
 	switch t {
 	case table.Integer:
 		return "bigint"
@@ -448,26 +415,25 @@ func (t *target) Write(ctx context.Context, recs []table.Record, del []string) e
 
 func (t *target) CountAt(ctx context.Context, col string, at time.Time) (int64, error) {
 	var n int64
-	err := t.conn.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = $1", t.q, t.d.QuoteColumn(col)), at).Scan(&n)
+	err := t.conn.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = $1", t.q, table.QuoteIdent(col)), at).Scan(&n)
 	return n, t.d.wrap(err)
 }
 
-func (t *target) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return t.conn.Close(ctx)
-}
+func (t *target) Close() error { return closeConn(t.conn) }
 
-// Exec runs one statement that returns no rows, for setting up a database
-// (tests, tools); runs never call it.
+// Exec runs sql on the catalog connection.
 func (d *DB) Exec(ctx context.Context, sql string) error {
 	_, err := d.meta.Exec(ctx, sql)
 	return d.wrap(err)
 }
 
 // Close closes the catalog connection.
-func (d *DB) Close() error {
+func (d *DB) Close() error { return closeConn(d.meta) }
+
+// closeConn closes c, waiting a bounded time for the server: a Close runs
+// after the run's context may have been cancelled.
+func closeConn(c *pgx.Conn) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return d.meta.Close(ctx)
+	return c.Close(ctx)
 }

@@ -97,19 +97,6 @@ func (d *DB) writer() (*sql.DB, error) {
 	return d.rw, nil
 }
 
-func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-// Quote quotes n, doubling quotes inside the name.
-func (d *DB) Quote(n table.Name) string {
-	if n.Schema != "" {
-		return quote(n.Schema) + "." + quote(n.Table)
-	}
-	return quote(n.Table)
-}
-
-// QuoteColumn quotes a column name.
-func (d *DB) QuoteColumn(name string) string { return quote(name) }
-
 func schemaOf(n table.Name) string {
 	if n.Schema == "" {
 		return "main"
@@ -292,90 +279,46 @@ func (r *rows) Close() error {
 	return err
 }
 
-// Target prepares table n: created if missing (key its primary key), the
-// columns it lacks added, its key checked to be unique.
-func (d *DB) Target(ctx context.Context, n table.Name, key string, keyType table.Type, cols []table.Column) (table.Target, error) {
+// Target upserts each record with a prepared statement.
+func (d *DB) Target(ctx context.Context, n table.Name, key string, cols []table.Column) (table.Target, error) {
 	w, err := d.writer()
 	if err != nil {
 		return nil, err
 	}
-	q := d.Quote(n)
-	have, err := d.Columns(ctx, n)
-	switch {
-	case errors.Is(err, table.ErrNoTable):
-		// BIGINT, not INTEGER: an INTEGER PRIMARY KEY would be the rowid and
-		// refuse an id that is not a number (sqlType says so).
-		if _, err := w.ExecContext(ctx, table.CreateStatement(q, key, keyType, cols, quote, sqlType)); err != nil {
-			return nil, d.wrap(err)
-		}
-	case err != nil:
-		return nil, err
-	default:
-		missing, err := table.MissingColumns(n, have, cols, key)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range missing {
-			if _, err := w.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", q, quote(c.Name), sqlType(c.Type))); err != nil {
-				return nil, d.wrap(err)
-			}
-		}
-		unique, err := d.uniqueKey(ctx, n, key)
-		if err != nil {
-			return nil, err
-		}
-		if !unique {
-			return nil, table.NotUniqueError(n, key, "unique index")
-		}
-	}
+	q := n.SQL()
 	names := make([]string, 0, len(cols)+1)
-	names = append(names, quote(key))
+	names = append(names, table.QuoteIdent(key))
 	marks := []string{"?"}
 	for _, c := range table.Written(cols) {
-		names = append(names, quote(c.Name))
+		names = append(names, table.QuoteIdent(c.Name))
 		marks = append(marks, "?")
 	}
-	sets := table.UpsertSets(cols, "cur", "excluded", quote)
+	sets := table.UpsertSets(cols, "cur", "excluded")
 	return &target{
 		d: d, w: w, q: q,
 		upsert: fmt.Sprintf("INSERT INTO %s AS cur (%s) VALUES (%s) ON CONFLICT (%s) DO UPDATE SET %s",
-			q, strings.Join(names, ", "), strings.Join(marks, ", "), quote(key), strings.Join(sets, ", ")),
-		del: fmt.Sprintf("DELETE FROM %s WHERE %s = ?", q, quote(key)),
+			q, strings.Join(names, ", "), strings.Join(marks, ", "), table.QuoteIdent(key), strings.Join(sets, ", ")),
+		del: fmt.Sprintf("DELETE FROM %s WHERE %s = ?", q, table.QuoteIdent(key)),
 	}, nil
 }
 
-// uniqueKey reports whether key alone is the table's primary key or has a
-// unique index, as ON CONFLICT needs.
-func (d *DB) uniqueKey(ctx context.Context, n table.Name, key string) (bool, error) {
-	var pk int
-	err := d.ro.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?1, ?2) WHERE pk > 0`, n.Table, schemaOf(n)).Scan(&pk)
-	if err != nil {
-		return false, d.wrap(err)
-	}
-	if pk == 1 {
-		var name string
-		err := d.ro.QueryRowContext(ctx, `SELECT name FROM pragma_table_info(?1, ?2) WHERE pk > 0`, n.Table, schemaOf(n)).Scan(&name)
-		if err != nil {
-			return false, d.wrap(err)
-		}
-		if name == key {
-			return true, nil
-		}
-	}
-	var idx int
-	err = d.ro.QueryRowContext(ctx, `SELECT count(*) FROM pragma_index_list(?1, ?2) il
-		WHERE il."unique" = 1 AND il.partial = 0
+// UniqueKey reads the primary key and the unique, non-partial indexes.
+func (d *DB) UniqueKey(ctx context.Context, n table.Name, key string) (bool, error) {
+	// An INTEGER PRIMARY KEY is the rowid and has no index of its own.
+	var unique bool
+	err := d.ro.QueryRowContext(ctx, `SELECT (SELECT count(*) = 1 AND max(name) = ?3 FROM pragma_table_info(?1, ?2) WHERE pk > 0)
+		OR EXISTS (SELECT 1 FROM pragma_index_list(?1, ?2) il WHERE il."unique" = 1 AND il.partial = 0
 		AND (SELECT count(*) FROM pragma_index_info(il.name, ?2)) = 1
-		AND (SELECT name FROM pragma_index_info(il.name, ?2)) = ?3`, n.Table, schemaOf(n), key).Scan(&idx)
-	if err != nil {
-		return false, d.wrap(err)
-	}
-	return idx > 0, nil
+		AND (SELECT name FROM pragma_index_info(il.name, ?2)) = ?3)`, n.Table, schemaOf(n), key).Scan(&unique)
+	return unique, d.wrap(err)
 }
 
-func sqlType(t table.Type) string {
+// SQLType is the declared type of a results column of type t.
+func (d *DB) SQLType(t table.Type) string {
 	switch t {
 	case table.Integer:
+		// BIGINT, not INTEGER: an INTEGER PRIMARY KEY would be the rowid
+		// and refuse an id that is not a number.
 		return "BIGINT"
 	case table.Bool:
 		return "BOOLEAN"
@@ -451,14 +394,13 @@ func (t *target) Write(ctx context.Context, recs []table.Record, del []string) e
 
 func (t *target) CountAt(ctx context.Context, col string, at time.Time) (int64, error) {
 	var n int64
-	err := t.w.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = ?", t.q, quote(col)), value(at)).Scan(&n)
+	err := t.w.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = ?", t.q, table.QuoteIdent(col)), value(at)).Scan(&n)
 	return n, t.d.wrap(err)
 }
 
 func (t *target) Close() error { return nil }
 
-// Exec runs one statement that returns no rows, for setting up a database
-// (tests, tools); runs never call it.
+// Exec runs sql through the writer connection.
 func (d *DB) Exec(ctx context.Context, sql string) error {
 	w, err := d.writer()
 	if err != nil {

@@ -59,26 +59,12 @@ func open(t *testing.T, raw string, ro bool) table.Database {
 	return db
 }
 
-// Exec runs setup statements through the database's sink side.
+// exec runs setup statements through the database's writing side.
 func exec(t *testing.T, raw string, stmts ...string) {
 	t.Helper()
-	u, err := table.ParseURL(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := table.Open(context.Background(), u, table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ex, ok := db.(interface {
-		Exec(ctx context.Context, sql string) error
-	})
-	if !ok {
-		t.Fatalf("%T has no Exec method for test setup", db)
-	}
+	db := open(t, raw, false)
 	for _, s := range stmts {
-		if err := ex.Exec(context.Background(), s); err != nil {
+		if err := db.Exec(context.Background(), s); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
@@ -139,7 +125,7 @@ func testSource(t *testing.T, h Harness) {
 	if cols[0].Type != table.Integer {
 		t.Errorf("id is %v, want integer", cols[0].Type)
 	}
-	header, rows := readAll(t, db, table.TableQuery(db, n, "", "id"))
+	header, rows := readAll(t, db, table.TableQuery(n, "", "id"))
 	if !slices.Equal(header, names) {
 		t.Fatalf("header %q, want %q", header, names)
 	}
@@ -153,11 +139,11 @@ func testSource(t *testing.T, h Harness) {
 			t.Fatalf("rows\n%q\nwant (ordered by id, NULL as empty)\n%q", rows, want)
 		}
 	}
-	_, rows = readAll(t, db, table.TableQuery(db, n, "score > 0 OR id = 2", "id"))
+	_, rows = readAll(t, db, table.TableQuery(n, "score > 0 OR id = 2", "id"))
 	if len(rows) != 3 {
 		t.Fatalf("--where with OR: %d rows, want 3", len(rows))
 	}
-	_, rows = readAll(t, db, table.TableQuery(db, n, "score > 1", "id"))
+	_, rows = readAll(t, db, table.TableQuery(n, "score > 1", "id"))
 	if len(rows) != 1 || rows[0][0] != "3" {
 		t.Fatalf("--where score > 1: %q", rows)
 	}
@@ -221,7 +207,7 @@ func testStreams(t *testing.T, h Harness) {
 		fmt.Sprintf(`WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < %d)
 			INSERT INTO big SELECT %d - i, 'v' || i FROM s`, n, n+1))
 	db := open(t, url, true)
-	_, rows := readAll(t, db, table.TableQuery(db, table.Name{Table: "big"}, "", "id"))
+	_, rows := readAll(t, db, table.TableQuery(table.Name{Table: "big"}, "", "id"))
 	if len(rows) != n {
 		t.Fatalf("%d rows, want %d", len(rows), n)
 	}
