@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -450,7 +451,12 @@ func OpenTarget(ctx context.Context, db Database, n Name, key string, keyType Ty
 				continue
 			}
 			if err := db.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", n.SQL(), QuoteIdent(c.Name), db.SQLType(c.Type))); err != nil {
-				return nil, err
+				// Two runs starting together may both find the column
+				// missing: the one that lost the race goes on.
+				again, cerr := db.Columns(ctx, n)
+				if cerr != nil || !slices.ContainsFunc(again, func(h Column) bool { return h.Name == c.Name }) {
+					return nil, err
+				}
 			}
 		}
 		unique, err := db.UniqueKey(ctx, n, key)
