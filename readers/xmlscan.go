@@ -15,8 +15,7 @@ type xmlTok uint8
 const (
 	tokStart xmlTok = iota + 1 // <name ...> or <name .../>
 	tokEnd                     // </name>
-	tokText                    // character data or a CDATA section
-	tokOther                   // comment, processing instruction, declaration
+	tokOther                   // text, CDATA, comment, processing instruction, declaration
 )
 
 var (
@@ -153,12 +152,7 @@ func (s *xmlScanner) cut() error {
 	return s.rerr
 }
 
-// name returns the local name of the last start or end tag (its prefix
-// dropped).
-func (s *xmlScanner) name() []byte { return s.local }
-
-// isName reports whether the last tag's local name is n.
-func (s *xmlScanner) isName(n string) bool { return string(s.name()) == n }
+func (s *xmlScanner) isName(n string) bool { return string(s.local) == n }
 
 // attr returns the raw value of the last start tag's attribute whose local
 // name is local.
@@ -182,7 +176,7 @@ func (s *xmlScanner) next() (xmlTok, error) {
 			return 0, err
 		}
 		if n > 0 {
-			return tokText, nil
+			return tokOther, nil
 		}
 		if !s.inTag {
 			if errors.Is(s.rerr, io.EOF) {
@@ -219,7 +213,7 @@ func (s *xmlScanner) readText() (int64, error) {
 			return n, errTokenTooLong
 		}
 		if s.strict {
-			if err := checkText(seg, false, s.foreign); err != nil {
+			if err := checkText(seg, textData, s.foreign); err != nil {
 				return n, err
 			}
 		}
@@ -276,9 +270,21 @@ var textSpecial = func() (t [256]bool) {
 	return t
 }()
 
-// checkText checks text or an attribute value (attr) as encoding/xml does;
-// bytes past ASCII are not checked when foreign (see xmlScanner.foreign).
-func checkText(b []byte, attr, foreign bool) error {
+// Kinds of text, for what a strict xmlScanner checks in them.
+type textKind uint8
+
+const (
+	textData    textKind = iota // character data
+	textAttr                    // an attribute value
+	textCDATA                   // a CDATA section: characters only
+	textComment                 // a comment: no "--"
+	textOther                   // a processing instruction, a comment in a directive
+)
+
+// checkText checks character data, an attribute value or a CDATA section
+// as encoding/xml does; bytes past ASCII are not checked when foreign (see
+// xmlScanner.foreign).
+func checkText(b []byte, kind textKind, foreign bool) error {
 	for i := 0; i < len(b); {
 		c := b[i]
 		if !textSpecial[c] {
@@ -286,6 +292,7 @@ func checkText(b []byte, attr, foreign bool) error {
 			continue
 		}
 		switch {
+		case kind == textCDATA && (c == '&' || c == ']' || c == '<'):
 		case c == '&':
 			n, err := checkEntity(b[i:])
 			if err != nil {
@@ -294,11 +301,11 @@ func checkText(b []byte, attr, foreign bool) error {
 			i += n
 			continue
 		case c == ']':
-			if !attr && bytes.HasPrefix(b[i:], []byte("]]>")) {
+			if kind == textData && bytes.HasPrefix(b[i:], []byte("]]>")) {
 				return syntaxErrorf("unescaped ]]> not in CDATA section")
 			}
 		case c == '<':
-			if attr {
+			if kind == textAttr {
 				return syntaxErrorf("unescaped < inside quoted string")
 			}
 		case c < utf8.RuneSelf:
@@ -316,26 +323,6 @@ func checkText(b []byte, attr, foreign bool) error {
 			continue
 		}
 		i++
-	}
-	return nil
-}
-
-// checkCharData checks the text of a CDATA section: characters only.
-func checkCharData(b []byte, foreign bool) error {
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c >= 0x20 && c < utf8.RuneSelf || c == '\t' || c == '\n' || c == '\r' || foreign && c >= utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size == 1 {
-			return syntaxErrorf("invalid UTF-8")
-		}
-		if !inXMLRange(r) {
-			return syntaxErrorf("illegal character code %U", r)
-		}
-		i += size
 	}
 	return nil
 }
@@ -492,7 +479,7 @@ func (s *xmlScanner) parseStartTag() error {
 		}
 		value := rest[1 : 1+end]
 		if s.strict {
-			if err := checkText(value, true, s.foreign); err != nil {
+			if err := checkText(value, textAttr, s.foreign); err != nil {
 				return err
 			}
 		}
@@ -568,7 +555,7 @@ func (s *xmlScanner) readTag() (xmlTok, error) {
 	switch s.buf[s.pos] {
 	case '/':
 		s.pos++
-		if err := s.readBody(false, false); err != nil {
+		if err := s.readBody(false); err != nil {
 			return 0, err
 		}
 		for n := len(s.tag); n > 0 && isSpace(s.tag[n-1]); n-- {
@@ -591,14 +578,14 @@ func (s *xmlScanner) readTag() (xmlTok, error) {
 			if s.keep {
 				s.text, s.textOver = s.text[:0], false
 			}
-			return tokText, s.readThrough("]]>", len("![CDATA["), textCDATA)
+			return tokOther, s.readThrough("]]>", len("![CDATA["), textCDATA)
 		case s.strict && (s.hasPrefix("!-") || s.hasPrefix("![")):
 			return 0, syntaxErrorf("invalid sequence after <!")
 		default:
 			return tokOther, s.readDirective()
 		}
 	}
-	if err := s.readBody(true, false); err != nil {
+	if err := s.readBody(true); err != nil {
 		return 0, err
 	}
 	if n := len(s.tag); n > 0 && s.tag[n-1] == '/' {
@@ -611,11 +598,10 @@ func (s *xmlScanner) readTag() (xmlTok, error) {
 }
 
 // readBody consumes a tag up to its '>', skipping '>' in quotes when quotes
-// is set and in [ ] when brackets is (the internal subset of a DOCTYPE). It
-// leaves the tag in tag, without the '>'.
-func (s *xmlScanner) readBody(quotes, brackets bool) error {
+// is set. It leaves the tag in tag, without the '>'.
+func (s *xmlScanner) readBody(quotes bool) error {
 	var quote byte
-	depth, scanned := 0, 0 // scanned: bytes of buf[pos:] already looked at
+	scanned := 0 // bytes of buf[pos:] already looked at
 	s.long = s.long[:0]
 	for {
 		for k, c := range s.buf[s.pos+scanned : s.end] {
@@ -624,7 +610,7 @@ func (s *xmlScanner) readBody(quotes, brackets bool) error {
 				if c == quote {
 					quote = 0
 				}
-			case c == '>' && depth <= 0:
+			case c == '>':
 				end := s.pos + scanned + k
 				if int64(len(s.long)+end-s.pos) > s.limit {
 					return errTokenTooLong
@@ -638,10 +624,6 @@ func (s *xmlScanner) readBody(quotes, brackets bool) error {
 				return nil
 			case quotes && (c == '"' || c == '\''):
 				quote = c
-			case brackets && c == '[':
-				depth++
-			case brackets && c == ']':
-				depth--
 			}
 		}
 		scanned = s.end - s.pos
@@ -659,17 +641,10 @@ func (s *xmlScanner) readBody(quotes, brackets bool) error {
 	}
 }
 
-// Kinds of text readThrough reads.
-const (
-	textOther = iota
-	textCDATA
-	textComment
-)
-
 // readThrough consumes skip bytes, then everything up to and including
 // term, gathering what is between for the caller; when strict, it checks
 // the characters of a CDATA section and that a comment holds no "--".
-func (s *xmlScanner) readThrough(term string, skip, kind int) error {
+func (s *xmlScanner) readThrough(term string, skip int, kind textKind) error {
 	s.pos += skip
 	var n int64
 	var prev byte // the last byte consumed
@@ -689,7 +664,7 @@ func (s *xmlScanner) readThrough(term string, skip, kind int) error {
 		if s.strict {
 			switch kind {
 			case textCDATA:
-				if err := checkCharData(seg, s.foreign); err != nil {
+				if err := checkText(seg, textCDATA, s.foreign); err != nil {
 					return err
 				}
 			case textComment:

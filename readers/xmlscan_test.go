@@ -34,12 +34,12 @@ func scanEvents(r io.Reader, limit int64) ([]string, error) {
 		}
 		switch tok {
 		case tokStart:
-			ev = append(ev, "<"+string(s.name()))
+			ev = append(ev, "<"+string(s.local))
 			if s.selfClosing {
-				ev = append(ev, "</"+string(s.name()))
+				ev = append(ev, "</"+string(s.local))
 			}
 		case tokEnd:
-			ev = append(ev, "</"+string(s.name()))
+			ev = append(ev, "</"+string(s.local))
 		}
 	}
 }
