@@ -342,7 +342,6 @@ func (c *pkgChecker) scanSharedStrings(ctx context.Context, f *zip.File) (int, e
 // passes the row size limit, or the XML ends before its root element does.
 func (c *pkgChecker) scanSharedStringsXML(r io.Reader, part string) (int, error) {
 	s := newXMLScanner(r, c.lim.rowSize)
-	s.strict = true
 	count, depth := 0, 0
 	var siStart int64 = -1
 	for {
@@ -425,7 +424,6 @@ func (c *pkgChecker) scanSheet(ctx context.Context, f *zip.File, sheet string, s
 func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (sheetScan, error) {
 	var res sheetScan
 	s := newXMLScanner(r, c.lim.rowSize)
-	s.strict = true
 	where := func(row int) string { return fmt.Sprintf("sheet %q row %d", sheet, row) }
 	damaged := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %w: sheet %q: %s", c.name, ErrDamaged, sheet, fmt.Sprintf(format, args...))

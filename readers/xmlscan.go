@@ -40,10 +40,15 @@ const (
 
 // xmlScanner splits XML into tokens keeping nothing but the last tag, so
 // that its memory is bounded by its limit whatever the input, unlike
-// encoding/xml, which holds a whole text run however long. It checks only
-// what it needs to find tokens (quotes in tags, the ends of comments and
-// CDATA sections); well-formedness is left to the parser that reads the
-// document afterwards.
+// encoding/xml, which holds a whole text run however long.
+//
+// It fails, with a *xmlSyntaxError, on what encoding/xml in its strict mode
+// (excelize's) fails on: a character outside XML's range or invalid UTF-8
+// in text or an attribute value, an unknown entity, "]]>" in text, '<' in
+// an attribute value, an attribute without a quoted value, an invalid name,
+// an end tag that does not match its start tag. (Names are checked as
+// ASCII; processing instructions, comments and declarations are not
+// checked.) excelize would stop at such XML without a word.
 type xmlScanner struct {
 	rd       io.Reader
 	rerr     error // the reader's error, met once the buffer is drained
@@ -73,16 +78,8 @@ type xmlScanner struct {
 	text     []byte
 	textOver bool
 
-	// strict makes the scanner fail, with a *xmlSyntaxError, on what
-	// encoding/xml in its strict mode fails on: a character outside XML's
-	// range or invalid UTF-8 in text or an attribute value, an unknown
-	// entity, "]]>" in text, '<' in an attribute value, an attribute
-	// without a quoted value, an invalid name, an end tag that does not
-	// match its start tag. (Names are checked as ASCII; processing
-	// instructions, comments and declarations are not checked.)
-	strict bool
 	// names holds the names of the open elements, one after the other,
-	// and ends where each one ends, when strict.
+	// and ends where each one ends.
 	names []byte
 	ends  []int
 	// foreign is set by an XML declaration of an encoding other than
@@ -94,8 +91,8 @@ type xmlScanner struct {
 // xmlAttr is an attribute of a start tag: its local name and raw value.
 type xmlAttr struct{ name, value []byte }
 
-// xmlSyntaxError is what a strict xmlScanner fails with on XML that
-// encoding/xml would not read.
+// xmlSyntaxError is what an xmlScanner fails with on XML that encoding/xml
+// would not read.
 type xmlSyntaxError struct{ msg string }
 
 func (e *xmlSyntaxError) Error() string { return "malformed XML: " + e.msg }
@@ -104,7 +101,7 @@ func syntaxErrorf(format string, args ...any) error {
 	return &xmlSyntaxError{fmt.Sprintf(format, args...)}
 }
 
-// Bounds of what a strict xmlScanner keeps of the open elements, far above
+// Bounds of what an xmlScanner keeps of the open elements, far above
 // a sheet's (worksheet, sheetData, row, c, is, r, rPr...).
 const (
 	maxXMLDepth     = 10000 // encoding/xml's bound when decoding
@@ -203,7 +200,7 @@ func (s *xmlScanner) readText() (int64, error) {
 		whole := i >= 0
 		if whole {
 			seg = seg[:i]
-		} else if s.strict && s.rerr == nil {
+		} else if s.rerr == nil {
 			// What may be the start of an entity, of "]]>" or of a
 			// character stays for the next look, with more input.
 			seg = seg[:textCut(seg)]
@@ -212,10 +209,8 @@ func (s *xmlScanner) readText() (int64, error) {
 		if n > s.limit {
 			return n, errTokenTooLong
 		}
-		if s.strict {
-			if err := checkText(seg, textData, s.foreign); err != nil {
-				return n, err
-			}
+		if err := checkText(seg, textData, s.foreign); err != nil {
+			return n, err
 		}
 		s.gather(seg)
 		s.pos += len(seg)
@@ -230,7 +225,7 @@ func (s *xmlScanner) readText() (int64, error) {
 	}
 }
 
-// maxEntity bounds an entity or character reference a strict xmlScanner
+// maxEntity bounds an entity or character reference an xmlScanner
 // reads (the longest meaningful one, "&#x10FFFF;", has 10 bytes).
 const maxEntity = 64
 
@@ -270,7 +265,7 @@ var textSpecial = func() (t [256]bool) {
 	return t
 }()
 
-// Kinds of text, for what a strict xmlScanner checks in them.
+// Kinds of text, for what an xmlScanner checks in them.
 type textKind uint8
 
 const (
@@ -446,8 +441,7 @@ func trimSpaceLeft(b []byte) []byte {
 
 // parseStartTag reads the attributes of a start tag (between < and > or
 // />) into attrs, checking the tag as encoding/xml does, and pushes its
-// name on the open elements unless it closes itself. On a syntax error
-// attrs holds the attributes before it.
+// name on the open elements unless it closes itself.
 func (s *xmlScanner) parseStartTag() error {
 	s.attrs = s.attrs[:0]
 	name, local, rest := splitName(s.tag)
@@ -478,15 +472,13 @@ func (s *xmlScanner) parseStartTag() error {
 			return syntaxErrorf("unquoted or missing attribute value in element")
 		}
 		value := rest[1 : 1+end]
-		if s.strict {
-			if err := checkText(value, textAttr, s.foreign); err != nil {
-				return err
-			}
+		if err := checkText(value, textAttr, s.foreign); err != nil {
+			return err
 		}
 		s.attrs = append(s.attrs, xmlAttr{local, value})
 		rest = rest[end+2:]
 	}
-	if s.selfClosing || !s.strict {
+	if s.selfClosing {
 		return nil
 	}
 	if len(s.ends) >= maxXMLDepth || len(s.names)+len(name) > maxXMLNameBytes {
@@ -562,10 +554,8 @@ func (s *xmlScanner) readTag() (xmlTok, error) {
 			s.tag = s.tag[:n-1]
 		}
 		_, s.local, _ = splitName(s.tag)
-		if s.strict {
-			if err := s.checkEndTag(); err != nil {
-				return 0, err
-			}
+		if err := s.checkEndTag(); err != nil {
+			return 0, err
 		}
 		return tokEnd, nil
 	case '?':
@@ -579,7 +569,7 @@ func (s *xmlScanner) readTag() (xmlTok, error) {
 				s.text, s.textOver = s.text[:0], false
 			}
 			return tokOther, s.readThrough("]]>", len("![CDATA["), textCDATA)
-		case s.strict && (s.hasPrefix("!-") || s.hasPrefix("![")):
+		case s.hasPrefix("!-") || s.hasPrefix("!["):
 			return 0, syntaxErrorf("invalid sequence after <!")
 		default:
 			return tokOther, s.readDirective()
@@ -591,7 +581,7 @@ func (s *xmlScanner) readTag() (xmlTok, error) {
 	if n := len(s.tag); n > 0 && s.tag[n-1] == '/' {
 		s.tag, s.selfClosing = s.tag[:n-1], true
 	}
-	if err := s.parseStartTag(); err != nil && s.strict {
+	if err := s.parseStartTag(); err != nil {
 		return 0, err
 	}
 	return tokStart, nil
@@ -642,8 +632,8 @@ func (s *xmlScanner) readBody(quotes bool) error {
 }
 
 // readThrough consumes skip bytes, then everything up to and including
-// term, gathering what is between for the caller; when strict, it checks
-// the characters of a CDATA section and that a comment holds no "--".
+// term, gathering what is between for the caller; it checks the characters
+// of a CDATA section and that a comment holds no "--".
 func (s *xmlScanner) readThrough(term string, skip int, kind textKind) error {
 	s.pos += skip
 	var n int64
@@ -661,17 +651,15 @@ func (s *xmlScanner) readThrough(term string, skip int, kind textKind) error {
 		if n += int64(len(seg)); n > s.limit {
 			return errTokenTooLong
 		}
-		if s.strict {
-			switch kind {
-			case textCDATA:
-				if err := checkText(seg, textCDATA, s.foreign); err != nil {
-					return err
-				}
-			case textComment:
-				if len(seg) > 0 && (prev == '-' && seg[0] == '-' || bytes.Contains(seg, []byte("--")) || i >= 0 && seg[len(seg)-1] == '-') ||
-					len(seg) == 0 && i >= 0 && prev == '-' {
-					return syntaxErrorf(`invalid sequence "--" not allowed in comments`)
-				}
+		switch kind {
+		case textCDATA:
+			if err := checkText(seg, textCDATA, s.foreign); err != nil {
+				return err
+			}
+		case textComment:
+			if len(seg) > 0 && (prev == '-' && seg[0] == '-' || bytes.Contains(seg, []byte("--")) || i >= 0 && seg[len(seg)-1] == '-') ||
+				len(seg) == 0 && i >= 0 && prev == '-' {
+				return syntaxErrorf(`invalid sequence "--" not allowed in comments`)
 			}
 		}
 		if len(seg) > 0 {
@@ -737,15 +725,12 @@ func (s *xmlScanner) readDirective() error {
 	}
 }
 
-// readInstruction consumes a processing instruction after its '<'. When
-// strict, it checks the XML declaration as encoding/xml does: version 1.0,
+// readInstruction consumes a processing instruction after its '<'. It
+// checks the XML declaration as encoding/xml does: version 1.0,
 // and an encoding that is UTF-8 or that excelize can translate, in which
 // case bytes past ASCII are no longer checked.
 func (s *xmlScanner) readInstruction() error {
 	s.pos++ // '?'
-	if !s.strict {
-		return s.readThrough("?>", 0, textOther)
-	}
 	keep := s.keep
 	s.keep, s.keepMax, s.text, s.textOver = true, keepMaxDecl, s.text[:0], false
 	err := s.readThrough("?>", 0, textOther)
