@@ -124,11 +124,19 @@ func checkWorkbook(ctx context.Context, name, sheet string, lim xlsxLimits) (*ch
 	}
 	sst := 0
 	if f := c.files[sharedStringsPath]; f != nil {
-		if sst, err = c.scanSharedStrings(ctx, f); err != nil {
+		err := c.readPart(ctx, f, func(r io.Reader) (err error) {
+			sst, err = c.scanSharedStringsXML(r, f.Name)
+			return err
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
-	scan, err := c.scanSheet(ctx, sheetFile, picked, sst)
+	var scan sheetScan
+	err = c.readPart(ctx, sheetFile, func(r io.Reader) (err error) {
+		scan, err = c.scanSheetXML(r, sheetFile.Name, picked, sst)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +146,7 @@ func checkWorkbook(ctx context.Context, name, sheet string, lim xlsxLimits) (*ch
 		if c.read[f] {
 			continue
 		}
-		if err := c.verify(ctx, f); err != nil {
+		if err := c.copyPart(ctx, f, io.Discard); err != nil {
 			return nil, err
 		}
 	}
@@ -266,7 +274,7 @@ func (c *pkgChecker) decodePart(ctx context.Context, name string, v any) error {
 		return nil
 	}
 	var buf bytes.Buffer
-	if err := c.readPart(ctx, f, &buf); err != nil {
+	if err := c.copyPart(ctx, f, &buf); err != nil {
 		return err
 	}
 	if err := xml.Unmarshal(buf.Bytes(), v); err != nil && !errors.Is(err, io.EOF) {
@@ -275,23 +283,25 @@ func (c *pkgChecker) decodePart(ctx context.Context, name string, v any) error {
 	return nil
 }
 
-// verify reads a part to its end.
-func (c *pkgChecker) verify(ctx context.Context, f *zip.File) error {
-	return c.readPart(ctx, f, io.Discard)
-}
-
-// readPart copies a whole part to w; index has bounded its size.
-func (c *pkgChecker) readPart(ctx context.Context, f *zip.File, w io.Writer) error {
+// readPart opens a part for read, which reads it to its end (so that
+// archive/zip checks its size and checksum); index has bounded its size.
+func (c *pkgChecker) readPart(ctx context.Context, f *zip.File, read func(io.Reader) error) error {
 	c.read[f] = true
 	rc, err := f.Open()
 	if err != nil {
 		return c.partError(f.Name, err)
 	}
 	defer rc.Close()
-	if _, err := io.Copy(w, ctxReader{ctx, rc}); err != nil {
-		return c.partError(f.Name, err)
-	}
-	return nil
+	return read(ctxReader{ctx, rc})
+}
+
+func (c *pkgChecker) copyPart(ctx context.Context, f *zip.File, w io.Writer) error {
+	return c.readPart(ctx, f, func(r io.Reader) error {
+		if _, err := io.Copy(w, r); err != nil {
+			return c.partError(f.Name, err)
+		}
+		return nil
+	})
 }
 
 // partError describes an error reading a part of the zip.
@@ -323,18 +333,6 @@ func (r ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return r.r.Read(p)
-}
-
-// scanSharedStrings reads the whole shared-string part and returns the
-// number of strings.
-func (c *pkgChecker) scanSharedStrings(ctx context.Context, f *zip.File) (int, error) {
-	c.read[f] = true
-	rc, err := f.Open()
-	if err != nil {
-		return 0, c.partError(f.Name, err)
-	}
-	defer rc.Close()
-	return c.scanSharedStringsXML(ctxReader{ctx, rc}, f.Name)
 }
 
 // scanSharedStringsXML counts the strings of a shared-string part, failing
@@ -405,26 +403,19 @@ type sheetScan struct {
 	lastRow int
 }
 
-// scanSheet reads the sheet's part to its end. It fails when a row's XML
-// passes the row size limit (or anything outside rows does), a row has more
-// cells than the limit, rows are out of order, a cell refers to a shared
-// string that does not exist, or the XML ends before its rows do.
-func (c *pkgChecker) scanSheet(ctx context.Context, f *zip.File, sheet string, sst int) (sheetScan, error) {
-	c.read[f] = true
-	rc, err := f.Open()
-	if err != nil {
-		return sheetScan{}, c.partError(f.Name, err)
-	}
-	defer rc.Close()
-	return c.scanSheetXML(ctxReader{ctx, rc}, f.Name, sheet, sst)
-}
-
-// scanSheetXML scans the XML of the sheet named sheet, held in the part
-// named part, whose workbook has sst shared strings.
+// scanSheetXML reads the XML of the sheet named sheet, held in the part
+// named part, whose workbook has sst shared strings, to its end. It fails
+// when a row's XML passes the row size limit (or anything outside rows
+// does), a row has more cells than the limit, rows are out of order, a cell
+// refers to a shared string that does not exist, or the XML ends before its
+// rows do.
 func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (sheetScan, error) {
 	var res sheetScan
 	s := newXMLScanner(r, c.lim.rowSize)
 	where := func(row int) string { return fmt.Sprintf("sheet %q row %d", sheet, row) }
+	rowTooLong := func(row int) error {
+		return &LimitError{Name: c.name, Part: where(row), Sheet: sheet, Row: row, What: "the XML of the row", Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
+	}
 	damaged := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %w: sheet %q: %s", c.name, ErrDamaged, sheet, fmt.Sprintf(format, args...))
 	}
@@ -462,7 +453,7 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 			}
 			if errors.Is(err, errTokenTooLong) {
 				if rowStart >= 0 {
-					return res, &LimitError{Name: c.name, Part: where(row), Sheet: sheet, Row: row, What: "the XML of the row", Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
+					return res, rowTooLong(row)
 				}
 				return res, &LimitError{Name: c.name, Part: fmt.Sprintf("sheet %q after row %d", sheet, row), Sheet: sheet, Row: row, What: "one XML item between rows", Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
 			}
@@ -551,7 +542,7 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 			// A row is held whole by excelize: the whole row gets the budget.
 			s.limit = c.lim.rowSize - (s.offset() - rowStart)
 			if s.limit < 0 {
-				return res, &LimitError{Name: c.name, Part: where(row), Sheet: sheet, Row: row, What: "the XML of the row", Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
+				return res, rowTooLong(row)
 			}
 		}
 	}
