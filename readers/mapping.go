@@ -583,12 +583,6 @@ func set(names ...string) map[string]bool {
 	return s
 }
 
-// classify tells which field a header names, if any.
-func classify(header string) (field, bool) {
-	f, _, ok := classifyPrefix(header)
-	return f, ok
-}
-
 // classifyPrefix tells which field a header names, if any, and the prefix
 // dropped to read it ("billing" for "Billing City"), "" for none.
 func classifyPrefix(header string) (field, string, bool) {

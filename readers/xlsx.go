@@ -217,7 +217,7 @@ func pickHeader(rows []pendingRow) int {
 				continue
 			}
 			n++
-			if _, ok := classify(c); ok {
+			if _, _, ok := classifyPrefix(c); ok {
 				known++
 			}
 		}
