@@ -432,12 +432,8 @@ func checkName(name []byte, what string) error {
 	return nil
 }
 
-func trimSpaceLeft(b []byte) []byte {
-	for len(b) > 0 && isSpace(b[0]) {
-		b = b[1:]
-	}
-	return b
-}
+// xmlSpace is the white space of XML.
+const xmlSpace = " \t\r\n"
 
 // parseStartTag reads the attributes of a start tag (between < and > or
 // />) into attrs, checking the tag as encoding/xml does, and pushes its
@@ -450,7 +446,7 @@ func (s *xmlScanner) parseStartTag() error {
 		return err
 	}
 	for {
-		rest = trimSpaceLeft(rest)
+		rest = bytes.TrimLeft(rest, xmlSpace)
 		if len(rest) == 0 {
 			break
 		}
@@ -459,11 +455,11 @@ func (s *xmlScanner) parseStartTag() error {
 		if err := checkName(attr, "attribute"); err != nil {
 			return err
 		}
-		rest = trimSpaceLeft(rest)
+		rest = bytes.TrimLeft(rest, xmlSpace)
 		if len(rest) == 0 || rest[0] != '=' {
 			return syntaxErrorf("attribute name without = in element")
 		}
-		rest = trimSpaceLeft(rest[1:])
+		rest = bytes.TrimLeft(rest[1:], xmlSpace)
 		if len(rest) == 0 || rest[0] != '"' && rest[0] != '\'' {
 			return syntaxErrorf("unquoted or missing attribute value in element")
 		}
@@ -550,9 +546,7 @@ func (s *xmlScanner) readTag() (xmlTok, error) {
 		if err := s.readBody(false); err != nil {
 			return 0, err
 		}
-		for n := len(s.tag); n > 0 && isSpace(s.tag[n-1]); n-- {
-			s.tag = s.tag[:n-1]
-		}
+		s.tag = bytes.TrimRight(s.tag, xmlSpace)
 		_, s.local, _ = splitName(s.tag)
 		if err := s.checkEndTag(); err != nil {
 			return 0, err
@@ -788,8 +782,6 @@ func procInst(param string, body []byte) string {
 	}
 	return s[i : i+j]
 }
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // skipRest reads the input to its end, so that the zip entry under it is
 // checked against its size and checksum.
