@@ -269,10 +269,8 @@ func dimensionEnd(ref string) (row int64, col int) {
 // next returns the cells of the next sheet row, or nil for a row with no text
 // in it (counted in skipped), or io.EOF.
 func (r *XLSXReader) next(ctx context.Context) ([]string, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	default:
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if r.closed {
 		return nil, fmt.Errorf("%s: read after close", r.name)
