@@ -425,6 +425,21 @@ func TestXLSXHostile(t *testing.T) {
 	}
 }
 
+// TestXLSXSharedIndexPadded reads a shared-string reference padded with
+// more white space than a short gathering bound kept: excelize trims it and
+// reads string 1, so the check must not call it "not a number".
+func TestXLSXSharedIndexPadded(t *testing.T) {
+	path := writeTestBook(t, map[string]zipPart{"xl/sharedStrings.xml": textPart(sstXML("Cork", "Sligo")),
+		"xl/worksheets/sheet1.xml": sharedSheet(strings.Repeat(" ", 100) + "1")})
+	rows, err := openAndRead(t, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]string{{"1", "Cork"}, {"2", "Sligo"}}; !slices.EqualFunc(rows, want, slices.Equal) {
+		t.Errorf("rows = %q, want %q", rows, want)
+	}
+}
+
 // TestXLSXLargeSharedStringsIndexPastTheTable is the shared-string case
 // where excelize, past 16 MiB of strings, reads them from a temporary file
 // and shows a missing one as its index: "1100" would have been sent as an

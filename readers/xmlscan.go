@@ -31,12 +31,9 @@ var (
 // aside, text of any length streams through it.
 const scanBufSize = 64 << 10
 
-// keepMax bounds the text an xmlScanner gathers for the caller; an XML
-// declaration gets more.
-const (
-	keepMax     = 64
-	keepMaxDecl = 1024
-)
+// keepMax bounds the text an xmlScanner gathers for the caller: a cell's
+// value, an XML declaration.
+const keepMax = 1024
 
 // xmlScanner splits XML into tokens keeping nothing but the last tag, so
 // that its memory is bounded by its limit whatever the input, unlike
@@ -74,7 +71,6 @@ type xmlScanner struct {
 	// keep asks for the text of text tokens to be gathered in text, at most
 	// keepMax bytes of it (textOver tells there was more).
 	keep     bool
-	keepMax  int
 	text     []byte
 	textOver bool
 
@@ -109,7 +105,7 @@ const (
 )
 
 func newXMLScanner(r io.Reader, limit int64) *xmlScanner {
-	return &xmlScanner{rd: r, buf: make([]byte, scanBufSize), limit: limit, keepMax: keepMax}
+	return &xmlScanner{rd: r, buf: make([]byte, scanBufSize), limit: limit}
 }
 
 // offset returns the number of bytes consumed.
@@ -513,7 +509,7 @@ func (s *xmlScanner) gather(b []byte) {
 	if !s.keep || len(b) == 0 {
 		return
 	}
-	if room := s.keepMax - len(s.text); len(b) > room {
+	if room := keepMax - len(s.text); len(b) > room {
 		b, s.textOver = b[:room], true
 	}
 	s.text = append(s.text, b...)
@@ -726,10 +722,10 @@ func (s *xmlScanner) readDirective() error {
 func (s *xmlScanner) readInstruction() error {
 	s.pos++ // '?'
 	keep := s.keep
-	s.keep, s.keepMax, s.text, s.textOver = true, keepMaxDecl, s.text[:0], false
+	s.keep, s.text, s.textOver = true, s.text[:0], false
 	err := s.readThrough("?>", 0, textOther)
 	body, over := s.text, s.textOver
-	s.keep, s.keepMax = keep, keepMax
+	s.keep = keep
 	if err != nil {
 		return err
 	}
