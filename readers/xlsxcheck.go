@@ -422,7 +422,8 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 	var (
 		row, cells, depth int
 		rowStart          int64 = -1 // offset of the open row's start tag
-		inCell, inV       bool
+		inCell            bool
+		vDepth            int    // depth of the open <v> of a shared string, or 0
 		shared            bool   // the open cell is a shared string
 		lastRef           []byte // the last cell reference seen in the row
 		sinceRef          int    // cells since lastRef
@@ -500,9 +501,9 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 				shared = string(t) == "s"
 				inCell = !s.selfClosing
 			case inCell && s.isName("v"):
-				if shared && !s.selfClosing {
-					inV, s.keep = true, true
-					s.text = s.text[:0]
+				if shared && !s.selfClosing && vDepth == 0 {
+					vDepth = depth
+					s.text.reset()
 				}
 			case !gotDim && !inData && s.isName("dimension"):
 				if v, ok := s.attr("ref"); ok {
@@ -517,16 +518,15 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 		case tokEnd:
 			depth--
 			switch {
-			case inV && s.isName("v"):
-				inV, s.keep = false, false
-				if err := checkSharedIndex(s.text, s.textOver, sst); err != nil {
+			case depth < vDepth:
+				vDepth = 0
+				if err := checkSharedIndex(s.text.b, s.text.over, sst); err != nil {
 					return res, damaged("row %d, %s: %v", row, cellName(lastRef, sinceRef, row), err)
 				}
 			case inCell && s.isName("c"):
-				inCell, inV, s.keep = false, false, false
+				inCell = false
 			case rowStart >= 0 && s.isName("row"):
-				rowStart = -1
-				inCell, inV, s.keep = false, false, false
+				rowStart, inCell = -1, false
 			case s.isName("sheetData"):
 				if rowStart >= 0 {
 					return res, damaged("row %d does not end before the end of the rows", row)
@@ -536,6 +536,8 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 				return res, c.skipRest(part, s)
 			}
 		}
+		// encoding/xml leaves out the text of elements inside <v>.
+		s.keep = vDepth > 0 && depth == vDepth
 		res.lastRow = row
 		s.limit = c.lim.rowSize
 		if rowStart >= 0 {

@@ -68,11 +68,12 @@ type xmlScanner struct {
 	// attributes, by local name.
 	local []byte
 	attrs []xmlAttr
-	// keep asks for the text of text tokens to be gathered in text, at most
-	// keepMax bytes of it (textOver tells there was more).
-	keep     bool
-	text     []byte
-	textOver bool
+	// keep asks for character data and CDATA sections to be added to
+	// text, which the caller resets: encoding/xml joins them into one
+	// value, leaving out comments and processing instructions.
+	keep bool
+	text kept
+	pi   kept // the body of the last processing instruction
 
 	// names holds the names of the open elements, one after the other,
 	// and ends where each one ends.
@@ -186,9 +187,6 @@ func (s *xmlScanner) next() (xmlTok, error) {
 // readText consumes character data up to and including the next '<', or
 // to the end of the input.
 func (s *xmlScanner) readText() (int64, error) {
-	if s.keep {
-		s.text, s.textOver = s.text[:0], false
-	}
 	var n int64
 	for {
 		seg := s.buf[s.pos:s.end]
@@ -208,7 +206,9 @@ func (s *xmlScanner) readText() (int64, error) {
 		if err := checkText(seg, textData, s.foreign); err != nil {
 			return n, err
 		}
-		s.gather(seg)
+		if s.keep {
+			s.text.add(seg)
+		}
 		s.pos += len(seg)
 		if whole {
 			s.pos++
@@ -269,7 +269,8 @@ const (
 	textAttr                    // an attribute value
 	textCDATA                   // a CDATA section: characters only
 	textComment                 // a comment: no "--"
-	textOther                   // a processing instruction, a comment in a directive
+	textPI                      // a processing instruction
+	textOther                   // a comment in a directive
 )
 
 // checkText checks character data, an attribute value or a CDATA section
@@ -505,15 +506,20 @@ func (s *xmlScanner) checkEndTag() error {
 	return nil
 }
 
-func (s *xmlScanner) gather(b []byte) {
-	if !s.keep || len(b) == 0 {
-		return
-	}
-	if room := keepMax - len(s.text); len(b) > room {
-		b, s.textOver = b[:room], true
-	}
-	s.text = append(s.text, b...)
+// kept is text gathered for the caller, at most keepMax bytes of it.
+type kept struct {
+	b    []byte
+	over bool // there was more
 }
+
+func (k *kept) add(b []byte) {
+	if room := keepMax - len(k.b); len(b) > room {
+		b, k.over = b[:room], true
+	}
+	k.b = append(k.b, b...)
+}
+
+func (k *kept) reset() { k.b, k.over = k.b[:0], false }
 
 // ensure makes n bytes available at pos, unless the input ends first.
 func (s *xmlScanner) ensure(n int) bool {
@@ -555,9 +561,6 @@ func (s *xmlScanner) readTag() (xmlTok, error) {
 		case s.hasPrefix("!--"):
 			return tokOther, s.readThrough("-->", 3, textComment)
 		case s.hasPrefix("![CDATA["):
-			if s.keep {
-				s.text, s.textOver = s.text[:0], false
-			}
 			return tokOther, s.readThrough("]]>", len("![CDATA["), textCDATA)
 		case s.hasPrefix("!-") || s.hasPrefix("!["):
 			return 0, syntaxErrorf("invalid sequence after <!")
@@ -622,7 +625,7 @@ func (s *xmlScanner) readBody(quotes bool) error {
 }
 
 // readThrough consumes skip bytes, then everything up to and including
-// term, gathering what is between for the caller; it checks the characters
+// term, gathering what is between as kind says; it checks the characters
 // of a CDATA section and that a comment holds no "--".
 func (s *xmlScanner) readThrough(term string, skip int, kind textKind) error {
 	s.pos += skip
@@ -646,6 +649,11 @@ func (s *xmlScanner) readThrough(term string, skip int, kind textKind) error {
 			if err := checkText(seg, textCDATA, s.foreign); err != nil {
 				return err
 			}
+			if s.keep {
+				s.text.add(seg)
+			}
+		case textPI:
+			s.pi.add(seg)
 		case textComment:
 			if len(seg) > 0 && (prev == '-' && seg[0] == '-' || bytes.Contains(seg, []byte("--")) || i >= 0 && seg[len(seg)-1] == '-') ||
 				len(seg) == 0 && i >= 0 && prev == '-' {
@@ -655,7 +663,6 @@ func (s *xmlScanner) readThrough(term string, skip int, kind textKind) error {
 		if len(seg) > 0 {
 			prev = seg[len(seg)-1]
 		}
-		s.gather(seg)
 		s.pos += len(seg)
 		if i >= 0 {
 			s.pos += len(term)
@@ -721,22 +728,18 @@ func (s *xmlScanner) readDirective() error {
 // case bytes past ASCII are no longer checked.
 func (s *xmlScanner) readInstruction() error {
 	s.pos++ // '?'
-	keep := s.keep
-	s.keep, s.text, s.textOver = true, s.text[:0], false
-	err := s.readThrough("?>", 0, textOther)
-	body, over := s.text, s.textOver
-	s.keep = keep
-	if err != nil {
+	s.pi.reset()
+	if err := s.readThrough("?>", 0, textPI); err != nil {
 		return err
 	}
-	target, _, rest := splitName(body)
+	target, _, rest := splitName(s.pi.b)
 	if err := checkName(target, "target"); err != nil {
 		return syntaxErrorf("expected target name after <?")
 	}
 	if string(target) != "xml" {
 		return nil
 	}
-	if over {
+	if s.pi.over {
 		// A declaration this long is not one anything writes; its version
 		// and encoding are not checked.
 		return nil
