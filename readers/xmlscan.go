@@ -758,28 +758,21 @@ func (s *xmlScanner) readInstruction() error {
 // by a quote.
 func procInst(param string, body []byte) string {
 	s, param := string(body), param+"="
-	i := 0
-	var sep byte
-	for i < len(s) {
-		sub := s[i:]
-		k := strings.Index(sub, param)
-		if k < 0 || len(param)+k >= len(sub) {
+	for {
+		k := strings.Index(s, param)
+		if k < 0 || k+len(param) >= len(s) {
 			return ""
 		}
-		i += len(param) + k + 1
-		if c := sub[len(param)+k]; c == '\'' || c == '"' {
-			sep = c
-			break
+		q := s[k+len(param)]
+		s = s[k+len(param)+1:]
+		if q == '\'' || q == '"' {
+			v, _, ok := strings.Cut(s, string(q))
+			if !ok {
+				return ""
+			}
+			return v
 		}
 	}
-	if sep == 0 {
-		return ""
-	}
-	j := strings.IndexByte(s[i:], sep)
-	if j < 0 {
-		return ""
-	}
-	return s[i : i+j]
 }
 
 // skipRest reads the input to its end, so that the zip entry under it is
