@@ -245,10 +245,10 @@ func (c *pkgChecker) sheets(ctx context.Context) ([]string, map[string]string, e
 // worksheetPath resolves a relationship's target against the workbook's
 // folder, as excelize does.
 func worksheetPath(wbPath, target string) string {
-	if strings.HasPrefix(target, "/") {
-		return strings.TrimPrefix(strings.ReplaceAll(path.Clean(target), `\`, "/"), "/")
+	if !strings.HasPrefix(target, "/") {
+		target = path.Dir(wbPath) + "/" + target
 	}
-	return strings.TrimPrefix(strings.ReplaceAll(path.Clean(path.Dir(wbPath)+"/"+target), `\`, "/"), "/")
+	return strings.TrimPrefix(strings.ReplaceAll(path.Clean(target), `\`, "/"), "/")
 }
 
 type xmlRels struct {
