@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -340,28 +341,14 @@ func checkEntity(b []byte) (int, error) {
 	}
 	ent := b[1:semi]
 	if len(ent) > 0 && ent[0] == '#' {
-		digits, base := ent[1:], 10
-		if len(digits) > 0 && digits[0] == 'x' {
+		digits, base := string(ent[1:]), 10
+		if strings.HasPrefix(digits, "x") {
 			digits, base = digits[1:], 16
 		}
-		if len(digits) == 0 {
+		// As encoding/xml reads it.
+		v, err := strconv.ParseUint(digits, base, 64)
+		if err != nil || v > utf8.MaxRune {
 			return bad()
-		}
-		var v uint64
-		for _, d := range digits {
-			switch {
-			case '0' <= d && d <= '9':
-				d -= '0'
-			case base == 16 && 'a' <= d && d <= 'f':
-				d -= 'a' - 10
-			case base == 16 && 'A' <= d && d <= 'F':
-				d -= 'A' - 10
-			default:
-				return bad()
-			}
-			if v = v*uint64(base) + uint64(d); v > utf8.MaxRune {
-				return bad()
-			}
 		}
 		// encoding/xml checks the text the reference stands for; a
 		// surrogate stands for U+FFFD.
