@@ -283,8 +283,8 @@ func (c *pkgChecker) decodePart(ctx context.Context, name string, v any) error {
 	return nil
 }
 
-// readPart opens a part for read, which reads it to its end (so that
-// archive/zip checks its size and checksum); index has bounded its size.
+// readPart opens a part for read, then reads what read left of it, so that
+// archive/zip checks its size and checksum; index has bounded its size.
 func (c *pkgChecker) readPart(ctx context.Context, f *zip.File, read func(io.Reader) error) error {
 	c.read[f] = true
 	rc, err := f.Open()
@@ -292,7 +292,14 @@ func (c *pkgChecker) readPart(ctx context.Context, f *zip.File, read func(io.Rea
 		return c.partError(f.Name, err)
 	}
 	defer rc.Close()
-	return read(ctxReader{ctx, rc})
+	r := ctxReader{ctx, rc}
+	if err := read(r); err != nil {
+		return err
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return c.partError(f.Name, err)
+	}
+	return nil
 }
 
 func (c *pkgChecker) copyPart(ctx context.Context, f *zip.File, w io.Writer) error {
@@ -404,7 +411,8 @@ type sheetScan struct {
 }
 
 // scanSheetXML reads the XML of the sheet named sheet, held in the part
-// named part, whose workbook has sst shared strings, to its end. It fails
+// named part, whose workbook has sst shared strings, up to the end of its
+// rows (readPart reads the rest). It fails
 // when a row's XML passes the row size limit (or anything outside rows
 // does), a row has more cells than the limit, rows are out of order, a cell
 // refers to a shared string that does not exist, or the XML ends before its
@@ -512,7 +520,7 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 			case s.isName("sheetData"):
 				inData = true
 				if s.selfClosing {
-					return res, c.skipRest(part, s)
+					return res, nil
 				}
 			}
 		case tokEnd:
@@ -533,7 +541,7 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 				}
 				// excelize reads no further; the rest is only checked.
 				res.lastRow = row
-				return res, c.skipRest(part, s)
+				return res, nil
 			}
 		}
 		// encoding/xml leaves out the text of elements inside <v>.
@@ -548,14 +556,6 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 			}
 		}
 	}
-}
-
-// skipRest reads the rest of a part, for the zip's checks.
-func (c *pkgChecker) skipRest(part string, s *xmlScanner) error {
-	if err := s.skipRest(); err != nil {
-		return c.partError(part, err)
-	}
-	return nil
 }
 
 // checkSharedIndex checks that the text of a shared-string cell's value,

@@ -761,17 +761,3 @@ func procInst(param string, body []byte) string {
 		}
 	}
 }
-
-// skipRest reads the input to its end, so that the zip entry under it is
-// checked against its size and checksum.
-func (s *xmlScanner) skipRest() error {
-	s.pos = s.end
-	if s.rerr != nil {
-		if errors.Is(s.rerr, io.EOF) {
-			return nil
-		}
-		return s.rerr
-	}
-	_, err := io.Copy(io.Discard, s.rd)
-	return err
-}
