@@ -68,17 +68,8 @@ func limitsOf(opts Options) xlsxLimits {
 	}
 }
 
-// Paths and relationship types as excelize uses them.
-const (
-	sharedStringsPath = "xl/sharedStrings.xml"
-	packageRelsPath   = "_rels/.rels"
-	relOfficeDocument = excelize.SourceRelationshipOfficeDocument
-	// relStrictOfficeDocument is the same relationship in Strict Open XML,
-	// which excelize translates.
-	relStrictOfficeDocument = excelize.StrictSourceRelationshipOfficeDocument
-	relNamespace            = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
-	relStrictNamespace      = excelize.StrictSourceRelationship
-)
+// sharedStringsPath is the part of the shared strings as excelize names it.
+const sharedStringsPath = "xl/sharedStrings.xml"
 
 // checkedBook is what checkWorkbook found.
 type checkedBook struct {
@@ -201,12 +192,14 @@ func (c *pkgChecker) index(files []*zip.File) error {
 // workbook part, whose relationships name each sheet's part.
 func (c *pkgChecker) sheets(ctx context.Context) ([]string, map[string]string, error) {
 	var rels xmlRels
-	if err := c.decodePart(ctx, packageRelsPath, &rels); err != nil {
+	if err := c.decodePart(ctx, "_rels/.rels", &rels); err != nil {
 		return nil, nil, err
 	}
 	wbPath := ""
+	// Strict Open XML, which excelize translates, names relationships and
+	// their namespace differently.
 	for _, r := range rels.Rels {
-		if r.Type == relOfficeDocument || r.Type == relStrictOfficeDocument {
+		if r.Type == excelize.SourceRelationshipOfficeDocument || r.Type == excelize.StrictSourceRelationshipOfficeDocument {
 			wbPath = strings.TrimPrefix(r.Target, "/")
 			break
 		}
@@ -229,7 +222,7 @@ func (c *pkgChecker) sheets(ctx context.Context) ([]string, map[string]string, e
 		names = append(names, s.Name)
 		var id string
 		for _, a := range s.Attrs {
-			if a.Name.Local == "id" && (a.Name.Space == relNamespace || a.Name.Space == relStrictNamespace) {
+			if a.Name.Local == "id" && (a.Name.Space == excelize.SourceRelationship.Value || a.Name.Space == excelize.StrictSourceRelationship) {
 				id = a.Value
 			}
 		}
