@@ -171,7 +171,6 @@ func (r *XLSXReader) findHeader(ctx context.Context, want int) ([]string, error)
 		}
 	}
 	var rows []pendingRow
-	blankAfterFirst := 0
 	for len(rows) < maxHeaderScan {
 		cells, err := r.next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -181,9 +180,6 @@ func (r *XLSXReader) findHeader(ctx context.Context, want int) ([]string, error)
 			return nil, err
 		}
 		if cells == nil {
-			if len(rows) > 0 {
-				blankAfterFirst++
-			}
 			continue
 		}
 		rows = append(rows, pendingRow{line: r.line, cells: cells, types: r.types})
