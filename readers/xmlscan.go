@@ -416,8 +416,14 @@ func checkName(name []byte, what string) error {
 	return nil
 }
 
-// xmlSpace is the white space of XML.
-const xmlSpace = " \t\r\n"
+// trimSpace drops XML white space from the start of b: bytes.TrimLeft
+// builds its set of bytes at every call, and this runs for every attribute.
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	return b
+}
 
 // parseStartTag reads the attributes of a start tag (between < and > or
 // />) into attrs, checking the tag as encoding/xml does, and pushes its
@@ -430,7 +436,7 @@ func (s *xmlScanner) parseStartTag() error {
 		return err
 	}
 	for {
-		rest = bytes.TrimLeft(rest, xmlSpace)
+		rest = trimSpace(rest)
 		if len(rest) == 0 {
 			break
 		}
@@ -439,11 +445,11 @@ func (s *xmlScanner) parseStartTag() error {
 		if err := checkName(attr, "attribute"); err != nil {
 			return err
 		}
-		rest = bytes.TrimLeft(rest, xmlSpace)
+		rest = trimSpace(rest)
 		if len(rest) == 0 || rest[0] != '=' {
 			return syntaxErrorf("attribute name without = in element")
 		}
-		rest = bytes.TrimLeft(rest[1:], xmlSpace)
+		rest = trimSpace(rest[1:])
 		if len(rest) == 0 || rest[0] != '"' && rest[0] != '\'' {
 			return syntaxErrorf("unquoted or missing attribute value in element")
 		}
@@ -535,7 +541,7 @@ func (s *xmlScanner) readTag() (xmlTok, error) {
 		if err := s.readBody(false); err != nil {
 			return 0, err
 		}
-		s.tag = bytes.TrimRight(s.tag, xmlSpace)
+		s.tag = bytes.TrimRight(s.tag, " \t\r\n")
 		_, s.local, _ = splitName(s.tag)
 		if err := s.checkEndTag(); err != nil {
 			return 0, err
