@@ -475,9 +475,11 @@ func (s *xmlScanner) parseStartTag() error {
 	return nil
 }
 
-// checkEndTag checks an end tag closes the element open last.
-func (s *xmlScanner) checkEndTag() error {
-	name, _, rest := splitName(s.tag)
+// parseEndTag reads the name of an end tag and checks it closes the
+// element open last.
+func (s *xmlScanner) parseEndTag() error {
+	name, local, rest := splitName(s.tag)
+	s.local = local
 	if err := checkName(name, "element"); err != nil {
 		return err
 	}
@@ -542,8 +544,7 @@ func (s *xmlScanner) readTag() (xmlTok, error) {
 			return 0, err
 		}
 		s.tag = bytes.TrimRight(s.tag, " \t\r\n")
-		_, s.local, _ = splitName(s.tag)
-		if err := s.checkEndTag(); err != nil {
+		if err := s.parseEndTag(); err != nil {
 			return 0, err
 		}
 		return tokEnd, nil
