@@ -82,14 +82,10 @@ func openCSV(ctx context.Context, path string, opts Options, defaultDelim rune) 
 	if err != nil {
 		return nil, fmt.Errorf("open input: %w", err)
 	}
-	size := int64(-1)
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = fi.Size()
-	}
 	if opts.Delimiter == 0 {
 		opts.Delimiter = defaultDelim
 	}
-	r, err := NewCSV(ctx, path, f, size, opts)
+	r, err := NewCSV(ctx, path, f, sizeOf(f), opts)
 	if err != nil {
 		_ = f.Close()
 		return nil, err
@@ -217,10 +213,8 @@ func (r *CSVReader) Progress() (done, total int64) {
 
 // Next returns the next record. Errors name the line and are fatal.
 func (r *CSVReader) Next(ctx context.Context) (Row, error) {
-	select {
-	case <-ctx.Done():
-		return Row{}, ctx.Err()
-	default:
+	if err := ctx.Err(); err != nil {
+		return Row{}, err
 	}
 	if r.closed {
 		return Row{}, fmt.Errorf("%s: read after close", r.name)
@@ -351,8 +345,8 @@ func (g *recordGuard) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// sizeOf returns the remaining size of r when it is a regular file (stdin
-// redirected from a file), else -1.
+// sizeOf returns the remaining size of r when it is a regular file (an
+// input, or stdin redirected from one), else -1.
 func sizeOf(r io.Reader) int64 {
 	f, ok := r.(*os.File)
 	if !ok {

@@ -122,16 +122,14 @@ func NewMapper(header []string, spec MappingSpec) (*Mapper, error) {
 	var problems []string
 	used := make(map[int]bool)
 
-	if len(spec.LineCols) > 0 {
-		for _, name := range spec.LineCols {
-			idx := m.find(name)
-			if len(idx) == 0 {
-				problems = append(problems, m.missing(fieldLine, name))
-			}
-			for _, i := range idx {
-				m.lines = append(m.lines, i)
-				used[i] = true
-			}
+	for _, name := range spec.LineCols {
+		idx := m.find(name)
+		if len(idx) == 0 {
+			problems = append(problems, m.missing(fieldLine, name))
+		}
+		for _, i := range idx {
+			m.lines = append(m.lines, i)
+			used[i] = true
 		}
 	}
 	given := [numFields]string{fieldCity: spec.City, fieldRegion: spec.Region,
@@ -450,14 +448,13 @@ func (m *Mapper) Describe() string {
 		if i := m.single[f]; i >= 0 {
 			v = strconv.Quote(m.header[i]) + how(f)
 		}
-		switch {
-		case f == fieldPostcode && m.single[f] >= 0:
+		if f == fieldPostcode && m.single[f] >= 0 {
 			v += ", sent as the last address line"
-		case f == fieldCountry && m.trailingCountry && m.defCountry != "":
-			v += "; a country name ending the address is used (\"..., LS1 0QP, UK\"); rows without one: " + m.defCountry
-		case f == fieldCountry && m.trailingCountry:
+		}
+		if f == fieldCountry && m.trailingCountry {
 			v += "; a country name ending the address is used (\"..., LS1 0QP, UK\")"
-		case f == fieldCountry && m.defCountry != "":
+		}
+		if f == fieldCountry && m.defCountry != "" {
 			v += "; rows without one: " + m.defCountry
 		}
 		fmt.Fprintf(&b, "  %-14s %s\n", fieldNames[f]+":", v)
@@ -581,12 +578,6 @@ func set(names ...string) map[string]bool {
 		s[n] = true
 	}
 	return s
-}
-
-// classify tells which field a header names, if any.
-func classify(header string) (field, bool) {
-	f, _, ok := classifyPrefix(header)
-	return f, ok
 }
 
 // classifyPrefix tells which field a header names, if any, and the prefix

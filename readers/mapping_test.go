@@ -466,9 +466,9 @@ func TestClassify(t *testing.T) {
 		{"Billing", 0, false},
 	}
 	for _, tt := range tests {
-		f, ok := classify(tt.header)
+		f, _, ok := classifyPrefix(tt.header)
 		if ok != tt.ok || (ok && f != tt.want) {
-			t.Errorf("classify(%q) = %v, %v; want %v, %v", tt.header, f, ok, tt.want, tt.ok)
+			t.Errorf("classifyPrefix(%q) = %v, %v; want %v, %v", tt.header, f, ok, tt.want, tt.ok)
 		}
 	}
 }

@@ -204,37 +204,29 @@ func Open(ctx context.Context, path string, opts Options) (Reader, error) {
 		warnIgnored(opts, "stdin", FormatCSV)
 		return NewCSV(ctx, "stdin", opts.Stdin, sizeOf(opts.Stdin), opts)
 	}
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".csv", ".txt":
-		warnIgnored(opts, path, FormatCSV)
-		return openCSV(ctx, path, opts, 0)
-	case ".tsv", ".tab":
-		warnIgnored(opts, path, FormatCSV)
-		return openCSV(ctx, path, opts, '\t')
-	case ".xlsx", ".xlsm":
-		warnIgnored(opts, path, FormatXLSX)
-		return openXLSX(ctx, path, opts)
-	default:
-		_, err := formatOf(path)
+	format, err := formatOf(path)
+	if err != nil {
 		return nil, err
 	}
+	warnIgnored(opts, path, format)
+	if format == FormatXLSX {
+		return openXLSX(ctx, path, opts)
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".tsv", ".tab":
+		return openCSV(ctx, path, opts, '\t')
+	}
+	return openCSV(ctx, path, opts, 0)
 }
 
 // warnIgnored tells the user about options that do not apply to the format,
 // rather than leave them wondering why --sheet changed nothing.
 func warnIgnored(opts Options, name, format string) {
+	enc, _ := NormaliseEncoding(opts.Encoding) // "" for one it cannot read: ignored all the same
 	switch {
 	case format == FormatCSV && opts.Sheet != "":
 		opts.Logger.Warn().Str("input", name).Msg("--sheet is ignored: the input is delimited text, not a workbook")
-	case format == FormatXLSX && (opts.Delimiter != 0 || normalisedEncoding(opts.Encoding) != EncodingUTF8):
+	case format == FormatXLSX && (opts.Delimiter != 0 || enc != EncodingUTF8):
 		opts.Logger.Warn().Str("input", name).Msg("--delimiter and --encoding are ignored: the input is a workbook")
 	}
-}
-
-func normalisedEncoding(s string) string {
-	enc, err := NormaliseEncoding(s)
-	if err != nil {
-		return s
-	}
-	return enc
 }

@@ -171,7 +171,6 @@ func (r *XLSXReader) findHeader(ctx context.Context, want int) ([]string, error)
 		}
 	}
 	var rows []pendingRow
-	blankAfterFirst := 0
 	for len(rows) < maxHeaderScan {
 		cells, err := r.next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -181,9 +180,6 @@ func (r *XLSXReader) findHeader(ctx context.Context, want int) ([]string, error)
 			return nil, err
 		}
 		if cells == nil {
-			if len(rows) > 0 {
-				blankAfterFirst++
-			}
 			continue
 		}
 		rows = append(rows, pendingRow{line: r.line, cells: cells, types: r.types})
@@ -217,7 +213,7 @@ func pickHeader(rows []pendingRow) int {
 				continue
 			}
 			n++
-			if _, ok := classify(c); ok {
+			if _, _, ok := classifyPrefix(c); ok {
 				known++
 			}
 		}
@@ -269,10 +265,8 @@ func dimensionEnd(ref string) (row int64, col int) {
 // next returns the cells of the next sheet row, or nil for a row with no text
 // in it (counted in skipped), or io.EOF.
 func (r *XLSXReader) next(ctx context.Context) ([]string, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	default:
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if r.closed {
 		return nil, fmt.Errorf("%s: read after close", r.name)

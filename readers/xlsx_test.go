@@ -645,6 +645,25 @@ func TestXLSXCellTypes(t *testing.T) {
 	}
 }
 
+// TestCellTyperJoinsValue reads a cell value as encoding/xml, and so
+// excelize, does: the text around comments, processing instructions and
+// CDATA sections joined, the text of an element inside left out.
+func TestCellTyperJoinsValue(t *testing.T) {
+	book := excelize.NewFile()
+	defer book.Close()
+	for _, v := range []string{"15", "1<!-- -->5", "1<?x y?>5", "1<![CDATA[5]]>", "<![CDATA[15]]>", "1<x>9</x>5"} {
+		in := `<worksheet><sheetData><row r="1"><c r="A1"><v>` + v + `</v></c></row></sheetData></worksheet>`
+		ct := &cellTyper{f: book, s: newXMLScanner(strings.NewReader(in), 4096), styles: make(map[int]CellType)}
+		types, err := ct.types(1)
+		if err != nil {
+			t.Fatalf("<v>%s</v>: %v", v, err)
+		}
+		if len(types) != 1 || types[0].Value != "15" {
+			t.Errorf("<v>%s</v>: types %+v, want the number 15", v, types)
+		}
+	}
+}
+
 func TestIsDateFormat(t *testing.T) {
 	tests := []struct {
 		id   int

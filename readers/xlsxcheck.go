@@ -68,17 +68,8 @@ func limitsOf(opts Options) xlsxLimits {
 	}
 }
 
-// Paths and relationship types as excelize uses them.
-const (
-	sharedStringsPath = "xl/sharedStrings.xml"
-	packageRelsPath   = "_rels/.rels"
-	relOfficeDocument = excelize.SourceRelationshipOfficeDocument
-	// relStrictOfficeDocument is the same relationship in Strict Open XML,
-	// which excelize translates.
-	relStrictOfficeDocument = excelize.StrictSourceRelationshipOfficeDocument
-	relNamespace            = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
-	relStrictNamespace      = excelize.StrictSourceRelationship
-)
+// sharedStringsPath is the part of the shared strings as excelize names it.
+const sharedStringsPath = "xl/sharedStrings.xml"
 
 // checkedBook is what checkWorkbook found.
 type checkedBook struct {
@@ -124,11 +115,19 @@ func checkWorkbook(ctx context.Context, name, sheet string, lim xlsxLimits) (*ch
 	}
 	sst := 0
 	if f := c.files[sharedStringsPath]; f != nil {
-		if sst, err = c.scanSharedStrings(ctx, f); err != nil {
+		err := c.readPart(ctx, f, func(r io.Reader) (err error) {
+			sst, err = c.scanSharedStringsXML(r, f.Name)
+			return err
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
-	scan, err := c.scanSheet(ctx, sheetFile, picked, sst)
+	var scan sheetScan
+	err = c.readPart(ctx, sheetFile, func(r io.Reader) (err error) {
+		scan, err = c.scanSheetXML(r, sheetFile.Name, picked, sst)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +137,7 @@ func checkWorkbook(ctx context.Context, name, sheet string, lim xlsxLimits) (*ch
 		if c.read[f] {
 			continue
 		}
-		if err := c.verify(ctx, f); err != nil {
+		if err := c.copyPart(ctx, f, io.Discard); err != nil {
 			return nil, err
 		}
 	}
@@ -193,12 +192,14 @@ func (c *pkgChecker) index(files []*zip.File) error {
 // workbook part, whose relationships name each sheet's part.
 func (c *pkgChecker) sheets(ctx context.Context) ([]string, map[string]string, error) {
 	var rels xmlRels
-	if err := c.decodePart(ctx, packageRelsPath, &rels); err != nil {
+	if err := c.decodePart(ctx, "_rels/.rels", &rels); err != nil {
 		return nil, nil, err
 	}
 	wbPath := ""
+	// Strict Open XML, which excelize translates, names relationships and
+	// their namespace differently.
 	for _, r := range rels.Rels {
-		if r.Type == relOfficeDocument || r.Type == relStrictOfficeDocument {
+		if r.Type == excelize.SourceRelationshipOfficeDocument || r.Type == excelize.StrictSourceRelationshipOfficeDocument {
 			wbPath = strings.TrimPrefix(r.Target, "/")
 			break
 		}
@@ -221,7 +222,7 @@ func (c *pkgChecker) sheets(ctx context.Context) ([]string, map[string]string, e
 		names = append(names, s.Name)
 		var id string
 		for _, a := range s.Attrs {
-			if a.Name.Local == "id" && (a.Name.Space == relNamespace || a.Name.Space == relStrictNamespace) {
+			if a.Name.Local == "id" && (a.Name.Space == excelize.SourceRelationship.Value || a.Name.Space == excelize.StrictSourceRelationship) {
 				id = a.Value
 			}
 		}
@@ -237,10 +238,10 @@ func (c *pkgChecker) sheets(ctx context.Context) ([]string, map[string]string, e
 // worksheetPath resolves a relationship's target against the workbook's
 // folder, as excelize does.
 func worksheetPath(wbPath, target string) string {
-	if strings.HasPrefix(target, "/") {
-		return strings.TrimPrefix(strings.ReplaceAll(path.Clean(target), `\`, "/"), "/")
+	if !strings.HasPrefix(target, "/") {
+		target = path.Dir(wbPath) + "/" + target
 	}
-	return strings.TrimPrefix(strings.ReplaceAll(path.Clean(path.Dir(wbPath)+"/"+target), `\`, "/"), "/")
+	return strings.TrimPrefix(strings.ReplaceAll(path.Clean(target), `\`, "/"), "/")
 }
 
 type xmlRels struct {
@@ -266,7 +267,7 @@ func (c *pkgChecker) decodePart(ctx context.Context, name string, v any) error {
 		return nil
 	}
 	var buf bytes.Buffer
-	if err := c.readPart(ctx, f, &buf); err != nil {
+	if err := c.copyPart(ctx, f, &buf); err != nil {
 		return err
 	}
 	if err := xml.Unmarshal(buf.Bytes(), v); err != nil && !errors.Is(err, io.EOF) {
@@ -275,23 +276,32 @@ func (c *pkgChecker) decodePart(ctx context.Context, name string, v any) error {
 	return nil
 }
 
-// verify reads a part to its end.
-func (c *pkgChecker) verify(ctx context.Context, f *zip.File) error {
-	return c.readPart(ctx, f, io.Discard)
-}
-
-// readPart copies a whole part to w; index has bounded its size.
-func (c *pkgChecker) readPart(ctx context.Context, f *zip.File, w io.Writer) error {
+// readPart opens a part for read, then reads what read left of it, so that
+// archive/zip checks its size and checksum; index has bounded its size.
+func (c *pkgChecker) readPart(ctx context.Context, f *zip.File, read func(io.Reader) error) error {
 	c.read[f] = true
 	rc, err := f.Open()
 	if err != nil {
 		return c.partError(f.Name, err)
 	}
 	defer rc.Close()
-	if _, err := io.Copy(w, ctxReader{ctx, rc}); err != nil {
+	r := ctxReader{ctx, rc}
+	if err := read(r); err != nil {
+		return err
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
 		return c.partError(f.Name, err)
 	}
 	return nil
+}
+
+func (c *pkgChecker) copyPart(ctx context.Context, f *zip.File, w io.Writer) error {
+	return c.readPart(ctx, f, func(r io.Reader) error {
+		if _, err := io.Copy(w, r); err != nil {
+			return c.partError(f.Name, err)
+		}
+		return nil
+	})
 }
 
 // partError describes an error reading a part of the zip.
@@ -325,24 +335,11 @@ func (r ctxReader) Read(p []byte) (int, error) {
 	return r.r.Read(p)
 }
 
-// scanSharedStrings reads the whole shared-string part and returns the
-// number of strings.
-func (c *pkgChecker) scanSharedStrings(ctx context.Context, f *zip.File) (int, error) {
-	c.read[f] = true
-	rc, err := f.Open()
-	if err != nil {
-		return 0, c.partError(f.Name, err)
-	}
-	defer rc.Close()
-	return c.scanSharedStringsXML(ctxReader{ctx, rc}, f.Name)
-}
-
 // scanSharedStringsXML counts the strings of a shared-string part, failing
 // once they pass the count limit, or one string (or anything between them)
 // passes the row size limit, or the XML ends before its root element does.
 func (c *pkgChecker) scanSharedStringsXML(r io.Reader, part string) (int, error) {
 	s := newXMLScanner(r, c.lim.rowSize)
-	s.strict = true
 	count, depth := 0, 0
 	var siStart int64 = -1
 	for {
@@ -406,34 +403,28 @@ type sheetScan struct {
 	lastRow int
 }
 
-// scanSheet reads the sheet's part to its end. It fails when a row's XML
-// passes the row size limit (or anything outside rows does), a row has more
-// cells than the limit, rows are out of order, a cell refers to a shared
-// string that does not exist, or the XML ends before its rows do.
-func (c *pkgChecker) scanSheet(ctx context.Context, f *zip.File, sheet string, sst int) (sheetScan, error) {
-	c.read[f] = true
-	rc, err := f.Open()
-	if err != nil {
-		return sheetScan{}, c.partError(f.Name, err)
-	}
-	defer rc.Close()
-	return c.scanSheetXML(ctxReader{ctx, rc}, f.Name, sheet, sst)
-}
-
-// scanSheetXML scans the XML of the sheet named sheet, held in the part
-// named part, whose workbook has sst shared strings.
+// scanSheetXML reads the XML of the sheet named sheet, held in the part
+// named part, whose workbook has sst shared strings, up to the end of its
+// rows (readPart reads the rest). It fails
+// when a row's XML passes the row size limit (or anything outside rows
+// does), a row has more cells than the limit, rows are out of order, a cell
+// refers to a shared string that does not exist, or the XML ends before its
+// rows do.
 func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (sheetScan, error) {
 	var res sheetScan
 	s := newXMLScanner(r, c.lim.rowSize)
-	s.strict = true
 	where := func(row int) string { return fmt.Sprintf("sheet %q row %d", sheet, row) }
+	rowTooLong := func(row int) error {
+		return &LimitError{Name: c.name, Part: where(row), Sheet: sheet, Row: row, What: "the XML of the row", Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
+	}
 	damaged := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %w: sheet %q: %s", c.name, ErrDamaged, sheet, fmt.Sprintf(format, args...))
 	}
 	var (
 		row, cells, depth int
 		rowStart          int64 = -1 // offset of the open row's start tag
-		inCell, inV       bool
+		inCell            bool
+		vDepth            int    // depth of the open <v> of a shared string, or 0
 		shared            bool   // the open cell is a shared string
 		lastRef           []byte // the last cell reference seen in the row
 		sinceRef          int    // cells since lastRef
@@ -464,7 +455,7 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 			}
 			if errors.Is(err, errTokenTooLong) {
 				if rowStart >= 0 {
-					return res, &LimitError{Name: c.name, Part: where(row), Sheet: sheet, Row: row, What: "the XML of the row", Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
+					return res, rowTooLong(row)
 				}
 				return res, &LimitError{Name: c.name, Part: fmt.Sprintf("sheet %q after row %d", sheet, row), Sheet: sheet, Row: row, What: "one XML item between rows", Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
 			}
@@ -511,9 +502,9 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 				shared = string(t) == "s"
 				inCell = !s.selfClosing
 			case inCell && s.isName("v"):
-				if shared && !s.selfClosing {
-					inV, s.keep = true, true
-					s.text = s.text[:0]
+				if shared && !s.selfClosing && vDepth == 0 {
+					vDepth = depth
+					s.text.reset()
 				}
 			case !gotDim && !inData && s.isName("dimension"):
 				if v, ok := s.attr("ref"); ok {
@@ -522,49 +513,42 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 			case s.isName("sheetData"):
 				inData = true
 				if s.selfClosing {
-					return res, c.skipRest(part, s)
+					return res, nil
 				}
 			}
 		case tokEnd:
 			depth--
 			switch {
-			case inV && s.isName("v"):
-				inV, s.keep = false, false
-				if err := checkSharedIndex(s.text, s.textOver, sst); err != nil {
+			case depth < vDepth:
+				vDepth = 0
+				if err := checkSharedIndex(s.text.b, s.text.over, sst); err != nil {
 					return res, damaged("row %d, %s: %v", row, cellName(lastRef, sinceRef, row), err)
 				}
 			case inCell && s.isName("c"):
-				inCell, inV, s.keep = false, false, false
+				inCell = false
 			case rowStart >= 0 && s.isName("row"):
-				rowStart = -1
-				inCell, inV, s.keep = false, false, false
+				rowStart, inCell = -1, false
 			case s.isName("sheetData"):
 				if rowStart >= 0 {
 					return res, damaged("row %d does not end before the end of the rows", row)
 				}
 				// excelize reads no further; the rest is only checked.
 				res.lastRow = row
-				return res, c.skipRest(part, s)
+				return res, nil
 			}
 		}
+		// encoding/xml leaves out the text of elements inside <v>.
+		s.keep = vDepth > 0 && depth == vDepth
 		res.lastRow = row
 		s.limit = c.lim.rowSize
 		if rowStart >= 0 {
 			// A row is held whole by excelize: the whole row gets the budget.
 			s.limit = c.lim.rowSize - (s.offset() - rowStart)
 			if s.limit < 0 {
-				return res, &LimitError{Name: c.name, Part: where(row), Sheet: sheet, Row: row, What: "the XML of the row", Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
+				return res, rowTooLong(row)
 			}
 		}
 	}
-}
-
-// skipRest reads the rest of a part, for the zip's checks.
-func (c *pkgChecker) skipRest(part string, s *xmlScanner) error {
-	if err := s.skipRest(); err != nil {
-		return c.partError(part, err)
-	}
-	return nil
 }
 
 // checkSharedIndex checks that the text of a shared-string cell's value,

@@ -312,6 +312,29 @@ func TestXLSXHostile(t *testing.T) {
 			wantErr: `row 3, column B (cell B3): the shared-string reference "x" is not a number`, damaged: true,
 		},
 		{
+			// encoding/xml joins the text around comments, processing
+			// instructions and CDATA sections: excelize reads "10".
+			name:    "shared string split by a comment",
+			parts:   map[string]zipPart{"xl/sharedStrings.xml": textPart(sstXML("Cork", "Sligo")), "xl/worksheets/sheet1.xml": sharedSheet("1<!-- -->0")},
+			wantErr: `row 3, column B (cell B3): shared string 10 does not exist`, damaged: true,
+		},
+		{
+			name:    "shared string split by a processing instruction",
+			parts:   map[string]zipPart{"xl/sharedStrings.xml": textPart(sstXML("Cork", "Sligo")), "xl/worksheets/sheet1.xml": sharedSheet("1<?x y?>0")},
+			wantErr: `row 3, column B (cell B3): shared string 10 does not exist`, damaged: true,
+		},
+		{
+			// Unmarshal skips the text of an element inside <v>.
+			name:    "shared string split by an element",
+			parts:   map[string]zipPart{"xl/sharedStrings.xml": textPart(sstXML("Cork", "Sligo")), "xl/worksheets/sheet1.xml": sharedSheet("1<x>9</x>0")},
+			wantErr: `row 3, column B (cell B3): shared string 10 does not exist`, damaged: true,
+		},
+		{
+			name:    "shared string split by a CDATA section",
+			parts:   map[string]zipPart{"xl/sharedStrings.xml": textPart(sstXML("Cork", "Sligo")), "xl/worksheets/sheet1.xml": sharedSheet("1<![CDATA[0]]>")},
+			wantErr: `row 3, column B (cell B3): shared string 10 does not exist`, damaged: true,
+		},
+		{
 			name:    "negative shared string",
 			parts:   map[string]zipPart{"xl/sharedStrings.xml": textPart(sstXML("Cork", "Sligo")), "xl/worksheets/sheet1.xml": sharedSheet("-1")},
 			wantErr: `shared string -1 does not exist`, damaged: true,
@@ -422,6 +445,21 @@ func TestXLSXHostile(t *testing.T) {
 				t.Errorf("errors.Is(err, ErrDamaged) = %v, want %v", !tt.damaged, tt.damaged)
 			}
 		})
+	}
+}
+
+// TestXLSXSharedIndexPadded reads a shared-string reference padded with
+// more white space than a short gathering bound kept: excelize trims it and
+// reads string 1, so the check must not call it "not a number".
+func TestXLSXSharedIndexPadded(t *testing.T) {
+	path := writeTestBook(t, map[string]zipPart{"xl/sharedStrings.xml": textPart(sstXML("Cork", "Sligo")),
+		"xl/worksheets/sheet1.xml": sharedSheet(strings.Repeat(" ", 100) + "1")})
+	rows, err := openAndRead(t, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]string{{"1", "Cork"}, {"2", "Sligo"}}; !slices.EqualFunc(rows, want, slices.Equal) {
+		t.Errorf("rows = %q, want %q", rows, want)
 	}
 }
 

@@ -96,9 +96,9 @@ func (t *cellTyper) readRow() error {
 	s := t.s
 	t.cur = nil
 	var (
-		inRow, inV, numeric bool
-		col                 int
-		style               int
+		inRow, numeric bool
+		col, style     int
+		depth, vDepth  int // vDepth: depth of the open <v>, or 0
 	)
 	for {
 		tok, err := s.next()
@@ -111,6 +111,9 @@ func (t *cellTyper) readRow() error {
 		}
 		switch tok {
 		case tokStart:
+			if !s.selfClosing {
+				depth++
+			}
 			switch {
 			case s.isName("row"):
 				n := t.row + 1
@@ -138,18 +141,19 @@ func (t *cellTyper) readRow() error {
 						style = n
 					}
 				}
-			case inRow && numeric && s.isName("v") && !s.selfClosing:
-				inV, s.keep = true, true
-				s.text = s.text[:0]
+			case inRow && numeric && s.isName("v") && !s.selfClosing && vDepth == 0:
+				vDepth = depth
+				s.text.reset()
 			}
 		case tokEnd:
+			depth--
 			switch {
-			case inV && s.isName("v"):
-				inV, s.keep = false, false
-				v := strings.TrimSpace(string(s.text))
+			case depth < vDepth:
+				vDepth = 0
+				v := strings.TrimSpace(string(s.text.b))
 				// Only a finite number is one: "NaN" would make an output
 				// Excel refuses.
-				if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && !s.textOver && col > 0 {
+				if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && !s.text.over && col > 0 {
 					ct := t.style(style)
 					ct.Value = v
 					for len(t.cur) < col {
@@ -161,6 +165,8 @@ func (t *cellTyper) readRow() error {
 				return nil
 			}
 		}
+		// encoding/xml leaves out the text of elements inside <v>.
+		s.keep = vDepth > 0 && depth == vDepth
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -15,8 +16,7 @@ type xmlTok uint8
 const (
 	tokStart xmlTok = iota + 1 // <name ...> or <name .../>
 	tokEnd                     // </name>
-	tokText                    // character data or a CDATA section
-	tokOther                   // comment, processing instruction, declaration
+	tokOther                   // text, CDATA, comment, processing instruction, declaration
 )
 
 var (
@@ -32,19 +32,21 @@ var (
 // aside, text of any length streams through it.
 const scanBufSize = 64 << 10
 
-// keepMax bounds the text an xmlScanner gathers for the caller; an XML
-// declaration gets more.
-const (
-	keepMax     = 64
-	keepMaxDecl = 1024
-)
+// keepMax bounds the text an xmlScanner gathers for the caller: a cell's
+// value, an XML declaration.
+const keepMax = 1024
 
 // xmlScanner splits XML into tokens keeping nothing but the last tag, so
 // that its memory is bounded by its limit whatever the input, unlike
-// encoding/xml, which holds a whole text run however long. It checks only
-// what it needs to find tokens (quotes in tags, the ends of comments and
-// CDATA sections); well-formedness is left to the parser that reads the
-// document afterwards.
+// encoding/xml, which holds a whole text run however long.
+//
+// It fails, with a *xmlSyntaxError, on what encoding/xml in its strict mode
+// (excelize's) fails on: a character outside XML's range or invalid UTF-8
+// in text or an attribute value, an unknown entity, "]]>" in text, '<' in
+// an attribute value, an attribute without a quoted value, an invalid name,
+// an end tag that does not match its start tag. (Names are checked as
+// ASCII; processing instructions, comments and declarations are not
+// checked.) excelize would stop at such XML without a word.
 type xmlScanner struct {
 	rd       io.Reader
 	rerr     error // the reader's error, met once the buffer is drained
@@ -67,23 +69,15 @@ type xmlScanner struct {
 	// attributes, by local name.
 	local []byte
 	attrs []xmlAttr
-	// keep asks for the text of text tokens to be gathered in text, at most
-	// keepMax bytes of it (textOver tells there was more).
-	keep     bool
-	keepMax  int
-	text     []byte
-	textOver bool
+	// keep asks for character data and CDATA sections to be added to
+	// text, which the caller resets: encoding/xml joins them into one
+	// value, leaving out comments and processing instructions.
+	keep bool
+	text kept
+	pi   kept // the body of the last processing instruction
 
-	// strict makes the scanner fail, with a *xmlSyntaxError, on what
-	// encoding/xml in its strict mode fails on: a character outside XML's
-	// range or invalid UTF-8 in text or an attribute value, an unknown
-	// entity, "]]>" in text, '<' in an attribute value, an attribute
-	// without a quoted value, an invalid name, an end tag that does not
-	// match its start tag. (Names are checked as ASCII; processing
-	// instructions, comments and declarations are not checked.)
-	strict bool
 	// names holds the names of the open elements, one after the other,
-	// and ends where each one ends, when strict.
+	// and ends where each one ends.
 	names []byte
 	ends  []int
 	// foreign is set by an XML declaration of an encoding other than
@@ -95,8 +89,8 @@ type xmlScanner struct {
 // xmlAttr is an attribute of a start tag: its local name and raw value.
 type xmlAttr struct{ name, value []byte }
 
-// xmlSyntaxError is what a strict xmlScanner fails with on XML that
-// encoding/xml would not read.
+// xmlSyntaxError is what an xmlScanner fails with on XML that encoding/xml
+// would not read.
 type xmlSyntaxError struct{ msg string }
 
 func (e *xmlSyntaxError) Error() string { return "malformed XML: " + e.msg }
@@ -105,7 +99,7 @@ func syntaxErrorf(format string, args ...any) error {
 	return &xmlSyntaxError{fmt.Sprintf(format, args...)}
 }
 
-// Bounds of what a strict xmlScanner keeps of the open elements, far above
+// Bounds of what an xmlScanner keeps of the open elements, far above
 // a sheet's (worksheet, sheetData, row, c, is, r, rPr...).
 const (
 	maxXMLDepth     = 10000 // encoding/xml's bound when decoding
@@ -113,7 +107,7 @@ const (
 )
 
 func newXMLScanner(r io.Reader, limit int64) *xmlScanner {
-	return &xmlScanner{rd: r, buf: make([]byte, scanBufSize), limit: limit, keepMax: keepMax}
+	return &xmlScanner{rd: r, buf: make([]byte, scanBufSize), limit: limit}
 }
 
 // offset returns the number of bytes consumed.
@@ -153,12 +147,7 @@ func (s *xmlScanner) cut() error {
 	return s.rerr
 }
 
-// name returns the local name of the last start or end tag (its prefix
-// dropped).
-func (s *xmlScanner) name() []byte { return s.local }
-
-// isName reports whether the last tag's local name is n.
-func (s *xmlScanner) isName(n string) bool { return string(s.name()) == n }
+func (s *xmlScanner) isName(n string) bool { return string(s.local) == n }
 
 // attr returns the raw value of the last start tag's attribute whose local
 // name is local.
@@ -182,7 +171,7 @@ func (s *xmlScanner) next() (xmlTok, error) {
 			return 0, err
 		}
 		if n > 0 {
-			return tokText, nil
+			return tokOther, nil
 		}
 		if !s.inTag {
 			if errors.Is(s.rerr, io.EOF) {
@@ -199,9 +188,6 @@ func (s *xmlScanner) next() (xmlTok, error) {
 // readText consumes character data up to and including the next '<', or
 // to the end of the input.
 func (s *xmlScanner) readText() (int64, error) {
-	if s.keep {
-		s.text, s.textOver = s.text[:0], false
-	}
 	var n int64
 	for {
 		seg := s.buf[s.pos:s.end]
@@ -209,7 +195,7 @@ func (s *xmlScanner) readText() (int64, error) {
 		whole := i >= 0
 		if whole {
 			seg = seg[:i]
-		} else if s.strict && s.rerr == nil {
+		} else if s.rerr == nil {
 			// What may be the start of an entity, of "]]>" or of a
 			// character stays for the next look, with more input.
 			seg = seg[:textCut(seg)]
@@ -218,12 +204,12 @@ func (s *xmlScanner) readText() (int64, error) {
 		if n > s.limit {
 			return n, errTokenTooLong
 		}
-		if s.strict {
-			if err := checkText(seg, false, s.foreign); err != nil {
-				return n, err
-			}
+		if err := checkText(seg, textData, s.foreign); err != nil {
+			return n, err
 		}
-		s.gather(seg)
+		if s.keep {
+			s.text.add(seg)
+		}
 		s.pos += len(seg)
 		if whole {
 			s.pos++
@@ -236,7 +222,7 @@ func (s *xmlScanner) readText() (int64, error) {
 	}
 }
 
-// maxEntity bounds an entity or character reference a strict xmlScanner
+// maxEntity bounds an entity or character reference an xmlScanner
 // reads (the longest meaningful one, "&#x10FFFF;", has 10 bytes).
 const maxEntity = 64
 
@@ -276,9 +262,22 @@ var textSpecial = func() (t [256]bool) {
 	return t
 }()
 
-// checkText checks text or an attribute value (attr) as encoding/xml does;
-// bytes past ASCII are not checked when foreign (see xmlScanner.foreign).
-func checkText(b []byte, attr, foreign bool) error {
+// Kinds of text, for what an xmlScanner checks in them.
+type textKind uint8
+
+const (
+	textData    textKind = iota // character data
+	textAttr                    // an attribute value
+	textCDATA                   // a CDATA section: characters only
+	textComment                 // a comment: no "--"
+	textPI                      // a processing instruction
+	textOther                   // a comment in a directive
+)
+
+// checkText checks character data, an attribute value or a CDATA section
+// as encoding/xml does; bytes past ASCII are not checked when foreign (see
+// xmlScanner.foreign).
+func checkText(b []byte, kind textKind, foreign bool) error {
 	for i := 0; i < len(b); {
 		c := b[i]
 		if !textSpecial[c] {
@@ -286,6 +285,7 @@ func checkText(b []byte, attr, foreign bool) error {
 			continue
 		}
 		switch {
+		case kind == textCDATA && (c == '&' || c == ']' || c == '<'):
 		case c == '&':
 			n, err := checkEntity(b[i:])
 			if err != nil {
@@ -294,11 +294,11 @@ func checkText(b []byte, attr, foreign bool) error {
 			i += n
 			continue
 		case c == ']':
-			if !attr && bytes.HasPrefix(b[i:], []byte("]]>")) {
+			if kind == textData && bytes.HasPrefix(b[i:], []byte("]]>")) {
 				return syntaxErrorf("unescaped ]]> not in CDATA section")
 			}
 		case c == '<':
-			if attr {
+			if kind == textAttr {
 				return syntaxErrorf("unescaped < inside quoted string")
 			}
 		case c < utf8.RuneSelf:
@@ -316,26 +316,6 @@ func checkText(b []byte, attr, foreign bool) error {
 			continue
 		}
 		i++
-	}
-	return nil
-}
-
-// checkCharData checks the text of a CDATA section: characters only.
-func checkCharData(b []byte, foreign bool) error {
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c >= 0x20 && c < utf8.RuneSelf || c == '\t' || c == '\n' || c == '\r' || foreign && c >= utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size == 1 {
-			return syntaxErrorf("invalid UTF-8")
-		}
-		if !inXMLRange(r) {
-			return syntaxErrorf("illegal character code %U", r)
-		}
-		i += size
 	}
 	return nil
 }
@@ -361,28 +341,14 @@ func checkEntity(b []byte) (int, error) {
 	}
 	ent := b[1:semi]
 	if len(ent) > 0 && ent[0] == '#' {
-		digits, base := ent[1:], 10
-		if len(digits) > 0 && digits[0] == 'x' {
+		digits, base := string(ent[1:]), 10
+		if strings.HasPrefix(digits, "x") {
 			digits, base = digits[1:], 16
 		}
-		if len(digits) == 0 {
+		// As encoding/xml reads it.
+		v, err := strconv.ParseUint(digits, base, 64)
+		if err != nil || v > utf8.MaxRune {
 			return bad()
-		}
-		var v uint64
-		for _, d := range digits {
-			switch {
-			case '0' <= d && d <= '9':
-				d -= '0'
-			case base == 16 && 'a' <= d && d <= 'f':
-				d -= 'a' - 10
-			case base == 16 && 'A' <= d && d <= 'F':
-				d -= 'A' - 10
-			default:
-				return bad()
-			}
-			if v = v*uint64(base) + uint64(d); v > utf8.MaxRune {
-				return bad()
-			}
 		}
 		// encoding/xml checks the text the reference stands for; a
 		// surrogate stands for U+FFFD.
@@ -450,8 +416,10 @@ func checkName(name []byte, what string) error {
 	return nil
 }
 
-func trimSpaceLeft(b []byte) []byte {
-	for len(b) > 0 && isSpace(b[0]) {
+// trimSpace drops XML white space from the start of b: bytes.TrimLeft
+// builds its set of bytes at every call, and this runs for every attribute.
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
 		b = b[1:]
 	}
 	return b
@@ -459,8 +427,7 @@ func trimSpaceLeft(b []byte) []byte {
 
 // parseStartTag reads the attributes of a start tag (between < and > or
 // />) into attrs, checking the tag as encoding/xml does, and pushes its
-// name on the open elements unless it closes itself. On a syntax error
-// attrs holds the attributes before it.
+// name on the open elements unless it closes itself.
 func (s *xmlScanner) parseStartTag() error {
 	s.attrs = s.attrs[:0]
 	name, local, rest := splitName(s.tag)
@@ -469,7 +436,7 @@ func (s *xmlScanner) parseStartTag() error {
 		return err
 	}
 	for {
-		rest = trimSpaceLeft(rest)
+		rest = trimSpace(rest)
 		if len(rest) == 0 {
 			break
 		}
@@ -478,11 +445,11 @@ func (s *xmlScanner) parseStartTag() error {
 		if err := checkName(attr, "attribute"); err != nil {
 			return err
 		}
-		rest = trimSpaceLeft(rest)
+		rest = trimSpace(rest)
 		if len(rest) == 0 || rest[0] != '=' {
 			return syntaxErrorf("attribute name without = in element")
 		}
-		rest = trimSpaceLeft(rest[1:])
+		rest = trimSpace(rest[1:])
 		if len(rest) == 0 || rest[0] != '"' && rest[0] != '\'' {
 			return syntaxErrorf("unquoted or missing attribute value in element")
 		}
@@ -491,15 +458,13 @@ func (s *xmlScanner) parseStartTag() error {
 			return syntaxErrorf("unquoted or missing attribute value in element")
 		}
 		value := rest[1 : 1+end]
-		if s.strict {
-			if err := checkText(value, true, s.foreign); err != nil {
-				return err
-			}
+		if err := checkText(value, textAttr, s.foreign); err != nil {
+			return err
 		}
 		s.attrs = append(s.attrs, xmlAttr{local, value})
 		rest = rest[end+2:]
 	}
-	if s.selfClosing || !s.strict {
+	if s.selfClosing {
 		return nil
 	}
 	if len(s.ends) >= maxXMLDepth || len(s.names)+len(name) > maxXMLNameBytes {
@@ -510,9 +475,11 @@ func (s *xmlScanner) parseStartTag() error {
 	return nil
 }
 
-// checkEndTag checks an end tag closes the element open last.
-func (s *xmlScanner) checkEndTag() error {
-	name, _, rest := splitName(s.tag)
+// parseEndTag reads the name of an end tag and checks it closes the
+// element open last.
+func (s *xmlScanner) parseEndTag() error {
+	name, local, rest := splitName(s.tag)
+	s.local = local
 	if err := checkName(name, "element"); err != nil {
 		return err
 	}
@@ -534,15 +501,20 @@ func (s *xmlScanner) checkEndTag() error {
 	return nil
 }
 
-func (s *xmlScanner) gather(b []byte) {
-	if !s.keep || len(b) == 0 {
-		return
-	}
-	if room := s.keepMax - len(s.text); len(b) > room {
-		b, s.textOver = b[:room], true
-	}
-	s.text = append(s.text, b...)
+// kept is text gathered for the caller, at most keepMax bytes of it.
+type kept struct {
+	b    []byte
+	over bool // there was more
 }
+
+func (k *kept) add(b []byte) {
+	if room := keepMax - len(k.b); len(b) > room {
+		b, k.over = b[:room], true
+	}
+	k.b = append(k.b, b...)
+}
+
+func (k *kept) reset() { k.b, k.over = k.b[:0], false }
 
 // ensure makes n bytes available at pos, unless the input ends first.
 func (s *xmlScanner) ensure(n int) bool {
@@ -568,17 +540,12 @@ func (s *xmlScanner) readTag() (xmlTok, error) {
 	switch s.buf[s.pos] {
 	case '/':
 		s.pos++
-		if err := s.readBody(false, false); err != nil {
+		if err := s.readBody(false); err != nil {
 			return 0, err
 		}
-		for n := len(s.tag); n > 0 && isSpace(s.tag[n-1]); n-- {
-			s.tag = s.tag[:n-1]
-		}
-		_, s.local, _ = splitName(s.tag)
-		if s.strict {
-			if err := s.checkEndTag(); err != nil {
-				return 0, err
-			}
+		s.tag = bytes.TrimRight(s.tag, " \t\r\n")
+		if err := s.parseEndTag(); err != nil {
+			return 0, err
 		}
 		return tokEnd, nil
 	case '?':
@@ -588,34 +555,30 @@ func (s *xmlScanner) readTag() (xmlTok, error) {
 		case s.hasPrefix("!--"):
 			return tokOther, s.readThrough("-->", 3, textComment)
 		case s.hasPrefix("![CDATA["):
-			if s.keep {
-				s.text, s.textOver = s.text[:0], false
-			}
-			return tokText, s.readThrough("]]>", len("![CDATA["), textCDATA)
-		case s.strict && (s.hasPrefix("!-") || s.hasPrefix("![")):
+			return tokOther, s.readThrough("]]>", len("![CDATA["), textCDATA)
+		case s.hasPrefix("!-") || s.hasPrefix("!["):
 			return 0, syntaxErrorf("invalid sequence after <!")
 		default:
 			return tokOther, s.readDirective()
 		}
 	}
-	if err := s.readBody(true, false); err != nil {
+	if err := s.readBody(true); err != nil {
 		return 0, err
 	}
 	if n := len(s.tag); n > 0 && s.tag[n-1] == '/' {
 		s.tag, s.selfClosing = s.tag[:n-1], true
 	}
-	if err := s.parseStartTag(); err != nil && s.strict {
+	if err := s.parseStartTag(); err != nil {
 		return 0, err
 	}
 	return tokStart, nil
 }
 
 // readBody consumes a tag up to its '>', skipping '>' in quotes when quotes
-// is set and in [ ] when brackets is (the internal subset of a DOCTYPE). It
-// leaves the tag in tag, without the '>'.
-func (s *xmlScanner) readBody(quotes, brackets bool) error {
+// is set. It leaves the tag in tag, without the '>'.
+func (s *xmlScanner) readBody(quotes bool) error {
 	var quote byte
-	depth, scanned := 0, 0 // scanned: bytes of buf[pos:] already looked at
+	scanned := 0 // bytes of buf[pos:] already looked at
 	s.long = s.long[:0]
 	for {
 		for k, c := range s.buf[s.pos+scanned : s.end] {
@@ -624,7 +587,7 @@ func (s *xmlScanner) readBody(quotes, brackets bool) error {
 				if c == quote {
 					quote = 0
 				}
-			case c == '>' && depth <= 0:
+			case c == '>':
 				end := s.pos + scanned + k
 				if int64(len(s.long)+end-s.pos) > s.limit {
 					return errTokenTooLong
@@ -638,10 +601,6 @@ func (s *xmlScanner) readBody(quotes, brackets bool) error {
 				return nil
 			case quotes && (c == '"' || c == '\''):
 				quote = c
-			case brackets && c == '[':
-				depth++
-			case brackets && c == ']':
-				depth--
 			}
 		}
 		scanned = s.end - s.pos
@@ -659,17 +618,10 @@ func (s *xmlScanner) readBody(quotes, brackets bool) error {
 	}
 }
 
-// Kinds of text readThrough reads.
-const (
-	textOther = iota
-	textCDATA
-	textComment
-)
-
 // readThrough consumes skip bytes, then everything up to and including
-// term, gathering what is between for the caller; when strict, it checks
-// the characters of a CDATA section and that a comment holds no "--".
-func (s *xmlScanner) readThrough(term string, skip, kind int) error {
+// term, gathering what is between as kind says; it checks the characters
+// of a CDATA section and that a comment holds no "--".
+func (s *xmlScanner) readThrough(term string, skip int, kind textKind) error {
 	s.pos += skip
 	var n int64
 	var prev byte // the last byte consumed
@@ -686,23 +638,25 @@ func (s *xmlScanner) readThrough(term string, skip, kind int) error {
 		if n += int64(len(seg)); n > s.limit {
 			return errTokenTooLong
 		}
-		if s.strict {
-			switch kind {
-			case textCDATA:
-				if err := checkCharData(seg, s.foreign); err != nil {
-					return err
-				}
-			case textComment:
-				if len(seg) > 0 && (prev == '-' && seg[0] == '-' || bytes.Contains(seg, []byte("--")) || i >= 0 && seg[len(seg)-1] == '-') ||
-					len(seg) == 0 && i >= 0 && prev == '-' {
-					return syntaxErrorf(`invalid sequence "--" not allowed in comments`)
-				}
+		switch kind {
+		case textCDATA:
+			if err := checkText(seg, textCDATA, s.foreign); err != nil {
+				return err
+			}
+			if s.keep {
+				s.text.add(seg)
+			}
+		case textPI:
+			s.pi.add(seg)
+		case textComment:
+			if len(seg) > 0 && (prev == '-' && seg[0] == '-' || bytes.Contains(seg, []byte("--")) || i >= 0 && seg[len(seg)-1] == '-') ||
+				len(seg) == 0 && i >= 0 && prev == '-' {
+				return syntaxErrorf(`invalid sequence "--" not allowed in comments`)
 			}
 		}
 		if len(seg) > 0 {
 			prev = seg[len(seg)-1]
 		}
-		s.gather(seg)
 		s.pos += len(seg)
 		if i >= 0 {
 			s.pos += len(term)
@@ -762,31 +716,24 @@ func (s *xmlScanner) readDirective() error {
 	}
 }
 
-// readInstruction consumes a processing instruction after its '<'. When
-// strict, it checks the XML declaration as encoding/xml does: version 1.0,
+// readInstruction consumes a processing instruction after its '<'. It
+// checks the XML declaration as encoding/xml does: version 1.0,
 // and an encoding that is UTF-8 or that excelize can translate, in which
 // case bytes past ASCII are no longer checked.
 func (s *xmlScanner) readInstruction() error {
 	s.pos++ // '?'
-	if !s.strict {
-		return s.readThrough("?>", 0, textOther)
-	}
-	keep := s.keep
-	s.keep, s.keepMax, s.text, s.textOver = true, keepMaxDecl, s.text[:0], false
-	err := s.readThrough("?>", 0, textOther)
-	body, over := s.text, s.textOver
-	s.keep, s.keepMax = keep, keepMax
-	if err != nil {
+	s.pi.reset()
+	if err := s.readThrough("?>", 0, textPI); err != nil {
 		return err
 	}
-	target, _, rest := splitName(body)
+	target, _, rest := splitName(s.pi.b)
 	if err := checkName(target, "target"); err != nil {
 		return syntaxErrorf("expected target name after <?")
 	}
 	if string(target) != "xml" {
 		return nil
 	}
-	if over {
+	if s.pi.over {
 		// A declaration this long is not one anything writes; its version
 		// and encoding are not checked.
 		return nil
@@ -805,42 +752,19 @@ func (s *xmlScanner) readInstruction() error {
 // by a quote.
 func procInst(param string, body []byte) string {
 	s, param := string(body), param+"="
-	i := 0
-	var sep byte
-	for i < len(s) {
-		sub := s[i:]
-		k := strings.Index(sub, param)
-		if k < 0 || len(param)+k >= len(sub) {
+	for {
+		k := strings.Index(s, param)
+		if k < 0 || k+len(param) >= len(s) {
 			return ""
 		}
-		i += len(param) + k + 1
-		if c := sub[len(param)+k]; c == '\'' || c == '"' {
-			sep = c
-			break
+		q := s[k+len(param)]
+		s = s[k+len(param)+1:]
+		if q == '\'' || q == '"' {
+			v, _, ok := strings.Cut(s, string(q))
+			if !ok {
+				return ""
+			}
+			return v
 		}
 	}
-	if sep == 0 {
-		return ""
-	}
-	j := strings.IndexByte(s[i:], sep)
-	if j < 0 {
-		return ""
-	}
-	return s[i : i+j]
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
-
-// skipRest reads the input to its end, so that the zip entry under it is
-// checked against its size and checksum.
-func (s *xmlScanner) skipRest() error {
-	s.pos = s.end
-	if s.rerr != nil {
-		if errors.Is(s.rerr, io.EOF) {
-			return nil
-		}
-		return s.rerr
-	}
-	_, err := io.Copy(io.Discard, s.rd)
-	return err
 }
