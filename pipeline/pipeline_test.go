@@ -345,7 +345,10 @@ func TestFatalStopsPromptly(t *testing.T) {
 				t.Error("a fatal stop is not an interrupt")
 			}
 			if extra := v.calls.Load() - okFirst; extra > 2*workers {
-				t.Fatalf("%d calls after the first refusal", extra)
+				// Seen once in a full CI run under load (168), not reproduced
+				// in 1,000 runs under CPU stress: say which path the calls took.
+				t.Fatalf("%d calls after the first refusal (calls made %d, retries %d, errors %v, actions %v, stopped %q, err %v)",
+					extra, st.CallsMade, st.Retries, st.Errors, st.Actions, st.Stopped, err)
 			}
 			if st.RowsRead > okFirst+int64(DefaultWindow+2*workers) {
 				t.Fatalf("read %d rows after a fatal error", st.RowsRead)
