@@ -7,6 +7,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -351,20 +352,14 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, cols []table.
 	return t, nil
 }
 
-// SQLType is the PostgreSQL type of a results column of type t.
-func (d *DB) SQLType(t table.Type) string {
-	switch t {
-	case table.Integer:
-		return "bigint"
-	case table.Bool:
-		return "boolean"
-	case table.Float:
-		return "double precision"
-	case table.Timestamp:
-		return "timestamp with time zone"
-	}
-	return "text"
+// sqlTypes are the PostgreSQL types of results columns other than text.
+var sqlTypes = map[table.Type]string{
+	table.Integer: "bigint", table.Bool: "boolean", table.Float: "double precision",
+	table.Timestamp: "timestamp with time zone",
 }
+
+// SQLType is the PostgreSQL type of a results column of type t.
+func (d *DB) SQLType(t table.Type) string { return cmp.Or(sqlTypes[t], "text") }
 
 type target struct {
 	d        *DB

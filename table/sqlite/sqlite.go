@@ -8,6 +8,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -313,24 +314,16 @@ func (d *DB) UniqueKey(ctx context.Context, n table.Name, key string) (bool, err
 	return unique, d.wrap(err)
 }
 
-// SQLType is the declared type of a results column of type t.
-func (d *DB) SQLType(t table.Type) string {
-	switch t {
-	case table.Integer:
-		// BIGINT, not INTEGER: an INTEGER PRIMARY KEY would be the rowid
-		// and refuse an id that is not a number.
-		return "BIGINT"
-	case table.Bool:
-		return "BOOLEAN"
-	case table.Float:
-		return "REAL"
-	case table.Timestamp:
-		// Stored as TimeFormat text; the declared type tells readers it is
-		// a time.
-		return "TIMESTAMP"
-	}
-	return "TEXT"
+// sqlTypes are the declared types of results columns other than text.
+// BIGINT, not INTEGER: an INTEGER PRIMARY KEY would be the rowid and refuse
+// an id that is not a number. A timestamp is stored as TimeFormat text; the
+// declared type tells readers it is a time.
+var sqlTypes = map[table.Type]string{
+	table.Integer: "BIGINT", table.Bool: "BOOLEAN", table.Float: "REAL", table.Timestamp: "TIMESTAMP",
 }
+
+// SQLType is the declared type of a results column of type t.
+func (d *DB) SQLType(t table.Type) string { return cmp.Or(sqlTypes[t], "TEXT") }
 
 type target struct {
 	d      *DB
