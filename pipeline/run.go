@@ -191,11 +191,15 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 
 // stop ends the run at once because of err: intake stops and calls in flight
 // are cancelled without grace, since every further call would fail too.
+// Intake first: with the calls' context cancelled first, a worker could
+// still start rows, each failing at once on the cancelled context, for as
+// long as the stopping goroutine was descheduled in between (hundreds of
+// rows under load).
 func (r *runner) stop(err error) {
 	r.stopOnce.Do(func() {
 		r.stopErr = err
-		r.cancelCal()
 		r.cancelRun(err)
+		r.cancelCal()
 	})
 }
 
