@@ -17,6 +17,7 @@ import (
 
 	"github.com/addrclean/addrclean/internal/pgtest"
 	"github.com/addrclean/addrclean/table"
+	"github.com/addrclean/addrclean/table/tabletest"
 )
 
 // cli runs any subcommand in-process.
@@ -397,7 +398,7 @@ func TestApplyTableRefuses(t *testing.T) {
 							t.Errorf("stderr lacks %q:\n%s", w, stderr)
 						}
 					}
-					if _, err := openDB(t, dbURL, true).Columns(context.Background(), table.Name{Table: "final"}); !errors.Is(err, table.ErrNoTable) {
+					if _, err := tabletest.Open(t, dbURL, true).Columns(context.Background(), table.Name{Table: "final"}); !errors.Is(err, table.ErrNoTable) {
 						t.Errorf("a refused apply created the final table (%v)", err)
 					}
 				})

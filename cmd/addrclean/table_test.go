@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/addrclean/addrclean/internal/pgtest"
 	"github.com/addrclean/addrclean/table"
+	"github.com/addrclean/addrclean/table/tabletest"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -107,55 +107,16 @@ func csvRecords(t *testing.T, s string) int {
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-// dbExec runs statements in the database at dbURL.
+// dbExec runs setup statements through the database's writing side.
 func dbExec(t *testing.T, dbURL string, stmts ...string) {
 	t.Helper()
-	db := openDB(t, dbURL, false)
-	defer db.Close()
-	ex := db.(interface {
-		Exec(ctx context.Context, sql string) error
-	})
-	for _, s := range stmts {
-		if err := ex.Exec(context.Background(), s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-}
-
-func openDB(t *testing.T, dbURL string, ro bool) table.Database {
-	t.Helper()
-	u, err := table.ParseURL(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := table.Open(context.Background(), u, table.Options{ReadOnly: ro})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
+	tabletest.Exec(t, dbURL, stmts...)
 }
 
 // dbRows returns the rows of query as text cells.
 func dbRows(t *testing.T, dbURL, query string) (header []string, rows [][]string) {
 	t.Helper()
-	db := openDB(t, dbURL, true)
-	defer db.Close()
-	src, err := table.OpenSource(context.Background(), db, query, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	for {
-		r, err := src.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, r.Cells)
-	}
-	return src.Header(), rows
+	return tabletest.ReadAll(t, tabletest.Open(t, dbURL, true), query)
 }
 
 // runDB runs 'addrclean run' in-process like runCLI, without file outputs
@@ -543,7 +504,7 @@ func TestRunTableDryRun(t *testing.T) {
 			t.Fatalf("dry run: no %q in\n%s", want, r.stdout)
 		}
 	}
-	if _, err := openDB(t, dbURL, true).Columns(context.Background(), table.Name{Table: "av"}); !errors.Is(err, table.ErrNoTable) {
+	if _, err := tabletest.Open(t, dbURL, true).Columns(context.Background(), table.Name{Table: "av"}); !errors.Is(err, table.ErrNoTable) {
 		t.Fatalf("the dry run created the out-table: %v", err)
 	}
 

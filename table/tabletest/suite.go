@@ -45,7 +45,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("SinkAbort", func(t *testing.T) { testSinkAbort(t, h) })
 }
 
-func open(t *testing.T, raw string, ro bool) table.Database {
+// Open opens the database at raw (read-only when ro), closed when the test ends.
+func Open(t *testing.T, raw string, ro bool) table.Database {
 	t.Helper()
 	u, err := table.ParseURL(raw)
 	if err != nil {
@@ -59,10 +60,10 @@ func open(t *testing.T, raw string, ro bool) table.Database {
 	return db
 }
 
-// exec runs setup statements through the database's writing side.
-func exec(t *testing.T, raw string, stmts ...string) {
+// Exec runs setup statements through the database's writing side.
+func Exec(t *testing.T, raw string, stmts ...string) {
 	t.Helper()
-	db := open(t, raw, false)
+	db := Open(t, raw, false)
 	for _, s := range stmts {
 		if err := db.Exec(context.Background(), s); err != nil {
 			t.Fatalf("%s: %v", s, err)
@@ -70,8 +71,8 @@ func exec(t *testing.T, raw string, stmts ...string) {
 	}
 }
 
-// readAll reads every row of query.
-func readAll(t *testing.T, db table.Database, query string) (header []string, rows [][]string) {
+// ReadAll reads every row of query, checking the rows are numbered 1, 2, ...
+func ReadAll(t *testing.T, db table.Database, query string) (header []string, rows [][]string) {
 	t.Helper()
 	src, err := table.OpenSource(context.Background(), db, query, "test")
 	if err != nil {
@@ -96,7 +97,7 @@ func readAll(t *testing.T, db table.Database, query string) (header []string, ro
 
 func customers(t *testing.T, h Harness, url string) {
 	ty := h.Types
-	exec(t, url,
+	Exec(t, url,
 		fmt.Sprintf(`CREATE TABLE "Customers" (id %s, "Full Name" %s, line1 %s, active %s, score %s, seen %s)`,
 			ty["int"], ty["text"], ty["text"], ty["bool"], ty["float"], ty["timestamp"]),
 		`INSERT INTO "Customers" VALUES (3, 'Cara', '3 Quay St', NULL, 2.5, NULL)`,
@@ -108,7 +109,7 @@ func customers(t *testing.T, h Harness, url string) {
 func testSource(t *testing.T, h Harness) {
 	url := h.NewDB(t)
 	customers(t, h, url)
-	db := open(t, url, true)
+	db := Open(t, url, true)
 	ctx := context.Background()
 	n := table.Name{Table: "Customers"}
 	cols, err := db.Columns(ctx, n)
@@ -125,7 +126,7 @@ func testSource(t *testing.T, h Harness) {
 	if cols[0].Type != table.Integer {
 		t.Errorf("id is %v, want integer", cols[0].Type)
 	}
-	header, rows := readAll(t, db, table.TableQuery(n, "", "id"))
+	header, rows := ReadAll(t, db, table.TableQuery(n, "", "id"))
 	if !slices.Equal(header, names) {
 		t.Fatalf("header %q, want %q", header, names)
 	}
@@ -139,11 +140,11 @@ func testSource(t *testing.T, h Harness) {
 			t.Fatalf("rows\n%q\nwant (ordered by id, NULL as empty)\n%q", rows, want)
 		}
 	}
-	_, rows = readAll(t, db, table.TableQuery(n, "score > 0 OR id = 2", "id"))
+	_, rows = ReadAll(t, db, table.TableQuery(n, "score > 0 OR id = 2", "id"))
 	if len(rows) != 3 {
 		t.Fatalf("--where with OR: %d rows, want 3", len(rows))
 	}
-	_, rows = readAll(t, db, table.TableQuery(n, "score > 1", "id"))
+	_, rows = ReadAll(t, db, table.TableQuery(n, "score > 1", "id"))
 	if len(rows) != 1 || rows[0][0] != "3" {
 		t.Fatalf("--where score > 1: %q", rows)
 	}
@@ -152,7 +153,7 @@ func testSource(t *testing.T, h Harness) {
 func testSourceErrors(t *testing.T, h Harness) {
 	url := h.NewDB(t)
 	customers(t, h, url)
-	db := open(t, url, true)
+	db := Open(t, url, true)
 	ctx := context.Background()
 	// A kind whose names ignore case (SQLite) finds it; one that matches
 	// quoted names exactly (PostgreSQL) names the right spelling.
@@ -183,7 +184,7 @@ func testNeverWrites(t *testing.T, h Harness) {
 	url := h.NewDB(t)
 	customers(t, h, url)
 	// Even through a handle that may write, a source cannot.
-	db := open(t, url, false)
+	db := Open(t, url, false)
 	ctx := context.Background()
 	src, err := table.OpenSource(ctx, db, `DELETE FROM "Customers" RETURNING *`, "test")
 	if err == nil {
@@ -194,7 +195,7 @@ func testNeverWrites(t *testing.T, h Harness) {
 		}
 		src.Close()
 	}
-	_, rows := readAll(t, db, `SELECT * FROM "Customers"`)
+	_, rows := ReadAll(t, db, `SELECT * FROM "Customers"`)
 	if len(rows) != 3 {
 		t.Fatalf("a DELETE given as the query removed rows: %d left", len(rows))
 	}
@@ -203,11 +204,11 @@ func testNeverWrites(t *testing.T, h Harness) {
 func testStreams(t *testing.T, h Harness) {
 	url := h.NewDB(t)
 	n := 2*h.FetchRows + 7
-	exec(t, url, fmt.Sprintf("CREATE TABLE big (id %s, v %s)", h.Types["int"], h.Types["text"]),
+	Exec(t, url, fmt.Sprintf("CREATE TABLE big (id %s, v %s)", h.Types["int"], h.Types["text"]),
 		fmt.Sprintf(`WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < %d)
 			INSERT INTO big SELECT %d - i, 'v' || i FROM s`, n, n+1))
-	db := open(t, url, true)
-	_, rows := readAll(t, db, table.TableQuery(table.Name{Table: "big"}, "", "id"))
+	db := Open(t, url, true)
+	_, rows := ReadAll(t, db, table.TableQuery(table.Name{Table: "big"}, "", "id"))
 	if len(rows) != n {
 		t.Fatalf("%d rows, want %d", len(rows), n)
 	}
@@ -270,7 +271,7 @@ func write(t *testing.T, s *table.Sink, rs ...writers.Result) {
 
 func testSinkEnriched(t *testing.T, h Harness) {
 	url := h.NewDB(t)
-	db := open(t, url, false)
+	db := Open(t, url, false)
 	ctx := context.Background()
 	t1 := time.Date(2025, 1, 2, 3, 4, 5, 123456789, time.UTC)
 	var log bytes.Buffer
@@ -299,7 +300,7 @@ func testSinkEnriched(t *testing.T, h Harness) {
 		}
 	}
 	q := "SELECT id, av_action, av_complete, av_city_amended, av_latitude, av_error, verified_at FROM av ORDER BY id"
-	_, rows := readAll(t, db, q)
+	_, rows := ReadAll(t, db, q)
 	if len(rows) != 3 {
 		t.Fatalf("%d rows, want 3 (the row without an id is left out): %q", len(rows), rows)
 	}
@@ -322,7 +323,7 @@ func testSinkEnriched(t *testing.T, h Harness) {
 		result(1, "10", api.ActionSuggest, "1 Main Street"),
 		result(2, "20", api.ActionAccept, "20 Fixed Rd"),
 	)
-	_, rows = readAll(t, db, "SELECT id, av_action, av_line1, verified_at FROM av ORDER BY id")
+	_, rows = ReadAll(t, db, "SELECT id, av_action, av_line1, verified_at FROM av ORDER BY id")
 	if len(rows) != 3 {
 		t.Fatalf("after a re-run: %d rows, want 3: %q", len(rows), rows)
 	}
@@ -336,7 +337,7 @@ func testSinkEnriched(t *testing.T, h Harness) {
 
 func testSinkReview(t *testing.T, h Harness) {
 	url := h.NewDB(t)
-	db := open(t, url, false)
+	db := Open(t, url, false)
 	t1 := time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)
 	var log bytes.Buffer
 	write(t, sink(t, db, "rv", table.Review, t1, &log, 0),
@@ -344,7 +345,7 @@ func testSinkReview(t *testing.T, h Harness) {
 		result(2, "2", api.ActionSuggest, "2 Main St"),
 		result(3, "3", "", ""),
 	)
-	_, rows := readAll(t, db, "SELECT id, av_action, matched_label, input_label, av_error FROM rv ORDER BY id")
+	_, rows := ReadAll(t, db, "SELECT id, av_action, matched_label, input_label, av_error FROM rv ORDER BY id")
 	want := [][]string{{"2", "Suggest", "2 Main St, Dublin", "2 Main St", ""}, {"3", "Error", "", "", "no address"}}
 	if fmt.Sprint(rows) != fmt.Sprint(want) {
 		t.Fatalf("review rows %q, want %q", rows, want)
@@ -353,7 +354,7 @@ func testSinkReview(t *testing.T, h Harness) {
 	write(t, sink(t, db, "rv", table.Review, t1.Add(time.Hour), &log, 0),
 		result(1, "2", api.ActionAccept, "2 Main Street"),
 	)
-	_, rows = readAll(t, db, "SELECT id FROM rv ORDER BY id")
+	_, rows = ReadAll(t, db, "SELECT id FROM rv ORDER BY id")
 	if fmt.Sprint(rows) != "[[3]]" {
 		t.Fatalf("after row 2 was accepted: %q, want only 3", rows)
 	}
@@ -364,7 +365,7 @@ func testSinkReview(t *testing.T, h Harness) {
 // service's address) is the one decided on, and clears it otherwise.
 func testSinkReviewDecisions(t *testing.T, h Harness) {
 	url := h.NewDB(t)
-	db := open(t, url, false)
+	db := Open(t, url, false)
 	t1 := time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)
 	var log bytes.Buffer
 	var first []writers.Result
@@ -372,11 +373,11 @@ func testSinkReviewDecisions(t *testing.T, h Harness) {
 		first = append(first, result(i+1, fmt.Sprint(i+1), api.ActionSuggest, line))
 	}
 	write(t, sink(t, db, "rv", table.Review, t1, &log, 0), first...)
-	_, rows := readAll(t, db, "SELECT id, decision, edit_line1, edit_country FROM rv ORDER BY id")
+	_, rows := ReadAll(t, db, "SELECT id, decision, edit_line1, edit_country FROM rv ORDER BY id")
 	if len(rows) != 6 || rows[0][1] != "" || rows[0][2] != "" {
 		t.Fatalf("new review rows: %q, want 6 with empty decision and edit_ columns", rows)
 	}
-	exec(t, url,
+	Exec(t, url,
 		`UPDATE rv SET decision = 'edit', edit_line1 = '1 A Street', edit_country = 'IE' WHERE id = 1`,
 		`UPDATE rv SET decision = ' Accept' WHERE id = 2`,
 		`UPDATE rv SET decision = 'keep' WHERE id IN (3, 4, 6)`,
@@ -394,7 +395,7 @@ func testSinkReviewDecisions(t *testing.T, h Harness) {
 		result(5, "5", api.ActionAccept, "5 E St"),  // accepted now: leaves the review
 		result(6, "6", api.ActionConfirm, "6 F St"), // another action, same input: kept
 	)
-	_, rows = readAll(t, db, "SELECT id, decision, edit_line1, edit_country, input_label, matched_label FROM rv ORDER BY id")
+	_, rows = ReadAll(t, db, "SELECT id, decision, edit_line1, edit_country, input_label, matched_label FROM rv ORDER BY id")
 	want := [][]string{
 		{"1", "edit", "1 A Street", "IE", "1 A St", "1 A St, Dublin"},
 		{"2", "", "", "", "2 B St", "2 B Street, Dublin"},
@@ -409,7 +410,7 @@ func testSinkReviewDecisions(t *testing.T, h Harness) {
 
 func testSinkDuplicates(t *testing.T, h Harness) {
 	url := h.NewDB(t)
-	db := open(t, url, false)
+	db := Open(t, url, false)
 	var log bytes.Buffer
 	// Batches of 2: a duplicate in the same batch and one across batches.
 	write(t, sink(t, db, "av", table.Enriched, time.Now(), &log, 2),
@@ -419,7 +420,7 @@ func testSinkDuplicates(t *testing.T, h Harness) {
 		result(4, "7", api.ActionSuggest, "third"),
 		result(5, "9", api.ActionAccept, "y"),
 	)
-	_, rows := readAll(t, db, "SELECT id, av_line1 FROM av ORDER BY id")
+	_, rows := ReadAll(t, db, "SELECT id, av_line1 FROM av ORDER BY id")
 	if fmt.Sprint(rows) != "[[7 third] [8 x] [9 y]]" {
 		t.Fatalf("rows %q: want the last row of id 7", rows)
 	}
@@ -430,13 +431,13 @@ func testSinkDuplicates(t *testing.T, h Harness) {
 
 func testSinkExisting(t *testing.T, h Harness) {
 	url := h.NewDB(t)
-	exec(t, url,
+	Exec(t, url,
 		fmt.Sprintf("CREATE TABLE av (id %s PRIMARY KEY, av_action %s, note %s)", h.Types["text"], h.Types["text"], h.Types["text"]),
 		"INSERT INTO av (id, av_action, note) VALUES ('k1', 'old', 'kept')",
 		fmt.Sprintf("CREATE TABLE nokey (id %s, av_action %s)", h.Types["text"], h.Types["text"]),
 		fmt.Sprintf("CREATE TABLE other (ref %s PRIMARY KEY)", h.Types["text"]),
 	)
-	db := open(t, url, false)
+	db := Open(t, url, false)
 	var log bytes.Buffer
 	// Missing av_ columns are added, other columns are left alone.
 	s, err := table.NewSink(context.Background(), db, table.Name{Table: "av"}, "av", table.SinkOptions{
@@ -447,7 +448,7 @@ func testSinkExisting(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	write(t, s, result(1, "k1", api.ActionAccept, "1 Main St"), result(2, "k2", api.ActionAccept, "2 Main St"))
-	_, rows := readAll(t, db, "SELECT id, av_action, note, av_cached FROM av ORDER BY id")
+	_, rows := ReadAll(t, db, "SELECT id, av_action, note, av_cached FROM av ORDER BY id")
 	if len(rows) != 2 || rows[0][1] != "Accept" || rows[0][2] != "kept" || rows[1][2] != "" {
 		t.Fatalf("rows %q", rows)
 	}
@@ -463,7 +464,7 @@ func testSinkExisting(t *testing.T, h Harness) {
 
 func testSinkAbort(t *testing.T, h Harness) {
 	url := h.NewDB(t)
-	db := open(t, url, false)
+	db := Open(t, url, false)
 	var log bytes.Buffer
 	s := sink(t, db, "av", table.Enriched, time.Now(), &log, 2)
 	for i := 1; i <= 3; i++ {
@@ -481,7 +482,7 @@ func testSinkAbort(t *testing.T, h Harness) {
 		t.Error("Write after Abort succeeded")
 	}
 	// The full batch was committed; the row of the unfinished one is not.
-	_, rows := readAll(t, db, "SELECT id FROM av ORDER BY id")
+	_, rows := ReadAll(t, db, "SELECT id FROM av ORDER BY id")
 	if fmt.Sprint(rows) != "[[1] [2]]" {
 		t.Fatalf("after Abort: %q, want the committed batch only", rows)
 	}
