@@ -367,7 +367,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"key on the command line", []string{"run", "--api-key", "pub_x", "--base-url", "https://example.com", in}, "--api-key is refused"},
 		{"live without key", []string{"run", "--base-url", "https://example.com", in}, "needs an API key"},
 		{"bad base url", []string{"run", "--base-url", "ftp://x", "--api-key-file", in, in}, "--base-url"},
-		{"overwrite input", []string{"run", "-o", in, in}, "overwrite the input"},
+		{"overwrite input", []string{"run", "-o", in, in}, "would overwrite INPUT"},
 		{"unknown output format", []string{"run", "-o", filepath.Join(dir, "x.pdf"), in}, "--out"},
 		{"bad workers", []string{"run", "--workers", "0", in}, "--workers"},
 		{"missing column", []string{"run", "--city-col", "Nope", in}, "Nope"},

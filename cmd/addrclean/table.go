@@ -258,9 +258,6 @@ func (o *runOptions) resolveOutputs() (out, review string, err error) {
 	if review == "-" {
 		return "", "", usageErrorf("--review cannot be stdout; give it a path")
 	}
-	if out != "" && out != "-" && review != "" && sameFile(out, review) {
-		return "", "", usageErrorf("--out and --review are the same file %s", out)
-	}
 	return out, review, nil
 }
 
