@@ -97,3 +97,25 @@ func TestLinkLoopEnds(t *testing.T) {
 	// A loop is no file to write; the check only has to end.
 	_ = Check(Use{"-o", a, Write}, Use{"--review", b, Write})
 }
+
+// BenchmarkCheck is the table of a run with every path given: five files
+// that exist, four that do not yet.
+func BenchmarkCheck(b *testing.B) {
+	dir := b.TempDir()
+	var uses []Use
+	for name, role := range map[string]Role{"in.csv": Read, "ref.csv": Read, "key": Read, "c.db": ReadWrite, "o.csv.journal": Write} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(name), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		uses = append(uses, Use{Name: name, Path: p, Role: role})
+	}
+	for _, name := range []string{"o.csv", "r.csv", "s.json", "page.html"} {
+		uses = append(uses, Use{Name: name, Path: filepath.Join(dir, name), Role: Write})
+	}
+	for b.Loop() {
+		if err := Check(uses...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
