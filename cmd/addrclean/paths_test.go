@@ -3,6 +3,7 @@ package main
 import (
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,17 +47,40 @@ func mustLink(t *testing.T, oldname, newname string, symbolic bool) string {
 	return newname
 }
 
-// TestRunRefusesOutputOverInput runs each clash of issue 25 against a live
-// service: exit 2 naming both flags and paths, no call paid, and no file of
-// the directory changed (nothing written, nothing removed).
-func TestRunRefusesOutputOverInput(t *testing.T) {
-	var calls atomic.Int64
+// countRequests is the real service handler, counting every request it
+// is sent.
+func countRequests(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	calls := new(atomic.Int64)
 	srv := newTestService(t, 0, nil, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			calls.Add(1)
 			h.ServeHTTP(w, r)
 		})
 	})
+	return srv, calls
+}
+
+// checkRefused checks a command's exit 2, want in its stderr (with "dir/"
+// standing for dir) and that dir is as it was before.
+func checkRefused(t *testing.T, dir string, before map[string]string, code int, stderr, want string) {
+	t.Helper()
+	if code != exitUsage {
+		t.Errorf("exit %d, want %d\n%s", code, exitUsage, tail(stderr, 2000))
+	}
+	if want := strings.ReplaceAll(want, "dir/", dir+"/"); !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q\nwant %q", tail(stderr, 2000), want)
+	}
+	if after := snapshot(t, dir); !maps.Equal(before, after) {
+		t.Errorf("the directory changed:\nbefore %q\n after %q", before, after)
+	}
+}
+
+// TestRunRefusesOutputOverInput runs each clash of issue 25 against a live
+// service: exit 2 naming both flags and paths, no call paid, and no file of
+// the directory changed (nothing written, nothing removed).
+func TestRunRefusesOutputOverInput(t *testing.T) {
+	srv, calls := countRequests(t)
 	isolateJournals(t)
 	tests := []struct {
 		name string
@@ -144,17 +168,9 @@ func TestRunRefusesOutputOverInput(t *testing.T) {
 				keyArgs = []string{"--api-key-file", dir + "/key"}
 			}
 			code, _, stderr := cli(append(append([]string{"run", "--no-progress", "--base-url", srv.URL}, keyArgs...), args...)...)
-			if code != exitUsage {
-				t.Errorf("exit %d, want %d\n%s", code, exitUsage, tail(stderr, 2000))
-			}
-			if want := strings.ReplaceAll(tt.want, "dir/", dir+"/"); !strings.Contains(stderr, want) {
-				t.Errorf("stderr %q\nwant %q", tail(stderr, 2000), want)
-			}
+			checkRefused(t, dir, before, code, stderr, tt.want)
 			if n := calls.Load(); n != 0 {
 				t.Errorf("%d calls to the service before the refusal", n)
-			}
-			if after := snapshot(t, dir); !maps.Equal(before, after) {
-				t.Errorf("the directory changed:\nbefore %q\n after %q", before, after)
 			}
 		})
 	}
@@ -204,15 +220,7 @@ func TestAfterRunCommandsRefuseOutputOverInput(t *testing.T) {
 			args := tt.args(t, dir)
 			before := snapshot(t, dir)
 			code, _, stderr := cli(args...)
-			if code != exitUsage {
-				t.Errorf("exit %d, want %d\n%s", code, exitUsage, tail(stderr, 2000))
-			}
-			if want := strings.ReplaceAll(tt.want, "dir/", dir+"/"); !strings.Contains(stderr, want) {
-				t.Errorf("stderr %q\nwant %q", tail(stderr, 2000), want)
-			}
-			if after := snapshot(t, dir); !maps.Equal(before, after) {
-				t.Errorf("the directory changed:\nbefore %q\n after %q", before, after)
-			}
+			checkRefused(t, dir, before, code, stderr, tt.want)
 		})
 	}
 }

@@ -296,13 +296,7 @@ func checkEveryRowOnceInOrder(t *testing.T, inPath, enriched string, limit int) 
 }
 
 func TestRunBadKeyStopsAtOnce(t *testing.T) {
-	var calls atomic.Int64
-	srv := newTestService(t, 0, nil, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			calls.Add(1)
-			h.ServeHTTP(w, r)
-		})
-	})
+	srv, calls := countRequests(t)
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "badkey")
 	if err := os.WriteFile(keyFile, []byte("pub_wrong-key\n"), 0o600); err != nil {
