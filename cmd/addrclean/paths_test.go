@@ -237,4 +237,19 @@ func TestRunPathsAllowed(t *testing.T) {
 	if res.code != exitOK && res.code != exitRowErrors {
 		t.Fatalf("exit %d\n%s", res.code, tail(res.stderr, 2000))
 	}
+	// With --journal off the journal's path is never written: a link there
+	// to the input is no clash.
+	in := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(in, []byte("Address 1,Town,Country\n1 Main St,Cork,IE\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustLink(t, in, filepath.Join(dir, "o.csv.journal"), true)
+	before := snapshot(t, dir)
+	code, _, stderr := cli("run", "--no-progress", "--journal", "off", "-o", filepath.Join(dir, "o.csv"), "--review", filepath.Join(dir, "r.csv"), in)
+	if code != exitOK && code != exitRowErrors {
+		t.Fatalf("--journal off: exit %d\n%s", code, tail(stderr, 2000))
+	}
+	if b, _ := os.ReadFile(in); string(b) != before[in] {
+		t.Errorf("the input changed: %q", b)
+	}
 }
