@@ -24,7 +24,7 @@ func pathWritten(flag, path string) samefile.Use {
 	return samefile.Use{Name: flag, Path: path, Role: samefile.Write}
 }
 
-// database is the SQLite file of a database URL (no use for PostgreSQL,
+// pathDatabase is the SQLite file of a database URL (no use for PostgreSQL,
 // whose files are the server's): read, or with tables written in it.
 func pathDatabase(flag string, u *table.URL, written bool) samefile.Use {
 	if u == nil || u.Scheme != "sqlite" {
