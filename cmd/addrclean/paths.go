@@ -37,6 +37,16 @@ func pathDatabase(flag string, u *table.URL, written bool) samefile.Use {
 	return samefile.Use{Name: flag, Path: u.Path, Role: role}
 }
 
+// sameDatabase reports whether two database URLs name one database: one
+// SQLite file however it is spelt (sqlite:crm.db, sqlite:./crm.db, a link),
+// or one PostgreSQL URL once its spelling is normalised.
+func sameDatabase(a, b *table.URL) bool {
+	if a.Scheme == "sqlite" && b.Scheme == "sqlite" {
+		return samefile.Same(a.Path, b.Path)
+	}
+	return a.Display == b.Display
+}
+
 // runPaths are the files of 'addrclean run' with outputs out and review:
 // what it reads first, then the cache it reads and writes, then what it
 // writes. The journal is listed unless the run can keep none.

@@ -253,3 +253,23 @@ func TestRunPathsAllowed(t *testing.T) {
 		t.Errorf("the input changed: %q", b)
 	}
 }
+
+// TestRunOutputTableOverInputTableSpelt: the output table is the input
+// table when --out-db names the input's SQLite file another way; before,
+// only the same spelling was caught and the input table got the av_
+// columns added before the run failed.
+func TestRunOutputTableOverInputTableSpelt(t *testing.T) {
+	isolateJournals(t)
+	dir := t.TempDir()
+	loadSample(t, "sqlite:"+filepath.Join(dir, "crm.db"), "customers")
+	mustLink(t, filepath.Join(dir, "crm.db"), filepath.Join(dir, "link.db"), true)
+	t.Chdir(dir)
+	for _, outDB := range []string{"sqlite:./crm.db", "sqlite:" + filepath.Join(dir, "crm.db"), "sqlite:link.db"} {
+		t.Run(outDB, func(t *testing.T) {
+			before := snapshot(t, dir)
+			code, _, stderr := cli("run", "--no-progress", "--table", "customers", "--id-col", "Customer ID",
+				"--out-db", outDB, "--out-table", "customers", "sqlite:crm.db")
+			checkRefused(t, dir, before, code, stderr, "the output table customers is the input table")
+		})
+	}
+}

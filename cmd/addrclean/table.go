@@ -144,7 +144,7 @@ func (o *runOptions) setupTables() error {
 	if t.outTable != "" && tr.outName == tr.revName {
 		return usageErrorf("--out-table and --review-table are the same table %s", tr.outName)
 	}
-	if tr.src != nil && tr.out != nil && tr.src.Display == tr.out.Display && t.table != "" {
+	if tr.src != nil && tr.out != nil && sameDatabase(tr.src, tr.out) && t.table != "" {
 		for _, n := range []table.Name{tr.outName, tr.revName} {
 			if n == tr.srcName {
 				return usageErrorf("the output table %s is the input table: input tables are never written", n)

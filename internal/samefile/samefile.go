@@ -92,6 +92,10 @@ func Check(uses ...Use) error {
 	return nil
 }
 
+// Same reports whether paths a and b name one file, by the identity Check
+// uses.
+func Same(a, b string) bool { return identify(a).same(identify(b)) }
+
 // id identifies a file: by its os.FileInfo when it exists (device and
 // inode, so hard links are one file), else by its absolute path with every
 // symbolic link resolved, dangling ones included.

@@ -74,6 +74,9 @@ func TestCheck(t *testing.T) {
 				}
 				return
 			}
+			if a, b := tt.uses[0].Path, tt.uses[len(tt.uses)-1].Path; len(tt.uses) == 2 && !Same(a, b) {
+				t.Errorf("Same(%q, %q) is false for a clash", a, b)
+			}
 			var c *Clash
 			if !errors.As(err, &c) {
 				t.Fatalf("Check: %v, want a *Clash", err)
@@ -116,6 +119,28 @@ func BenchmarkCheck(b *testing.B) {
 	for b.Loop() {
 		if err := Check(uses...); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func TestSame(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "crm.db")
+	if err := os.WriteFile(db, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{"crm.db", "./crm.db", true},
+		{db, "crm.db", true},
+		{"crm.db", "other.db", false},
+		{"new.db", "./new.db", true},
+	} {
+		if got := Same(tt.a, tt.b); got != tt.want {
+			t.Errorf("Same(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
 		}
 	}
 }
