@@ -276,26 +276,27 @@ func (in Integration) check() error {
 // members and JSON types, never values: no key is shown.
 func keysSyntaxError(data []byte, err error) error {
 	var off int64
-	var ptr jsontext.Pointer
+	var what string // for the errors a person makes by hand: a member given twice, an unknown one
 	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
-		off, ptr = se.ByteOffset, se.JSONPointer
+		off = se.ByteOffset
 		if errors.Is(se.Err, jsontext.ErrDuplicateName) {
-			line, col := lineCol(data, off)
-			return fmt.Errorf("line %d column %d: member %q is given twice in %s: give each member once (%w)",
-				line, col, ptr.LastToken(), keysWhere(ptr.Parent()), err)
+			what = fmt.Sprintf("member %q is given twice in %s: give each member once",
+				se.JSONPointer.LastToken(), keysWhere(se.JSONPointer.Parent()))
 		}
 	} else if se, ok := errors.AsType[*jsonv2.SemanticError](err); ok {
-		off, ptr = se.ByteOffset, se.JSONPointer
+		off = se.ByteOffset
 		if errors.Is(se.Err, jsonv2.ErrUnknownName) {
-			line, col := lineCol(data, off)
-			return fmt.Errorf("line %d column %d: unknown member %q in %s (names are matched exactly) (%w)",
-				line, col, ptr.LastToken(), keysWhere(ptr.Parent()), err)
+			what = fmt.Sprintf("unknown member %q in %s (names are matched exactly)",
+				se.JSONPointer.LastToken(), keysWhere(se.JSONPointer.Parent()))
 		}
 	} else {
 		return err
 	}
 	line, col := lineCol(data, off)
-	return fmt.Errorf("line %d column %d: %w", line, col, err)
+	if what == "" {
+		return fmt.Errorf("line %d column %d: %w", line, col, err)
+	}
+	return fmt.Errorf("line %d column %d: %s (%w)", line, col, what, err)
 }
 
 // keysWhere names the object at ptr: an integration by its number.
