@@ -84,6 +84,11 @@ func (p Policy) keeps(path string) (bool, string) {
 	return false, "--journal auto keeps none for the embedded service (pass --journal on for one)"
 }
 
+// MayKeep reports whether the run may keep a journal at all, and so write
+// the journal's path: not over stdin, nor with --journal off. Whether it
+// does is decided by Open.
+func (p Policy) MayKeep() bool { return !p.Stdin && p.Mode != "off" }
+
 // JournalPath is the journal beside the enriched output, or the review one.
 func JournalPath(out, review string) string {
 	if out == "-" {

@@ -312,3 +312,21 @@ func TestOpen(t *testing.T) {
 		})
 	}
 }
+
+func TestPolicyMayKeep(t *testing.T) {
+	tests := []struct {
+		p    Policy
+		want bool
+	}{
+		{Policy{Mode: "auto"}, true}, // the embedded service keeps one when one is there
+		{Policy{Mode: "on"}, true},
+		{Policy{Mode: "auto", Live: true}, true},
+		{Policy{Mode: "off", Live: true}, false},
+		{Policy{Mode: "on", Stdin: true}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.p.MayKeep(); got != tt.want {
+			t.Errorf("%+v.MayKeep() = %v, want %v", tt.p, got, tt.want)
+		}
+	}
+}

@@ -3,15 +3,17 @@ package service
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/addrclean/addrclean/countries"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
 )
 
@@ -137,9 +139,11 @@ const maxKeysFile = 16 << 20
 // Only "key" is required; absent settings take the defaults of
 // NewIntegration (every country, PO Boxes allowed, location and every
 // address member returned, no rate limit, 15-minute tokens). Countries may
-// be codes or names. Unknown members are errors, so a misspelt setting is
-// not silently ignored. Errors name the file and the integration, never a
-// key.
+// be codes or names. Names are matched exactly; unknown members are errors,
+// so a misspelt setting is not silently ignored, and so is a member given
+// twice, so that {"key":"pub_a",...,"key":"pub_b"} is not silently pub_b.
+// Errors name the file, the line and column, the member and the
+// integration, never a key.
 func LoadKeys(path string) ([]Integration, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -161,17 +165,16 @@ func LoadKeys(path string) ([]Integration, error) {
 }
 
 func parseKeys(data []byte) ([]Integration, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var kf keysFile
-	if err := dec.Decode(&kf); err != nil {
-		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
-			line, col := lineCol(data, se.Offset)
-			return nil, fmt.Errorf("line %d column %d: %w", line, col, err)
-		}
-		return nil, err
+	// Strict, as a file of credentials must be: names match exactly, an
+	// unknown member is an error (a misspelt setting is not ignored), and
+	// so is a member given twice ({"key":"pub_a",...,"key":"pub_b"} must not
+	// silently become pub_b).
+	dec := jsontext.NewDecoder(bytes.NewReader(data))
+	if err := jsonv2.UnmarshalDecode(dec, &kf, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return nil, keysSyntaxError(data, err)
 	}
-	if dec.More() {
+	if _, err := dec.ReadToken(); err != io.EOF {
 		return nil, errors.New("unexpected data after the JSON object")
 	}
 	if len(kf.Integrations) == 0 {
@@ -266,6 +269,55 @@ func (in Integration) check() error {
 		}
 	}
 	return nil
+}
+
+// keysSyntaxError places a decoding error of the keys file at its line and
+// column, and says which member is repeated. The errors of jsonv2 name
+// members and JSON types, never values: no key is shown.
+func keysSyntaxError(data []byte, err error) error {
+	var off int64
+	var what string // for the errors a person makes by hand: a member given twice, an unknown one
+	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
+		off = se.ByteOffset
+		if errors.Is(se.Err, jsontext.ErrDuplicateName) {
+			what = fmt.Sprintf("member %q is given twice in %s: give each member once",
+				se.JSONPointer.LastToken(), keysWhere(se.JSONPointer.Parent()))
+		}
+	} else if se, ok := errors.AsType[*jsonv2.SemanticError](err); ok {
+		off = se.ByteOffset
+		if errors.Is(se.Err, jsonv2.ErrUnknownName) {
+			what = fmt.Sprintf("unknown member %q in %s (names are matched exactly)",
+				se.JSONPointer.LastToken(), keysWhere(se.JSONPointer.Parent()))
+		}
+	} else {
+		return err
+	}
+	line, col := lineCol(data, off)
+	if what == "" {
+		return fmt.Errorf("line %d column %d: %w", line, col, err)
+	}
+	return fmt.Errorf("line %d column %d: %s (%w)", line, col, what, err)
+}
+
+// keysWhere names the object at ptr: an integration by its number.
+func keysWhere(ptr jsontext.Pointer) string {
+	var toks []string
+	for t := range ptr.Tokens() {
+		toks = append(toks, t)
+	}
+	if len(toks) >= 2 && toks[0] == "integrations" {
+		if n, err := strconv.Atoi(toks[1]); err == nil {
+			where := fmt.Sprintf("integration %d", n+1)
+			if len(toks) > 2 {
+				where += ` member "` + strings.Join(toks[2:], ".") + `"`
+			}
+			return where
+		}
+	}
+	if ptr == "" {
+		return "the top-level object"
+	}
+	return string(ptr)
 }
 
 // lineCol turns a byte offset into a 1-based line and column.

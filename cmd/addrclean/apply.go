@@ -123,10 +123,8 @@ func cmdApply(ctx context.Context, args []string, s streams) error {
 	if _, err := writers.FormatFromPath(o.out); err != nil {
 		return usageErrorf("-o %s: %w", o.out, err)
 	}
-	for _, p := range []struct{ flag, path string }{{"--enriched", o.enriched}, {"--review", o.review}} {
-		if o.out != "-" && sameFile(o.out, p.path) {
-			return usageErrorf("-o %s would overwrite %s", o.out, p.flag)
-		}
+	if err := checkPaths(o.paths(nil)...); err != nil {
+		return err
 	}
 	if _, err := readers.NormaliseEncoding(o.reviewEncoding); err != nil {
 		return usageErrorf("--encoding: %w", err)
@@ -234,6 +232,9 @@ func applyTables(ctx context.Context, dbURL string, o applyOptions, s streams) e
 	u, err := table.ParseURL(dbURL)
 	if err != nil {
 		return withCode(exitFatal, err)
+	}
+	if err := checkPaths(o.paths(u)...); err != nil {
+		return err
 	}
 	names := map[string]table.Name{}
 	for _, f := range []struct{ flag, v string }{{"--table", o.table}, {"--out-table", o.outTable},

@@ -48,6 +48,9 @@ func cmdReference(ctx context.Context, args []string, s streams) error {
 	if out == "-" || out == "" {
 		return usageErrorf("reference import: OUT must be a file")
 	}
+	if err := checkPaths(pathRead("IN", in), pathWritten("OUT", out)); err != nil {
+		return err
+	}
 	var conv func(context.Context, io.Reader, io.Writer) (refimport.Stats, error)
 	switch strings.ToLower(from) {
 	case "paf":

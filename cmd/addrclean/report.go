@@ -65,6 +65,9 @@ func cmdReport(ctx context.Context, args []string, s streams) error {
 	if err := checkReportPath(out); err != nil {
 		return err
 	}
+	if err := checkPaths(reportPaths(pos[0], summary, out)...); err != nil {
+		return err
+	}
 	var st *pipeline.Stats
 	if summary != "" {
 		if st, err = report.ReadSummary(summary); err != nil {

@@ -80,6 +80,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := checkPaths(o.runPaths(outPath, reviewPath)...); err != nil {
+		return err
+	}
 	// The cache is opened first: a locked or damaged one stops the run
 	// before anything is read or started.
 	var cdb *cache.DB
@@ -399,26 +402,11 @@ func (o *runOptions) outputPaths() (out, review string, err error) {
 		if _, err := writers.FormatFromPath(p.path); err != nil {
 			return "", "", usageErrorf("%s %s: %w", p.flag, p.path, err)
 		}
-		if p.path != "-" && o.input != "-" && sameFile(p.path, o.input) {
-			return "", "", usageErrorf("%s %s would overwrite the input", p.flag, p.path)
-		}
 	}
 	if review == "-" {
 		return "", "", usageErrorf("--review cannot be stdout; give it a path")
 	}
-	if out != "-" && sameFile(out, review) {
-		return "", "", usageErrorf("--out and --review are the same file %s", out)
-	}
 	return out, review, nil
-}
-
-func sameFile(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 // openOutputs opens the enriched and review writers; a CSV output keeps the

@@ -296,13 +296,7 @@ func checkEveryRowOnceInOrder(t *testing.T, inPath, enriched string, limit int) 
 }
 
 func TestRunBadKeyStopsAtOnce(t *testing.T) {
-	var calls atomic.Int64
-	srv := newTestService(t, 0, nil, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			calls.Add(1)
-			h.ServeHTTP(w, r)
-		})
-	})
+	srv, calls := countRequests(t)
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "badkey")
 	if err := os.WriteFile(keyFile, []byte("pub_wrong-key\n"), 0o600); err != nil {
@@ -367,7 +361,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"key on the command line", []string{"run", "--api-key", "pub_x", "--base-url", "https://example.com", in}, "--api-key is refused"},
 		{"live without key", []string{"run", "--base-url", "https://example.com", in}, "needs an API key"},
 		{"bad base url", []string{"run", "--base-url", "ftp://x", "--api-key-file", in, in}, "--base-url"},
-		{"overwrite input", []string{"run", "-o", in, in}, "overwrite the input"},
+		{"overwrite input", []string{"run", "-o", in, in}, "would overwrite INPUT"},
 		{"unknown output format", []string{"run", "-o", filepath.Join(dir, "x.pdf"), in}, "--out"},
 		{"bad workers", []string{"run", "--workers", "0", in}, "--workers"},
 		{"missing column", []string{"run", "--city-col", "Nope", in}, "Nope"},

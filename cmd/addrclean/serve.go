@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -24,6 +25,14 @@ GET /3.0/createtoken, GET and POST /3.0/verify, GET /healthz.
 
 Without --keys a development API key is created and printed once on stdout.
 Logs go to stderr. SIGTERM or Ctrl-C stops the service gracefully.
+
+The self link of every answer starts with --public-url; without it, with the
+request's Host header, which any client chooses (a warning says so at start).
+
+Examples:
+  addrclean serve > key.txt                      # development key, sample reference
+  addrclean serve --listen 0.0.0.0:8080 --public-url https://addr.example.com \
+    --keys keys.json --secret-file secret --reference reference.csv
 
 Flags:
 `
@@ -44,7 +53,7 @@ func newServeFlags(o *serveOptions, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.reference, "reference", "", "reference address `CSV` (default: the bundled sample reference)")
 	fs.StringVar(&o.keys, "keys", "", "JSON keys `FILE` of integrations (default: one development key, printed on stdout)")
 	fs.StringVar(&o.secretFile, "secret-file", "", "`FILE` holding the token signing secret (at least 16 bytes), shared by replicas\n(default: a random secret; tokens die with the process)")
-	fs.StringVar(&o.publicURL, "public-url", "", "base `URL` used in self links (default: from the request's Host)")
+	fs.StringVar(&o.publicURL, "public-url", "", "base `URL` of the service as clients reach it, used in self links, as in https://addr.example.com\n(default: from each request's Host header, with a warning)")
 	fs.DurationVar(&o.tokenTTL, "token-ttl", 0, "token lifetime of every integration (default: the keys file's, else 15m)")
 	fs.Float64Var(&o.rate, "rate", 0, "requests per second per key for every integration, 0 = unlimited (default: the keys file's, else unlimited)")
 	fs.IntVar(&o.burst, "burst", 0, "requests allowed at once per key with --rate (default: the rate rounded up)")
@@ -75,6 +84,9 @@ func cmdServe(ctx context.Context, args []string, s streams) error {
 		return usageErrorf("--max-body must be positive")
 	case o.listen == "":
 		return usageErrorf("--listen must not be empty")
+	}
+	if err := checkPublicURL(o.publicURL); err != nil {
+		return err
 	}
 	log, err := newLogger(s.err, s.tty, o.logFormat, o.logLevel)
 	if err != nil {
@@ -133,6 +145,12 @@ func cmdServe(ctx context.Context, args []string, s streams) error {
 		log.Info().Str("integration", in.Name).Strs("countries", in.AllowedCountries).
 			Float64("rate", in.RequestsPerSecond).Stringer("token_ttl", in.TokenTTL).Msg("integration")
 	}
+	if o.publicURL == "" {
+		// A client's Host header is then copied into every answer's link:
+		// harmless on a loopback port, spoofable anywhere else.
+		log.Warn().Msg("no --public-url: the links in answers are built from each request's Host header, " +
+			"which the client chooses; pass --public-url with the service's address as clients reach it")
+	}
 	srv := service.NewServer(ln.Addr().String(), svc, log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -154,6 +172,23 @@ func cmdServe(ctx context.Context, args []string, s streams) error {
 		return withCode(exitFatal, fmt.Errorf("serve: %w", err))
 	}
 	log.Info().Msg("stopped")
+	return nil
+}
+
+// checkPublicURL refuses a --public-url that cannot start a link: it must
+// be an absolute http(s) URL without a query or fragment.
+func checkPublicURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		shown := "" // an unparsable URL may hold a password: not shown
+		if err == nil {
+			shown = " " + u.Redacted()
+		}
+		return usageErrorf("--public-url%s: want the service's base URL as clients reach it, such as https://addr.example.com (no user, query or fragment)", shown)
+	}
 	return nil
 }
 

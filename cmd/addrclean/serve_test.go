@@ -66,6 +66,7 @@ func writeTemp(t *testing.T, name, body string) string {
 // serveProc is 'addrclean serve' running in a goroutine.
 type serveProc struct {
 	base   string
+	start  []map[string]any // the log lines before "listening"
 	stdout *bytes.Buffer
 	logs   chan map[string]any
 	cancel context.CancelFunc
@@ -109,6 +110,7 @@ func startServe(t *testing.T, args ...string) *serveProc {
 			p.base, _ = m["url"].(string)
 			return p
 		}
+		p.start = append(p.start, m)
 		if s, _ := m["message"].(string); strings.HasPrefix(s, "not JSON") {
 			t.Errorf("stderr line %s", s)
 		}
@@ -228,5 +230,69 @@ func TestServeKeysFileAndFlags(t *testing.T) {
 	}
 	if code, _ := p.stop(); code != exitOK {
 		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestServePublicURL: without --public-url, serve warns at start and its
+// links follow the request's Host; with it, the links start with it and
+// there is no warning; one that cannot start a link is refused.
+func TestServePublicURL(t *testing.T) {
+	rec := serveSampleRecord(t)
+	tests := []struct {
+		name     string
+		args     []string
+		warns    bool
+		linkHost string // the link for a request with Host spoofed.example
+	}{
+		{"from the Host header", nil, true, "http://spoofed.example/3.0/verify?"},
+		{"--public-url", []string{"--public-url", "https://addr.example.com/"}, false, "https://addr.example.com/3.0/verify?"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startServe(t, tt.args...)
+			var warned bool
+			for _, m := range p.start {
+				msg, _ := m["message"].(string)
+				warned = warned || (m["level"] == "warn" && strings.Contains(msg, "--public-url") && strings.Contains(msg, "Host"))
+			}
+			if warned != tt.warns {
+				t.Errorf("warning at start %v, want %v: %v", warned, tt.warns, p.start)
+			}
+			key := strings.TrimSpace(p.stdout.String())
+			form := url.Values{"token": {serveToken(t, p.base, key)}, "addressLine": rec.Lines(), "country": {rec.Country}}
+			req, _ := http.NewRequest(http.MethodPost, p.base+"/3.0/verify", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Host = "spoofed.example"
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var v api.VerifyResponse
+			if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+				t.Fatal(err)
+			}
+			if len(v.Links) == 0 || !strings.HasPrefix(v.Links[0].Href, tt.linkHost) {
+				t.Errorf("links %+v, want one starting %s", v.Links, tt.linkHost)
+			}
+			if code, _ := p.stop(); code != exitOK {
+				t.Fatalf("exit %d", code)
+			}
+		})
+	}
+}
+
+func TestServeHelpShowsPublicURL(t *testing.T) {
+	code, stdout, _ := cli("serve", "--help")
+	if code != exitOK || !strings.Contains(stdout, "addrclean serve --listen 0.0.0.0:8080 --public-url https://") {
+		t.Errorf("exit %d; --help has no example with --public-url:\n%s", code, stdout)
+	}
+	for _, bad := range []string{"addr.example.com", "ftp://addr.example.com", "https://addr.example.com/?x=1", "https://user:secret@addr.example.com"} {
+		// An unusable --listen too: refused first, the URL leaves no serve
+		// running, whatever the order of the checks.
+		code, _, stderr := cli("serve", "--listen", "no-port", "--public-url", bad)
+		if code != exitUsage || !strings.Contains(stderr, "--public-url") || strings.Contains(stderr, "secret@") {
+			t.Errorf("--public-url %s: exit %d, stderr %q", bad, code, stderr)
+		}
 	}
 }

@@ -144,7 +144,7 @@ func (o *runOptions) setupTables() error {
 	if t.outTable != "" && tr.outName == tr.revName {
 		return usageErrorf("--out-table and --review-table are the same table %s", tr.outName)
 	}
-	if tr.src != nil && tr.out != nil && tr.src.Display == tr.out.Display && t.table != "" {
+	if tr.src != nil && tr.out != nil && sameDatabase(tr.src, tr.out) && t.table != "" {
 		for _, n := range []table.Name{tr.outName, tr.revName} {
 			if n == tr.srcName {
 				return usageErrorf("the output table %s is the input table: input tables are never written", n)
@@ -257,9 +257,6 @@ func (o *runOptions) resolveOutputs() (out, review string, err error) {
 	}
 	if review == "-" {
 		return "", "", usageErrorf("--review cannot be stdout; give it a path")
-	}
-	if out != "" && out != "-" && review != "" && sameFile(out, review) {
-		return "", "", usageErrorf("--out and --review are the same file %s", out)
 	}
 	return out, review, nil
 }
