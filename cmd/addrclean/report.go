@@ -26,7 +26,19 @@ dedup savings, cache hits, retries, 429s) needs the run's --summary file.
 Nothing calls the service. 'addrclean run --report PATH.html' writes the same page
 at the end of a run. With a DBURL, the page is built from the run's --out-table
 NAME in that database (duplicates counted by the database, rows numbered in id
-order).
+order). A run that wrote --out-table also keeps its summary in the table
+NAME_runs beside it: the cost and errors sections of the last run are read
+from there, so --summary is not needed.
+
+Examples:
+  The report of a file run, with the cost of the run:
+    addrclean report --summary customers.summary.json -o customers.html \
+      customers.cleaned.csv
+  The report of a table run (cost read from crm.customers_av_runs):
+    addrclean report --out-table crm.customers_av -o nightly.html \
+      postgres://etl@db.example.com/crm
+  The same page at the end of the run itself:
+    addrclean run --report customers.html customers.csv
 
 Flags:
 `
@@ -38,7 +50,7 @@ func cmdReport(ctx context.Context, args []string, s streams) error {
 	fs.SetOutput(s.err)
 	fs.Usage = func() {
 		fmt.Fprint(s.err, reportUsage)
-		fs.PrintDefaults()
+		printFlags(fs, s.err)
 	}
 	fs.StringVar(&out, "out", "", "report `PATH` (.html)")
 	fs.StringVar(&out, "o", "", "shorthand for --out")
