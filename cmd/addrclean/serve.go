@@ -25,6 +25,15 @@ GET /3.0/createtoken, GET and POST /3.0/verify, GET /healthz.
 Without --keys a development API key is created and printed once on stdout.
 Logs go to stderr. SIGTERM or Ctrl-C stops the service gracefully.
 
+Examples:
+  A local service on the bundled sample reference; prints a development key:
+    addrclean serve
+  On every interface, an imported reference, keys from a file, paced per key:
+    addrclean serve --listen :8080 --reference ie-reference.csv \
+      --keys keys.json --secret-file secret.bin --rate 20
+  A run against it (the key in a file: it never goes on the command line):
+    addrclean run --base-url http://127.0.0.1:8080 --api-key-file dev.key customers.csv
+
 Flags:
 `
 
