@@ -5,8 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
@@ -77,7 +79,7 @@ func cmdReport(ctx context.Context, args []string, s streams) error {
 	if err := checkReportPath(out); err != nil {
 		return err
 	}
-	var st *pipeline.Stats
+	var st *report.Summary
 	if summary != "" {
 		if st, err = report.ReadSummary(summary); err != nil {
 			return withCode(exitFatal, err)
@@ -104,8 +106,8 @@ func checkReportPath(path string) error {
 }
 
 // writeReport builds the report of the enriched file and writes it.
-func writeReport(ctx context.Context, enriched, out string, st *pipeline.Stats) error {
-	d, err := report.Build(ctx, enriched, report.Options{Stats: st, Title: enriched})
+func writeReport(ctx context.Context, enriched, out string, st *report.Summary) error {
+	d, err := report.Build(ctx, enriched, report.Options{Summary: st, Title: enriched})
 	switch {
 	case errors.Is(err, runfile.ErrNotEnriched), errors.Is(err, readers.ErrUnsupportedFormat):
 		return withCode(exitUsage, err)
@@ -120,7 +122,7 @@ func writeReport(ctx context.Context, enriched, out string, st *pipeline.Stats) 
 
 // writeTableReport builds the report of out-table name in the database at
 // dbURL and writes it.
-func writeTableReport(ctx context.Context, dbURL, name, out string, st *pipeline.Stats) error {
+func writeTableReport(ctx context.Context, dbURL, name, out string, st *report.Summary) error {
 	u, err := table.ParseURL(dbURL)
 	if err != nil {
 		return withCode(exitFatal, err)
@@ -142,19 +144,47 @@ func (o *runOptions) reportsFromTable(outPath string) bool {
 // out-table when the run wrote no file. It works out the file's path
 // itself: by the end of a run, cmdRun's outPath names the tables too.
 func (o *runOptions) writeRunReport(ctx context.Context, st *pipeline.Stats) error {
-	outPath, _, err := o.resolveOutputs()
+	outPath, reviewPath, err := o.resolveOutputs()
 	if err != nil {
 		return err
 	}
-	if !o.reportsFromTable(outPath) {
-		return writeReport(ctx, outPath, o.report, st)
+	var sum *report.Summary
+	if st != nil {
+		sum = o.runSummary(*st, outPath, reviewPath)
 	}
-	return reportOutTable(ctx, o.tr.out, o.tr.outName, o.report, st)
+	if !o.reportsFromTable(outPath) {
+		return writeReport(ctx, outPath, o.report, sum)
+	}
+	return reportOutTable(ctx, o.tr.out, o.tr.outName, o.report, sum)
+}
+
+// runSummary is what the run says of itself: the --summary file's body,
+// the runs table's summary, the report's header. The run ends now.
+func (o *runOptions) runSummary(st pipeline.Stats, out, review string) *report.Summary {
+	end := time.Now().UTC().Truncate(time.Second)
+	return &report.Summary{
+		Input: o.input, Enriched: out, Review: review, Version: version, Reference: o.referenceText(),
+		Started: end.Add(-st.Elapsed.Round(time.Second)), Finished: end, Stats: st,
+	}
+}
+
+// referenceText says what the rows were verified against, with no key and
+// no credentials: the live service's address, or the embedded service's
+// reference.
+func (o *runOptions) referenceText() string {
+	if o.baseURL == "" {
+		return "embedded service, " + referenceName(o.reference) + " reference"
+	}
+	u, err := url.Parse(o.baseURL)
+	if err != nil || u.Host == "" {
+		return "live service"
+	}
+	return "live service " + (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }
 
 // reportOutTable builds the report of out-table n in the database at u and
 // writes it to out.
-func reportOutTable(ctx context.Context, u *table.URL, n table.Name, out string, st *pipeline.Stats) error {
+func reportOutTable(ctx context.Context, u *table.URL, n table.Name, out string, st *report.Summary) error {
 	db, err := table.Open(ctx, u, table.Options{ReadOnly: true})
 	if err != nil {
 		return tableError(err)
@@ -170,7 +200,7 @@ func reportOutTable(ctx context.Context, u *table.URL, n table.Name, out string,
 		return withCode(exitUsage, err)
 	}
 	defer en.Close()
-	d, err := report.BuildFrom(ctx, en, report.Options{Stats: st, Title: title})
+	d, err := report.BuildFrom(ctx, en, report.Options{Summary: st, Title: title})
 	if err != nil {
 		return withCode(exitFatal, fmt.Errorf("report: %w", err))
 	}
