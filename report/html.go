@@ -243,7 +243,7 @@ header dd{display:inline;margin:0 0 0 5px;color:#eceff1}
 <div class="kpi"><b>{{.TokenRefreshes}}</b><span>token refreshes</span></div>
 <div class="kpi"><b>{{printf "%.1f" .ElapsedSeconds}} s</b><span>elapsed</span></div>
 {{if .RowsResumed}}<div class="kpi"><b>{{.RowsResumed}}</b><span>rows resumed</span></div>{{end}}
-</div>{{else}}<p class="none">Not known: pass the run's --summary file to addrclean report.</p>{{end}}
+</div>{{else}}<p class="none">Not known: pass the run's --summary file to addrclean report (a run into an --out-table keeps it in the table's _runs table).</p>{{end}}
 </section>
 <section>
 <h2>Busiest review reasons <small>({{.NeedReview}} rows to review)</small></h2>

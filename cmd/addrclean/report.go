@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
@@ -160,12 +164,46 @@ func (o *runOptions) writeRunReport(ctx context.Context, st *pipeline.Stats) err
 
 // runSummary is what the run says of itself: the --summary file's body,
 // the runs table's summary, the report's header. The run ends now.
+// The end is taken once: the --summary file, the runs table and the report
+// of one run agree on it.
 func (o *runOptions) runSummary(st pipeline.Stats, out, review string) *report.Summary {
-	end := time.Now().UTC().Truncate(time.Second)
+	if o.finished.IsZero() {
+		o.finished = time.Now().UTC().Truncate(time.Second)
+	}
 	return &report.Summary{
 		Input: o.input, Enriched: out, Review: review, Version: version, Reference: o.referenceText(),
-		Started: end.Add(-st.Elapsed.Round(time.Second)), Finished: end, Stats: st,
+		Started: o.finished.Add(-st.Elapsed.Round(time.Second)), Finished: o.finished, Stats: st,
 	}
+}
+
+// recordRun keeps the run's summary in the runs table next to its
+// out-table (table.RunsName), so that addrclean report over the table shows
+// the cost without the --summary file. A run without an out-table has
+// none. The outputs are written by now: a failure here is reported and
+// leaves the run's outcome as it was.
+func (o *runOptions) recordRun(ctx context.Context, st pipeline.Stats, out, review string, log zerolog.Logger) {
+	tr := o.tr
+	if !tr.hasOutputs() || tr.outName.Table == "" || tr.outDB == nil {
+		return
+	}
+	rn := table.RunsName(tr.outName)
+	// The input is never written: a runs table that is the input table
+	// (or the review table) under another role is left alone.
+	if rn == tr.revName || (tr.src != nil && tr.src.Display == tr.out.Display && rn == tr.srcName) {
+		log.Warn().Str("runs_table", rn.String()).Msg("the runs table would be the input or review table: the run's summary is not recorded")
+		return
+	}
+	sum := o.runSummary(st, out, review)
+	b, err := json.Marshal(sum)
+	if err == nil {
+		err = table.RecordRun(context.WithoutCancel(ctx), tr.outDB, tr.outName,
+			table.Run{ID: uuid.NewString(), Started: sum.Started, Finished: sum.Finished, Summary: b})
+	}
+	if err != nil {
+		log.Error().Err(err).Str("runs_table", rn.String()).Msg("recording the run's summary")
+		return
+	}
+	log.Debug().Str("runs_table", rn.String()).Msg("run recorded")
 }
 
 // referenceText says what the rows were verified against, with no key and
@@ -200,6 +238,19 @@ func reportOutTable(ctx context.Context, u *table.URL, n table.Name, out string,
 		return withCode(exitUsage, err)
 	}
 	defer en.Close()
+	if st == nil {
+		// The run's summary kept next to the out-table, if any: a table
+		// written before runs tables existed just has no cost section.
+		switch b, err := table.LastRun(ctx, db, n); {
+		case errors.Is(err, table.ErrNoRuns):
+		case err != nil:
+			return tableError(err)
+		default:
+			if st, err = report.ParseSummary(b); err != nil {
+				return withCode(exitFatal, fmt.Errorf("runs table %s: %w", table.RunsName(n), err))
+			}
+		}
+	}
 	d, err := report.BuildFrom(ctx, en, report.Options{Summary: st, Title: title})
 	if err != nil {
 		return withCode(exitFatal, fmt.Errorf("report: %w", err))

@@ -50,6 +50,7 @@ type runOptions struct {
 	policy                          runs.Policy  // what the journal flags ask
 	tables                          tableOptions // table.go
 	tr                              *tableRun
+	finished                        time.Time // when the run ended, for its summary (report.go)
 }
 
 const runUsage = `Usage: addrclean run [flags] INPUT
