@@ -398,7 +398,7 @@ func townLabels(pr projection, w, h float64, cs []cluster) []townLabel {
 		l := townLabel{Name: t.Name, X: num(p.X), Y: num(p.Y)}
 		placed := false
 		// Close to the point first; then clear of a circle of rows over it.
-		for _, d := range []float64{4, 18} {
+		for _, d := range []float64{4, 18, 30} {
 			for _, c := range []struct {
 				box    geo.Rect
 				tx, ty float64
