@@ -165,18 +165,6 @@ func mapSVG(t *testing.T, m *mapView) string {
 	return `<!DOCTYPE html><html><body style="margin:0;overflow:hidden">` + b.String() + `</body></html>`
 }
 
-// insideRing reports whether p lies inside ring (even-odd rule).
-func insideRing(p geo.Pt, ring []geo.Pt) bool {
-	in := false
-	for i, j := 0, len(ring)-1; i < len(ring); j, i = i, i+1 {
-		a, b := ring[i], ring[j]
-		if (a.Y > p.Y) != (b.Y > p.Y) && p.X < (b.X-a.X)*(p.Y-a.Y)/(b.Y-a.Y)+a.X {
-			in = !in
-		}
-	}
-	return in
-}
-
 // near reports whether two colours differ by at most 6 in every channel.
 func near(c color.Color, hex string) bool {
 	r, g, b, _ := c.RGBA()
@@ -237,7 +225,7 @@ func TestBrowserDrawsLand(t *testing.T) {
 			}
 			onLand := false
 			for _, r := range rings {
-				if insideRing(p, r) {
+				if geo.Inside(p, r) {
 					onLand = !onLand
 				}
 			}

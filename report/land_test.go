@@ -27,7 +27,7 @@ func TestLandEmbedded(t *testing.T) {
 	in := func(c country, lat, lon float64) bool {
 		n := 0
 		for _, r := range c.Rings {
-			if pointIn(geo.Pt{X: lon, Y: lat}, r) {
+			if geo.Inside(geo.Pt{X: lon, Y: lat}, r) {
 				n++
 			}
 		}
@@ -53,17 +53,6 @@ func TestLandEmbedded(t *testing.T) {
 	if !strings.Contains(landText, "public domain") {
 		t.Error("land.txt does not state its licence")
 	}
-}
-
-func pointIn(p geo.Pt, ring []geo.Pt) bool {
-	in := false
-	for i, j := 0, len(ring)-1; i < len(ring); j, i = i, i+1 {
-		a, b := ring[i], ring[j]
-		if (a.Y > p.Y) != (b.Y > p.Y) && p.X < (b.X-a.X)*(p.Y-a.Y)/(b.Y-a.Y)+a.X {
-			in = !in
-		}
-	}
-	return in
 }
 
 func TestParseLandRefusesDamage(t *testing.T) {

@@ -17,6 +17,18 @@ func (r Rect) Contains(p Pt) bool {
 	return p.X >= r.MinX && p.X <= r.MaxX && p.Y >= r.MinY && p.Y <= r.MaxY
 }
 
+// Inside reports whether p lies inside the closed ring (even-odd rule).
+func Inside(p Pt, ring []Pt) bool {
+	in := false
+	for i, j := 0, len(ring)-1; i < len(ring); j, i = i, i+1 {
+		a, b := ring[i], ring[j]
+		if (a.Y > p.Y) != (b.Y > p.Y) && p.X < (b.X-a.X)*(p.Y-a.Y)/(b.Y-a.Y)+a.X {
+			in = !in
+		}
+	}
+	return in
+}
+
 // Bounds is the smallest rectangle holding ring.
 func Bounds(ring []Pt) Rect {
 	r := Rect{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}

@@ -62,3 +62,16 @@ func TestSimplify(t *testing.T) {
 		t.Errorf("a ring below the tolerance: %v, want nil", tiny)
 	}
 }
+
+func TestInside(t *testing.T) {
+	// A square with a notch cut into its right side.
+	ring := []Pt{{0, 0}, {10, 0}, {10, 4}, {5, 5}, {10, 6}, {10, 10}, {0, 10}}
+	for _, tt := range []struct {
+		p    Pt
+		want bool
+	}{{Pt{2, 2}, true}, {Pt{8, 5}, false}, {Pt{4, 5}, true}, {Pt{11, 5}, false}, {Pt{-1, 5}, false}} {
+		if got := Inside(tt.p, ring); got != tt.want {
+			t.Errorf("Inside(%v) = %v", tt.p, got)
+		}
+	}
+}
