@@ -163,9 +163,8 @@ func (o *runOptions) writeRunReport(ctx context.Context, st *pipeline.Stats) err
 }
 
 // runSummary is what the run says of itself: the --summary file's body,
-// the runs table's summary, the report's header. The run ends now.
-// The end is taken once: the --summary file, the runs table and the report
-// of one run agree on it.
+// the runs table's summary, the report's header. The run's end is taken
+// once, on the first call, so that the three agree on it.
 func (o *runOptions) runSummary(st pipeline.Stats, out, review string) *report.Summary {
 	if o.finished.IsZero() {
 		o.finished = time.Now().UTC().Truncate(time.Second)
