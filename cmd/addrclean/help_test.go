@@ -146,3 +146,62 @@ func TestDurationsLoggedAsDurations(t *testing.T) {
 		}
 	}
 }
+
+// helpText is 'addrclean help name'.
+func helpText(t *testing.T, name string) string {
+	t.Helper()
+	var out bytes.Buffer
+	if code := runMain(t.Context(), []string{"help", name}, streams{in: strings.NewReader(""), out: &out, err: &out}); code != exitOK {
+		t.Fatalf("help %s: exit %d\n%s", name, code, &out)
+	}
+	return out.String()
+}
+
+// TestHelpExamplesUseRealFlags: every flag an example of any help passes
+// to a command is a flag of that command (its help lists it), so the
+// examples cannot rot as flags change.
+func TestHelpExamplesUseRealFlags(t *testing.T) {
+	flagsOf := map[string]map[string]bool{}
+	known := func(cmd string) map[string]bool {
+		if m, ok := flagsOf[cmd]; ok {
+			return m
+		}
+		m := map[string]bool{"--help": true}
+		text := helpText(t, cmd)
+		for line := range strings.Lines(text[strings.Index(text, "\nFlags:\n"):]) {
+			if rest, ok := strings.CutPrefix(line, "  -"); ok {
+				for _, f := range strings.Split(strings.Fields("-" + rest)[0], ",") {
+					m[f] = true
+				}
+				if short, long, ok := strings.Cut(strings.TrimSpace(line), ", "); ok {
+					m[short], m[strings.Fields(long)[0]] = true, true
+				}
+			}
+		}
+		flagsOf[cmd] = m
+		return m
+	}
+	examples := 0
+	for _, name := range []string{"run", "apply", "report", "serve", "verify", "cache", "reference"} {
+		text := helpText(t, name)
+		ex := text[strings.Index(text, "\nExamples:\n"):strings.Index(text, "\nFlags:\n")]
+		// Join continued lines, then take each "addrclean CMD ..." command.
+		ex = strings.ReplaceAll(ex, "\\\n", " ")
+		for line := range strings.Lines(ex) {
+			_, cmdline, ok := strings.Cut(line, "addrclean ")
+			if !ok {
+				continue
+			}
+			f := strings.Fields(cmdline)
+			examples++
+			for _, arg := range f[1:] {
+				if strings.HasPrefix(arg, "-") && arg != "-" && !known(f[0])[strings.SplitN(arg, "=", 2)[0]] {
+					t.Errorf("help %s: the example %q passes %s, not a flag of addrclean %s", name, strings.TrimSpace(line), arg, f[0])
+				}
+			}
+		}
+	}
+	if examples < 20 {
+		t.Errorf("%d examples found; the helps have more", examples)
+	}
+}

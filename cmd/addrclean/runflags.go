@@ -91,7 +91,7 @@ Examples:
   A workbook: the sheet, the header row, the address block to use:
     addrclean run --sheet Customers --header-row 3 --prefix Shipping crm.xlsx
   A database table, results upserted into two tables of the same database
-  (the password from ~/.pgpass or PGPASSWORD, never in the URL):
+  (the password in ~/.pgpass or PGPASSWORD rather than in the URL):
     addrclean run --table crm.customers --id-col id \
       --out-table crm.customers_av --review-table crm.customers_review \
       postgres://etl@db.example.com/crm
