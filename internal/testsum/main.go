@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -133,27 +134,45 @@ func summarize(r io.Reader, w io.Writer) (*summary, error) {
 			}
 			delete(held, key)
 		case "fail":
-			if e.Test != "" {
-				// -json reports in -v order, the "--- FAIL" line last;
-				// go test without -v prints it first.
-				out := slices.DeleteFunc(held[key], func(o string) bool { return strings.HasPrefix(o, "=== ") })
-				slices.SortStableFunc(out, func(a, b string) int {
-					return compareBool(strings.HasPrefix(strings.TrimSpace(b), "--- "), strings.HasPrefix(strings.TrimSpace(a), "--- "))
-				})
-				for _, o := range out {
-					fmt.Fprint(w, o)
-				}
+			if e.Test == "" {
+				// A package that failed with tests still open (a panic, a
+				// timeout): their output is the reason, show it.
+				flushPackage(w, held, e.Package)
+				continue
+			}
+			// -json reports in -v order, the "--- FAIL" line last; go test
+			// without -v prints it first.
+			out := slices.DeleteFunc(held[key], func(o string) bool { return strings.HasPrefix(o, "=== ") })
+			slices.SortStableFunc(out, func(a, b string) int {
+				return compareBool(strings.HasPrefix(strings.TrimSpace(b), "--- "), strings.HasPrefix(strings.TrimSpace(a), "--- "))
+			})
+			for _, o := range out {
+				fmt.Fprint(w, o)
 			}
 			delete(held, key)
 		case "pass":
 			delete(held, key)
 		}
 	}
+	for _, k := range slices.Sorted(maps.Keys(held)) {
+		fmt.Fprint(w, strings.Join(held[k], ""))
+	}
 	if err := sc.Err(); err != nil {
 		return s, fmt.Errorf("reading go test -json: %w", err)
 	}
 	slices.SortStableFunc(s.missing, func(a, b *missing) int { return strings.Compare(a.what, b.what) })
 	return s, nil
+}
+
+// flushPackage writes and forgets the output held for the tests of pkg
+// that never ended.
+func flushPackage(w io.Writer, held map[string][]string, pkg string) {
+	for _, k := range slices.Sorted(maps.Keys(held)) {
+		if strings.HasPrefix(k, pkg+"\x00") {
+			fmt.Fprint(w, strings.Join(held[k], ""))
+			delete(held, k)
+		}
+	}
 }
 
 // verboseLine reports the package-level lines that go test prints only

@@ -53,3 +53,22 @@ func TestMarkerRoundTrip(t *testing.T) {
 		t.Fatal("a plain skip read as a missing program")
 	}
 }
+
+// TestSummarizePanic: a test that panics never gets its own "fail" event;
+// its output (the panic and what it logged) is shown with the package's.
+func TestSummarizePanic(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "panic.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out bytes.Buffer
+	if _, err := summarize(f, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"before the panic", "panic: assignment to entry in nil map", "FAIL\tfake2"} {
+		if !bytes.Contains(out.Bytes(), []byte(want)) {
+			t.Errorf("output lacks %q:\n%s", want, &out)
+		}
+	}
+}
