@@ -283,6 +283,7 @@ header dd{display:inline;margin:0 0 0 5px;color:#eceff1}
 <g font-family="system-ui,sans-serif" font-size="12" fill="#263238" stroke="#fff" stroke-width="3" stroke-linejoin="round" paint-order="stroke">
 {{range .Towns}}<text x="{{.TX}}" y="{{.TY}}" text-anchor="{{.Anchor}}">{{.Name}}</text>
 {{end}}</g>
+<g transform="translate(12 {{.H}})" font-family="system-ui,sans-serif" font-size="11" fill="#263238"><rect x="-4" y="-30" width="{{.Scale.Box}}" height="26" rx="3" fill="#fff" fill-opacity="0.7"/><path d="M0 -14v6h{{.Scale.Px}}v-6" fill="none" stroke="#263238" stroke-width="1.5"/><text x="0" y="-17">{{.Scale.Label}}</text></g>
 <text x="{{.W}}" y="{{.H}}" dx="-6" dy="-6" text-anchor="end" font-family="system-ui,sans-serif" font-size="10" fill="#57606a">Land: Natural Earth</text>
 </svg>{{end}}
 {{define "bars"}}{{if .}}<table>

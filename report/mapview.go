@@ -38,7 +38,28 @@ type mapView struct {
 	// (a handful abroad would shrink the map to a dot).
 	Outside int64
 	Span    string
+	Scale   scaleBar
 	pr      projection // for the tests: where a place lands
+}
+
+// scaleBar is the map's scale: a bar of a round number of kilometres.
+type scaleBar struct {
+	Px, Box, Label string // the bar's length, its backing's width, "20 km"
+	px             float64
+}
+
+// newScale picks the round length, in km, whose bar is closest to 120
+// pixels at latitude lat, for s pixels per degree of longitude.
+func newScale(lat, s float64) scaleBar {
+	kmPerPx := 111.32 * math.Cos(lat*math.Pi/180) / s
+	best := scaleBar{}
+	for _, km := range []float64{0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000} {
+		px := km / kmPerPx
+		if best.px == 0 || math.Abs(px-120) < math.Abs(best.px-120) {
+			best = scaleBar{px: px, Px: num(px), Box: num(px + 8), Label: strconv.FormatFloat(km, 'f', -1, 64) + " km"}
+		}
+	}
+	return best
 }
 
 // cluster is one circle of the map: the places within a few pixels of each
@@ -169,6 +190,7 @@ func newMap(d *Data) *mapView {
 			m.Legend = append(m.Legend, legendItem{Action: a, Colour: colour(a), Count: n})
 		}
 	}
+	m.Scale = newScale(invMercY((minY+maxY)/2), s)
 	m.Span = fmt.Sprintf("latitude %.3f to %.3f, longitude %.3f to %.3f", invMercY(minY), invMercY(maxY), minX, maxX)
 	return m
 }
@@ -381,6 +403,7 @@ func townLabels(pr projection, w, h float64, cs []cluster) []townLabel {
 	}
 	free := func(r geo.Rect) bool {
 		return r.MinX >= 2 && r.MaxX <= w-2 && r.MinY >= 2 && r.MaxY <= h-14 &&
+			!r.Overlaps(geo.Rect{MinX: 0, MinY: h - 34, MaxX: 170, MaxY: h}) && // the scale bar
 			!slices.ContainsFunc(taken, func(o geo.Rect) bool { return r.Overlaps(o) })
 	}
 	var out []townLabel
