@@ -22,8 +22,11 @@ staticcheck:
 	  $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); }
 	$(STATICCHECK) ./...
 
+# go test through internal/testsum: the same output as go test without -v,
+# then one line naming the tests skipped because Chromium or PostgreSQL is
+# missing, and the command that installs it.
 race:
-	$(GO) test -race -count=1 ./...
+	$(GO) run ./internal/testsum -race -count=1 ./...
 
 test: vet staticcheck race
 

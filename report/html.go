@@ -1,15 +1,14 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"html/template"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/addrclean/addrclean/pipeline"
 )
@@ -89,69 +88,6 @@ func countBars(cs []Count, total int64) []bar {
 	return out
 }
 
-// dot is one point of the map, in SVG coordinates.
-type dot struct {
-	X, Y   string
-	Colour string
-}
-
-// mapView is the scatter of the coordinates.
-type mapView struct {
-	W, H    int
-	Dots    []dot
-	Legend  []bar
-	Span    string // the area shown, for people
-	Sampled bool
-}
-
-const mapWidth = 760
-
-// project lays the sampled points out equirectangularly, longitudes
-// scaled by the cosine of the middle latitude, so a country keeps its shape.
-func project(d *Data) *mapView {
-	if len(d.Points) == 0 {
-		return nil
-	}
-	minLat, maxLat, minLon, maxLon := 90.0, -90.0, 180.0, -180.0
-	for _, p := range d.Points {
-		minLat, maxLat = math.Min(minLat, p.Lat), math.Max(maxLat, p.Lat)
-		minLon, maxLon = math.Min(minLon, p.Lon), math.Max(maxLon, p.Lon)
-	}
-	// Room around the points, and at least ~1 km across.
-	padLat := math.Max((maxLat-minLat)*0.05, 0.01)
-	padLon := math.Max((maxLon-minLon)*0.05, 0.01)
-	minLat, maxLat, minLon, maxLon = minLat-padLat, maxLat+padLat, minLon-padLon, maxLon+padLon
-	k := math.Cos((minLat + maxLat) / 2 * math.Pi / 180)
-	w := (maxLon - minLon) * k
-	h := maxLat - minLat
-	height := int(math.Round(mapWidth * h / w))
-	height = min(max(height, 240), 900)
-	sx, sy := float64(mapWidth)/w, float64(height)/h
-	s := math.Min(sx, sy)
-	offX := (float64(mapWidth) - w*s) / 2
-	offY := (float64(height) - h*s) / 2
-	m := &mapView{W: mapWidth, H: height, Sampled: d.Located > int64(len(d.Points))}
-	counts := map[string]int64{}
-	// Draw the rarer actions last so they are not hidden under Accept.
-	pts := slices.Clone(d.Points)
-	order := func(a string) int {
-		if i := slices.Index(actionOrder, a); i >= 0 {
-			return i
-		}
-		return len(actionOrder)
-	}
-	slices.SortStableFunc(pts, func(a, b Point) int { return cmp.Compare(order(a.Action), order(b.Action)) })
-	for _, p := range pts {
-		x := offX + (p.Lon-minLon)*k*s
-		y := offY + (maxLat-p.Lat)*s
-		m.Dots = append(m.Dots, dot{X: strconv.FormatFloat(x, 'f', 1, 64), Y: strconv.FormatFloat(y, 'f', 1, 64), Colour: colour(p.Action)})
-		counts[p.Action]++
-	}
-	m.Legend = bars(counts, actionOrder, int64(len(pts)), true)
-	m.Span = fmt.Sprintf("latitude %.3f to %.3f, longitude %.3f to %.3f", minLat+padLat, maxLat-padLat, minLon+padLon, maxLon-padLon)
-	return m
-}
-
 type view struct {
 	*Data
 	ActionBars  []bar
@@ -163,6 +99,19 @@ type view struct {
 	Errors      int64
 	NeedReview  int64
 	Map         *mapView
+	When, Took  string // the run's date and how long it took, when known
+}
+
+// runWhen prints when the run started and how long it took.
+func runWhen(r RunInfo) (when, took string) {
+	if r.Started.IsZero() {
+		return "", ""
+	}
+	when = r.Started.UTC().Format("2 Jan 2006 15:04 UTC")
+	if !r.Finished.IsZero() && !r.Finished.Before(r.Started) {
+		took = r.Finished.Sub(r.Started).Round(time.Second).String()
+	}
+	return when, took
 }
 
 func newView(d *Data) view {
@@ -180,7 +129,8 @@ func newView(d *Data) view {
 	v.ErrorKinds = bars(d.ErrorKinds, errorOrder, v.Errors, false)
 	v.ErrorMsgs = countBars(d.ErrorMessages, v.Errors)
 	v.Reasons = countBars(d.ReviewReasons, v.NeedReview)
-	v.Map = project(d)
+	v.Map = newMap(d)
+	v.When, v.Took = runWhen(d.Run)
 	return v
 }
 
@@ -246,13 +196,23 @@ td.bar{width:32%}
 .kpi span{color:#57606a;font-size:13px}
 .none{color:#57606a;font-style:italic}
 .swatch{display:inline-block;width:11px;height:11px;border-radius:50%;margin-right:5px;vertical-align:-1px}
-svg.map{background:#e3f2fd;border:1px solid #b0bec5;border-radius:4px;max-width:100%;height:auto}
+svg.map{display:block;border:1px solid #b0bec5;border-radius:4px;width:100%;max-width:1400px;height:auto}
+header dl{display:flex;flex-wrap:wrap;gap:4px 22px;margin:8px 0 0;font-size:13px}
+header dt{color:#90a4ae;display:inline}
+header dd{display:inline;margin:0 0 0 5px;color:#eceff1}
 </style>
 </head>
 <body>
 <header>
 <h1>addrclean run report</h1>
 <p>{{.Title}} &middot; {{.Rows}} rows &middot; {{.NeedReview}} for review &middot; {{.Errors}} errors</p>
+<dl>
+<div><dt>Run</dt><dd>{{if .When}}{{.When}}{{if .Took}} (took {{.Took}}){{end}}{{else}}not known (pass the run's --summary){{end}}</dd></div>
+<div><dt>addrclean</dt><dd>{{or .Run.Version "version not known"}}</dd></div>
+<div><dt>Input</dt><dd>{{or .Run.Input .Title}}</dd></div>
+<div><dt>Rows</dt><dd>{{.Rows}}</dd></div>
+<div><dt>Reference</dt><dd>{{or .Run.Reference "not known"}}</dd></div>
+</dl>
 </header>
 <main>
 <section>
@@ -283,7 +243,7 @@ svg.map{background:#e3f2fd;border:1px solid #b0bec5;border-radius:4px;max-width:
 <div class="kpi"><b>{{.TokenRefreshes}}</b><span>token refreshes</span></div>
 <div class="kpi"><b>{{printf "%.1f" .ElapsedSeconds}} s</b><span>elapsed</span></div>
 {{if .RowsResumed}}<div class="kpi"><b>{{.RowsResumed}}</b><span>rows resumed</span></div>{{end}}
-</div>{{else}}<p class="none">Not known: pass the run's --summary file to addrclean report.</p>{{end}}
+</div>{{else}}<p class="none">Not known: pass the run's --summary file to addrclean report (a run into an --out-table keeps it in the table's _runs table).</p>{{end}}
 </section>
 <section>
 <h2>Busiest review reasons <small>({{.NeedReview}} rows to review)</small></h2>
@@ -302,16 +262,30 @@ svg.map{background:#e3f2fd;border:1px solid #b0bec5;border-radius:4px;max-width:
 {{end}}</table>{{end}}{{end}}{{end}}
 </section>
 <section class="wide">
-<h2>Where the addresses are <small>({{.Located}} rows with coordinates{{if .Map}}{{if .Map.Sampled}}, a sample of {{len .Points}} shown{{end}}{{end}})</small></h2>
-{{with .Map}}<svg class="map" xmlns="http://www.w3.org/2000/svg" width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="coordinates by action">
-{{range .Dots}}<circle cx="{{.X}}" cy="{{.Y}}" r="3" fill="{{.Colour}}" fill-opacity="0.8"/>
-{{end}}</svg>
-<p>{{range .Legend}}<span class="swatch" style="background:{{.Colour}}"></span>{{.Label}} {{.Count}} &nbsp; {{end}}<br><small>{{.Span}}</small></p>
+<h2>Where the addresses are <small>({{.Located}} rows with coordinates)</small></h2>
+{{with .Map}}{{template "map" .}}
+<p class="legend">{{range .Legend}}<span class="item" data-action="{{.Action}}" data-count="{{.Count}}"><span class="swatch" style="background:{{.Colour}}"></span>{{.Action}} {{.Count}}</span> &nbsp; {{end}}<br>
+<small>A dot is one row; a ring, the rows close together, split by action, with their number.{{if .Outside}} {{.Outside}} row(s) lie outside the area shown.{{end}} {{.Span}}.</small></p>
 {{else}}<p class="none">No row has coordinates.</p>{{end}}
 </section>
 </main>
 </body>
 </html>
+{{define "map"}}<svg class="map" xmlns="http://www.w3.org/2000/svg" width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="map of the rows by action">
+<rect width="{{.W}}" height="{{.H}}" fill="#c6dcea"/>
+<g fill="#f1eee6" stroke="#8d9ba6" stroke-width="0.7" stroke-linejoin="round" fill-rule="evenodd">
+{{range .Land}}<path d="{{.}}"/>
+{{end}}</g>
+<g fill="#37474f">{{range .Towns}}<circle cx="{{.X}}" cy="{{.Y}}" r="2.5"/>{{end}}</g>
+<g font-family="system-ui,sans-serif" font-size="10" font-weight="bold" text-anchor="middle">
+{{range .Clusters}}<g data-rows="{{.Rows}}"><title>{{.Title}}</title>{{if .Rings}}<circle cx="{{.X}}" cy="{{.Y}}" r="{{.R}}" fill="#fff" fill-opacity="0.9"/>{{$c := .}}{{range .Rings}}<circle cx="{{$c.X}}" cy="{{$c.Y}}" r="{{$c.Inner}}" fill="none" stroke="{{.Colour}}" stroke-width="5" stroke-dasharray="{{.Dash}}" stroke-dashoffset="{{.Offset}}" transform="rotate(-90 {{$c.X}} {{$c.Y}})"/>{{end}}<text x="{{.X}}" y="{{.Y}}" dy="3.5" fill="#1f2328">{{.Label}}</text>{{else}}<circle cx="{{.X}}" cy="{{.Y}}" r="{{.R}}" fill="{{.Colour}}" stroke="#fff" stroke-width="1"/>{{end}}</g>
+{{end}}</g>
+<g font-family="system-ui,sans-serif" font-size="12" fill="#263238" stroke="#fff" stroke-width="3" stroke-linejoin="round" paint-order="stroke">
+{{range .Towns}}<text x="{{.TX}}" y="{{.TY}}" text-anchor="{{.Anchor}}">{{.Name}}</text>
+{{end}}</g>
+<g transform="translate(12 {{.H}})" font-family="system-ui,sans-serif" font-size="11" fill="#263238"><rect x="-4" y="-30" width="{{.Scale.Box}}" height="26" rx="3" fill="#fff" fill-opacity="0.7"/><path d="M0 -14v6h{{.Scale.Px}}v-6" fill="none" stroke="#263238" stroke-width="1.5"/><text x="0" y="-17">{{.Scale.Label}}</text></g>
+<text x="{{.W}}" y="{{.H}}" dx="-6" dy="-6" text-anchor="end" font-family="system-ui,sans-serif" font-size="10" fill="#57606a">Land: Natural Earth</text>
+</svg>{{end}}
 {{define "bars"}}{{if .}}<table>
 {{range .}}<tr><td>{{.Label}}</td><td class="n">{{.Count}}</td><td class="p">{{.Pct}}</td><td class="bar"><div class="track"><div class="fill" style="width:{{.Width}};background:{{.Colour}}"></div></div></td></tr>
 {{end}}</table>{{else}}<p class="none">None.</p>{{end}}{{end}}`

@@ -13,31 +13,45 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/runfile"
 )
 
+// Summary is what a run says of itself: the body of its --summary file,
+// and what a table run keeps in its runs table (table.Runs).
+type Summary struct {
+	Input    string `json:"input"`
+	Enriched string `json:"enriched,omitempty"`
+	Review   string `json:"review,omitempty"`
+	// Version is the version of addrclean that ran.
+	Version string `json:"version,omitempty"`
+	// Reference is what the addresses were verified against: the live
+	// service's address (no key, no credentials), or the embedded
+	// service's reference file.
+	Reference string    `json:"reference,omitempty"`
+	Started   time.Time `json:"started,omitzero"`
+	Finished  time.Time `json:"finished,omitzero"`
+	pipeline.Stats
+}
+
 // Options tunes Build.
 type Options struct {
-	// Stats are the run's statistics (the cost section); nil leaves the
-	// section out, as for a report built from an enriched file alone.
-	Stats *pipeline.Stats
+	// Summary is the run's summary (the header's run facts, the cost and
+	// error kinds); nil leaves them out, as for a report built from an
+	// enriched file alone.
+	Summary *Summary
 	// Read tunes reading the enriched file.
 	Read readers.Options
 	// Title names the run in the page's heading; empty means the enriched
 	// file's path.
 	Title string
 }
-
-// MaxPoints is how many coordinates the map samples; a fixed sample keeps
-// the page small and memory flat whatever the size of the run.
-const MaxPoints = 4000
 
 // topN is the length of the top lists (review reasons, error messages,
 // duplicate groups).
@@ -88,16 +102,20 @@ type Duplicates struct {
 	Top    []Group `json:"top"`
 }
 
-// Point is one sampled coordinate.
-type Point struct {
-	Lat    float64 `json:"lat"`
-	Lon    float64 `json:"lon"`
-	Action string  `json:"action"`
+// RunInfo are the facts of the run the page's header shows; each is
+// empty when not known.
+type RunInfo struct {
+	Input     string    `json:"input,omitempty"`
+	Version   string    `json:"version,omitempty"`
+	Reference string    `json:"reference,omitempty"`
+	Started   time.Time `json:"started,omitzero"`
+	Finished  time.Time `json:"finished,omitzero"`
 }
 
 // Data are the numbers of a report; WriteHTML renders them.
 type Data struct {
 	Title         string           `json:"title"`
+	Run           RunInfo          `json:"run"`
 	Rows          int64            `json:"rows"`
 	Actions       map[string]int64 `json:"actions"`
 	MatchLevels   map[string]int64 `json:"match_levels"`
@@ -108,21 +126,35 @@ type Data struct {
 	ReviewReasons []Count          `json:"review_reasons"`
 	Cost          *Cost            `json:"cost,omitempty"`
 	Duplicates    Duplicates       `json:"duplicates"`
-	// Located is the number of rows with coordinates; Points a fixed
-	// sample of them.
-	Located int64   `json:"located"`
-	Points  []Point `json:"points"`
+	// Located is the number of rows with coordinates, LocatedActions
+	// the same by action, and Places where they are (every located row
+	// counted, in at most maxPlaces squares).
+	Located        int64            `json:"located"`
+	LocatedActions map[string]int64 `json:"located_actions"`
+	Places         []Place          `json:"-"`
 }
 
-// ReadSummary reads the statistics from a --summary JSON file.
-func ReadSummary(path string) (*pipeline.Stats, error) {
+// ReadSummary reads a --summary JSON file.
+func ReadSummary(path string) (*Summary, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--summary: %w", err)
 	}
-	var st pipeline.Stats
+	st, err := ParseSummary(b)
+	if err != nil {
+		return nil, fmt.Errorf("--summary %s: %w", path, err)
+	}
+	return st, nil
+}
+
+// ErrNotSummary marks a document that is not the summary of a run.
+var ErrNotSummary = errors.New("not a summary of addrclean run")
+
+// ParseSummary reads a summary from its JSON.
+func ParseSummary(b []byte) (*Summary, error) {
+	var st Summary
 	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("--summary %s: not a summary of addrclean run: %w", path, err)
+		return nil, fmt.Errorf("%w: %w", ErrNotSummary, err)
 	}
 	return &st, nil
 }
@@ -171,12 +203,11 @@ func Build(ctx context.Context, path string, opts Options) (*Data, error) {
 // BuildFrom works out the report from enriched rows read from anywhere (a
 // file, a table); it does not close en.
 func BuildFrom(ctx context.Context, en *runfile.Enriched, opts Options) (*Data, error) {
-	d := &Data{Title: opts.Title, Actions: map[string]int64{}, MatchLevels: map[string]int64{}, Points: []Point{}}
+	d := &Data{Title: opts.Title, Actions: map[string]int64{}, MatchLevels: map[string]int64{}, LocatedActions: map[string]int64{}}
 	d.Duplicates.Known = en.Has("av_duplicates")
 	d.Duplicates.Top = []Group{}
 	var errs, reasons counter
-	// A fixed seed: the same run gives the same page.
-	rng := rand.New(rand.NewPCG(1, 2))
+	var where places
 	for {
 		r, err := en.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -211,13 +242,8 @@ func BuildFrom(ctx context.Context, en *runfile.Enriched, opts Options) (*Data, 
 		}
 		if lat, lon, ok := coords(r.Get("av_latitude"), r.Get("av_longitude")); ok {
 			d.Located++
-			p := Point{Lat: lat, Lon: lon, Action: action}
-			// Reservoir sampling: every located row has the same chance.
-			if len(d.Points) < MaxPoints {
-				d.Points = append(d.Points, p)
-			} else if i := rng.Int64N(d.Located); i < MaxPoints {
-				d.Points[i] = p
-			}
+			d.LocatedActions[action]++
+			where.add(lat, lon, action)
 		}
 		if n, _ := strconv.ParseInt(r.Get("av_duplicates"), 10, 64); n > 1 && r.Get("av_first_row") == strconv.Itoa(r.Num) {
 			d.Duplicates.Groups++
@@ -225,10 +251,12 @@ func BuildFrom(ctx context.Context, en *runfile.Enriched, opts Options) (*Data, 
 			d.Duplicates.Top = addGroup(d.Duplicates.Top, Group{ID: r.Get("av_address_id"), Rows: n, FirstRow: r.Num, Label: r.Get("av_label")})
 		}
 	}
+	d.Places = where.list()
 	d.Duplicates.Extra = d.Duplicates.Rows - d.Duplicates.Groups
 	d.ErrorMessages = errs.top(topN)
 	d.ReviewReasons = reasons.top(topN)
-	if st := opts.Stats; st != nil {
+	if st := opts.Summary; st != nil {
+		d.Run = RunInfo{Input: st.Input, Version: st.Version, Reference: st.Reference, Started: st.Started, Finished: st.Finished}
 		d.ErrorKinds = st.Errors
 		d.Cost = &Cost{
 			CallsMade: st.CallsMade, CallsSaved: st.CallsSaved, CacheHits: st.CacheHits, Retries: st.Retries,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,7 +23,7 @@ func buildFixture(t *testing.T) *Data {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Build(context.Background(), filepath.Join("testdata", "enriched.csv"), Options{Stats: st, Title: "enriched.csv"})
+	d, err := Build(context.Background(), filepath.Join("testdata", "enriched.csv"), Options{Summary: st, Title: "enriched.csv"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,12 +34,10 @@ func buildFixture(t *testing.T) *Data {
 // counted, not listed) and the page itself.
 func TestGoldenNumbers(t *testing.T) {
 	d := buildFixture(t)
-	c := *d
-	c.Points = nil
 	b, err := json.MarshalIndent(struct {
-		Data
-		SampledPoints int `json:"sampled_points"`
-	}{c, len(d.Points)}, "", "  ")
+		*Data
+		Places int `json:"places"`
+	}{d, len(d.Places)}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +47,19 @@ func TestGoldenNumbers(t *testing.T) {
 	if err := d.WriteHTML(&page); err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, "report.html", withoutStyle(t, page.Bytes()))
+	golden.Check(t, "report.html", withoutLand(withoutStyle(t, page.Bytes())))
+}
+
+// landGroup is the map's group of country outlines: the golden page counts
+// them (the land itself is tested by TestLandEmbedded and the browser).
+var landGroup = regexp.MustCompile(`(?s)(<g fill="` + landColour + `"[^>]*>\n)(.*?)(</g>)`)
+
+// withoutLand replaces the outlines of the map with their number.
+func withoutLand(page []byte) []byte {
+	return landGroup.ReplaceAllFunc(page, func(g []byte) []byte {
+		m := landGroup.FindSubmatch(g)
+		return []byte(fmt.Sprintf("%s<!-- %d country outlines -->\n%s", m[1], bytes.Count(m[2], []byte("<path ")), m[3]))
+	})
 }
 
 // styleBlock is the page's inline CSS: the golden page holds the page's
@@ -123,33 +134,55 @@ func TestSelfContained(t *testing.T) {
 	}
 }
 
-// TestSampleBounded: the map's sample never passes MaxPoints, and the same
-// input gives the same sample.
-func TestSampleBounded(t *testing.T) {
+// TestPlacesBounded: however many places the rows are at, the map keeps
+// at most maxPlaces squares, yet every located row is counted, by action,
+// and the same input gives the same places.
+func TestPlacesBounded(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "big.csv")
 	var b strings.Builder
 	b.WriteString("id,av_action,av_status,av_match_level,av_complete,av_address_id,av_line1,av_line2,av_line3,av_line4,av_city,av_region,av_postcode,av_country,av_country_iso,av_label,av_lines_amended,av_city_amended,av_region_amended,av_postcode_amended,av_latitude,av_longitude,av_location_accuracy,av_message,av_error,av_duplicates,av_first_row\n")
-	for i := range MaxPoints + 500 {
-		b.WriteString("r,Accept,Verified,Building,true,X,,,,,,,,,,,false,false,false,false,53.")
-		b.WriteString(strings.Repeat("1", 1+i%7))
-		b.WriteString(",-6.2,,,,1,1\n")
+	const n = 3 * maxPlaces
+	want := map[string]int64{}
+	for i := range n {
+		action := actionOrder[i%4]
+		want[action]++
+		// A grid of points 0.01 degree apart: each its own square at the
+		// start, far more than maxPlaces of them.
+		fmt.Fprintf(&b, "r,%s,Verified,Building,true,X,,,,,,,,,,,false,false,false,false,%.4f,%.4f,,,,1,1\n",
+			action, 51.5+float64(i/150)*0.01, -10+float64(i%150)*0.01)
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var pts [][]Point
+	var got [][]Place
 	for range 2 {
 		d, err := Build(context.Background(), path, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(d.Points) != MaxPoints || d.Located != MaxPoints+500 {
-			t.Fatalf("%d points of %d located", len(d.Points), d.Located)
+		if len(d.Places) > maxPlaces || len(d.Places) < maxPlaces/8 {
+			t.Fatalf("%d places for %d rows; want at most %d, and not too few", len(d.Places), n, maxPlaces)
 		}
-		pts = append(pts, d.Points)
+		var rows int64
+		by := map[string]int64{}
+		for _, p := range d.Places {
+			rows += p.Rows
+			for i, c := range p.Actions {
+				by[kindName(i)] += c
+			}
+		}
+		if rows != n || d.Located != n {
+			t.Fatalf("places hold %d rows, located %d; want %d", rows, d.Located, n)
+		}
+		for a, c := range want {
+			if by[a] != c || d.LocatedActions[a] != c {
+				t.Errorf("%s: places %d, located %d; want %d", a, by[a], d.LocatedActions[a], c)
+			}
+		}
+		got = append(got, d.Places)
 	}
-	if !reflect.DeepEqual(pts[0], pts[1]) {
-		t.Fatal("two reports of one file sampled different points")
+	if !reflect.DeepEqual(got[0], got[1]) {
+		t.Fatal("two reports of one file gave different places")
 	}
 }

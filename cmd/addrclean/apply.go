@@ -52,6 +52,18 @@ Exit codes: 0 written, every row resolved; 2 usage error, or a review that does 
 belong to the enriched file or holds decisions that cannot be applied (the rows are
 named; nothing is written); 3 written, but some rows are unresolved; 1 other errors.
 
+Examples:
+  Files: the run's enriched file and the review a person filled in:
+    addrclean apply --enriched customers.cleaned.csv --review customers.review.xlsx \
+      -o customers.final.csv
+  A keep decision needs the address columns when run was told them:
+    addrclean apply --line-cols "Street,Area" --postcode-col Eircode \
+      --enriched out.xlsx --review review.xlsx -o final.xlsx
+  Tables: the decisions recorded with UPDATE in the review table:
+    addrclean apply --table crm.customers --id-col id --out-table crm.customers_av \
+      --review-table crm.customers_review --final-table crm.customers_final \
+      postgres://etl@db.example.com/crm
+
 Flags:
 `
 
@@ -75,7 +87,7 @@ func cmdApply(ctx context.Context, args []string, s streams) error {
 	fs.SetOutput(s.err)
 	fs.Usage = func() {
 		fmt.Fprint(s.err, applyUsage)
-		fs.PrintDefaults()
+		printFlags(fs, s.err)
 	}
 	fs.StringVar(&o.enriched, "enriched", "", "enriched output `PATH` of addrclean run")
 	fs.StringVar(&o.review, "review", "", "review `PATH` with the decisions filled in")

@@ -129,6 +129,16 @@ A cache in use by a run is locked: the command waits a second, then fails.
 Exit codes: 0 done; 1 the cache is missing, locked or damaged (or, for clear,
 not a cache at all); 2 usage error.
 
+Examples:
+  What the cache holds, and how much of it is past 30 days:
+    addrclean cache stats --cache ~/.addrclean.cache
+  The same for a script:
+    addrclean cache stats --json --cache ~/.addrclean.cache
+  Drop the answers older than a week (a weekly cron job):
+    addrclean cache prune --cache-ttl 168h --cache ~/.addrclean.cache
+  Start again from nothing:
+    addrclean cache clear --cache ~/.addrclean.cache
+
 Flags:
 `
 

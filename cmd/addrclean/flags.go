@@ -25,7 +25,7 @@ func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
+		printFlags(fs, stderr)
 	}
 	return fs
 }
@@ -119,11 +119,8 @@ func parseFlags(fs *flag.FlagSet, args []string, usage string, out io.Writer, in
 	}
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		errOut := fs.Output()
-		fs.SetOutput(out)
 		fmt.Fprint(out, usage)
-		fs.PrintDefaults()
-		fs.SetOutput(errOut)
+		printFlags(fs, out)
 		return nil, err
 	case err != nil:
 		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {

@@ -86,6 +86,13 @@ func (g *repeatGuard) report(log zerolog.Logger) {
 	}
 }
 
+// Durations are logged as durations ("cache_ttl":"720h0m0s", as the flags
+// take them), not as zerolog's default milliseconds (2592000000). This is
+// an output format, so cmd decides it, once, before anything logs.
+func init() {
+	zerolog.DurationFieldFormat = zerolog.DurationFormatString
+}
+
 // jsonLogs reports whether --log-format gives one JSON object per stderr
 // line: json, or auto when stderr is not a terminal.
 func jsonLogs(format string, tty bool) bool {

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"golang.org/x/term"
@@ -69,14 +71,17 @@ func exitCode(err error) int {
 	return exitFatal
 }
 
-const usageText = `addrclean verifies addresses in CSV/XLSX exports against an address-verification service.
+const usageText = `addrclean verifies addresses in CSV/XLSX exports and database tables against an
+address-verification service.
 
 Usage:
   addrclean run [flags] INPUT       verify every row of INPUT; write enriched and review files
+  addrclean run [flags] DBURL --table NAME --id-col C --out-table T --review-table R
+                                    the same over a PostgreSQL or SQLite table or query
   addrclean apply --enriched CLEANED --review REVIEWED -o FINAL
                                     apply the decisions of a review file: the final file for import
-  addrclean report -o REPORT.html ENRICHED
-                                    the after-run HTML report of an enriched file
+  addrclean report -o REPORT.html ENRICHED | --out-table T DBURL
+                                    the after-run HTML report of a run
   addrclean serve [flags]           run the local address-verification service
   addrclean verify [flags] LINE...  verify one address
   addrclean cache stats|prune|clear --cache PATH
@@ -84,8 +89,13 @@ Usage:
   addrclean reference import --from paf|openaddresses IN OUT.csv
                                     convert PAF or OpenAddresses to a reference file
   addrclean version                 print the version
+  addrclean help COMMAND            the flags and examples of a command
 
-Run 'addrclean COMMAND --help' for the flags of a command.
+Example: the sample export, against the embedded service (no key, no network):
+  addrclean run --country IE --report customers.html sample_data/customers.csv
+
+Run 'addrclean help COMMAND' or 'addrclean COMMAND --help' for the flags and
+examples of a command.
 `
 
 // streams are the process's standard streams, swappable in tests.
@@ -113,27 +123,28 @@ func main() {
 	os.Exit(code)
 }
 
+// commands are the subcommands by name.
+var commands = map[string]func(context.Context, []string, streams) error{
+	"run": cmdRun, "apply": cmdApply, "report": cmdReport, "serve": cmdServe,
+	"verify": cmdVerify, "cache": cmdCache, "reference": cmdReference,
+}
+
 // runMain dispatches to a subcommand and maps its error to an exit code.
 func runMain(ctx context.Context, args []string, s streams) int {
 	if len(args) == 0 {
 		fmt.Fprint(s.err, usageText)
 		return exitUsage
 	}
-	commands := map[string]func(context.Context, []string, streams) error{
-		"run": cmdRun, "apply": cmdApply, "report": cmdReport, "serve": cmdServe,
-		"verify": cmdVerify, "cache": cmdCache, "reference": cmdReference,
-	}
 	var err error
 	switch args[0] {
 	case "version", "--version", "-version":
 		fmt.Fprintf(s.out, "addrclean %s\n", version)
 	case "help", "-h", "--help", "-help":
-		fmt.Fprint(s.out, usageText)
+		return help(ctx, args[1:], s)
 	default:
 		cmd, ok := commands[args[0]]
 		if !ok {
-			fmt.Fprintf(s.err, "addrclean: unknown command %q\n\n%s", args[0], usageText)
-			return exitUsage
+			return unknownCommand(args[0], s)
 		}
 		err = cmd(ctx, args[1:], s)
 	}
@@ -142,6 +153,42 @@ func runMain(ctx context.Context, args []string, s streams) int {
 		fmt.Fprintf(s.err, "addrclean: %v\n", err)
 	}
 	return code
+}
+
+// help is 'addrclean help [COMMAND]': the top-level help, or the command's
+// own --help, on stdout (asked for, so it is the output).
+func help(ctx context.Context, args []string, s streams) int {
+	if len(args) == 0 {
+		fmt.Fprint(s.out, usageText)
+		return exitOK
+	}
+	switch args[0] {
+	case "version":
+		fmt.Fprint(s.out, "Usage: addrclean version\n\nPrint the version of addrclean.\n")
+		return exitOK
+	case "help":
+		fmt.Fprint(s.out, usageText)
+		return exitOK
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		return unknownCommand(args[0], s)
+	}
+	// Every command prints its help and returns before doing anything
+	// else; the help goes where the command's errors would.
+	return exitCode(cmd(ctx, []string{"--help"}, streams{in: s.in, out: s.out, err: s.out}))
+}
+
+// unknownCommand reports a command that is not one, with the nearest one
+// when a typo is likely, and the list of commands.
+func unknownCommand(name string, s streams) int {
+	fmt.Fprintf(s.err, "addrclean: unknown command %q\n", name)
+	names := slices.Collect(maps.Keys(commands))
+	if near := closestCommand(name, append(names, "help", "version")); near != "" {
+		fmt.Fprintf(s.err, "did you mean 'addrclean %s'?\n", near)
+	}
+	fmt.Fprintf(s.err, "\n%s", usageText)
+	return exitUsage
 }
 
 // isSilent reports an exitError without a message (already reported).

@@ -27,6 +27,17 @@ Convert an address file into the reference format of the embedded service
 OUT is written whole or not at all, and checked by loading it as the service
 would. A summary of rows read, written and left out goes to stderr.
 
+Examples:
+  Royal Mail PAF (CSV or JSON) into a reference for run --reference:
+    addrclean reference import --from paf paf.csv gb-reference.csv
+  An OpenAddresses extract, its country from its directory (ie/...):
+    addrclean reference import --from openaddresses ie/countrywide.csv ie-reference.csv
+  From standard input, the country given:
+    unzip -p ie.zip countrywide.csv | \
+      addrclean reference import --from openaddresses --country IE - ie-reference.csv
+  Then use it:
+    addrclean run --reference ie-reference.csv customers.csv
+
 Flags:
 `
 

@@ -2,11 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
@@ -26,7 +32,19 @@ dedup savings, cache hits, retries, 429s) needs the run's --summary file.
 Nothing calls the service. 'addrclean run --report PATH.html' writes the same page
 at the end of a run. With a DBURL, the page is built from the run's --out-table
 NAME in that database (duplicates counted by the database, rows numbered in id
-order).
+order). A run that wrote --out-table also keeps its summary in the table
+NAME_runs beside it: the cost and errors sections of the last run are read
+from there, so --summary is not needed.
+
+Examples:
+  The report of a file run, with the cost of the run:
+    addrclean report --summary customers.summary.json -o customers.html \
+      customers.cleaned.csv
+  The report of a table run (cost read from crm.customers_av_runs):
+    addrclean report --out-table crm.customers_av -o nightly.html \
+      postgres://etl@db.example.com/crm
+  The same page at the end of the run itself:
+    addrclean run --report customers.html customers.csv
 
 Flags:
 `
@@ -38,7 +56,7 @@ func cmdReport(ctx context.Context, args []string, s streams) error {
 	fs.SetOutput(s.err)
 	fs.Usage = func() {
 		fmt.Fprint(s.err, reportUsage)
-		fs.PrintDefaults()
+		printFlags(fs, s.err)
 	}
 	fs.StringVar(&out, "out", "", "report `PATH` (.html)")
 	fs.StringVar(&out, "o", "", "shorthand for --out")
@@ -68,7 +86,7 @@ func cmdReport(ctx context.Context, args []string, s streams) error {
 	if err := checkPaths(reportPaths(pos[0], summary, out)...); err != nil {
 		return err
 	}
-	var st *pipeline.Stats
+	var st *report.Summary
 	if summary != "" {
 		if st, err = report.ReadSummary(summary); err != nil {
 			return withCode(exitFatal, err)
@@ -95,8 +113,8 @@ func checkReportPath(path string) error {
 }
 
 // writeReport builds the report of the enriched file and writes it.
-func writeReport(ctx context.Context, enriched, out string, st *pipeline.Stats) error {
-	d, err := report.Build(ctx, enriched, report.Options{Stats: st, Title: enriched})
+func writeReport(ctx context.Context, enriched, out string, st *report.Summary) error {
+	d, err := report.Build(ctx, enriched, report.Options{Summary: st, Title: enriched})
 	switch {
 	case errors.Is(err, runfile.ErrNotEnriched), errors.Is(err, readers.ErrUnsupportedFormat):
 		return withCode(exitUsage, err)
@@ -111,7 +129,7 @@ func writeReport(ctx context.Context, enriched, out string, st *pipeline.Stats) 
 
 // writeTableReport builds the report of out-table name in the database at
 // dbURL and writes it.
-func writeTableReport(ctx context.Context, dbURL, name, out string, st *pipeline.Stats) error {
+func writeTableReport(ctx context.Context, dbURL, name, out string, st *report.Summary) error {
 	u, err := table.ParseURL(dbURL)
 	if err != nil {
 		return withCode(exitFatal, err)
@@ -133,19 +151,80 @@ func (o *runOptions) reportsFromTable(outPath string) bool {
 // out-table when the run wrote no file. It works out the file's path
 // itself: by the end of a run, cmdRun's outPath names the tables too.
 func (o *runOptions) writeRunReport(ctx context.Context, st *pipeline.Stats) error {
-	outPath, _, err := o.resolveOutputs()
+	outPath, reviewPath, err := o.resolveOutputs()
 	if err != nil {
 		return err
 	}
-	if !o.reportsFromTable(outPath) {
-		return writeReport(ctx, outPath, o.report, st)
+	var sum *report.Summary
+	if st != nil {
+		sum = o.runSummary(*st, outPath, reviewPath)
 	}
-	return reportOutTable(ctx, o.tr.out, o.tr.outName, o.report, st)
+	if !o.reportsFromTable(outPath) {
+		return writeReport(ctx, outPath, o.report, sum)
+	}
+	return reportOutTable(ctx, o.tr.out, o.tr.outName, o.report, sum)
+}
+
+// runSummary is what the run says of itself: the --summary file's body,
+// the runs table's summary, the report's header. The run's end is taken
+// once, on the first call, so that the three agree on it.
+func (o *runOptions) runSummary(st pipeline.Stats, out, review string) *report.Summary {
+	if o.finished.IsZero() {
+		o.finished = time.Now().UTC().Truncate(time.Second)
+	}
+	return &report.Summary{
+		Input: o.input, Enriched: out, Review: review, Version: version, Reference: o.referenceText(),
+		Started: o.finished.Add(-st.Elapsed.Round(time.Second)), Finished: o.finished, Stats: st,
+	}
+}
+
+// recordRun keeps the run's summary in the runs table next to its
+// out-table (table.RunsName), so that addrclean report over the table shows
+// the cost without the --summary file. A run without an out-table has
+// none. The outputs are written by now: a failure here is reported and
+// leaves the run's outcome as it was.
+func (o *runOptions) recordRun(ctx context.Context, st pipeline.Stats, out, review string, log zerolog.Logger) {
+	tr := o.tr
+	if !tr.hasOutputs() || tr.outName.Table == "" || tr.outDB == nil {
+		return
+	}
+	rn := table.RunsName(tr.outName)
+	// The input is never written: a runs table that is the input table
+	// (or the review table) under another role is left alone.
+	if rn == tr.revName || (tr.src != nil && tr.src.Display == tr.out.Display && rn == tr.srcName) {
+		log.Warn().Str("runs_table", rn.String()).Msg("the runs table would be the input or review table: the run's summary is not recorded")
+		return
+	}
+	sum := o.runSummary(st, out, review)
+	b, err := json.Marshal(sum)
+	if err == nil {
+		err = table.RecordRun(context.WithoutCancel(ctx), tr.outDB, tr.outName,
+			table.Run{ID: uuid.NewString(), Started: sum.Started, Finished: sum.Finished, Summary: b})
+	}
+	if err != nil {
+		log.Error().Err(err).Str("runs_table", rn.String()).Msg("recording the run's summary")
+		return
+	}
+	log.Debug().Str("runs_table", rn.String()).Msg("run recorded")
+}
+
+// referenceText says what the rows were verified against, with no key and
+// no credentials: the live service's address, or the embedded service's
+// reference.
+func (o *runOptions) referenceText() string {
+	if o.baseURL == "" {
+		return "embedded service, " + referenceName(o.reference) + " reference"
+	}
+	u, err := url.Parse(o.baseURL)
+	if err != nil || u.Host == "" {
+		return "live service"
+	}
+	return "live service " + (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }
 
 // reportOutTable builds the report of out-table n in the database at u and
 // writes it to out.
-func reportOutTable(ctx context.Context, u *table.URL, n table.Name, out string, st *pipeline.Stats) error {
+func reportOutTable(ctx context.Context, u *table.URL, n table.Name, out string, st *report.Summary) error {
 	db, err := table.Open(ctx, u, table.Options{ReadOnly: true})
 	if err != nil {
 		return tableError(err)
@@ -161,7 +240,20 @@ func reportOutTable(ctx context.Context, u *table.URL, n table.Name, out string,
 		return withCode(exitUsage, err)
 	}
 	defer en.Close()
-	d, err := report.BuildFrom(ctx, en, report.Options{Stats: st, Title: title})
+	if st == nil {
+		// The run's summary kept next to the out-table, if any: a table
+		// written before runs tables existed just has no cost section.
+		switch b, err := table.LastRun(ctx, db, n); {
+		case errors.Is(err, table.ErrNoRuns):
+		case err != nil:
+			return tableError(err)
+		default:
+			if st, err = report.ParseSummary(b); err != nil {
+				return withCode(exitFatal, fmt.Errorf("runs table %s: %w", table.RunsName(n), err))
+			}
+		}
+	}
+	d, err := report.BuildFrom(ctx, en, report.Options{Summary: st, Title: title})
 	if err != nil {
 		return withCode(exitFatal, fmt.Errorf("report: %w", err))
 	}

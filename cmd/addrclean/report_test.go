@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addrclean/addrclean/report"
 	"github.com/addrclean/addrclean/table"
 )
 
@@ -132,7 +133,9 @@ func TestReportTable(t *testing.T) {
 				"--out-table", "av", "-o", enriched, dbURL)
 			wantExit(t, r, exitOK, exitRowErrors)
 			fromFile, fromTable := filepath.Join(dir, "file.html"), filepath.Join(dir, "table.html")
-			if code, _, stderr := cli("report", "-o", fromFile, enriched); code != exitOK {
+			// The run's summary: from the --summary file for the file, from
+			// the runs table next to the out-table for the table.
+			if code, _, stderr := cli("report", "--summary", filepath.Join(dir, "summary.json"), "-o", fromFile, enriched); code != exitOK {
 				t.Fatalf("report of the file: exit %d\n%s", code, stderr)
 			}
 			if code, _, stderr := cli("report", "-o", fromTable, "--out-table", "av", dbURL); code != exitOK {
@@ -183,6 +186,9 @@ func TestRunReportFromTable(t *testing.T) {
 	enriched := filepath.Join(dir, "cleaned.csv")
 	args := []string{"--country", "IE", "--table", "customers", "--id-col", "Customer ID", "--out-table", "av"}
 	wantExit(t, runDB(t, dir, append(append(slices.Clone(args), "-o", enriched), dbURL)...), exitOK, exitRowErrors)
+	// The pages below are built without the run's statistics: the want
+	// page too, so without the summary the run kept next to the table.
+	dropTable(t, dbURL, table.RunsName(table.Name{Table: "av"}))
 	want := filepath.Join(dir, "want.html")
 	if code, _, stderr := cli("report", "-o", want, "--out-table", "av", dbURL); code != exitOK {
 		t.Fatalf("report: exit %d\n%s", code, stderr)
@@ -235,5 +241,78 @@ func TestRunReportTablesOnly(t *testing.T) {
 	}
 	if got, w := readFile(t, page), readFile(t, want); got != w {
 		t.Errorf("run --report over a table differs from addrclean report --out-table:\n%s", firstDiff(w, got))
+	}
+}
+
+// dropTable drops table n of the database at dbURL.
+func dropTable(t *testing.T, dbURL string, n table.Name) {
+	t.Helper()
+	u, err := table.ParseURL(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := table.Open(context.Background(), u, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Exec(context.Background(), "DROP TABLE "+n.SQL()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReportTableKeepsRunSummary: a run into an out-table, named as users
+// write it (schema-qualified, a name that needs quotes), records its
+// summary in the _runs table next to it; addrclean report over the table
+// then shows the header's run facts, the cost and the errors by kind with
+// no --summary file, the numbers of the run's own summary. A table with no
+// runs table (an older version's) still gets its page, the cost not known.
+func TestReportTableKeepsRunSummary(t *testing.T) {
+	for name, newDB := range applyDBs(t) {
+		t.Run(name, func(t *testing.T) {
+			isolateJournals(t)
+			dbURL := newDB(t)
+			loadSample(t, dbURL, "customers")
+			schema := "main"
+			if name == "PostgreSQL" {
+				schema = "public"
+			}
+			outTable := schema + `."Av Out"`
+			dir := t.TempDir()
+			r := runDB(t, dir, "--country", "IE", "--table", "customers", "--id-col", "Customer ID", "--out-table", outTable, dbURL)
+			wantExit(t, r, exitOK, exitRowErrors)
+			sum, err := report.ReadSummary(filepath.Join(dir, "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := filepath.Join(dir, "table.html")
+			if code, _, stderr := cli("report", "-o", page, "--out-table", outTable, dbURL); code != exitOK {
+				t.Fatalf("report: exit %d\n%s", code, stderr)
+			}
+			got := readFile(t, page)
+			for _, want := range []string{
+				fmt.Sprintf("<b>%d</b><span>calls made</span>", sum.CallsMade),
+				fmt.Sprintf("<b>%d</b><span>saved by dedup</span>", sum.CallsSaved),
+				"<h3>By kind</h3>",
+				"<dd>" + sum.Started.Format("2 Jan 2006 15:04 UTC"),
+				"<dd>" + version + "</dd>",
+				"<dd>embedded service, bundled sample reference</dd>",
+			} {
+				if !strings.Contains(got, want) {
+					t.Errorf("the table's page lacks %q", want)
+				}
+			}
+			if strings.Contains(got, "Not known: pass the run") {
+				t.Error("the table's page says the cost is not known")
+			}
+			n, _ := table.ParseName(outTable)
+			dropTable(t, dbURL, table.RunsName(n))
+			if code, _, stderr := cli("report", "-o", page, "--out-table", outTable, dbURL); code != exitOK {
+				t.Fatalf("report without a runs table: exit %d\n%s", code, stderr)
+			}
+			if !strings.Contains(readFile(t, page), "Not known: pass the run") {
+				t.Error("without a runs table, the page should say the cost is not known")
+			}
+		})
 	}
 }

@@ -164,6 +164,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	} else if err != nil {
 		log.Error().Err(err).Msg("writing the summary")
 	}
+	if written {
+		o.recordRun(ctx, stats, outPath, reviewPath, log)
+	}
 	if o.report != "" && written {
 		// The report reads the enriched file back, so stdout has none.
 		// An interrupted run still gets its report of the rows it wrote.

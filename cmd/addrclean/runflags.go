@@ -50,6 +50,7 @@ type runOptions struct {
 	policy                          runs.Policy  // what the journal flags ask
 	tables                          tableOptions // table.go
 	tr                              *tableRun
+	finished                        time.Time // when the run ended, for its summary (report.go)
 }
 
 const runUsage = `Usage: addrclean run [flags] INPUT
@@ -79,13 +80,28 @@ Exit codes: 0 every row verified; 1 fatal error (including service unavailable a
 interrupted (resumable with --resume when a journal was kept).
 
 Examples:
-  addrclean run customers.csv                    # embedded service; writes customers.cleaned.csv
-                                                 # and customers.review.csv beside it
-  addrclean run --dry-run export.xlsx            # check the mapping and the first rows; no calls
-  addrclean run --country IE --line-cols "Street,Area" -o out.xlsx export.csv
-  addrclean run --sheet Customers --header-row 3 --prefix Shipping crm.xlsx
-  ADDRCLEAN_BASE_URL=https://api.example.com ADDRCLEAN_API_KEY=... \
-    addrclean run --resume --cache ~/.addrclean.cache nightly.csv
+  A file, against the embedded service (no key, no network); writes
+  customers.cleaned.csv and customers.review.csv beside it:
+    addrclean run --country IE customers.csv
+  Check the mapping and the first rows first; no calls:
+    addrclean run --dry-run export.xlsx
+  Name the columns and the outputs:
+    addrclean run --country IE --line-cols "Street,Area" --postcode-col Eircode \
+      -o out.xlsx --review review.xlsx export.csv
+  A workbook: the sheet, the header row, the address block to use:
+    addrclean run --sheet Customers --header-row 3 --prefix Shipping crm.xlsx
+  A database table, results upserted into two tables of the same database
+  (the password in ~/.pgpass or PGPASSWORD rather than in the URL):
+    addrclean run --table crm.customers --id-col id \
+      --out-table crm.customers_av --review-table crm.customers_review \
+      postgres://etl@db.example.com/crm
+  A query over SQLite, the results in files:
+    addrclean run --query "SELECT id, street, town, eircode FROM cust WHERE active" \
+      --id-col id -o cust.cleaned.csv sqlite:crm.db
+  The live service, nightly: resumable, answers cached for 30 days, a report:
+    export ADDRCLEAN_BASE_URL=https://api.example.com
+    addrclean run --api-key-file ~/.addrclean.key --resume --cache ~/.addrclean.cache \
+      --summary nightly.summary.json --report nightly.html nightly.csv
 
 Flags:
 `

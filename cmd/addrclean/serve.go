@@ -30,9 +30,14 @@ The self link of every answer starts with --public-url; without it, with the
 request's Host header, which any client chooses (a warning says so at start).
 
 Examples:
-  addrclean serve > key.txt                      # development key, sample reference
-  addrclean serve --listen 0.0.0.0:8080 --public-url https://addr.example.com \
-    --keys keys.json --secret-file secret --reference reference.csv
+  A local service on the bundled sample reference; prints a development key:
+    addrclean serve
+  On every interface behind a public name, an imported reference, keys from a
+  file, paced per key:
+    addrclean serve --listen 0.0.0.0:8080 --public-url https://addr.example.com \
+      --reference ie-reference.csv --keys keys.json --secret-file secret.bin --rate 20
+  A run against it (the key in a file: it never goes on the command line):
+    addrclean run --base-url http://127.0.0.1:8080 --api-key-file dev.key customers.csv
 
 Flags:
 `

@@ -15,14 +15,6 @@ import (
 	"github.com/addrclean/addrclean/pipeline"
 )
 
-// summaryFile is the body of --summary.
-type summaryFile struct {
-	Input    string `json:"input"`
-	Enriched string `json:"enriched,omitempty"`
-	Review   string `json:"review,omitempty"`
-	pipeline.Stats
-}
-
 // printSummary reports the run on stderr: a short block on a console, one
 // JSON log event otherwise (so every stderr line stays one JSON object).
 func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st pipeline.Stats, out, review string, written bool) {
@@ -91,7 +83,7 @@ func (o *runOptions) writeSummary(st pipeline.Stats, out, review string) error {
 	if o.summary == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(summaryFile{Input: o.input, Enriched: out, Review: review, Stats: st}, "", "  ")
+	b, err := json.MarshalIndent(o.runSummary(st, out, review), "", "  ")
 	if err == nil {
 		err = writeAtomically(o.summary, func(f *os.File) error {
 			_, err := f.Write(append(b, '\n'))

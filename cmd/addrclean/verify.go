@@ -21,8 +21,13 @@ Verify one address and print the action, the matched address with the changed
 parts in [brackets], and the match details. Each LINE is one addressLine.
 
 Examples:
-  addrclean verify --country IE "12 main st" "dublin 2"
-  addrclean verify --country GB --city London --json "10 Downing St"
+  One address against the embedded service:
+    addrclean verify --country IE "12 main st" "dublin 2"
+  The service's whole answer, as JSON:
+    addrclean verify --country GB --city London --json "10 Downing St"
+  Against the live service:
+    addrclean verify --base-url https://api.example.com --api-key-file ~/.addrclean.key \
+      --country IE --postcode "D02 X285" "1 Grand Canal Quay"
 
 Flags:
 `

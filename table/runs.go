@@ -1,0 +1,83 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// A runs table sits next to a run's out-table and keeps one row per run
+// that wrote to it: its id, when it started and finished, and its summary
+// (the JSON of the run's --summary file), so that 'addrclean report' over
+// the out-table can show what the run cost without the summary file.
+//
+//	<out-table>_runs (run_id text PRIMARY KEY, started timestamp,
+//	                  finished timestamp, summary text)
+
+// RunsSuffix makes the name of the runs table of an out-table.
+const RunsSuffix = "_runs"
+
+// RunsName is the runs table of out-table n: in n's schema, n's name with
+// RunsSuffix.
+func RunsName(n Name) Name { return Name{Schema: n.Schema, Table: n.Table + RunsSuffix} }
+
+// Run is one row of a runs table.
+type Run struct {
+	ID                string
+	Started, Finished time.Time
+	// Summary is the run's summary, JSON.
+	Summary []byte
+}
+
+// runsKey is the key column of a runs table.
+const runsKey = "run_id"
+
+var runsColumns = []Column{{Name: "started", Type: Timestamp}, {Name: "finished", Type: Timestamp}, {Name: "summary", Type: Text}}
+
+// ErrNoRuns marks an out-table without runs table, or with an empty one:
+// written by a version before runs tables, or by no finished run.
+var ErrNoRuns = errors.New("no run recorded")
+
+// RecordRun upserts r into the runs table of out-table n in db, creating
+// the table if it is missing.
+func RecordRun(ctx context.Context, db Database, n Name, r Run) error {
+	rn := RunsName(n)
+	t, err := OpenTarget(ctx, db, rn, runsKey, Text, runsColumns)
+	if err != nil {
+		return fmt.Errorf("runs table %s: %w", rn, err)
+	}
+	defer t.Close()
+	rec := Record{Key: r.ID, Values: []any{r.Started.UTC(), r.Finished.UTC(), string(r.Summary)}}
+	if err := t.Write(ctx, []Record{rec}, nil); err != nil {
+		return fmt.Errorf("runs table %s: %w", rn, err)
+	}
+	return nil
+}
+
+// LastRun returns the summary of the run that finished last among those
+// recorded for out-table n in db; an error wrapping ErrNoRuns when there
+// is none.
+func LastRun(ctx context.Context, db Database, n Name) ([]byte, error) {
+	rn := RunsName(n)
+	if _, err := db.Columns(ctx, rn); errors.Is(err, ErrNoTable) {
+		return nil, fmt.Errorf("%w: no table %s", ErrNoRuns, rn)
+	} else if err != nil {
+		return nil, fmt.Errorf("runs table %s: %w", rn, err)
+	}
+	rows, err := db.Select(ctx, fmt.Sprintf("SELECT %s FROM %s ORDER BY %s DESC, %s DESC LIMIT 1",
+		QuoteIdent("summary"), rn.SQL(), QuoteIdent("finished"), QuoteIdent(runsKey)))
+	if err != nil {
+		return nil, fmt.Errorf("runs table %s: %w", rn, err)
+	}
+	defer rows.Close()
+	cells, err := rows.Next(ctx)
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil, fmt.Errorf("%w: table %s is empty", ErrNoRuns, rn)
+	case err != nil:
+		return nil, fmt.Errorf("runs table %s: %w", rn, err)
+	}
+	return []byte(cells[0]), nil
+}
