@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 // Errors of reading a table in pages.
@@ -92,8 +94,9 @@ type Retry struct {
 var DefaultRetry = Retry{Attempts: 3, Wait: time.Second}
 
 // do runs f until it succeeds, fails with anything but ErrConnLost, or has
-// been tried r.Attempts more times; it waits between attempts on ctx.
-func (r Retry) do(ctx context.Context, f func() error) error {
+// been tried r.Attempts more times; it waits between attempts on ctx, and
+// logs each retry (where says where reading goes on).
+func (r Retry) do(ctx context.Context, log zerolog.Logger, where string, f func() error) error {
 	wait := r.Wait
 	for attempt := 0; ; attempt++ {
 		err := f()
@@ -101,8 +104,10 @@ func (r Retry) do(ctx context.Context, f func() error) error {
 			return err
 		}
 		if attempt >= r.Attempts {
-			return fmt.Errorf("%w (tried %d more times)", err, r.Attempts)
+			return fmt.Errorf("%w (tried again %d times)", err, r.Attempts)
 		}
+		log.Warn().Err(err).Int("attempt", attempt+1).Int("of", r.Attempts).Dur("wait", wait).
+			Msg("lost the connection to the input's database; connecting again to read " + where)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -120,6 +125,7 @@ func (r Retry) do(ctx context.Context, f func() error) error {
 type keysetRows struct {
 	pr    PageReader
 	retry Retry
+	log   zerolog.Logger
 	limit int
 	key   int // the key's index in the cells
 	cols  []Column
@@ -141,7 +147,11 @@ type fetchedPage struct {
 // allows.
 func (r *keysetRows) fetch(ctx context.Context, after any) fetchedPage {
 	var p Page
-	err := r.retry.do(ctx, func() error {
+	where := "from the first row"
+	if r.have {
+		where = "the rows after id " + r.prev
+	}
+	err := r.retry.do(ctx, r.log, where, func() error {
 		var err error
 		p, err = r.pr.Page(ctx, after)
 		return err
@@ -240,7 +250,7 @@ func OpenTable(ctx context.Context, db Database, n Name, where string, name stri
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	r := &keysetRows{pr: pr, retry: opts.retry(), limit: q.Limit}
+	r := &keysetRows{pr: pr, retry: opts.retry(), log: opts.Logger, limit: q.Limit}
 	first := r.fetch(ctx, nil)
 	if first.err != nil {
 		_ = pr.Close()

@@ -33,7 +33,7 @@ func OpenQuery(ctx context.Context, db Database, query, name string, opts Source
 	if os.Remove(s.path) == nil {
 		s.path = ""
 	}
-	err = opts.retry().do(ctx, func() error { return s.copy(ctx, db, query) })
+	err = opts.retry().do(ctx, opts.Logger, "the query again", func() error { return s.copy(ctx, db, query) })
 	if err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)

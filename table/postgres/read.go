@@ -12,6 +12,10 @@ import (
 	"github.com/addrclean/addrclean/table"
 )
 
+// ReaderName is the application_name of the connections that read the
+// input, as pg_stat_activity shows them.
+const ReaderName = "addrclean-reader"
+
 // connectReader opens a connection for reading SQL that holds text of the
 // user's (--where, --query): every transaction on it is read-only unless a
 // statement says otherwise, and the package's own statements on it begin
@@ -20,6 +24,10 @@ import (
 func (d *DB) connectReader(ctx context.Context) (*pgx.Conn, error) {
 	cfg := d.cfg.Copy()
 	cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	if cfg.RuntimeParams["application_name"] == "addrclean" {
+		// So that a DBA can tell the reading session from the writing ones.
+		cfg.RuntimeParams["application_name"] = ReaderName
+	}
 	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
