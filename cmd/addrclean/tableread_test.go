@@ -292,7 +292,7 @@ func runDBContext(t *testing.T, ctx context.Context, dir string, args ...string)
 // TestRunTableNUL: a NUL byte in a cell of an SQLite input is removed when
 // the row is read, with a warning naming the row's id and column, so that
 // the PostgreSQL tables the run writes take every row; a NUL in the id is
-// refused, naming the row.
+// refused, naming the row. Rows not verified are logged with their id.
 func TestRunTableNUL(t *testing.T) {
 	isolateJournals(t)
 	src := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
@@ -310,6 +310,20 @@ func TestRunTableNUL(t *testing.T) {
 	}
 	if _, rows := dbRows(t, outDB, "SELECT count(*) FROM av"); rows[0][0] != strconv.Itoa(n) {
 		t.Fatalf("%s rows in the out-table, want %d", rows[0][0], n)
+	}
+	// Log lines of a table run name rows by their id too.
+	_, noAddr := dbRows(t, src, `SELECT "Customer ID" FROM customers WHERE "Address 1" = '' AND "Address 2" = '' AND Town = ''`)
+	named := 0
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(line, "row not verified") {
+			if len(noAddr) != 1 || !strings.Contains(line, `"id":"`+noAddr[0][0]+`"`) {
+				t.Errorf("a row not verified is not named by its id %v: %s", noAddr, line)
+			}
+			named++
+		}
+	}
+	if named != 1 {
+		t.Errorf("%d lines of rows not verified, want 1", named)
 	}
 
 	dbExec(t, src, fmt.Sprintf(`UPDATE customers SET "Customer ID" = "Customer ID" || char(0) WHERE "Customer ID" = '%s'`, id))
