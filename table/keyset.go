@@ -246,6 +246,13 @@ func OpenTable(ctx context.Context, db Database, n Name, where string, name stri
 	if q.Limit <= 0 {
 		q.Limit = DefaultPageRows
 	}
+	// Without an index on the id every page sorts the whole table: a
+	// million rows read in pages of a thousand cost a thousand sorts.
+	if indexed, err := db.UniqueKey(ctx, n, opts.Key); err == nil && !indexed {
+		opts.Logger.Warn().Str("table", n.String()).Str("id", opts.Key).
+			Msgf("the input table has no unique index on its id: each page of %d rows scans and sorts the whole table; "+
+				"an index makes reading fast (CREATE UNIQUE INDEX ON %s (%s))", q.Limit, n.SQL(), QuoteIdent(opts.Key))
+	}
 	pr, err := pager.Pages(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

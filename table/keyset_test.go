@@ -54,11 +54,13 @@ type fakePager struct{ *fakePages }
 
 func (p fakePager) Pages(context.Context, PageQuery) (PageReader, error) { return p.fakePages, nil }
 
-// pagingDB is a Database that only pages.
+// pagingDB is a Database that only pages, its ids indexed.
 type pagingDB struct {
 	Database
 	fakePager
 }
+
+func (pagingDB) UniqueKey(context.Context, Name, string) (bool, error) { return true, nil }
 
 func readIDs(ctx context.Context, f *fakePages, retry Retry) ([]string, error) {
 	src, err := OpenTable(ctx, pagingDB{fakePager: fakePager{f}}, Name{Table: "t"}, "", "t",

@@ -311,6 +311,10 @@ func TestRunTableNUL(t *testing.T) {
 	if _, rows := dbRows(t, outDB, "SELECT count(*) FROM av"); rows[0][0] != strconv.Itoa(n) {
 		t.Fatalf("%s rows in the out-table, want %d", rows[0][0], n)
 	}
+	const noIndex = "no unique index on its id"
+	if !strings.Contains(msg, noIndex) {
+		t.Errorf("no warning that the id has no index:\n%s", tail(msg, 2000))
+	}
 	// Log lines of a table run name rows by their id too.
 	_, noAddr := dbRows(t, src, `SELECT "Customer ID" FROM customers WHERE "Address 1" = '' AND "Address 2" = '' AND Town = ''`)
 	named := 0
@@ -326,11 +330,16 @@ func TestRunTableNUL(t *testing.T) {
 		t.Errorf("%d lines of rows not verified, want 1", named)
 	}
 
-	dbExec(t, src, fmt.Sprintf(`UPDATE customers SET "Customer ID" = "Customer ID" || char(0) WHERE "Customer ID" = '%s'`, id))
+	dbExec(t, src, fmt.Sprintf(`UPDATE customers SET "Customer ID" = "Customer ID" || char(0) WHERE "Customer ID" = '%s'`, id),
+		`CREATE UNIQUE INDEX customers_id ON customers ("Customer ID")`)
 	r = runDB(t, t.TempDir(), "--country", "IE", "--table", "customers", "--id-col", "Customer ID",
 		"--out-db", outDB, "--out-table", "av_nul", src)
 	wantExit(t, r, exitFatal)
-	if msg := messages(r.stderr); !strings.Contains(msg, "row 1") || !strings.Contains(msg, "NUL") || !strings.Contains(msg, id) {
+	msg = messages(r.stderr)
+	if !strings.Contains(msg, "row 1") || !strings.Contains(msg, "NUL") || !strings.Contains(msg, id) {
 		t.Errorf("the refusal does not name the row:\n%s", tail(msg, 2000))
+	}
+	if strings.Contains(msg, noIndex) {
+		t.Errorf("a warning that the id has no index, with one:\n%s", tail(msg, 2000))
 	}
 }
