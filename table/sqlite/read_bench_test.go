@@ -15,8 +15,9 @@ var benchTypes = map[string]string{"int": "INTEGER", "text": "TEXT"}
 // BenchmarkRead reads a 100,000-row table whose id is its primary key as a
 // run does: in keyset pages of several sizes; as a --query, copied to a
 // local file first; and (cursor) streamed by one SELECT ... ORDER BY id, as
-// main read a table and apply reads its join. noindex-pages-1000 reads a
-// table without an index on the id: each page sorts the whole table.
+// main read a table and apply reads its join. noindex- reads a table
+// without an index on the id, where each page sorts the whole table, in
+// pages of 1,000 and of the default for it, UnindexedPageRows.
 func BenchmarkRead(b *testing.B) {
 	url := "sqlite:" + filepath.Join(b.TempDir(), "bench.db")
 	tabletest.FillBench(b, url, "bench", true, benchTypes)
@@ -39,6 +40,7 @@ func BenchmarkRead(b *testing.B) {
 		b.Run("pages-"+strconv.Itoa(rows), pages(n, rows))
 	}
 	b.Run("noindex-pages-1000", pages(table.Name{Table: "noindex"}, 1000))
+	b.Run("noindex-default", pages(table.Name{Table: "noindex"}, 0)) // UnindexedPageRows
 	b.Run("query-spill", func(b *testing.B) {
 		tabletest.BenchRead(b, func(ctx context.Context) (*table.Source, error) {
 			return table.OpenQuery(ctx, db, table.TableQuery(n, "", "id"), "bench", table.SourceOptions{SpillDir: b.TempDir()})
