@@ -113,15 +113,27 @@ func pgConn(t *testing.T, dbURL string) *pgx.Conn {
 }
 
 // TestRunTableShortTransactions: while a run over a table or a query is
-// verifying rows, no session of the reader is idle in a transaction (a
-// server with idle_in_transaction_session_timeout = 1s kills none), and an
-// ALTER TABLE on the customer table does not wait for the run: the service
-// blocks the call until the ALTER is done (it fails after lock_timeout if
-// the run holds the table).
+// verifying rows, no session of the reader is idle in a transaction, so a
+// server with idle_in_transaction_session_timeout = 1s kills none and the
+// run finishes; an ALTER TABLE on the customer table does not wait for the
+// run: the service blocks the call until the ALTER is done (on main it
+// waited until the timeout killed the reader, and the run then failed).
 func TestRunTableShortTransactions(t *testing.T) {
 	isolateJournals(t)
 	dbURL := pgtest.RequireDB(t)
 	n := loadSample(t, dbURL, "customers")
+	// 2,500 rows: main's reader went back to the server for rows after the
+	// first 2,000, where the timeout had ended its transaction.
+	cols, _ := dbRows(t, dbURL, "SELECT * FROM customers LIMIT 0")
+	var others []string
+	for _, c := range cols[1:] {
+		others = append(others, quoteIdent(c))
+	}
+	for copyN := 2; copyN <= 5; copyN++ {
+		dbExec(t, dbURL, fmt.Sprintf(`INSERT INTO customers SELECT "Customer ID" || '-%d', %s FROM customers WHERE "Customer ID" NOT LIKE '%%-%%'`,
+			copyN, strings.Join(others, ", ")))
+	}
+	n *= 5
 	smallPages(t, 50, table.Retry{})
 	admin := pgConn(t, dbURL)
 	ctx := context.Background()
