@@ -46,6 +46,25 @@ type PageQuery struct {
 	Limit int
 }
 
+// SQL is the statement of one page of q. param is the placeholder of the
+// key the page follows ($1, ?1), bound by the driver so that it compares as
+// the key column's own values do; "" for the first page. The statement's
+// first column, addrclean_order, is how each row's key compares with the
+// parameter (Page.Order): computed in the select list, where a --where
+// that broke out of its parentheses cannot change it.
+func (q PageQuery) SQL(param string) string {
+	k := QuoteIdent(q.Key)
+	order, cond, limit := "1", k+" IS NOT NULL", q.Limit
+	if param != "" {
+		order = fmt.Sprintf("CASE WHEN %s > %s THEN 1 WHEN %s = %s THEN 0 ELSE -1 END", k, param, k, param)
+		cond, limit = k+" >= "+param, q.Limit+1
+	}
+	if q.Where != "" {
+		cond += " AND (" + q.Where + "\n)" // the newline ends a -- comment
+	}
+	return fmt.Sprintf("SELECT %s AS addrclean_order, * FROM %s WHERE %s ORDER BY %s LIMIT %d", order, q.Table.SQL(), cond, k, limit)
+}
+
 // Page is one page of a PageQuery.
 type Page struct {
 	// Columns are the table's columns.

@@ -66,25 +66,6 @@ type pages struct {
 	q    table.PageQuery
 }
 
-// pageSQL is the statement of a page; $1, when after is set, is the key the
-// page follows, as text: the server reads it as the key column's own type
-// (no type is given for it), so that ids compare as numbers, text in the
-// column's collation, and so on. Its first column is how each row's key
-// compares with $1, which a condition that broke out of its parentheses
-// cannot change.
-func pageSQL(q table.PageQuery, after bool) string {
-	k := table.QuoteIdent(q.Key)
-	order, cond, limit := "1", k+" IS NOT NULL", q.Limit
-	if after {
-		order = fmt.Sprintf("CASE WHEN %s > $1 THEN 1 WHEN %s = $1 THEN 0 ELSE -1 END", k, k)
-		cond, limit = k+" >= $1", q.Limit+1
-	}
-	if q.Where != "" {
-		cond += " AND (" + q.Where + "\n)" // the newline ends a -- comment
-	}
-	return fmt.Sprintf("SELECT %s AS addrclean_order, * FROM %s WHERE %s ORDER BY %s LIMIT %d", order, q.Table.SQL(), cond, k, limit)
-}
-
 // Page runs one page in a READ ONLY transaction of its own, sent with its
 // BEGIN and COMMIT in one batch: the server never waits for the client
 // inside the transaction, so idle_in_transaction_session_timeout cannot end
@@ -117,7 +98,7 @@ func (p *pages) page(ctx context.Context, after any) (table.Page, error) {
 	if after != nil {
 		params = [][]byte{[]byte(after.(string))}
 	}
-	mrr := readBatch(ctx, p.conn.PgConn(), "BEGIN READ ONLY", params, pageSQL(p.q, after != nil))
+	mrr := readBatch(ctx, p.conn.PgConn(), "BEGIN READ ONLY", params, p.q.SQL(param(after)))
 	defer mrr.Close()
 	rr, err := skipTo(mrr, 1)
 	if err != nil {
@@ -215,4 +196,15 @@ func (p *pages) Close() error {
 	err := closeConn(p.conn)
 	p.conn = nil
 	return err
+}
+
+// param is the placeholder of the key a page follows; "" for the first
+// page. It is bound as the server's own text of the key with no type given,
+// so the server reads it as the key column's type: ids compare as numbers,
+// text in the column's collation, and so on.
+func param(after any) string {
+	if after == nil {
+		return ""
+	}
+	return "$1"
 }

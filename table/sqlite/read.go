@@ -181,26 +181,8 @@ type pages struct {
 	q table.PageQuery
 }
 
-// pageSQL is the statement of a page; ?1, when after is set, is the key the
-// page follows, bound as the value read (an integer stays an integer), so
-// that it compares as the column's values do. The first column is how each
-// row's key compares with ?1, which a condition that broke out of its
-// parentheses cannot change.
-func pageSQL(q table.PageQuery, after bool) string {
-	k := table.QuoteIdent(q.Key)
-	order, cond, limit := "1", k+" IS NOT NULL", q.Limit
-	if after {
-		order = fmt.Sprintf("CASE WHEN %s > ?1 THEN 1 WHEN %s = ?1 THEN 0 ELSE -1 END", k, k)
-		cond, limit = k+" >= ?1", q.Limit+1
-	}
-	if q.Where != "" {
-		cond += " AND (" + q.Where + "\n)" // the newline ends a -- comment
-	}
-	return fmt.Sprintf("SELECT %s AS addrclean_order, * FROM %s WHERE %s ORDER BY %s LIMIT %d", order, q.Table.SQL(), cond, k, limit)
-}
-
 func (p *pages) Page(ctx context.Context, after any) (table.Page, error) {
-	query := pageSQL(p.q, after != nil)
+	query := p.q.SQL(param(after))
 	if err := oneRead(query); err != nil {
 		return table.Page{}, err
 	}
@@ -260,4 +242,14 @@ func (d *DB) readErr(ctx context.Context, err error) error {
 		return ctx.Err()
 	}
 	return d.wrap(err)
+}
+
+// param is the placeholder of the key a page follows; "" for the first
+// page. It is bound as the value read (an integer stays an integer), so that
+// it compares as the column's values do.
+func param(after any) string {
+	if after == nil {
+		return ""
+	}
+	return "?1"
 }
