@@ -138,7 +138,7 @@ func (s *Source) dropNUL(row readers.Row) error {
 		}
 		if i == s.key {
 			return fmt.Errorf("%s: row %d: %w: the id %q holds a NUL byte, which no table can store; fix the row or leave it out with --where",
-				s.name, row.Num, ErrBadValue, strings.ReplaceAll(c, "\x00", `\0`))
+				s.name, row.Num, ErrBadValue, c)
 		}
 		row.Cells[i] = strings.ReplaceAll(c, "\x00", "")
 		if s.nul < 10 {
