@@ -21,9 +21,12 @@ import (
 // up to Retries; 429s are waited out without using up retries until the
 // row's total wait passes MaxWait; permanent failures end the row at once;
 // fatal ones stop the run.
-func (r *runner) verify(addr api.Address, row int) verdict {
+func (r *runner) verify(addr api.Address, row int, id string) verdict {
 	cfg := &r.cfg
 	log := cfg.Logger
+	if id != "" {
+		log = log.With().Str("id", id).Logger() // a table's rows are known by their id
+	}
 	var (
 		failures int           // transient failures so far
 		waited   time.Duration // 429 wait so far

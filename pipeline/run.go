@@ -287,7 +287,7 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 		case <-ctx.Done():
 			return false, nil
 		}
-		base := writers.Result{Row: row.Num, Cells: row.Cells, Types: row.Types, InputLabel: m.Label}
+		base := writers.Result{Row: row.Num, ID: row.ID, Cells: row.Cells, Types: row.Types, InputLabel: m.Label}
 		if m.Err != nil {
 			base.Err = reasonText(m.Err.Error())
 			s <- outcome{res: base, kind: ErrKindInput}
@@ -392,7 +392,11 @@ func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, gap bo
 		action := ActionError
 		if o.res.Err != "" {
 			st.Errors[o.kind]++
-			log.Warn().Int("row", o.res.Row).Str("reason", o.res.Err).Str("kind", o.kind).Msg("row not verified")
+			ev := log.Warn().Int("row", o.res.Row)
+			if o.res.ID != "" {
+				ev = ev.Str("id", o.res.ID)
+			}
+			ev.Str("reason", o.res.Err).Str("kind", o.kind).Msg("row not verified")
 		} else if o.res.Response != nil {
 			action = string(o.res.Response.Action)
 			st.MatchLevels[cmp.Or(o.res.Response.Information.MatchLevel, "unknown")]++
@@ -477,7 +481,7 @@ func (r *runner) replay(row int, key string) (verdict, bool, error) {
 func (r *runner) lead(base writers.Result, addr api.Address, key string, f *flight) outcome {
 	v := verdict{skipped: true}
 	if r.runCtx.Err() == nil {
-		v = r.lookup(key, addr, base.Row)
+		v = r.lookup(key, addr, base.Row, base.ID)
 	}
 	if !v.fromCache && !v.skipped {
 		serviceFault := v.kind == ErrKindTransient || v.kind == ErrKindRateLimited
@@ -519,10 +523,10 @@ func (r *runner) finishRow(base writers.Result, key string, v verdict, cached, r
 // lookup answers a distinct address from the cross-run cache, or verifies
 // it. A cache error stops the run: a broken cache must not silently become a
 // second bill.
-func (r *runner) lookup(key string, addr api.Address, row int) verdict {
+func (r *runner) lookup(key string, addr api.Address, row int, id string) verdict {
 	c := r.cfg.Cache
 	if c == nil {
-		return r.verify(addr, row)
+		return r.verify(addr, row, id)
 	}
 	resp, ok, err := c.Get(r.callCtx, key)
 	if err != nil {
@@ -533,5 +537,5 @@ func (r *runner) lookup(key string, addr api.Address, row int) verdict {
 		r.cacheHits.Add(1)
 		return verdict{resp: resp, fromCache: true}
 	}
-	return r.verify(addr, row)
+	return r.verify(addr, row, id)
 }

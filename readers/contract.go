@@ -14,6 +14,9 @@ type Row struct {
 	// Line is the physical line (CSV) or sheet row (XLSX) where the record
 	// starts, for messages.
 	Line int
+	// ID is the row's id as its source knows it (a table's id column), for
+	// log lines and messages; "" when the source names rows by line only.
+	ID string
 	// Cells are the record's cells exactly as read, padded with empty strings
 	// to the header width when the record is shorter. The slice is owned by
 	// the caller.

@@ -12,6 +12,9 @@ import (
 type Result struct {
 	// Row is the 1-based data record number in the input.
 	Row int
+	// ID is the row's id as its source knows it (readers.Row.ID), for log
+	// lines; "" when rows are known by number only.
+	ID string
 	// Cells are the input cells exactly as read.
 	Cells []string
 	// Types tells which input cells of a workbook were numbers or dates

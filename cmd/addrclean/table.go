@@ -178,7 +178,7 @@ func (o *runOptions) openInput(ctx context.Context, ropts readers.Options, spec 
 		// output database.
 		db, err := table.Open(ctx, tr.src, table.Options{ReadOnly: true})
 		if err != nil {
-			return nil, tableError(err)
+			return nil, readError(ctx, err)
 		}
 		tr.srcDB = db
 	}
@@ -196,18 +196,27 @@ func (o *runOptions) openInput(ctx context.Context, ropts readers.Options, spec 
 		}
 		return src, nil
 	}
-	src, err := tr.openSource(ctx, spec, o.input)
+	src, err := tr.openSource(ctx, spec, o.input, ropts.Logger)
 	if err != nil {
-		return nil, tableError(err)
+		return nil, readError(ctx, err)
 	}
 	return src, nil
 }
 
-// openSource starts reading the table or query from tr.srcDB.
-func (tr *tableRun) openSource(ctx context.Context, spec readers.MappingSpec, name string) (*table.Source, error) {
+// tablePageRows and tableRetry, when set, override the table package's
+// page size and retry of a lost connection: tests make them small.
+var (
+	tablePageRows int
+	tableRetry    table.Retry
+)
+
+// openSource starts reading the table or query from tr.srcDB: a table in
+// keyset pages of its id, a query copied whole to a local file first, so
+// that no transaction stays open while rows are verified.
+func (tr *tableRun) openSource(ctx context.Context, spec readers.MappingSpec, name string, log zerolog.Logger) (*table.Source, error) {
 	db := tr.srcDB
+	opts := table.SourceOptions{Logger: log, PageRows: tablePageRows, Retry: tableRetry}
 	var err error
-	query := tr.query
 	if tr.srcName.Table != "" {
 		cols, err := db.Columns(ctx, tr.srcName)
 		if err != nil {
@@ -219,13 +228,30 @@ func (tr *tableRun) openSource(ctx context.Context, spec readers.MappingSpec, na
 		}
 		// The rows are read in id order, so that they are numbered alike in
 		// every run and a resumed run finds its journal's rows.
-		query = table.TableQuery(tr.srcName, tr.where, m.Columns()["id"])
+		opts.Key = m.Columns()["id"]
+		tr.source, err = table.OpenTable(ctx, db, tr.srcName, tr.where, name, opts)
+		if err != nil {
+			return nil, err
+		}
+		return tr.source, nil
 	}
-	tr.source, err = table.OpenSource(ctx, db, query, name)
-	if err != nil {
+	if tr.source, err = table.OpenQuery(ctx, db, tr.query, name, opts); err != nil {
 		return nil, err
 	}
+	if m, err := readers.NewMapper(tr.source.Header(), spec); err == nil {
+		tr.source.UseKey(m.Columns()["id"])
+	}
 	return tr.source, nil
+}
+
+// readError sorts an error of opening the input as tableError does, except
+// that an interrupted read is an interrupted run (exit 130), whatever the
+// driver made of the cancellation.
+func readError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return withCode(exitInterrupted, fmt.Errorf("interrupted while reading the input; nothing was verified: run the same command again"))
+	}
+	return tableError(err)
 }
 
 // closeTables closes the databases of the run.
@@ -392,17 +418,17 @@ func (o *runOptions) dryRunTable(ctx context.Context, spec readers.MappingSpec, 
 	defer o.closeTables()
 	db, err := table.Open(ctx, o.tr.src, table.Options{ReadOnly: true})
 	if err != nil {
-		return tableError(err)
+		return readError(ctx, err)
 	}
 	o.tr.srcDB = db
-	src, err := o.tr.openSource(ctx, spec, o.input)
+	src, err := o.tr.openSource(ctx, spec, o.input, zerolog.Nop())
 	if err != nil {
-		return tableError(err)
+		return readError(ctx, err)
 	}
 	defer src.Close()
 	rep, err := readers.InspectReader(ctx, o.input, src, spec, 5)
 	if err != nil {
-		return tableError(err)
+		return readError(ctx, err)
 	}
 	return rep.Print(w)
 }

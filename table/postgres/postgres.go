@@ -1,5 +1,6 @@
 // Package postgres is the PostgreSQL kind of table.Database, on pgx: rows are
-// read through a server-side cursor in a read-only transaction, and written
+// read by one statement of the extended protocol in a read-only transaction
+// (tables in keyset pages, see read.go), and written
 // by COPY into a temporary staging table followed by one upsert per batch.
 //
 // Importing it registers the postgres:// and postgresql:// schemes with
@@ -13,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,8 +27,8 @@ func init() {
 	table.Register(Open, "postgres")
 }
 
-// FetchRows is how many rows one FETCH from the cursor brings: memory holds
-// at most that many rows of the source.
+// FetchRows is the rows a test reads to cross the reading's internal
+// batches: rows stream one by one from the connection, so any count does.
 const FetchRows = 1000
 
 // DB is a PostgreSQL database. Each source and target has a connection of
@@ -171,85 +171,41 @@ func (d *DB) wrap(err error) error {
 }
 
 // Select declares a cursor for query in a repeatable-read, read-only
-// transaction (one consistent snapshot; nothing can be written through it)
-// and fetches FetchRows rows at a time.
+// transaction and fetches all its rows, as they come, in one batch of
+// statements sent at once (see read.go): the server never waits for the
+// client inside the transaction, query can neither end the transaction nor
+// add a statement of its own (the extended protocol takes one statement;
+// a cursor only a query), and nothing can be written through it.
 func (d *DB) Select(ctx context.Context, query string) (table.Rows, error) {
-	conn, err := d.connect(ctx)
+	conn, err := d.connectReader(ctx)
 	if err != nil {
 		return nil, err
 	}
 	r := &rows{conn: conn, d: d}
-	if _, err := conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
+	r.mrr = readBatch(ctx, conn.PgConn(), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", nil,
+		"DECLARE addrclean_source NO SCROLL CURSOR FOR "+query, "FETCH ALL FROM addrclean_source")
+	rr, err := skipTo(r.mrr, 2)
+	if err != nil {
+		err = d.readErr(ctx, conn, err)
 		r.Close()
-		return nil, d.wrap(err)
+		return nil, err
 	}
-	if _, err := conn.Exec(ctx, "DECLARE addrclean_source NO SCROLL CURSOR FOR "+query); err != nil {
-		r.Close()
-		return nil, d.wrap(err)
+	r.rr = rr
+	r.cols = []table.Column{}
+	for _, f := range rr.FieldDescriptions() {
+		r.cols = append(r.cols, table.Column{Name: f.Name, Type: typeOf(f.DataTypeOID)})
+		r.oids = append(r.oids, f.DataTypeOID)
 	}
-	f := r.fetch(ctx)
-	if f.err != nil {
-		r.Close()
-		return nil, f.err
-	}
-	r.take(ctx, f)
 	return r, nil
 }
 
 type rows struct {
 	conn *pgx.Conn
 	d    *DB
+	mrr  *pgconn.MultiResultReader
+	rr   *pgconn.ResultReader // nil once every row is read
 	cols []table.Column
 	oids []uint32
-	buf  [][]string
-	next int
-	done bool
-	// ahead delivers the FETCH under way while the rows before it are
-	// used; nil when none is.
-	ahead chan fetched
-}
-
-type fetched struct {
-	rows [][]string
-	done bool
-	err  error
-}
-
-// fetch reads the next FetchRows rows as text.
-func (r *rows) fetch(ctx context.Context) fetched {
-	rr := r.conn.PgConn().ExecParams(ctx, "FETCH FORWARD "+strconv.Itoa(FetchRows)+" FROM addrclean_source", nil, nil, nil, nil)
-	if r.cols == nil {
-		for _, f := range rr.FieldDescriptions() {
-			r.cols = append(r.cols, table.Column{Name: f.Name, Type: typeOf(f.DataTypeOID)})
-			r.oids = append(r.oids, f.DataTypeOID)
-		}
-		if r.cols == nil {
-			r.cols = []table.Column{}
-		}
-	}
-	var out [][]string
-	for rr.NextRow() {
-		vals := rr.Values()
-		cells := make([]string, len(vals))
-		for i, v := range vals {
-			cells[i] = cell(v, r.oids[i])
-		}
-		out = append(out, cells)
-	}
-	if _, err := rr.Close(); err != nil {
-		return fetched{err: r.d.wrap(err)}
-	}
-	return fetched{rows: out, done: len(out) < FetchRows}
-}
-
-// take makes f the rows to hand out, and starts fetching the next ones.
-func (r *rows) take(ctx context.Context, f fetched) {
-	r.buf, r.next, r.done = f.rows, 0, f.done
-	if !r.done {
-		ch := make(chan fetched, 1)
-		r.ahead = ch
-		go func() { ch <- r.fetch(ctx) }()
-	}
 }
 
 // cell is a value's text: the server's own, except that booleans read
@@ -272,34 +228,35 @@ func cell(v []byte, oid uint32) string {
 func (r *rows) Columns() []table.Column { return r.cols }
 
 func (r *rows) Next(ctx context.Context) ([]string, error) {
-	for r.next >= len(r.buf) {
-		if r.done {
-			return nil, io.EOF
-		}
-		f := <-r.ahead
-		r.ahead = nil
-		if f.err != nil {
-			r.done = true
-			return nil, f.err
-		}
-		r.take(ctx, f)
+	if r.rr == nil {
+		return nil, io.EOF
 	}
-	c := r.buf[r.next]
-	r.buf[r.next] = nil
-	r.next++
-	return c, nil
+	if r.rr.NextRow() {
+		vals := r.rr.Values()
+		cells := make([]string, len(vals))
+		for i, v := range vals {
+			cells[i] = cell(v, r.oids[i])
+		}
+		return cells, nil
+	}
+	_, err := r.rr.Close()
+	r.rr = nil
+	if err == nil {
+		err = finish(r.mrr) // the COMMIT
+	}
+	if err != nil {
+		return nil, r.d.readErr(ctx, r.conn, err)
+	}
+	return nil, io.EOF
 }
 
-// Close ends the transaction (and with it the cursor) and the connection.
+// Close ends the transaction (and with it the cursor) by closing the
+// connection, rows left unread or not: nothing was written.
 func (r *rows) Close() error {
 	if r.conn == nil {
 		return nil
 	}
-	if r.ahead != nil {
-		<-r.ahead // the connection is the FETCH's until it is done
-		r.ahead = nil
-	}
-	err := closeConn(r.conn) // closing ends the transaction: nothing was written
+	err := closeConn(r.conn)
 	r.conn = nil
 	return err
 }

@@ -65,7 +65,7 @@ func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database
 		rw.SetMaxOpenConns(1) // one writer
 		d.rw = rw
 	}
-	ro, err := openHandle(ctx, u, "mode=ro")
+	ro, err := openHandle(ctx, u, "mode=ro&_pragma=query_only(1)")
 	if err != nil {
 		if d.rw != nil {
 			d.rw.Close()
@@ -174,22 +174,41 @@ func (d *DB) wrap(err error) error {
 	return err
 }
 
-// Select runs query on a read-only connection of its own.
+// Select runs query on a read-only connection of its own, on which only
+// one statement that reads can run (see read.go).
 func (d *DB) Select(ctx context.Context, query string) (table.Rows, error) {
-	conn, err := d.ro.Conn(ctx)
+	if err := oneRead(query); err != nil {
+		return nil, err
+	}
+	conn, err := d.readConn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	rs, err := conn.QueryContext(ctx, query)
 	if err != nil {
-		conn.Close()
-		return nil, d.wrap(err)
+		release(conn)
+		return nil, d.readErr(ctx, err)
 	}
-	names, err := rs.Columns()
+	cols, err := columnsOf(rs)
 	if err != nil {
 		rs.Close()
-		conn.Close()
-		return nil, d.wrap(err)
+		release(conn)
+		return nil, d.readErr(ctx, err)
+	}
+	r := &rows{conn: conn, rs: rs, cols: cols, d: d}
+	r.vals = make([]any, len(cols))
+	r.ptrs = make([]any, len(cols))
+	for i := range r.vals {
+		r.ptrs[i] = &r.vals[i]
+	}
+	return r, nil
+}
+
+// columnsOf returns the columns of a result, typed by their declared types.
+func columnsOf(rs *sql.Rows) ([]table.Column, error) {
+	names, err := rs.Columns()
+	if err != nil {
+		return nil, err
 	}
 	types, _ := rs.ColumnTypes()
 	cols := make([]table.Column, len(names))
@@ -199,13 +218,7 @@ func (d *DB) Select(ctx context.Context, query string) (table.Rows, error) {
 			cols[i].Type = typeOf(types[i].DatabaseTypeName())
 		}
 	}
-	r := &rows{conn: conn, rs: rs, cols: cols, d: d}
-	r.vals = make([]any, len(names))
-	r.ptrs = make([]any, len(names))
-	for i := range r.vals {
-		r.ptrs[i] = &r.vals[i]
-	}
-	return r, nil
+	return cols, nil
 }
 
 type rows struct {
@@ -225,22 +238,27 @@ func (r *rows) Next(ctx context.Context) ([]string, error) {
 	}
 	if !r.rs.Next() {
 		if err := r.rs.Err(); err != nil {
-			return nil, r.d.wrap(err)
+			return nil, r.d.readErr(ctx, err)
 		}
 		return nil, io.EOF
 	}
 	if err := r.rs.Scan(r.ptrs...); err != nil {
-		return nil, r.d.wrap(err)
+		return nil, r.d.readErr(ctx, err)
 	}
-	cells := make([]string, len(r.vals))
-	for i, v := range r.vals {
-		cells[i] = cell(v)
+	return cells(r.vals, r.cols), nil
+}
+
+// cells are the texts of the values of a row of columns cols.
+func cells(vals []any, cols []table.Column) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = cell(v)
 		// A BOOLEAN column holds 1 and 0: read them as PostgreSQL's do.
-		if b, ok := v.(int64); ok && r.cols[i].Type == table.Bool && (b == 0 || b == 1) {
-			cells[i] = strconv.FormatBool(b == 1)
+		if b, ok := v.(int64); ok && cols[i].Type == table.Bool && (b == 0 || b == 1) {
+			out[i] = strconv.FormatBool(b == 1)
 		}
 	}
-	return cells, nil
+	return out
 }
 
 // cell is a value's text: integers in decimal, reals in the shortest form
@@ -273,7 +291,7 @@ func (r *rows) Close() error {
 		return nil
 	}
 	err := r.rs.Close()
-	if cerr := r.conn.Close(); err == nil {
+	if cerr := release(r.conn); err == nil {
 		err = cerr
 	}
 	r.rs = nil
