@@ -92,10 +92,35 @@ type Report struct {
 	UnresolvedRows []int `json:"unresolved_rows,omitempty"`
 	// UnresolvedIDs are their ids, with Options.IDColumn.
 	UnresolvedIDs []string `json:"unresolved_ids,omitempty"`
+	// NoServiceAddress counts rows decided accept (or accepted by the
+	// service) for which the service returned no verified address: they
+	// are unresolved, never given an address the service did not verify.
+	NoServiceAddress int64 `json:"no_service_address,omitempty"`
+	// Unresolved are the first unresolved rows (up to 20) with the reason
+	// each has no final address.
+	Unresolved []Unresolved `json:"unresolved,omitempty"`
 }
+
+// Unresolved is one row left without a final address, and why.
+type Unresolved struct {
+	Row    int    `json:"row"`
+	ID     string `json:"id,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Reasons of Unresolved.
+const (
+	ReasonUndecided   = "undecided"
+	ReasonNotInReview = "missing from the review"
+	ReasonNotVerified = "no result in the out-table (added since the run)"
+	ReasonChanged     = "the address changed since the run"
+)
 
 // maxProblems is how many problems a MismatchError lists.
 const maxProblems = 20
+
+// maxListed is how many unresolved rows a Report lists.
+const maxListed = 20
 
 // Problem is one reason a review does not fit its enriched file.
 type Problem struct {
@@ -314,14 +339,16 @@ func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
 				return err
 			}
 		}
-		final, source := j.decide(e, rv)
+		final, source, reason := j.decide(e, rv)
 		j.rep.Rows++
 		j.rep.Sources[source]++
-		if source == SourceUnresolved && len(j.rep.UnresolvedRows) < 20 {
+		if source == SourceUnresolved && len(j.rep.UnresolvedRows) < maxListed {
+			id := j.idOf(e.Input())
 			j.rep.UnresolvedRows = append(j.rep.UnresolvedRows, e.Num)
 			if j.id >= 0 {
-				j.rep.UnresolvedIDs = append(j.rep.UnresolvedIDs, j.idOf(e.Input()))
+				j.rep.UnresolvedIDs = append(j.rep.UnresolvedIDs, id)
 			}
+			j.rep.Unresolved = append(j.rep.Unresolved, Unresolved{Row: e.Num, ID: id, Reason: reason})
 		}
 		if len(j.mismatch.Problems) > 0 {
 			continue // nothing will be written; keep looking for problems
@@ -345,28 +372,32 @@ func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
 type address [8]string
 
 // decide works out one row's final address and its source, noting any
-// problem.
-func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, string) {
+// problem; an unresolved row comes with the reason it has no address.
+func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, string, string) {
 	action := e.Get("av_action")
 	id := j.idOf(e.Input())
 	switch {
 	case rv == nil && action == "Accept" && j.changed(e):
 		j.rep.Changed++
-		return address{}, SourceUnresolved
+		return address{}, SourceUnresolved, ReasonChanged
 	case rv == nil && action == "Accept":
-		return serviceAddress(e), SourceService
+		if reason := noServiceAddress(e); reason != "" {
+			j.rep.NoServiceAddress++
+			return address{}, SourceUnresolved, reason
+		}
+		return serviceAddress(e), SourceService, ""
 	case rv == nil && action == "":
 		j.rep.NotVerified++
-		return address{}, SourceUnresolved
+		return address{}, SourceUnresolved, ReasonNotVerified
 	case rv == nil:
 		j.rep.NotInReview++
-		return address{}, SourceUnresolved
+		return address{}, SourceUnresolved, ReasonNotInReview
 	case action == "Accept":
 		j.problem(e.Num, id, "the enriched data has it as Accept, not a row for review")
-		return address{}, SourceUnresolved
+		return address{}, SourceUnresolved, ""
 	case action == "":
 		j.problem(e.Num, id, "the enriched data has no result for it")
-		return address{}, SourceUnresolved
+		return address{}, SourceUnresolved, ""
 	}
 	if !slices.Equal(rv.Input(), e.Input()) {
 		col := 0
@@ -378,12 +409,12 @@ func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, 
 		}
 		j.problem(e.Num, id, "input cells differ from the enriched file's (column %q: %q in the review, %q in the enriched file)",
 			j.en.InputHeader()[col], rv.Input()[col], e.Input()[col])
-		return address{}, SourceUnresolved
+		return address{}, SourceUnresolved, ""
 	}
 	if j.mapper != nil {
 		if now, was := j.label(e), rv.Get("input_label"); now != was {
 			j.problem(e.Num, id, "the input address changed since the run (column input_label: %q in the review, %q in the input now): run addrclean run again, then decide", was, now)
-			return address{}, SourceUnresolved
+			return address{}, SourceUnresolved, ""
 		}
 	}
 	raw := rv.Get(writers.DecisionColumn)
@@ -391,22 +422,26 @@ func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, 
 	switch decision {
 	case "":
 		j.rep.Decisions[Undecided]++
-		return address{}, SourceUnresolved
+		return address{}, SourceUnresolved, ReasonUndecided
 	case writers.DecisionAccept:
 		j.rep.Decisions[decision]++
-		a := serviceAddress(e)
-		if a == (address{}) {
-			j.problem(e.Num, id, "decided accept, but the service gave no address (%s%s): choose keep or edit", action, errSuffix(e))
+		// accept takes the address the service verified, never what it
+		// echoed back for a row it could not place (a Confirm "Address
+		// not found" still carries lines): no verified address, no final
+		// one, and the person is told why.
+		if reason := noServiceAddress(e); reason != "" {
+			j.rep.NoServiceAddress++
+			return address{}, SourceUnresolved, "decided accept, but " + reason + ": choose keep or edit"
 		}
-		return a, SourceService
+		return serviceAddress(e), SourceService, ""
 	case writers.DecisionKeep:
 		j.rep.Decisions[decision]++
 		k, err := j.keeper()
 		if err != nil {
 			j.problem(e.Num, id, "decided keep, but %v", err)
-			return address{}, SourceInput
+			return address{}, SourceInput, ""
 		}
-		return k.address(e.Input()), SourceInput
+		return k.address(e.Input()), SourceInput, ""
 	case writers.DecisionEdit:
 		j.rep.Decisions[decision]++
 		var a address
@@ -416,11 +451,38 @@ func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, 
 		if a == (address{}) {
 			j.problem(e.Num, id, "decided edit, but the edit_ columns are empty")
 		}
-		return a, SourcePerson
+		return a, SourcePerson, ""
 	default:
 		j.problem(e.Num, id, "decision %q (column decision): want %s, or empty for undecided", raw, strings.Join(writers.Decisions, ", "))
-		return address{}, SourceUnresolved
+		return address{}, SourceUnresolved, ""
 	}
+}
+
+// verifiedActions are the actions whose matched address the service
+// verified (with an address id): the only addresses final_source=service
+// may carry.
+var verifiedActions = []string{"Accept", "Suggest", "Confirm"}
+
+// noServiceAddress says why the row has no address the service verified,
+// or "" when it has one: an action that places the row and an address id.
+func noServiceAddress(e runfile.EnrichedRow) string {
+	action := e.Get("av_action")
+	why := ""
+	switch {
+	case !slices.Contains(verifiedActions, action):
+		why = "the service did not verify an address (" + action
+	case e.Get("av_address_id") == "":
+		why = "the service returned no matched address (" + action + ", no av_address_id"
+	default:
+		return ""
+	}
+	if m := e.Get("av_message"); m != "" {
+		why += ": " + m
+	}
+	if s := e.Get("av_error"); s != "" {
+		why += ": " + s
+	}
+	return why + ")"
 }
 
 // changed reports whether the address the enriched data verified (its
@@ -436,13 +498,6 @@ func (j *joiner) changed(e runfile.EnrichedRow) bool {
 // label is the row's input address as run writes it in input_label.
 func (j *joiner) label(e runfile.EnrichedRow) string {
 	return j.mapper.Map(readers.Row{Num: e.Num, Cells: e.Input()}).Label
-}
-
-func errSuffix(e runfile.EnrichedRow) string {
-	if s := e.Get("av_error"); s != "" {
-		return ": " + s
-	}
-	return ""
 }
 
 // serviceAddress is the matched address of an enriched row; the country as

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -289,7 +290,6 @@ func TestApplyRefuses(t *testing.T) {
 		},
 		{name: "unknown decision", set: map[int]map[string]string{2: {"decision": "maybe"}}, wantRows: []int{2}, wantMsg: `"maybe"`},
 		{name: "edit without an address", set: map[int]map[string]string{3: {"decision": "edit"}}, wantRows: []int{3}, wantMsg: "edit_ columns are empty"},
-		{name: "accept without a service address", set: map[int]map[string]string{5: {"decision": "accept"}}, wantRows: []int{5}, wantMsg: "no address"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -383,4 +383,111 @@ func (e *MismatchError) Rows() []int {
 		}
 	}
 	return rows
+}
+
+// actionResults are one row per kind of answer: Accept with and without
+// an address id, Suggest, Confirm with an id, Confirm without one (the
+// service found no address and echoed the input back, as for a French
+// address it does not cover), Reject, Error.
+func actionResults() []writers.Result {
+	noID := func(action api.Action, msg string) *api.VerifyResponse {
+		r := resp(action, "", "Rue de la Paix")
+		r.Address.Lines = append(r.Address.Lines, api.Line{Value: "69003"})
+		r.Address.Postcode = nil
+		r.Address.Country = &api.Country{Value: "France", ISO: "FR"}
+		r.Form.Message.Value = msg
+		return r
+	}
+	rs := []writers.Result{
+		{Cells: []string{"C1", "1 Main St", "Dublin", "", "", "IE"}, Response: resp(api.ActionAccept, "A1", "1 Main Street")},
+		{Cells: []string{"C2", "2 Main St", "Dublin", "", "", "IE"}, Response: noID(api.ActionAccept, "")},
+		{Cells: []string{"C3", "3 Main St", "Dublin", "", "", "IE"}, Response: resp(api.ActionSuggest, "A3", "3 Main Street")},
+		{Cells: []string{"C4", "4 Main St", "Dublin", "", "", "IE"}, Response: resp(api.ActionConfirm, "A4", "4 Main Street")},
+		{Cells: []string{"C5", "Rue de la Paix", "Lyon", "", "69003", "France"}, Response: noID(api.ActionConfirm, "Address not found")},
+		{Cells: []string{"C6", "PO Box 6", "Cork", "", "", "IE"}, Response: noID(api.ActionReject, "Not a deliverable address")},
+		{Cells: []string{"C7", "", "", "", "", ""}, Err: "no address"},
+	}
+	for i := range rs {
+		rs[i].Row = i + 1
+		rs[i].InputLabel = strings.Join(slices.DeleteFunc(slices.Clone(rs[i].Cells[1:]), func(s string) bool { return s == "" }), ", ")
+	}
+	return rs
+}
+
+// TestApplyOnlyVerifiedAddresses: accept takes the service's address only
+// where the service verified one (an address id, and an action that places
+// the row); elsewhere the row is unresolved with the reason, never given
+// the lines the service echoed back. Every action against every decision,
+// in each review format.
+func TestApplyOnlyVerifiedAddresses(t *testing.T) {
+	// The final_source of rows 1..7 per decision on the review rows (3..7).
+	want := map[string][]string{
+		"accept": {SourceService, SourceUnresolved, SourceService, SourceService, SourceUnresolved, SourceUnresolved, SourceUnresolved},
+		"keep":   {SourceService, SourceUnresolved, SourceInput, SourceInput, SourceInput, SourceInput, SourceInput},
+		"edit":   {SourceService, SourceUnresolved, SourcePerson, SourcePerson, SourcePerson, SourcePerson, SourcePerson},
+		"":       {SourceService, SourceUnresolved, SourceUnresolved, SourceUnresolved, SourceUnresolved, SourceUnresolved, SourceUnresolved},
+	}
+	for _, ext := range []string{"csv", "xlsx", "jsonl"} {
+		for decision, sources := range want {
+			t.Run(ext+"/"+cmp.Or(decision, "undecided"), func(t *testing.T) {
+				dir := t.TempDir()
+				en, rv := writeRun(t, dir, ext, actionResults())
+				set := map[int]map[string]string{}
+				for row := 3; row <= 7; row++ {
+					set[row] = map[string]string{"decision": decision}
+					if decision == "edit" {
+						set[row]["edit_line1"] = "Typed " + strconv.Itoa(row)
+					}
+				}
+				decide(t, rv, set)
+				out := filepath.Join(dir, "final.csv")
+				rep, err := Run(context.Background(), en, rv, out, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				recs := readCSV(t, out)
+				src := len(recs[0]) - 1
+				var got []string
+				for _, r := range recs[1:] {
+					got = append(got, r[src])
+					if r[src] == SourceUnresolved && strings.Join(r[len(header):src], "") != "" {
+						t.Errorf("row %s is unresolved with an address: %q", r[0], r[len(header):])
+					}
+				}
+				if !slices.Equal(got, sources) {
+					t.Fatalf("final_source = %q, want %q", got, sources)
+				}
+				// The issue's case: row 5, Confirm "Address not found"
+				// without an id, decided accept: unresolved, with the reason.
+				wantNo := int64(1)
+				if decision == "accept" {
+					wantNo = 4
+					if !slices.ContainsFunc(rep.Unresolved, func(u Unresolved) bool {
+						return u.Row == 5 && strings.Contains(u.Reason, "no matched address") && strings.Contains(u.Reason, "Address not found")
+					}) {
+						t.Errorf("row 5 is not listed with its reason: %+v", rep.Unresolved)
+					}
+				}
+				if rep.NoServiceAddress != wantNo {
+					t.Errorf("NoServiceAddress = %d, want %d", rep.NoServiceAddress, wantNo)
+				}
+				if int64(len(rep.Unresolved)) != rep.Sources[SourceUnresolved] {
+					t.Errorf("%d unresolved listed, %d counted", len(rep.Unresolved), rep.Sources[SourceUnresolved])
+				}
+			})
+		}
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }

@@ -186,6 +186,9 @@ func printApply(w io.Writer, o applyOptions, rep apply.Report) {
 		fmt.Fprintf(&b, "  %d review row(s) of ids the input does not have (deleted, or outside --where/--query), not applied: %s%s\n",
 			rep.Outside, strings.Join(rep.OutsideIDs, ", "), more)
 	}
+	if rep.NoServiceAddress > 0 {
+		fmt.Fprintf(&b, "  %d row(s) decided accept have no address the service verified: unresolved (decide keep or edit)\n", rep.NoServiceAddress)
+	}
 	if rep.NotInReview > 0 {
 		fmt.Fprintf(&b, "  %d row(s) that need review were missing from the review file: unresolved\n", rep.NotInReview)
 	}
@@ -203,6 +206,13 @@ func printApply(w io.Writer, o applyOptions, rep apply.Report) {
 			rows, what = rep.UnresolvedIDs, "row(s), ids"
 		}
 		fmt.Fprintf(&b, "  UNRESOLVED   %d %s: %s%s (final_source = unresolved, no final address)\n", n, what, strings.Join(rows, ", "), more)
+		for _, u := range rep.Unresolved {
+			name := "row " + strconv.Itoa(u.Row)
+			if u.ID != "" {
+				name = "id " + u.ID
+			}
+			fmt.Fprintf(&b, "    %s: %s\n", name, u.Reason)
+		}
 	}
 	fmt.Fprint(w, b.String())
 }
