@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/addrclean/addrclean/countries"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/runfile"
 	"github.com/addrclean/addrclean/writers"
@@ -22,7 +23,7 @@ import (
 // FinalColumns are the columns the final file appends to the input columns.
 var FinalColumns = []string{
 	"final_line1", "final_line2", "final_line3", "final_line4",
-	"final_city", "final_region", "final_postcode", "final_country", "final_source",
+	"final_city", "final_region", "final_postcode", "final_country", "final_country_name", "final_source",
 }
 
 // The values of final_source.
@@ -72,7 +73,7 @@ type Report struct {
 	// undecided).
 	Decisions map[string]int64 `json:"decisions"`
 	// NotInReview counts rows that need review but were missing from the
-	// review file (a person deleted them); they are unresolved.
+	// review (a person deleted them): each is a problem, so Run refuses.
 	NotInReview int64 `json:"not_in_review"`
 	// NotVerified counts rows the enriched data has no result for (a
 	// table row added since the run); they are unresolved.
@@ -99,6 +100,29 @@ type Report struct {
 	// Unresolved are the first unresolved rows (up to 20) with the reason
 	// each has no final address.
 	Unresolved []Unresolved `json:"unresolved,omitempty"`
+	// UnknownCountry counts rows whose final country (the input's, for
+	// keep) is not one apply can write as an ISO code: unresolved.
+	UnknownCountry int64 `json:"unknown_country,omitempty"`
+	// EditedCells counts the review cells outside the address that differ
+	// from the input (a person fixed a name in the sheet): the input's
+	// cells are written, and Edited lists the first of them.
+	EditedCells int64        `json:"edited_cells,omitempty"`
+	Edited      []EditedCell `json:"edited,omitempty"`
+	// MissingColumns are the input columns the review lacks (a person
+	// deleted them), ExtraColumns the review's columns that are not the
+	// input's (a person added them): both are ignored.
+	MissingColumns []string `json:"missing_columns,omitempty"`
+	ExtraColumns   []string `json:"extra_columns,omitempty"`
+}
+
+// EditedCell is a review cell outside the address that differs from the
+// input's: a warning, since the input stays the source of those cells.
+type EditedCell struct {
+	Row    int    `json:"row"`
+	ID     string `json:"id,omitempty"`
+	Column string `json:"column"`
+	Review string `json:"review"`
+	Input  string `json:"input"`
 }
 
 // Unresolved is one row left without a final address, and why.
@@ -167,9 +191,10 @@ func (e *MismatchError) Error() string {
 }
 
 // Run writes the final file at outPath from the enriched file and the
-// review file. A review that does not belong to the enriched file (row
-// numbers or input cells differ) or holds decisions that cannot be applied
-// is a *MismatchError, and no output is left behind.
+// review file. A review that does not belong to the enriched file (a row it
+// does not have for review, a changed address, a row missing) or holds
+// decisions that cannot be applied is a *MismatchError, and no output is
+// left behind.
 func Run(ctx context.Context, enrichedPath, reviewPath, outPath string, opts Options) (Report, error) {
 	en, err := runfile.OpenEnriched(ctx, enrichedPath, readers.Options{})
 	if err != nil {
@@ -181,7 +206,7 @@ func Run(ctx context.Context, enrichedPath, reviewPath, outPath string, opts Opt
 		return Report{}, fmt.Errorf("--review: %w", err)
 	}
 	defer rv.Close()
-	if err := sameInput(en, rv, reviewPath); err != nil {
+	if err := bind(en, rv, reviewPath, opts, nil); err != nil {
 		return Report{}, err
 	}
 	out, err := writers.NewRows(outPath, Header(en.InputHeader()), opts.Write)
@@ -197,26 +222,47 @@ func Header(input []string) []string {
 	return append(slices.Clone(input), FinalColumns...)
 }
 
-func sameInput(en *runfile.Enriched, rv *runfile.Review, review string) error {
-	if slices.Equal(en.InputHeader(), rv.InputHeader()) {
-		return nil
+// bind finds the enriched file's input columns in the review, by name: a
+// review is matched to its rows by row (and id), not by where its columns
+// are, and columns a person added are ignored (noted in rep). Only the id
+// column, when rows are known by id, must be there.
+func bind(en *runfile.Enriched, rv *runfile.Review, review string, opts Options, rep *Report) error {
+	missing, extra := rv.Bind(en.InputHeader())
+	if opts.IDColumn != "" && slices.Contains(missing, opts.IDColumn) {
+		return &MismatchError{Review: review, Problems: []Problem{{Msg: fmt.Sprintf("it has no id column %q", opts.IDColumn)}}}
 	}
-	return &MismatchError{Review: review, Problems: []Problem{{Msg: fmt.Sprintf(
-		"its input columns %q are not the enriched file's %q", rv.InputHeader(), en.InputHeader())}}}
+	if rep != nil {
+		rep.MissingColumns, rep.ExtraColumns = missing, extra
+	}
+	return nil
 }
 
 // Apply writes the final rows of en and rv to out, whatever they are read
 // from (files, tables), and closes out; on any error, a *MismatchError
-// included, out is aborted. review is how messages call rv.
+// included, out is aborted. review is how messages call rv. The review's
+// rows may be in any order: they are put back in row order first.
 func Apply(ctx context.Context, en *runfile.Enriched, rv *runfile.Review, review string, out writers.RowWriter, opts Options) (Report, error) {
 	j := &joiner{
-		opts: opts, en: en, rv: rv, mismatch: &MismatchError{Review: review},
+		opts: opts, en: en, mismatch: &MismatchError{Review: review},
 		rep: Report{Sources: map[string]int64{}, Decisions: map[string]int64{}},
 		id:  -1,
 	}
-	if err := sameInput(en, rv, review); err != nil {
+	if err := bind(en, rv, review, opts, &j.rep); err != nil {
 		_ = out.Abort()
 		return Report{}, err
+	}
+	idCol := opts.IDColumn
+	if m, err := readers.NewMapper(en.InputHeader(), opts.Mapping); err == nil {
+		j.address = addressColumns(en.InputHeader(), m)
+		if idCol == "" {
+			idCol = m.Columns()["id"]
+		}
+		if opts.CheckLabels {
+			j.mapper = m
+		}
+	} else if opts.CheckLabels {
+		_ = out.Abort()
+		return Report{}, fmt.Errorf("the input's address columns are not known (%w): pass the mapping flags given to addrclean run", err)
 	}
 	if opts.IDColumn != "" {
 		j.mismatch.Of = "the input and out-table"
@@ -224,15 +270,16 @@ func Apply(ctx context.Context, en *runfile.Enriched, rv *runfile.Review, review
 			_ = out.Abort()
 			return Report{}, fmt.Errorf("the input has no id column %q", opts.IDColumn)
 		}
+	} else if idCol != "" {
+		j.fileID = index(en.InputHeader(), idCol)
 	}
-	if opts.CheckLabels {
-		m, err := readers.NewMapper(en.InputHeader(), opts.Mapping)
-		if err != nil {
-			_ = out.Abort()
-			return Report{}, fmt.Errorf("the input's address columns are not known (%w): pass the mapping flags given to addrclean run", err)
-		}
-		j.mapper = m
+	o, err := newOrdered(ctx, rv)
+	if err != nil {
+		_ = out.Abort()
+		return Report{}, fmt.Errorf("--review: %w", err)
 	}
+	defer o.Close()
+	j.rv = o
 	if err := j.run(ctx, out); err != nil {
 		_ = out.Abort()
 		return Report{}, err
@@ -247,16 +294,36 @@ func Apply(ctx context.Context, en *runfile.Enriched, rv *runfile.Review, review
 	return j.rep, nil
 }
 
+// addressColumns marks the input columns m reads the address from: a
+// review row whose cells there differ from the input's is about another
+// address.
+func addressColumns(header []string, m *readers.Mapper) []bool {
+	is := make([]bool, len(header))
+	for field, name := range m.Columns() {
+		switch {
+		case strings.HasPrefix(field, "line"), field == "city", field == "region", field == "postcode", field == "country":
+		default:
+			continue // the id, and values that are not columns
+		}
+		if i := index(header, name); i >= 0 {
+			is[i] = true
+		}
+	}
+	return is
+}
+
 type joiner struct {
 	opts     Options
 	en       *runfile.Enriched
-	rv       *runfile.Review
+	rv       *ordered
 	mismatch *MismatchError
 	rep      Report
 
 	next    *runfile.ReviewRow // the review row read ahead, nil at the end
 	lastRev int
 	id      int             // index of Options.IDColumn in the input cells, -1 without
+	fileID  int             // index of the file's id column (mapped or detected), -1 without
+	address []bool          // the input columns of the address; nil when not known
 	mapper  *readers.Mapper // with CheckLabels
 	keep    *keeper
 	keepErr error
@@ -271,6 +338,14 @@ func (j *joiner) problem(row int, id string, format string, args ...any) {
 	j.mismatch.Problems = append(j.mismatch.Problems, Problem{Row: row, ID: id, Msg: fmt.Sprintf(format, args...)})
 }
 
+// warn notes a cell a person edited outside the address.
+func (j *joiner) warn(row int, id, column, review, input string) {
+	j.rep.EditedCells++
+	if len(j.rep.Edited) < maxListed {
+		j.rep.Edited = append(j.rep.Edited, EditedCell{Row: row, ID: id, Column: column, Review: review, Input: input})
+	}
+}
+
 // idOf returns the id in input cells, with Options.IDColumn.
 func (j *joiner) idOf(input []string) string {
 	if j.id < 0 || j.id >= len(input) {
@@ -279,12 +354,12 @@ func (j *joiner) idOf(input []string) string {
 	return input[j.id]
 }
 
-// advance reads the next review row, checking the order. A row without a
-// number or out of order is reported once and passed over, so it is not
-// reported again as a row the enriched file does not have for review.
-func (j *joiner) advance(ctx context.Context) error {
+// advance reads the next review row in row order. A row without a number,
+// or repeated, is reported once and passed over, so it is not reported
+// again as a row the enriched file does not have for review.
+func (j *joiner) advance() error {
 	for {
-		r, err := j.rv.Next(ctx)
+		r, err := j.rv.Next()
 		if errors.Is(err, io.EOF) {
 			j.next = nil
 			return nil
@@ -292,18 +367,19 @@ func (j *joiner) advance(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("--review: %w", err)
 		}
+		in, _ := r.Input()
 		switch {
 		case r.Row == 0 && j.id >= 0:
 			j.rep.Outside++
-			if len(j.rep.OutsideIDs) < 20 {
-				j.rep.OutsideIDs = append(j.rep.OutsideIDs, j.idOf(r.Input()))
+			if len(j.rep.OutsideIDs) < maxListed {
+				j.rep.OutsideIDs = append(j.rep.OutsideIDs, j.idOf(in))
 			}
 			continue
 		case r.Row == 0:
 			j.problem(0, "", "review line %d: row %q is not a row number", r.Line, r.Cells[0])
 			continue
-		case r.Row <= j.lastRev:
-			j.problem(r.Row, j.idOf(r.Input()), "the review lists it after row %d: out of order or repeated (a sorted review must be sorted back by its row column)", j.lastRev)
+		case r.Row == j.lastRev:
+			j.problem(r.Row, j.idOf(in), "the review holds it twice (line %d again): keep one", r.Line)
 			continue
 		}
 		j.lastRev = r.Row
@@ -313,7 +389,7 @@ func (j *joiner) advance(ctx context.Context) error {
 }
 
 func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
-	if err := j.advance(ctx); err != nil {
+	if err := j.advance(); err != nil {
 		return err
 	}
 	for {
@@ -327,15 +403,16 @@ func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
 		// Enriched rows are numbered 1, 2, ... so a review row left
 		// behind names a row the enriched file does not have.
 		for j.next != nil && j.next.Row < e.Num {
-			j.problem(j.next.Row, j.idOf(j.next.Input()), "the enriched file has no such row")
-			if err := j.advance(ctx); err != nil {
+			in, _ := j.next.Input()
+			j.problem(j.next.Row, j.idOf(in), "the enriched file has no such row")
+			if err := j.advance(); err != nil {
 				return err
 			}
 		}
 		var rv *runfile.ReviewRow
 		if j.next != nil && j.next.Row == e.Num {
 			rv = j.next
-			if err := j.advance(ctx); err != nil {
+			if err := j.advance(); err != nil {
 				return err
 			}
 		}
@@ -359,8 +436,9 @@ func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
 		}
 	}
 	for j.next != nil {
-		j.problem(j.next.Row, j.idOf(j.next.Input()), "the enriched file has only %d rows", j.rep.Rows)
-		if err := j.advance(ctx); err != nil {
+		in, _ := j.next.Input()
+		j.problem(j.next.Row, j.idOf(in), "the enriched file has only %d rows", j.rep.Rows)
+		if err := j.advance(); err != nil {
 			return err
 		}
 	}
@@ -368,12 +446,72 @@ func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
 }
 
 // address is the final address: lines 1 to 4, city, region, postcode,
-// country.
-type address [8]string
+// country (its ISO code), then the country's name.
+type address [9]string
+
+// Indexes into address.
+const (
+	aCountry     = 7
+	aCountryName = 8
+)
+
+// sameRow checks that review row rv is about enriched row e: the same id
+// (where rows have one) and the same address cells. A cell a person
+// edited outside the address is a warning: the input stays the source of
+// those cells.
+func (j *joiner) sameRow(e runfile.EnrichedRow, rv *runfile.ReviewRow) bool {
+	id := j.idOf(e.Input())
+	cells, ok := rv.Input()
+	header := j.en.InputHeader()
+	if k := j.fileID; k >= 0 && ok[k] && strings.TrimSpace(cells[k]) != strings.TrimSpace(e.Input()[k]) {
+		j.problem(e.Num, id, "the review row is of another record (column %q: %q in the review, %q in the enriched file): a row of another run, or a review sorted without its row column",
+			header[k], cells[k], e.Input()[k])
+		return false
+	}
+	same := true
+	for i, c := range e.Input() {
+		if !ok[i] || cells[i] == c {
+			continue
+		}
+		if j.address == nil || j.address[i] {
+			hint := "to change the address, decide edit and type it in the edit_ columns"
+			if j.address == nil {
+				hint = "the input's address columns are not known: pass the mapping flags given to addrclean run"
+			}
+			j.problem(e.Num, id, "the address differs from the enriched file's (column %q: %q in the review, %q in the enriched file): %s",
+				header[i], cells[i], c, hint)
+			same = false
+			continue
+		}
+		j.warn(e.Num, id, header[i], cells[i], c)
+	}
+	return same
+}
 
 // decide works out one row's final address and its source, noting any
 // problem; an unresolved row comes with the reason it has no address.
 func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, string, string) {
+	a, source, reason := j.decideAddress(e, rv)
+	if source == SourceUnresolved {
+		return address{}, source, reason
+	}
+	// final_country is always the ISO code; the name beside it.
+	if c := a[aCountry]; c != "" {
+		iso, ok := countries.ISO(c)
+		if !ok {
+			if source == SourcePerson {
+				j.problem(e.Num, j.idOf(e.Input()), "edit_country %q is not a country apply knows: write its ISO code (IE, GB, FR ...)", c)
+			} else {
+				j.rep.UnknownCountry++
+				return address{}, SourceUnresolved, fmt.Sprintf("its country %q is not one apply knows: decide edit and write the ISO code in edit_country", c)
+			}
+		}
+		a[aCountry], a[aCountryName] = iso, countries.Name(iso)
+	}
+	return a, source, ""
+}
+
+func (j *joiner) decideAddress(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, string, string) {
 	action := e.Get("av_action")
 	id := j.idOf(e.Input())
 	switch {
@@ -391,6 +529,7 @@ func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, 
 		return address{}, SourceUnresolved, ReasonNotVerified
 	case rv == nil:
 		j.rep.NotInReview++
+		j.problem(e.Num, id, "the review has no row for it (%s): put the row back (leave decision empty for undecided)", action)
 		return address{}, SourceUnresolved, ReasonNotInReview
 	case action == "Accept":
 		j.problem(e.Num, id, "the enriched data has it as Accept, not a row for review")
@@ -399,16 +538,7 @@ func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, 
 		j.problem(e.Num, id, "the enriched data has no result for it")
 		return address{}, SourceUnresolved, ""
 	}
-	if !slices.Equal(rv.Input(), e.Input()) {
-		col := 0
-		for i, c := range e.Input() {
-			if rv.Input()[i] != c {
-				col = i
-				break
-			}
-		}
-		j.problem(e.Num, id, "input cells differ from the enriched file's (column %q: %q in the review, %q in the enriched file)",
-			j.en.InputHeader()[col], rv.Input()[col], e.Input()[col])
+	if !j.sameRow(e, rv) {
 		return address{}, SourceUnresolved, ""
 	}
 	if j.mapper != nil {
@@ -509,7 +639,7 @@ func serviceAddress(e runfile.EnrichedRow) address {
 	}
 	return address{
 		e.Get("av_line1"), e.Get("av_line2"), e.Get("av_line3"), e.Get("av_line4"),
-		e.Get("av_city"), e.Get("av_region"), e.Get("av_postcode"), country,
+		e.Get("av_city"), e.Get("av_region"), e.Get("av_postcode"), country, "",
 	}
 }
 

@@ -281,12 +281,27 @@ func TestApplyRefuses(t *testing.T) {
 			wantRows: []int{9}, wantMsg: "only 8 rows",
 		},
 		{
-			name: "review sorted by a person",
+			name: "a row deleted",
 			other: func(rs []writers.Result) []writers.Result {
-				rs[1], rs[2] = rs[2], rs[1]
+				return slices.Delete(rs, 6, 7) // row 7 is Suggest
+			},
+			wantRows: []int{7}, wantMsg: "the review has no row for it (Suggest)",
+		},
+		{
+			name: "a row of another record",
+			other: func(rs []writers.Result) []writers.Result {
+				rs[1].Cells = slices.Clone(rs[1].Cells)
+				rs[1].Cells[0] = "X2"
 				return rs
 			},
-			wantRows: []int{2}, wantMsg: "sorted back by its row column",
+			wantRows: []int{2}, wantMsg: `another record (column "id"`,
+		},
+		{
+			name: "a row repeated",
+			other: func(rs []writers.Result) []writers.Result {
+				return slices.Insert(rs, 3, rs[2])
+			},
+			wantRows: []int{3}, wantMsg: "the review holds it twice",
 		},
 		{name: "unknown decision", set: map[int]map[string]string{2: {"decision": "maybe"}}, wantRows: []int{2}, wantMsg: `"maybe"`},
 		{name: "edit without an address", set: map[int]map[string]string{3: {"decision": "edit"}}, wantRows: []int{3}, wantMsg: "edit_ columns are empty"},
@@ -326,22 +341,6 @@ func mkdir(t *testing.T, dir, name string) string {
 		t.Fatal(err)
 	}
 	return name
-}
-
-// TestApplyDeletedReviewRow: a review row a person deleted leaves its row
-// unresolved and counted, not refused.
-func TestApplyDeletedReviewRow(t *testing.T) {
-	dir := t.TempDir()
-	en, _ := writeRun(t, dir, "csv", runResults())
-	rs := slices.Delete(runResults(), 6, 7) // row 7 is Suggest
-	_, rv := writeRun(t, filepath.Join(dir, mkdir(t, dir, "other")), "csv", rs)
-	rep, err := Run(context.Background(), en, rv, filepath.Join(dir, "final.csv"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.NotInReview != 1 || rep.Sources[SourceUnresolved] != 6 {
-		t.Fatalf("report = %+v", rep)
-	}
 }
 
 // TestApplyReviewEncoding: a CSV review saved by a spreadsheet as
@@ -490,4 +489,111 @@ func readCSV(t *testing.T, path string) [][]string {
 		t.Fatal(err)
 	}
 	return recs
+}
+
+// reshape rewrites a CSV or XLSX review as a person might leave it: f gets
+// the records, the header first, and returns the new ones.
+func reshape(t *testing.T, path string, f func([][]string) [][]string) {
+	t.Helper()
+	switch filepath.Ext(path) {
+	case ".csv":
+		recs := f(readCSV(t, path))
+		var out bytes.Buffer
+		_ = csv.NewWriter(&out).WriteAll(recs)
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	case ".xlsx":
+		in, err := excelize.OpenFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := in.GetRows("Review")
+		in.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := excelize.NewFile()
+		defer out.Close()
+		if err := out.SetSheetName("Sheet1", "Review"); err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range f(rows) {
+			vals := make([]any, len(r))
+			for k, c := range r {
+				vals[k] = c
+			}
+			cell, _ := excelize.CoordinatesToCellName(1, i+1)
+			if err := out.SetSheetRow("Review", cell, &vals); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := out.SaveAs(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestApplyReviewAsReturned: a review sorted by another column, with a
+// column added, gives the same final file as the review as written; so
+// does one longer than a sort chunk (sorted on disk and merged).
+func TestApplyReviewAsReturned(t *testing.T) {
+	reverse := func(recs [][]string) [][]string {
+		slices.Reverse(recs[1:])
+		return recs
+	}
+	addColumn := func(recs [][]string) [][]string {
+		for i, r := range recs {
+			v := "checked"
+			if i == 0 {
+				v = "notes"
+			}
+			recs[i] = slices.Insert(r, 3, v)
+		}
+		return recs
+	}
+	for _, ext := range []string{"csv", "xlsx"} {
+		for _, tc := range []struct {
+			name  string
+			f     func([][]string) [][]string
+			chunk int
+		}{
+			{"sorted by street, descending", func(recs [][]string) [][]string {
+				street := slices.Index(recs[0], "street")
+				slices.SortStableFunc(recs[1:], func(a, b []string) int { return strings.Compare(b[street], a[street]) })
+				return recs
+			}, 0},
+			{"reversed, sorted on disk", reverse, 2},
+			{"a column added", addColumn, 0},
+		} {
+			t.Run(ext+"/"+tc.name, func(t *testing.T) {
+				if tc.chunk > 0 {
+					defer func(n int) { chunkRows = n }(chunkRows)
+					chunkRows = tc.chunk
+				}
+				tmp := t.TempDir()
+				t.Setenv("TMPDIR", tmp) // where the sort spills
+				dir := t.TempDir()
+				en, rv := writeRun(t, dir, ext, runResults())
+				decide(t, rv, decisions)
+				reshape(t, rv, tc.f)
+				out := filepath.Join(dir, "final.csv")
+				rep, err := Run(context.Background(), en, rv, out, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.EditedCells != 0 {
+					t.Errorf("edited cells: %+v", rep.Edited)
+				}
+				got, err := os.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden.Check(t, "final.csv", got)
+				if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+					t.Errorf("the sort left %d temporary file(s) behind", len(ents))
+				}
+			})
+		}
+	}
 }

@@ -1,6 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -71,6 +77,119 @@ func TestApplyTableOnlyVerifiedAddresses(t *testing.T) {
 				"id " + errorRow + ": decided accept, but the service did not verify an address (Error",
 				"row(s) decided accept have no address the service verified",
 			} {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
+
+// reviewRecords reads a CSV file whole.
+func reviewRecords(t *testing.T, path string) [][]string {
+	t.Helper()
+	recs, err := csv.NewReader(strings.NewReader(readFile(t, path))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func writeRecords(t *testing.T, path string, recs [][]string) {
+	t.Helper()
+	var b bytes.Buffer
+	_ = csv.NewWriter(&b).WriteAll(recs)
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestApplyReviewAsPeopleReturnIt: a CSV review decided, then sorted by
+// Name, a Name typo fixed, a column added, a row deleted, a row from
+// another run. The first three give the final file of the review as
+// written (the typo a warning naming the row and the column); the last two
+// are refused, naming the row.
+func TestApplyReviewAsPeopleReturnIt(t *testing.T) {
+	dir := t.TempDir()
+	enriched, review := filepath.Join(dir, "cleaned.csv"), filepath.Join(dir, "review.csv")
+	code, _, stderr := cli("run", "--log-format", "json", "--no-progress", "--limit", "60", "-o", enriched, "--review", review, sampleCSV(t))
+	if code != exitOK && code != exitRowErrors {
+		t.Fatalf("run exit %d\n%s", code, tail(stderr, 2000))
+	}
+	recs := reviewRecords(t, review)
+	h := recs[0]
+	col := func(name string) int {
+		i := slices.Index(h, name)
+		if i < 0 {
+			t.Fatalf("review header %q lacks %s", h, name)
+		}
+		return i
+	}
+	for _, r := range recs[1:] {
+		r[col("decision")] = "keep"
+		if r[col("av_address_id")] != "" {
+			r[col("decision")] = "accept"
+		}
+	}
+	writeRecords(t, review, recs)
+	apply := func(rv string) (int, string, string) {
+		t.Helper()
+		final := filepath.Join(t.TempDir(), "final.csv")
+		code, _, stderr := cli("apply", "--enriched", enriched, "--review", rv, "-o", final)
+		out := ""
+		if code == exitOK || code == exitRowErrors {
+			out = readFile(t, final)
+		}
+		return code, out, stderr
+	}
+	code, want, stderr := apply(review)
+	if code != exitOK {
+		t.Fatalf("the review as written: exit %d\n%s", code, stderr)
+	}
+	// A row of another run: the first review row's address, the second's
+	// row number and id.
+	other := slices.Clone(recs[1])
+	other[col("row")], other[col("Customer ID")] = recs[2][col("row")], recs[2][col("Customer ID")]
+	typo := recs[3][col("row")]
+	for _, tc := range []struct {
+		name     string
+		change   func([][]string) [][]string
+		wantCode int
+		want     []string
+	}{
+		{"sorted by Name", func(r [][]string) [][]string {
+			slices.SortStableFunc(r[1:], func(a, b []string) int { return strings.Compare(a[col("Name")], b[col("Name")]) })
+			return r
+		}, exitOK, nil},
+		{"a Name typo fixed", func(r [][]string) [][]string {
+			r[3][col("Name")] += " Jr"
+			return r
+		}, exitOK, []string{"WARNING      1 review cell(s) outside the address", "row " + typo + `, column "Name": `}},
+		{"a column added", func(r [][]string) [][]string {
+			for i := range r {
+				r[i] = slices.Insert(r[i], col("decision")+1, cmp.Or(map[bool]string{true: "checked by"}[i == 0], "AM"))
+			}
+			return r
+		}, exitOK, []string{"ignored the review's column(s) the input does not have: checked by"}},
+		{"a row deleted", func(r [][]string) [][]string { return slices.Delete(r, 2, 3) }, exitUsage,
+			[]string{"row " + recs[2][col("row")] + ": the review has no row for it"}},
+		{"a row of another run", func(r [][]string) [][]string {
+			r[2] = other
+			return r
+		}, exitUsage, []string{"row " + recs[2][col("row")] + `: the address differs from the enriched file's (column "Address 1"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rv := filepath.Join(t.TempDir(), "review.csv")
+			rs := reviewRecords(t, review)
+			writeRecords(t, rv, tc.change(rs))
+			code, got, stderr := apply(rv)
+			if code != tc.wantCode {
+				t.Fatalf("exit %d, want %d\n%s", code, tc.wantCode, stderr)
+			}
+			if code == exitOK && got != want {
+				t.Errorf("the final file differs from the one of the review as written")
+			}
+			for _, w := range tc.want {
 				if !strings.Contains(stderr, w) {
 					t.Errorf("stderr lacks %q:\n%s", w, stderr)
 				}

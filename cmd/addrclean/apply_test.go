@@ -149,7 +149,7 @@ func TestApplyCommandRefusesForeignReview(t *testing.T) {
 	}
 	var rows []int
 	for i := 1; i < len(recs) && len(rows) < 3; i++ {
-		recs[i][1] += " (changed)"
+		recs[i][2] += " (changed)" // Address 1
 		rows = append(rows, i)
 	}
 	var buf bytes.Buffer
