@@ -152,7 +152,7 @@ func NewReview(name string, r readers.Reader) (*Review, error) {
 	}
 	col := map[string]int{}
 	owned := map[int]bool{0: true}
-	for _, c := range append(slices.Clone(writers.ReviewColumns), writers.DecisionColumns...) {
+	for _, c := range append(append(slices.Clone(writers.ReviewColumns), writers.DecisionColumns...), writers.ChangesColumn) {
 		if j := slices.Index(h[own:], c); j >= 0 {
 			col[c] = own + j
 			owned[own+j] = true
@@ -447,6 +447,7 @@ func openJSONL(path string, review bool) (*jsonlTable, error) {
 		t.header = append(t.header, writers.EnrichedColumns...)
 		t.header = append(t.header, writers.DuplicateColumns...)
 	}
+	t.header = append(t.header, writers.ChangesColumn)
 	return t, nil
 }
 
@@ -485,9 +486,9 @@ func (t *jsonlTable) Next(ctx context.Context) (readers.Row, error) {
 			return readers.Row{}, err
 		}
 	}
-	width := len(t.header) - len(writers.EnrichedColumns) - len(writers.DuplicateColumns)
+	width := len(t.header) - len(writers.EnrichedColumns) - len(writers.DuplicateColumns) - 1
 	if t.review {
-		width = len(t.header) - 1 - len(writers.ReviewColumns) - len(writers.DecisionColumns)
+		width = len(t.header) - 2 - len(writers.ReviewColumns) - len(writers.DecisionColumns)
 	}
 	res := writers.Result{Row: l.row, Cells: fit(l.inVals, width), InputLabel: l.inputLabel, Response: l.response, Err: l.errText}
 	if l.response == nil && l.errText == "" {
@@ -506,6 +507,7 @@ func (t *jsonlTable) Next(ctx context.Context) (readers.Row, error) {
 		cells = append(cells, writers.EnrichedValues(res)...)
 		cells = append(cells, l.extra["duplicates"], l.extra["first_row"])
 	}
+	cells = append(cells, writers.Changes(res))
 	return readers.Row{Num: l.row, Line: l.lineNo, Cells: cells}, nil
 }
 

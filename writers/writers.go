@@ -34,7 +34,7 @@ func newWriter(k kind, path string, header []string, opts Options) (Writer, erro
 		return nil, err
 	}
 	header = append([]string(nil), header...)
-	lay := newLayout(k, header, opts.MarkCached)
+	lay := newLayout(k, header, opts.MarkCached, opts.IDColumn)
 	opts.Logger = opts.Logger.With().Str("output", string(k)).Logger()
 	var fw spoolWriter
 	switch format {
