@@ -602,3 +602,28 @@ func TestApplyReviewAsReturned(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyPreviousLayout: reviews written by the previous version (row,
+// the input columns, then the review and decision columns), decided, are
+// still applied, with the same result as a review in this layout.
+func TestApplyPreviousLayout(t *testing.T) {
+	for _, ext := range []string{"csv", "xlsx"} {
+		t.Run(ext, func(t *testing.T) {
+			dir := t.TempDir()
+			en, _ := writeRun(t, dir, "csv", runResults())
+			out := filepath.Join(dir, "final.csv")
+			rep, err := Run(context.Background(), en, filepath.Join("testdata", "review-previous-layout."+ext), out, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.ExtraColumns)+len(rep.MissingColumns) > 0 || rep.EditedCells > 0 {
+				t.Errorf("report %+v", rep)
+			}
+			got, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, "final.csv", got)
+		})
+	}
+}
