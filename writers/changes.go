@@ -52,6 +52,7 @@ func Changes(r Result) string {
 		return ChangesNotMatched
 	}
 	var parts []string
+	lost := dropped(r)
 	d := &info.Details
 	add := func(element, detail string, amended bool) {
 		switch {
@@ -71,7 +72,7 @@ func Changes(r Result) string {
 		// The lines count as corrected by the flag only when no element of
 		// them says what changed.
 		if !slices.ContainsFunc([]string{d.Organization, d.Street, d.SubBuildingNumber, d.BuildingNumber}, changedDetail) {
-			add("lines", lineDetail, info.AddressLinesAmended && len(dropped(r)) == 0)
+			add("lines", lineDetail, info.AddressLinesAmended && len(lost) == 0)
 		}
 	} else {
 		add("lines", lineDetail, false)
@@ -82,7 +83,7 @@ func Changes(r Result) string {
 	add("town", d.City, info.CityAmended)
 	add("region", d.Region, info.RegionAmended)
 	add("postcode", d.Postcode, info.PostcodeAmended)
-	for _, s := range dropped(r) {
+	for _, s := range lost {
 		parts = append(parts, s+droppedWord)
 	}
 	if len(parts) == 0 {
@@ -131,29 +132,40 @@ func diffLabel(input string, label []string, highlights [][]int) []removal {
 	if input == "" {
 		return nil
 	}
-	lines := make([]wordSet, len(label))
 	folded := make([]string, len(label))
-	iw := newWordSet(input)
-	// newWords[k]: label line k has words the input lacks (a corrected
-	// number, an added town); own[k]: so, or the service highlighted it.
-	own, newWords := make([]bool, len(label)), make([]bool, len(label))
 	for k, l := range label {
 		folded[k] = fold(l)
-		lines[k] = newWordSet(l)
-		for w := range lines[k] {
-			if !iw.has(w) {
-				newWords[k] = true
-			}
-		}
-		own[k] = newWords[k] || k < len(highlights) && len(lineSpans(highlights[k], utf8.RuneCountInString(l))) > 0
 	}
-	// lineOf returns the first label line holding folded part f (written
-	// without its spaces, as a postcode may be: five characters at least,
-	// so that a number is not found inside another) or, with word, the
-	// folded word f.
+	// The word sets are built when a part is not found whole (most rows
+	// need none): lines[k] are the words of label line k; newWords[k]:
+	// the line has words the input lacks (a corrected number, an added
+	// town); own[k]: so, or the service highlighted it.
+	var lines []wordSet
+	var own, newWords []bool
+	words := func() {
+		if lines != nil {
+			return
+		}
+		iw := newWordSet(input)
+		lines = make([]wordSet, len(label))
+		own, newWords = make([]bool, len(label)), make([]bool, len(label))
+		for k, l := range label {
+			lines[k] = newWordSet(l)
+			for w := range lines[k] {
+				if !iw.has(w) {
+					newWords[k] = true
+				}
+			}
+			own[k] = newWords[k] || k < len(highlights) && len(lineSpans(highlights[k], utf8.RuneCountInString(l))) > 0
+		}
+	}
+	// lineOf returns the first label line holding folded part f (the whole
+	// line, or inside it when f has five characters at least, so that a
+	// number is not found inside another; a postcode may be written without
+	// its space) or, with word, the folded word f.
 	lineOf := func(f string, word bool) int {
 		for k := range label {
-			if word && lines[k].has(f) || !word && len(f) >= 5 && strings.Contains(folded[k], f) {
+			if word && lines[k].has(f) || !word && (folded[k] == f || len(f) >= 5 && strings.Contains(folded[k], f)) {
 				return k
 			}
 		}
@@ -172,6 +184,7 @@ func diffLabel(input string, label []string, highlights [][]int) []removal {
 		}
 		// Replaced when the label has a line of its own between the
 		// neighbours, or next: Co. Donegal where the match has Monaghan.
+		words()
 		rm := removal{text: strings.Join(run, labelSeparator), at: at}
 		for k := max(min(prev, at)+1, 0); k <= max(prev, at) && k < len(label); k++ {
 			rm.replaced = rm.replaced || own[k] && k != prev
@@ -190,8 +203,12 @@ func diffLabel(input string, label []string, highlights [][]int) []removal {
 			prev = anchor
 			continue
 		}
+		if _, ok := countries.ISO(p); ok {
+			continue // labels leave the country out
+		}
 		// Word by word: the words the label lacks are lost, the line
 		// holding the others anchors the part.
+		words()
 		var lost []string
 		anchor, words := -1, 0
 		for _, w := range strings.FieldsFunc(p, notWord) {
@@ -212,9 +229,6 @@ func diffLabel(input string, label []string, highlights [][]int) []removal {
 			continue // "Co." alone
 		}
 		if anchor < 0 {
-			if _, ok := countries.ISO(p); ok {
-				continue // labels leave the country out
-			}
 			run = append(run, p)
 			continue
 		}
@@ -282,7 +296,18 @@ func notWord(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) 
 // "dun".
 func fold(s string) string {
 	var b strings.Builder
-	for _, r := range norm.NFD.String(s) {
+	b.Grow(len(s))
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		s = norm.NFD.String(s)
+	}
+	for _, r := range s {
 		if !notWord(r) {
 			b.WriteRune(unicode.ToLower(r))
 		}
