@@ -118,6 +118,11 @@ func TestApplyReviewAsPeopleReturnIt(t *testing.T) {
 	}
 	recs := reviewRecords(t, review)
 	h := recs[0]
+	// Laid out for a person: the id the run detected beside row, then the
+	// decision and what it is about.
+	if want := "row,Customer ID,decision,av_action,av_changes,input_label,matched_label,av_message,edit_line1"; !strings.HasPrefix(strings.Join(h, ","), want) {
+		t.Fatalf("review header %q, want it to start %s", h, want)
+	}
 	col := func(name string) int {
 		i := slices.Index(h, name)
 		if i < 0 {
