@@ -26,8 +26,10 @@ var EnrichedColumns = []string{
 // every row is in, so the file writers fill them at Close (see NewEnriched).
 var DuplicateColumns = []string{"av_duplicates", "av_first_row"}
 
-// ReviewColumns are the columns the review output appends to the row number
-// and the input columns, in order. Callers must not modify it.
+// ReviewColumns are the review's own columns every review output has had,
+// in the order of ReviewValues and of the review table (the review file
+// lays them out as ReviewLayout says, with ChangesColumn and the decision
+// columns among them). Callers must not modify it.
 var ReviewColumns = []string{
 	"av_action", "av_message", "input_label", "matched_label", "av_address_id", "av_error",
 }
