@@ -1,8 +1,11 @@
 package writers
 
 import (
+	"bytes"
+	"iter"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -129,7 +132,7 @@ type removal struct {
 // in all its words, is kept; a country is never a loss (labels leave it
 // out); the rest are removals, consecutive ones joined.
 func diffLabel(input string, label []string, highlights [][]int) []removal {
-	if input == "" {
+	if input == "" || allFound(input, label) {
 		return nil
 	}
 	folded := make([]string, len(label))
@@ -140,22 +143,21 @@ func diffLabel(input string, label []string, highlights [][]int) []removal {
 	// need none): lines[k] are the words of label line k; newWords[k]:
 	// the line has words the input lacks (a corrected number, an added
 	// town); own[k]: so, or the service highlighted it.
-	var lines []wordSet
+	var lw wordList // the words of the label, with their lines
 	var own, newWords []bool
 	words := func() {
-		if lines != nil {
+		if own != nil {
 			return
 		}
-		iw := newWordSet(input)
-		lines = make([]wordSet, len(label))
+		lw = foldWords(label)
+		iw := foldWords([]string{input})
 		own, newWords = make([]bool, len(label)), make([]bool, len(label))
-		for k, l := range label {
-			lines[k] = newWordSet(l)
-			for w := range lines[k] {
-				if !iw.has(w) {
-					newWords[k] = true
-				}
+		for i, w := range lw.words {
+			if !iw.holds(w) {
+				newWords[lw.line[i]] = true
 			}
+		}
+		for k, l := range label {
 			own[k] = newWords[k] || k < len(highlights) && len(lineSpans(highlights[k], utf8.RuneCountInString(l))) > 0
 		}
 	}
@@ -163,16 +165,17 @@ func diffLabel(input string, label []string, highlights [][]int) []removal {
 	// line, or inside it when f has five characters at least, so that a
 	// number is not found inside another; a postcode may be written without
 	// its space) or, with word, the folded word f.
-	lineOf := func(f string, word bool) int {
+	lineOf := func(f string) int {
 		for k := range label {
-			if word && lines[k].has(f) || !word && (folded[k] == f || len(f) >= 5 && strings.Contains(folded[k], f)) {
+			if folded[k] == f || len(f) >= 5 && strings.Contains(folded[k], f) {
 				return k
 			}
 		}
 		return -1
 	}
 	var out []removal
-	prev := -1 // the label line of the last input part the label holds
+	var wb []byte // a folded word
+	prev := -1    // the label line of the last input part the label holds
 	var run []string
 	flush := func(next int) {
 		if len(run) == 0 {
@@ -198,7 +201,7 @@ func diffLabel(input string, label []string, highlights [][]int) []removal {
 		if f == "" {
 			continue
 		}
-		if anchor := lineOf(f, false); anchor >= 0 {
+		if anchor := lineOf(f); anchor >= 0 {
 			flush(anchor)
 			prev = anchor
 			continue
@@ -211,13 +214,19 @@ func diffLabel(input string, label []string, highlights [][]int) []removal {
 		words()
 		var lost []string
 		anchor, words := -1, 0
-		for _, w := range strings.FieldsFunc(p, notWord) {
-			fw := fold(w)
-			if countyWords[fw] {
+		for w := range wordsOf(p) {
+			wb = appendFold(wb[:0], w)
+			if countyWords[string(wb)] {
 				continue
 			}
 			words++
-			k := lineOf(fw, true)
+			k := -1
+			for j := range label {
+				if lw.has(wb, j) {
+					k = j
+					break
+				}
+			}
 			switch {
 			case k < 0:
 				lost = append(lost, w)
@@ -244,41 +253,124 @@ func diffLabel(input string, label []string, highlights [][]int) []removal {
 	return out
 }
 
+// foldScratch is the memory of allFound.
+type foldScratch struct {
+	label []byte // the folded label lines, one after another
+	ends  []int  // where each ends in label
+	part  []byte
+}
+
+var foldPool = sync.Pool{New: func() any { return new(foldScratch) }}
+
+// allFound reports whether every part of input is found whole in a line of
+// label, as diffLabel finds them, or is a country: the common case, checked
+// without allocating, in which nothing was lost.
+func allFound(input string, label []string) bool {
+	sc := foldPool.Get().(*foldScratch)
+	defer foldPool.Put(sc)
+	sc.label, sc.ends = sc.label[:0], sc.ends[:0]
+	for _, l := range label {
+		sc.label = appendFold(sc.label, l)
+		sc.ends = append(sc.ends, len(sc.label))
+	}
+	for p := range strings.SplitSeq(input, labelSeparator) {
+		p = strings.TrimSpace(p)
+		sc.part = appendFold(sc.part[:0], p)
+		f := sc.part
+		if len(f) == 0 {
+			continue
+		}
+		found, start := false, 0
+		for _, end := range sc.ends {
+			line := sc.label[start:end]
+			start = end
+			if bytes.Equal(line, f) || len(f) >= 5 && bytes.Contains(line, f) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			if _, ok := countries.ISO(p); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // countyWords go before a county name in Ireland ("Co. Dublin"); labels
 // leave them out.
 var countyWords = map[string]bool{"co": true, "county": true}
 
-// wordSet holds the folded words of a text.
-type wordSet map[string]bool
-
-func newWordSet(s string) wordSet {
-	ws := wordSet{}
-	for _, w := range strings.FieldsFunc(s, notWord) {
-		ws[fold(w)] = true
-	}
-	return ws
+// wordList holds the folded words of some lines of text (a few dozen: a
+// list is quicker to scan than a map is to build), and the line of each.
+type wordList struct {
+	words []string
+	line  []int
 }
 
-// has reports whether the set holds w, or a word w abbreviates: up to four
+// foldWords folds the words of lines into one string, which the words
+// share.
+func foldWords(lines []string) wordList {
+	n := 0
+	for _, l := range lines {
+		n += len(l)
+	}
+	buf := make([]byte, 0, n)
+	ends, line := make([]int, 0, n/4+1), make([]int, 0, n/4+1)
+	for k, l := range lines {
+		for w := range wordsOf(l) {
+			buf = appendFold(buf, w)
+			ends, line = append(ends, len(buf)), append(line, k)
+		}
+	}
+	all := string(buf)
+	wl := wordList{words: make([]string, len(ends)), line: line}
+	start := 0
+	for i, end := range ends {
+		wl.words[i], start = all[start:end], end
+	}
+	return wl
+}
+
+// has reports whether line k holds w or a word w abbreviates: up to four
 // letters, the first the same, the others in order (St, Rd, Sq, Gdns for
 // Street, Road, Square, Gardens).
-func (ws wordSet) has(w string) bool {
-	if ws[w] {
-		return true
-	}
-	if n := len(w); n < 2 || n > 4 || strings.ContainsFunc(w, unicode.IsDigit) {
-		return false // a number or an initial must match whole
-	}
-	for k := range ws {
-		if len(k) > len(w) && k[0] == w[0] && subsequence(w, k) {
+func (wl wordList) has(w []byte, k int) bool {
+	for i, x := range wl.words {
+		if wl.line[i] == k && (x == string(w) || abbreviates(w, x)) {
 			return true
 		}
 	}
 	return false
 }
 
+// holds reports whether the list holds w or an abbreviation of it: the
+// input wrote a word of the label, short or in full.
+func (wl wordList) holds(w string) bool {
+	for _, x := range wl.words {
+		if x == w || abbreviates(x, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// abbreviates reports whether a is an abbreviation of b (see has).
+func abbreviates[T string | []byte](a T, b string) bool {
+	if n := len(a); n < 2 || n > 4 || len(b) <= n || a[0] != b[0] {
+		return false // an initial must match whole
+	}
+	for i := range len(a) {
+		if '0' <= a[i] && a[i] <= '9' {
+			return false // so must a number
+		}
+	}
+	return subsequence(a, b)
+}
+
 // subsequence reports whether the bytes of a appear in b in order.
-func subsequence(a, b string) bool {
+func subsequence[T string | []byte](a T, b string) bool {
 	i := 0
 	for j := 0; j < len(b) && i < len(a); j++ {
 		if b[j] == a[i] {
@@ -295,22 +387,57 @@ func notWord(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) 
 // dropped, so that "D02X285" is "D02 X285", "St." is "st" and "Dún" is
 // "dun".
 func fold(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
+	return string(appendFold(make([]byte, 0, len(s)), s))
+}
+
+// wordsOf yields the words of s: runs of letters and digits.
+func wordsOf(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		start := -1
+		for i, r := range s {
+			switch {
+			case !notWord(r):
+				if start < 0 {
+					start = i
+				}
+			case start >= 0:
+				if !yield(s[start:i]) {
+					return
+				}
+				start = -1
+			}
+		}
+		if start >= 0 {
+			yield(s[start:])
+		}
+	}
+}
+
+// appendFold appends fold(s) to dst.
+func appendFold(dst []byte, s string) []byte {
 	ascii := true
 	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
+		c := s[i]
+		if c >= utf8.RuneSelf {
 			ascii = false
 			break
 		}
 	}
-	if !ascii {
-		s = norm.NFD.String(s)
+	if ascii {
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; {
+			case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+				dst = append(dst, c)
+			case 'A' <= c && c <= 'Z':
+				dst = append(dst, c+'a'-'A')
+			}
+		}
+		return dst
 	}
-	for _, r := range s {
+	for _, r := range norm.NFD.String(s) {
 		if !notWord(r) {
-			b.WriteRune(unicode.ToLower(r))
+			dst = utf8.AppendRune(dst, unicode.ToLower(r))
 		}
 	}
-	return b.String()
+	return dst
 }
