@@ -172,7 +172,8 @@ func TestApplyReviewAsPeopleReturnIt(t *testing.T) {
 		}, exitOK, []string{"WARNING      1 review cell(s) outside the address", "row " + typo + `, column "Name": `}},
 		{"a column added", func(r [][]string) [][]string {
 			for i := range r {
-				r[i] = slices.Insert(r[i], col("decision")+1, cmp.Or(map[bool]string{true: "checked by"}[i == 0], "AM"))
+				// Among the input columns, beside Name.
+				r[i] = slices.Insert(r[i], col("Name")+1, cmp.Or(map[bool]string{true: "checked by"}[i == 0], "AM"))
 			}
 			return r
 		}, exitOK, []string{"ignored the review's column(s) the input does not have: checked by"}},
