@@ -46,6 +46,23 @@ const (
 // ChangesNotMatched, an Error row "". The same answer always gives the
 // same words, so a reviewer can sort and filter by them.
 func Changes(r Result) string {
+	return changesWith(r, removalsOf(r))
+}
+
+// removalsOf compares r's input label with its matched label (diffLabel),
+// nil for a row without a match.
+func removalsOf(r Result) []removal {
+	if Action(r) == ActionError {
+		return nil
+	}
+	a := &r.Response.Address
+	return diffLabel(r.InputLabel, a.Label, a.Highlights)
+}
+
+// changesWith is Changes with the row's removals already worked out, so
+// that the review, which also marks them in matched_label, compares the
+// labels once.
+func changesWith(r Result, rms []removal) string {
 	if Action(r) == ActionError {
 		return ""
 	}
@@ -55,7 +72,12 @@ func Changes(r Result) string {
 		return ChangesNotMatched
 	}
 	var parts []string
-	lost := dropped(r)
+	var lost []string
+	for _, rm := range rms {
+		if !rm.replaced {
+			lost = append(lost, rm.text)
+		}
+	}
 	d := &info.Details
 	add := func(element, detail string, amended bool) {
 		switch {
@@ -97,19 +119,6 @@ func Changes(r Result) string {
 
 func changedDetail(s string) bool {
 	return s == api.DetailChanged || s == api.DetailAdded || s == api.DetailIgnored
-}
-
-// dropped returns the runs of the input address the match does not carry
-// and nothing in the match replaces.
-func dropped(r Result) []string {
-	var out []string
-	a := &r.Response.Address
-	for _, rm := range diffLabel(r.InputLabel, a.Label, a.Highlights) {
-		if !rm.replaced {
-			out = append(out, rm.text)
-		}
-	}
-	return out
 }
 
 // removal is a run of the input address that the matched label lacks:

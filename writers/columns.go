@@ -136,6 +136,10 @@ type layout struct {
 	// id is the input column a review shows second (Options.IDColumn),
 	// -1 when none.
 	id int
+	// rms are the removals of the review row cells rendered last: the
+	// format marks them in matched_label without comparing the labels
+	// again.
+	rms []removal
 }
 
 // ReviewLayout returns the header of a review output of an input whose
@@ -250,10 +254,11 @@ func (l *layout) cells(r Result, dst []string) []string {
 			dst = append(dst, cell(r.Cells, l.id))
 		}
 		v := ReviewValues(r)
+		l.rms = removalsOf(r)
 		// ReviewValues are in ReviewColumns order: av_action, av_message,
 		// input_label, matched_label, av_address_id, av_error. decision
 		// and the edit_ columns are the person's to fill in.
-		dst = append(dst, "", v[0], Changes(r), v[2], v[3], v[1])
+		dst = append(dst, "", v[0], changesWith(r, l.rms), v[2], v[3], v[1])
 		for range EditColumns {
 			dst = append(dst, "")
 		}

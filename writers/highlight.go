@@ -146,7 +146,11 @@ func MarkChanges(label []string, highlights [][]int) string {
 // place: each before the label line that follows it in the input, joined
 // to its neighbours with ", ".
 func markedSegments(input string, label []string, highlights [][]int) []segment {
-	rms := diffLabel(input, label, highlights)
+	return segmentsWith(diffLabel(input, label, highlights), label, highlights)
+}
+
+// segmentsWith is markedSegments with the removals already worked out.
+func segmentsWith(rms []removal, label []string, highlights [][]int) []segment {
 	if len(rms) == 0 {
 		return labelSegments(label, highlights)
 	}
@@ -202,8 +206,13 @@ const (
 // unambiguous: in the text itself a backslash is written \\, and a [ before
 // + or -, or a + or - before ], gets a backslash in front.
 func MarkDiff(input string, label []string, highlights [][]int) string {
+	return markDiffWith(diffLabel(input, label, highlights), label, highlights)
+}
+
+// markDiffWith is MarkDiff with the removals already worked out.
+func markDiffWith(rms []removal, label []string, highlights [][]int) string {
 	var b strings.Builder
-	for _, s := range markedSegments(input, label, highlights) {
+	for _, s := range segmentsWith(rms, label, highlights) {
 		switch {
 		case s.hi:
 			b.WriteString(addOpen)

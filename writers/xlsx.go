@@ -518,7 +518,8 @@ func (w *xlsxWriter) fill(vals []any, cells []string, row int, r *Result, types 
 		switch {
 		case l.kind == review && i == l.matched && r != nil && Action(*r) != ActionError:
 			label, hl := matchedHighlights(*r)
-			if segs := markedSegments(r.InputLabel, label, hl); len(segs) > 0 {
+			// put renders r's cells just before: lay.rms are r's.
+			if segs := segmentsWith(l.rms, label, hl); len(segs) > 0 {
 				vals[i] = excelize.Cell{StyleID: w.wrapStyle, Value: w.rich(segs, row, i)}
 			} else {
 				vals[i] = nil
