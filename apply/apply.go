@@ -376,7 +376,7 @@ func (j *joiner) advance() error {
 			}
 			continue
 		case r.Row == 0:
-			j.problem(0, "", "review line %d: row %q is not a row number", r.Line, r.Cells[0])
+			j.problem(0, "", "review line %d: row %q is not a row number", r.Line, r.RowCell())
 			continue
 		case r.Row == j.lastRev:
 			j.problem(r.Row, j.idOf(in), "the review holds it twice (line %d again): keep one", r.Line)

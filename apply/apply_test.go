@@ -570,6 +570,12 @@ func TestApplyReviewAsReturned(t *testing.T) {
 			}, 0},
 			{"reversed, sorted on disk", reverse, 2},
 			{"a column added", addColumn, 0},
+			{"row moved to the end", func(recs [][]string) [][]string {
+				for i, r := range recs {
+					recs[i] = append(r[1:], r[0])
+				}
+				return recs
+			}, 0},
 		} {
 			t.Run(ext+"/"+tc.name, func(t *testing.T) {
 				if tc.chunk > 0 {

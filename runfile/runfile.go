@@ -121,6 +121,8 @@ type Review struct {
 	// bound maps each column of the header given to Bind to its index in
 	// the review (-1: the review lacks it).
 	bound []int
+	// rowCol is the index of the row column.
+	rowCol int
 }
 
 // reviewNeeds are the columns every review output has had.
@@ -138,20 +140,22 @@ func OpenReview(ctx context.Context, path string, opts readers.Options) (*Review
 // name is how errors call r.
 func NewReview(name string, r readers.Reader) (*Review, error) {
 	h := r.Header()
-	if len(h) == 0 || !strings.EqualFold(strings.TrimSpace(h[0]), "row") {
+	// row is the first column as written; a person may have moved it.
+	rowCol := slices.IndexFunc(h, func(c string) bool { return strings.EqualFold(strings.TrimSpace(c), "row") })
+	if rowCol < 0 {
 		_ = r.Close()
-		return nil, fmt.Errorf("%s: %w (its first column is not row)", name, ErrNotReview)
+		return nil, fmt.Errorf("%s: %w (it has no row column)", name, ErrNotReview)
 	}
 	// The review's own columns: in the earlier layout, the last run of the
 	// review columns and what follows; in this one, the first of each
 	// name (an input may hold columns of an earlier run under the same
 	// names: they come after the review's own).
-	own := 1
+	own := 0
 	if i := lastRun(h, legacyReviewColumns); i > 0 {
 		own = i
 	}
 	col := map[string]int{}
-	owned := map[int]bool{0: true}
+	owned := map[int]bool{rowCol: true}
 	for _, c := range append(append(slices.Clone(writers.ReviewColumns), writers.DecisionColumns...), writers.ChangesColumn) {
 		if j := slices.Index(h[own:], c); j >= 0 {
 			col[c] = own + j
@@ -168,7 +172,7 @@ func NewReview(name string, r readers.Reader) (*Review, error) {
 		}
 		return nil, fmt.Errorf("%s: %w (no %s column)", name, ErrNotReview, c)
 	}
-	v := &Review{output: output{t: r, header: h, col: col}}
+	v := &Review{output: output{t: r, header: h, col: col}, rowCol: rowCol}
 	for i := range h {
 		if !owned[i] {
 			v.other = append(v.other, i)
@@ -232,7 +236,7 @@ func (v *Review) Next(ctx context.Context) (ReviewRow, error) {
 // order this way).
 func (v *Review) Row(line int, cells []string) ReviewRow {
 	cells = fit(cells, len(v.header))
-	return ReviewRow{Row: rowNumber(cells[0]), Line: line, Cells: cells, r: v}
+	return ReviewRow{Row: rowNumber(cells[v.rowCol]), Line: line, Cells: cells, r: v}
 }
 
 // ReviewRow is one row of a review output.
@@ -261,6 +265,9 @@ func (r ReviewRow) Input() (cells []string, ok []bool) {
 
 // Get returns the cell of review column name, or "".
 func (r ReviewRow) Get(name string) string { return r.r.cell(r.Cells, name) }
+
+// RowCell returns the row's cell of the row column, as written.
+func (r ReviewRow) RowCell() string { return r.Cells[r.r.rowCol] }
 
 // rowNumber parses a row cell; a spreadsheet may have turned 12 into 12.0.
 func rowNumber(s string) int {
