@@ -72,6 +72,18 @@ func TestApplyTableOnlyVerifiedAddresses(t *testing.T) {
 			if len(bad) > 0 {
 				t.Errorf("service addresses the service did not verify: %q", bad)
 			}
+			// The same through --query and quoted table names: the same
+			// final rows.
+			code, _, stderr2 := cli("apply", dbURL, "--query", `SELECT * FROM "customers"`, "--id-col", "Customer ID", "--country", "IE",
+				"--out-table", `"av"`, "--review-table", `"rv"`, "--final-table", `"final2"`)
+			if code != exitRowErrors {
+				t.Fatalf("through --query: exit %d, want 3\n%s", code, stderr2)
+			}
+			_, a := dbRows(t, dbURL, `SELECT "Customer ID", final_source, COALESCE(final_line1, '') FROM final ORDER BY 1`)
+			_, b := dbRows(t, dbURL, `SELECT "Customer ID", final_source, COALESCE(final_line1, '') FROM final2 ORDER BY 1`)
+			if !slices.EqualFunc(a, b, slices.Equal) {
+				t.Error("apply through --query and quoted names wrote other final rows")
+			}
 			for _, w := range []string{
 				"id " + confirmNoID + ": decided accept, but the service returned no matched address (Confirm",
 				"id " + errorRow + ": decided accept, but the service did not verify an address (Error",
