@@ -215,3 +215,29 @@ func TestApplyReviewAsPeopleReturnIt(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyTablesOfThePreviousVersion: an out-table and a review table a
+// run of the previous version wrote (no av_changes) are applied and
+// reported before the next run adds the column.
+func TestApplyTablesOfThePreviousVersion(t *testing.T) {
+	for name, newDB := range applyDBs(t) {
+		t.Run(name, func(t *testing.T) {
+			isolateJournals(t)
+			dbURL := newDB(t)
+			loadSample(t, dbURL, "customers")
+			r := runDB(t, t.TempDir(), "--country", "IE", "--limit", "40", "--table", "customers", "--id-col", "Customer ID",
+				"--out-table", "av", "--review-table", "rv", dbURL)
+			wantExit(t, r, exitOK, exitRowErrors)
+			dbExec(t, dbURL, `ALTER TABLE av DROP COLUMN av_changes`, `ALTER TABLE rv DROP COLUMN av_changes`)
+			code, _, stderr := cli("apply", dbURL, "--table", "customers", "--id-col", "Customer ID", "--country", "IE",
+				"--out-table", "av", "--review-table", "rv", "--final-table", "final")
+			if code != exitRowErrors || !strings.Contains(stderr, "undecided") {
+				t.Fatalf("apply: exit %d, want 3 (undecided rows)\n%s", code, stderr)
+			}
+			code, _, stderr = cli("report", dbURL, "--out-table", "av", "-o", filepath.Join(t.TempDir(), "run.html"))
+			if code != exitOK {
+				t.Fatalf("report: exit %d\n%s", code, stderr)
+			}
+		})
+	}
+}
