@@ -11,6 +11,20 @@ import (
 	"testing"
 )
 
+// nightlyRun loads the sample into a new database of newDB and runs over
+// it into the tables av and rv, keyed by "Customer ID"; it returns the
+// database's URL.
+func nightlyRun(t *testing.T, newDB func(*testing.T) string, extra ...string) string {
+	t.Helper()
+	isolateJournals(t)
+	dbURL := newDB(t)
+	loadSample(t, dbURL, "customers")
+	args := append([]string{"--country", "IE", "--table", "customers", "--id-col", "Customer ID",
+		"--out-table", "av", "--review-table", "rv"}, extra...)
+	wantExit(t, runDB(t, t.TempDir(), append(args, dbURL)...), exitOK, exitRowErrors)
+	return dbURL
+}
+
 // TestApplyTableOnlyVerifiedAddresses: over tables as over files, accept
 // gives a row the service's address only where the service verified one.
 // The sample run has Suggest rows (with an address id), Confirm rows
@@ -21,12 +35,7 @@ import (
 func TestApplyTableOnlyVerifiedAddresses(t *testing.T) {
 	for name, newDB := range applyDBs(t) {
 		t.Run(name, func(t *testing.T) {
-			isolateJournals(t)
-			dbURL := newDB(t)
-			loadSample(t, dbURL, "customers")
-			r := runDB(t, t.TempDir(), "--country", "IE", "--table", "customers", "--id-col", "Customer ID",
-				"--out-table", "av", "--review-table", "rv", dbURL)
-			wantExit(t, r, exitOK, exitRowErrors)
+			dbURL := nightlyRun(t, newDB)
 			first := func(q string) string {
 				t.Helper()
 				_, rows := dbRows(t, dbURL, q)
@@ -222,12 +231,7 @@ func TestApplyReviewAsPeopleReturnIt(t *testing.T) {
 func TestApplyTablesOfThePreviousVersion(t *testing.T) {
 	for name, newDB := range applyDBs(t) {
 		t.Run(name, func(t *testing.T) {
-			isolateJournals(t)
-			dbURL := newDB(t)
-			loadSample(t, dbURL, "customers")
-			r := runDB(t, t.TempDir(), "--country", "IE", "--limit", "40", "--table", "customers", "--id-col", "Customer ID",
-				"--out-table", "av", "--review-table", "rv", dbURL)
-			wantExit(t, r, exitOK, exitRowErrors)
+			dbURL := nightlyRun(t, newDB, "--limit", "40")
 			dbExec(t, dbURL, `ALTER TABLE av DROP COLUMN av_changes`, `ALTER TABLE rv DROP COLUMN av_changes`)
 			code, _, stderr := cli("apply", dbURL, "--table", "customers", "--id-col", "Customer ID", "--country", "IE",
 				"--out-table", "av", "--review-table", "rv", "--final-table", "final")
