@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/addrclean/addrclean/countries"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/runfile"
 	"github.com/addrclean/addrclean/writers"
@@ -22,7 +23,7 @@ import (
 // FinalColumns are the columns the final file appends to the input columns.
 var FinalColumns = []string{
 	"final_line1", "final_line2", "final_line3", "final_line4",
-	"final_city", "final_region", "final_postcode", "final_country", "final_source",
+	"final_city", "final_region", "final_postcode", "final_country", "final_country_name", "final_source",
 }
 
 // The values of final_source.
@@ -72,7 +73,7 @@ type Report struct {
 	// undecided).
 	Decisions map[string]int64 `json:"decisions"`
 	// NotInReview counts rows that need review but were missing from the
-	// review file (a person deleted them); they are unresolved.
+	// review (a person deleted them): each is a problem, so Run refuses.
 	NotInReview int64 `json:"not_in_review"`
 	// NotVerified counts rows the enriched data has no result for (a
 	// table row added since the run); they are unresolved.
@@ -92,10 +93,58 @@ type Report struct {
 	UnresolvedRows []int `json:"unresolved_rows,omitempty"`
 	// UnresolvedIDs are their ids, with Options.IDColumn.
 	UnresolvedIDs []string `json:"unresolved_ids,omitempty"`
+	// NoServiceAddress counts rows decided accept (or accepted by the
+	// service) for which the service returned no verified address: they
+	// are unresolved, never given an address the service did not verify.
+	NoServiceAddress int64 `json:"no_service_address,omitempty"`
+	// Unresolved are the first unresolved rows (up to 20) with the reason
+	// each has no final address.
+	Unresolved []Unresolved `json:"unresolved,omitempty"`
+	// UnknownCountry counts rows whose final country (the input's, for
+	// keep) is not one apply can write as an ISO code: unresolved.
+	UnknownCountry int64 `json:"unknown_country,omitempty"`
+	// EditedCells counts the review cells outside the address that differ
+	// from the input (a person fixed a name in the sheet): the input's
+	// cells are written, and Edited lists the first of them.
+	EditedCells int64        `json:"edited_cells,omitempty"`
+	Edited      []EditedCell `json:"edited,omitempty"`
+	// MissingColumns are the input columns the review lacks (a person
+	// deleted them), ExtraColumns the review's columns that are not the
+	// input's (a person added them): both are ignored.
+	MissingColumns []string `json:"missing_columns,omitempty"`
+	ExtraColumns   []string `json:"extra_columns,omitempty"`
 }
+
+// EditedCell is a review cell outside the address that differs from the
+// input's: a warning, since the input stays the source of those cells.
+type EditedCell struct {
+	Row    int    `json:"row"`
+	ID     string `json:"id,omitempty"`
+	Column string `json:"column"`
+	Review string `json:"review"`
+	Input  string `json:"input"`
+}
+
+// Unresolved is one row left without a final address, and why.
+type Unresolved struct {
+	Row    int    `json:"row"`
+	ID     string `json:"id,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Reasons of Unresolved.
+const (
+	ReasonUndecided   = "undecided"
+	ReasonNotInReview = "missing from the review"
+	ReasonNotVerified = "no result in the out-table (added since the run)"
+	ReasonChanged     = "the address changed since the run"
+)
 
 // maxProblems is how many problems a MismatchError lists.
 const maxProblems = 20
+
+// maxListed is how many unresolved rows a Report lists.
+const maxListed = 20
 
 // Problem is one reason a review does not fit its enriched file.
 type Problem struct {
@@ -142,9 +191,10 @@ func (e *MismatchError) Error() string {
 }
 
 // Run writes the final file at outPath from the enriched file and the
-// review file. A review that does not belong to the enriched file (row
-// numbers or input cells differ) or holds decisions that cannot be applied
-// is a *MismatchError, and no output is left behind.
+// review file. A review that does not belong to the enriched file (a row it
+// does not have for review, a changed address, a row missing) or holds
+// decisions that cannot be applied is a *MismatchError, and no output is
+// left behind.
 func Run(ctx context.Context, enrichedPath, reviewPath, outPath string, opts Options) (Report, error) {
 	en, err := runfile.OpenEnriched(ctx, enrichedPath, readers.Options{})
 	if err != nil {
@@ -156,7 +206,7 @@ func Run(ctx context.Context, enrichedPath, reviewPath, outPath string, opts Opt
 		return Report{}, fmt.Errorf("--review: %w", err)
 	}
 	defer rv.Close()
-	if err := sameInput(en, rv, reviewPath); err != nil {
+	if err := bind(en, rv, reviewPath, opts, nil); err != nil {
 		return Report{}, err
 	}
 	out, err := writers.NewRows(outPath, Header(en.InputHeader()), opts.Write)
@@ -172,26 +222,47 @@ func Header(input []string) []string {
 	return append(slices.Clone(input), FinalColumns...)
 }
 
-func sameInput(en *runfile.Enriched, rv *runfile.Review, review string) error {
-	if slices.Equal(en.InputHeader(), rv.InputHeader()) {
-		return nil
+// bind finds the enriched file's input columns in the review, by name: a
+// review is matched to its rows by row (and id), not by where its columns
+// are, and columns a person added are ignored (noted in rep). Only the id
+// column, when rows are known by id, must be there.
+func bind(en *runfile.Enriched, rv *runfile.Review, review string, opts Options, rep *Report) error {
+	missing, extra := rv.Bind(en.InputHeader())
+	if opts.IDColumn != "" && slices.Contains(missing, opts.IDColumn) {
+		return &MismatchError{Review: review, Problems: []Problem{{Msg: fmt.Sprintf("it has no id column %q", opts.IDColumn)}}}
 	}
-	return &MismatchError{Review: review, Problems: []Problem{{Msg: fmt.Sprintf(
-		"its input columns %q are not the enriched file's %q", rv.InputHeader(), en.InputHeader())}}}
+	if rep != nil {
+		rep.MissingColumns, rep.ExtraColumns = missing, extra
+	}
+	return nil
 }
 
 // Apply writes the final rows of en and rv to out, whatever they are read
 // from (files, tables), and closes out; on any error, a *MismatchError
-// included, out is aborted. review is how messages call rv.
+// included, out is aborted. review is how messages call rv. The review's
+// rows may be in any order: they are put back in row order first.
 func Apply(ctx context.Context, en *runfile.Enriched, rv *runfile.Review, review string, out writers.RowWriter, opts Options) (Report, error) {
 	j := &joiner{
-		opts: opts, en: en, rv: rv, mismatch: &MismatchError{Review: review},
+		opts: opts, en: en, mismatch: &MismatchError{Review: review},
 		rep: Report{Sources: map[string]int64{}, Decisions: map[string]int64{}},
 		id:  -1,
 	}
-	if err := sameInput(en, rv, review); err != nil {
+	if err := bind(en, rv, review, opts, &j.rep); err != nil {
 		_ = out.Abort()
 		return Report{}, err
+	}
+	idCol := opts.IDColumn
+	if m, err := readers.NewMapper(en.InputHeader(), opts.Mapping); err == nil {
+		j.address = addressColumns(en.InputHeader(), m)
+		if idCol == "" {
+			idCol = m.Columns()["id"]
+		}
+		if opts.CheckLabels {
+			j.mapper = m
+		}
+	} else if opts.CheckLabels {
+		_ = out.Abort()
+		return Report{}, fmt.Errorf("the input's address columns are not known (%w): pass the mapping flags given to addrclean run", err)
 	}
 	if opts.IDColumn != "" {
 		j.mismatch.Of = "the input and out-table"
@@ -199,15 +270,16 @@ func Apply(ctx context.Context, en *runfile.Enriched, rv *runfile.Review, review
 			_ = out.Abort()
 			return Report{}, fmt.Errorf("the input has no id column %q", opts.IDColumn)
 		}
+	} else if idCol != "" {
+		j.fileID = index(en.InputHeader(), idCol)
 	}
-	if opts.CheckLabels {
-		m, err := readers.NewMapper(en.InputHeader(), opts.Mapping)
-		if err != nil {
-			_ = out.Abort()
-			return Report{}, fmt.Errorf("the input's address columns are not known (%w): pass the mapping flags given to addrclean run", err)
-		}
-		j.mapper = m
+	o, err := newOrdered(ctx, rv)
+	if err != nil {
+		_ = out.Abort()
+		return Report{}, fmt.Errorf("--review: %w", err)
 	}
+	defer o.Close()
+	j.rv = o
 	if err := j.run(ctx, out); err != nil {
 		_ = out.Abort()
 		return Report{}, err
@@ -222,16 +294,36 @@ func Apply(ctx context.Context, en *runfile.Enriched, rv *runfile.Review, review
 	return j.rep, nil
 }
 
+// addressColumns marks the input columns m reads the address from: a
+// review row whose cells there differ from the input's is about another
+// address.
+func addressColumns(header []string, m *readers.Mapper) []bool {
+	is := make([]bool, len(header))
+	for field, name := range m.Columns() {
+		switch {
+		case strings.HasPrefix(field, "line"), field == "city", field == "region", field == "postcode", field == "country":
+		default:
+			continue // the id, and values that are not columns
+		}
+		if i := index(header, name); i >= 0 {
+			is[i] = true
+		}
+	}
+	return is
+}
+
 type joiner struct {
 	opts     Options
 	en       *runfile.Enriched
-	rv       *runfile.Review
+	rv       *ordered
 	mismatch *MismatchError
 	rep      Report
 
 	next    *runfile.ReviewRow // the review row read ahead, nil at the end
 	lastRev int
 	id      int             // index of Options.IDColumn in the input cells, -1 without
+	fileID  int             // index of the file's id column (mapped or detected), -1 without
+	address []bool          // the input columns of the address; nil when not known
 	mapper  *readers.Mapper // with CheckLabels
 	keep    *keeper
 	keepErr error
@@ -246,6 +338,14 @@ func (j *joiner) problem(row int, id string, format string, args ...any) {
 	j.mismatch.Problems = append(j.mismatch.Problems, Problem{Row: row, ID: id, Msg: fmt.Sprintf(format, args...)})
 }
 
+// warn notes a cell a person edited outside the address.
+func (j *joiner) warn(row int, id, column, review, input string) {
+	j.rep.EditedCells++
+	if len(j.rep.Edited) < maxListed {
+		j.rep.Edited = append(j.rep.Edited, EditedCell{Row: row, ID: id, Column: column, Review: review, Input: input})
+	}
+}
+
 // idOf returns the id in input cells, with Options.IDColumn.
 func (j *joiner) idOf(input []string) string {
 	if j.id < 0 || j.id >= len(input) {
@@ -254,12 +354,12 @@ func (j *joiner) idOf(input []string) string {
 	return input[j.id]
 }
 
-// advance reads the next review row, checking the order. A row without a
-// number or out of order is reported once and passed over, so it is not
-// reported again as a row the enriched file does not have for review.
-func (j *joiner) advance(ctx context.Context) error {
+// advance reads the next review row in row order. A row without a number,
+// or repeated, is reported once and passed over, so it is not reported
+// again as a row the enriched file does not have for review.
+func (j *joiner) advance() error {
 	for {
-		r, err := j.rv.Next(ctx)
+		r, err := j.rv.Next()
 		if errors.Is(err, io.EOF) {
 			j.next = nil
 			return nil
@@ -267,18 +367,19 @@ func (j *joiner) advance(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("--review: %w", err)
 		}
+		in, _ := r.Input()
 		switch {
 		case r.Row == 0 && j.id >= 0:
 			j.rep.Outside++
-			if len(j.rep.OutsideIDs) < 20 {
-				j.rep.OutsideIDs = append(j.rep.OutsideIDs, j.idOf(r.Input()))
+			if len(j.rep.OutsideIDs) < maxListed {
+				j.rep.OutsideIDs = append(j.rep.OutsideIDs, j.idOf(in))
 			}
 			continue
 		case r.Row == 0:
-			j.problem(0, "", "review line %d: row %q is not a row number", r.Line, r.Cells[0])
+			j.problem(0, "", "review line %d: row %q is not a row number", r.Line, r.RowCell())
 			continue
-		case r.Row <= j.lastRev:
-			j.problem(r.Row, j.idOf(r.Input()), "the review lists it after row %d: out of order or repeated (a sorted review must be sorted back by its row column)", j.lastRev)
+		case r.Row == j.lastRev:
+			j.problem(r.Row, j.idOf(in), "the review holds it twice (line %d again): keep one", r.Line)
 			continue
 		}
 		j.lastRev = r.Row
@@ -288,7 +389,7 @@ func (j *joiner) advance(ctx context.Context) error {
 }
 
 func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
-	if err := j.advance(ctx); err != nil {
+	if err := j.advance(); err != nil {
 		return err
 	}
 	for {
@@ -302,26 +403,29 @@ func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
 		// Enriched rows are numbered 1, 2, ... so a review row left
 		// behind names a row the enriched file does not have.
 		for j.next != nil && j.next.Row < e.Num {
-			j.problem(j.next.Row, j.idOf(j.next.Input()), "the enriched file has no such row")
-			if err := j.advance(ctx); err != nil {
+			in, _ := j.next.Input()
+			j.problem(j.next.Row, j.idOf(in), "the enriched file has no such row")
+			if err := j.advance(); err != nil {
 				return err
 			}
 		}
 		var rv *runfile.ReviewRow
 		if j.next != nil && j.next.Row == e.Num {
 			rv = j.next
-			if err := j.advance(ctx); err != nil {
+			if err := j.advance(); err != nil {
 				return err
 			}
 		}
-		final, source := j.decide(e, rv)
+		final, source, reason := j.decide(e, rv)
 		j.rep.Rows++
 		j.rep.Sources[source]++
-		if source == SourceUnresolved && len(j.rep.UnresolvedRows) < 20 {
+		if source == SourceUnresolved && len(j.rep.UnresolvedRows) < maxListed {
+			id := j.idOf(e.Input())
 			j.rep.UnresolvedRows = append(j.rep.UnresolvedRows, e.Num)
 			if j.id >= 0 {
-				j.rep.UnresolvedIDs = append(j.rep.UnresolvedIDs, j.idOf(e.Input()))
+				j.rep.UnresolvedIDs = append(j.rep.UnresolvedIDs, id)
 			}
+			j.rep.Unresolved = append(j.rep.Unresolved, Unresolved{Row: e.Num, ID: id, Reason: reason})
 		}
 		if len(j.mismatch.Problems) > 0 {
 			continue // nothing will be written; keep looking for problems
@@ -332,8 +436,9 @@ func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
 		}
 	}
 	for j.next != nil {
-		j.problem(j.next.Row, j.idOf(j.next.Input()), "the enriched file has only %d rows", j.rep.Rows)
-		if err := j.advance(ctx); err != nil {
+		in, _ := j.next.Input()
+		j.problem(j.next.Row, j.idOf(in), "the enriched file has only %d rows", j.rep.Rows)
+		if err := j.advance(); err != nil {
 			return err
 		}
 	}
@@ -341,49 +446,105 @@ func (j *joiner) run(ctx context.Context, out writers.RowWriter) error {
 }
 
 // address is the final address: lines 1 to 4, city, region, postcode,
-// country.
-type address [8]string
+// country (its ISO code), then the country's name.
+type address [9]string
+
+// Indexes into address.
+const (
+	aCountry     = 7
+	aCountryName = 8
+)
+
+// sameRow checks that review row rv is about enriched row e: the same id
+// (where rows have one) and the same address cells. A cell a person
+// edited outside the address is a warning: the input stays the source of
+// those cells.
+func (j *joiner) sameRow(e runfile.EnrichedRow, rv *runfile.ReviewRow) bool {
+	id := j.idOf(e.Input())
+	cells, ok := rv.Input()
+	header := j.en.InputHeader()
+	if k := j.fileID; k >= 0 && ok[k] && strings.TrimSpace(cells[k]) != strings.TrimSpace(e.Input()[k]) {
+		j.problem(e.Num, id, "the review row is of another record (column %q: %q in the review, %q in the enriched file): a row of another run, or a review sorted without its row column",
+			header[k], cells[k], e.Input()[k])
+		return false
+	}
+	same := true
+	for i, c := range e.Input() {
+		if !ok[i] || cells[i] == c {
+			continue
+		}
+		if j.address == nil || j.address[i] {
+			hint := "to change the address, decide edit and type it in the edit_ columns"
+			if j.address == nil {
+				hint = "the input's address columns are not known: pass the mapping flags given to addrclean run"
+			}
+			j.problem(e.Num, id, "the address differs from the enriched file's (column %q: %q in the review, %q in the enriched file): %s",
+				header[i], cells[i], c, hint)
+			same = false
+			continue
+		}
+		j.warn(e.Num, id, header[i], cells[i], c)
+	}
+	return same
+}
 
 // decide works out one row's final address and its source, noting any
-// problem.
-func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, string) {
+// problem; an unresolved row comes with the reason it has no address.
+func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, string, string) {
+	a, source, reason := j.decideAddress(e, rv)
+	if source == SourceUnresolved {
+		return address{}, source, reason
+	}
+	// final_country is always the ISO code; the name beside it.
+	if c := a[aCountry]; c != "" {
+		iso, ok := countries.ISO(c)
+		if !ok {
+			if source == SourcePerson {
+				j.problem(e.Num, j.idOf(e.Input()), "edit_country %q is not a country apply knows: write its ISO code (IE, GB, FR ...)", c)
+			} else {
+				j.rep.UnknownCountry++
+				return address{}, SourceUnresolved, fmt.Sprintf("its country %q is not one apply knows: decide edit and write the ISO code in edit_country", c)
+			}
+		}
+		a[aCountry], a[aCountryName] = iso, countries.Name(iso)
+	}
+	return a, source, ""
+}
+
+func (j *joiner) decideAddress(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, string, string) {
 	action := e.Get("av_action")
 	id := j.idOf(e.Input())
 	switch {
 	case rv == nil && action == "Accept" && j.changed(e):
 		j.rep.Changed++
-		return address{}, SourceUnresolved
+		return address{}, SourceUnresolved, ReasonChanged
 	case rv == nil && action == "Accept":
-		return serviceAddress(e), SourceService
+		if reason := noServiceAddress(e); reason != "" {
+			j.rep.NoServiceAddress++
+			return address{}, SourceUnresolved, reason
+		}
+		return serviceAddress(e), SourceService, ""
 	case rv == nil && action == "":
 		j.rep.NotVerified++
-		return address{}, SourceUnresolved
+		return address{}, SourceUnresolved, ReasonNotVerified
 	case rv == nil:
 		j.rep.NotInReview++
-		return address{}, SourceUnresolved
+		j.problem(e.Num, id, "the review has no row for it (%s): put the row back (leave decision empty for undecided)", action)
+		return address{}, SourceUnresolved, ReasonNotInReview
 	case action == "Accept":
 		j.problem(e.Num, id, "the enriched data has it as Accept, not a row for review")
-		return address{}, SourceUnresolved
+		return address{}, SourceUnresolved, ""
 	case action == "":
 		j.problem(e.Num, id, "the enriched data has no result for it")
-		return address{}, SourceUnresolved
+		return address{}, SourceUnresolved, ""
 	}
-	if !slices.Equal(rv.Input(), e.Input()) {
-		col := 0
-		for i, c := range e.Input() {
-			if rv.Input()[i] != c {
-				col = i
-				break
-			}
-		}
-		j.problem(e.Num, id, "input cells differ from the enriched file's (column %q: %q in the review, %q in the enriched file)",
-			j.en.InputHeader()[col], rv.Input()[col], e.Input()[col])
-		return address{}, SourceUnresolved
+	if !j.sameRow(e, rv) {
+		return address{}, SourceUnresolved, ""
 	}
 	if j.mapper != nil {
 		if now, was := j.label(e), rv.Get("input_label"); now != was {
 			j.problem(e.Num, id, "the input address changed since the run (column input_label: %q in the review, %q in the input now): run addrclean run again, then decide", was, now)
-			return address{}, SourceUnresolved
+			return address{}, SourceUnresolved, ""
 		}
 	}
 	raw := rv.Get(writers.DecisionColumn)
@@ -391,22 +552,26 @@ func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, 
 	switch decision {
 	case "":
 		j.rep.Decisions[Undecided]++
-		return address{}, SourceUnresolved
+		return address{}, SourceUnresolved, ReasonUndecided
 	case writers.DecisionAccept:
 		j.rep.Decisions[decision]++
-		a := serviceAddress(e)
-		if a == (address{}) {
-			j.problem(e.Num, id, "decided accept, but the service gave no address (%s%s): choose keep or edit", action, errSuffix(e))
+		// accept takes the address the service verified, never what it
+		// echoed back for a row it could not place (a Confirm "Address
+		// not found" still carries lines): no verified address, no final
+		// one, and the person is told why.
+		if reason := noServiceAddress(e); reason != "" {
+			j.rep.NoServiceAddress++
+			return address{}, SourceUnresolved, "decided accept, but " + reason + ": choose keep or edit"
 		}
-		return a, SourceService
+		return serviceAddress(e), SourceService, ""
 	case writers.DecisionKeep:
 		j.rep.Decisions[decision]++
 		k, err := j.keeper()
 		if err != nil {
 			j.problem(e.Num, id, "decided keep, but %v", err)
-			return address{}, SourceInput
+			return address{}, SourceInput, ""
 		}
-		return k.address(e.Input()), SourceInput
+		return k.address(e.Input()), SourceInput, ""
 	case writers.DecisionEdit:
 		j.rep.Decisions[decision]++
 		var a address
@@ -416,11 +581,38 @@ func (j *joiner) decide(e runfile.EnrichedRow, rv *runfile.ReviewRow) (address, 
 		if a == (address{}) {
 			j.problem(e.Num, id, "decided edit, but the edit_ columns are empty")
 		}
-		return a, SourcePerson
+		return a, SourcePerson, ""
 	default:
 		j.problem(e.Num, id, "decision %q (column decision): want %s, or empty for undecided", raw, strings.Join(writers.Decisions, ", "))
-		return address{}, SourceUnresolved
+		return address{}, SourceUnresolved, ""
 	}
+}
+
+// verifiedActions are the actions whose matched address the service
+// verified (with an address id): the only addresses final_source=service
+// may carry.
+var verifiedActions = []string{"Accept", "Suggest", "Confirm"}
+
+// noServiceAddress says why the row has no address the service verified,
+// or "" when it has one: an action that places the row and an address id.
+func noServiceAddress(e runfile.EnrichedRow) string {
+	action := e.Get("av_action")
+	why := ""
+	switch {
+	case !slices.Contains(verifiedActions, action):
+		why = "the service did not verify an address (" + action
+	case e.Get("av_address_id") == "":
+		why = "the service returned no matched address (" + action + ", no av_address_id"
+	default:
+		return ""
+	}
+	if m := e.Get("av_message"); m != "" {
+		why += ": " + m
+	}
+	if s := e.Get("av_error"); s != "" {
+		why += ": " + s
+	}
+	return why + ")"
 }
 
 // changed reports whether the address the enriched data verified (its
@@ -438,13 +630,6 @@ func (j *joiner) label(e runfile.EnrichedRow) string {
 	return j.mapper.Map(readers.Row{Num: e.Num, Cells: e.Input()}).Label
 }
 
-func errSuffix(e runfile.EnrichedRow) string {
-	if s := e.Get("av_error"); s != "" {
-		return ": " + s
-	}
-	return ""
-}
-
 // serviceAddress is the matched address of an enriched row; the country as
 // its ISO code when the service gave one.
 func serviceAddress(e runfile.EnrichedRow) address {
@@ -454,7 +639,7 @@ func serviceAddress(e runfile.EnrichedRow) address {
 	}
 	return address{
 		e.Get("av_line1"), e.Get("av_line2"), e.Get("av_line3"), e.Get("av_line4"),
-		e.Get("av_city"), e.Get("av_region"), e.Get("av_postcode"), country,
+		e.Get("av_city"), e.Get("av_region"), e.Get("av_postcode"), country, "",
 	}
 }
 

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -280,16 +281,30 @@ func TestApplyRefuses(t *testing.T) {
 			wantRows: []int{9}, wantMsg: "only 8 rows",
 		},
 		{
-			name: "review sorted by a person",
+			name: "a row deleted",
 			other: func(rs []writers.Result) []writers.Result {
-				rs[1], rs[2] = rs[2], rs[1]
+				return slices.Delete(rs, 6, 7) // row 7 is Suggest
+			},
+			wantRows: []int{7}, wantMsg: "the review has no row for it (Suggest)",
+		},
+		{
+			name: "a row of another record",
+			other: func(rs []writers.Result) []writers.Result {
+				rs[1].Cells = slices.Clone(rs[1].Cells)
+				rs[1].Cells[0] = "X2"
 				return rs
 			},
-			wantRows: []int{2}, wantMsg: "sorted back by its row column",
+			wantRows: []int{2}, wantMsg: `another record (column "id"`,
+		},
+		{
+			name: "a row repeated",
+			other: func(rs []writers.Result) []writers.Result {
+				return slices.Insert(rs, 3, rs[2])
+			},
+			wantRows: []int{3}, wantMsg: "the review holds it twice",
 		},
 		{name: "unknown decision", set: map[int]map[string]string{2: {"decision": "maybe"}}, wantRows: []int{2}, wantMsg: `"maybe"`},
 		{name: "edit without an address", set: map[int]map[string]string{3: {"decision": "edit"}}, wantRows: []int{3}, wantMsg: "edit_ columns are empty"},
-		{name: "accept without a service address", set: map[int]map[string]string{5: {"decision": "accept"}}, wantRows: []int{5}, wantMsg: "no address"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -326,22 +341,6 @@ func mkdir(t *testing.T, dir, name string) string {
 		t.Fatal(err)
 	}
 	return name
-}
-
-// TestApplyDeletedReviewRow: a review row a person deleted leaves its row
-// unresolved and counted, not refused.
-func TestApplyDeletedReviewRow(t *testing.T) {
-	dir := t.TempDir()
-	en, _ := writeRun(t, dir, "csv", runResults())
-	rs := slices.Delete(runResults(), 6, 7) // row 7 is Suggest
-	_, rv := writeRun(t, filepath.Join(dir, mkdir(t, dir, "other")), "csv", rs)
-	rep, err := Run(context.Background(), en, rv, filepath.Join(dir, "final.csv"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.NotInReview != 1 || rep.Sources[SourceUnresolved] != 6 {
-		t.Fatalf("report = %+v", rep)
-	}
 }
 
 // TestApplyReviewEncoding: a CSV review saved by a spreadsheet as
@@ -383,4 +382,254 @@ func (e *MismatchError) Rows() []int {
 		}
 	}
 	return rows
+}
+
+// actionResults are one row per kind of answer: Accept with and without
+// an address id, Suggest, Confirm with an id, Confirm without one (the
+// service found no address and echoed the input back, as for a French
+// address it does not cover), Reject, Error.
+func actionResults() []writers.Result {
+	noID := func(action api.Action, msg string) *api.VerifyResponse {
+		r := resp(action, "", "Rue de la Paix")
+		r.Address.Lines = append(r.Address.Lines, api.Line{Value: "69003"})
+		r.Address.Postcode = nil
+		r.Address.Country = &api.Country{Value: "France", ISO: "FR"}
+		r.Form.Message.Value = msg
+		return r
+	}
+	rs := []writers.Result{
+		{Cells: []string{"C1", "1 Main St", "Dublin", "", "", "IE"}, Response: resp(api.ActionAccept, "A1", "1 Main Street")},
+		{Cells: []string{"C2", "2 Main St", "Dublin", "", "", "IE"}, Response: noID(api.ActionAccept, "")},
+		{Cells: []string{"C3", "3 Main St", "Dublin", "", "", "IE"}, Response: resp(api.ActionSuggest, "A3", "3 Main Street")},
+		{Cells: []string{"C4", "4 Main St", "Dublin", "", "", "IE"}, Response: resp(api.ActionConfirm, "A4", "4 Main Street")},
+		{Cells: []string{"C5", "Rue de la Paix", "Lyon", "", "69003", "France"}, Response: noID(api.ActionConfirm, "Address not found")},
+		{Cells: []string{"C6", "PO Box 6", "Cork", "", "", "IE"}, Response: noID(api.ActionReject, "Not a deliverable address")},
+		{Cells: []string{"C7", "", "", "", "", ""}, Err: "no address"},
+	}
+	for i := range rs {
+		rs[i].Row = i + 1
+		rs[i].InputLabel = strings.Join(slices.DeleteFunc(slices.Clone(rs[i].Cells[1:]), func(s string) bool { return s == "" }), ", ")
+	}
+	return rs
+}
+
+// TestApplyOnlyVerifiedAddresses: accept takes the service's address only
+// where the service verified one (an address id, and an action that places
+// the row); elsewhere the row is unresolved with the reason, never given
+// the lines the service echoed back. Every action against every decision,
+// in each review format.
+func TestApplyOnlyVerifiedAddresses(t *testing.T) {
+	// The final_source of rows 1..7 per decision on the review rows (3..7).
+	want := map[string][]string{
+		"accept": {SourceService, SourceUnresolved, SourceService, SourceService, SourceUnresolved, SourceUnresolved, SourceUnresolved},
+		"keep":   {SourceService, SourceUnresolved, SourceInput, SourceInput, SourceInput, SourceInput, SourceInput},
+		"edit":   {SourceService, SourceUnresolved, SourcePerson, SourcePerson, SourcePerson, SourcePerson, SourcePerson},
+		"":       {SourceService, SourceUnresolved, SourceUnresolved, SourceUnresolved, SourceUnresolved, SourceUnresolved, SourceUnresolved},
+	}
+	for _, ext := range []string{"csv", "xlsx", "jsonl"} {
+		for decision, sources := range want {
+			t.Run(ext+"/"+cmp.Or(decision, "undecided"), func(t *testing.T) {
+				dir := t.TempDir()
+				en, rv := writeRun(t, dir, ext, actionResults())
+				set := map[int]map[string]string{}
+				for row := 3; row <= 7; row++ {
+					set[row] = map[string]string{"decision": decision}
+					if decision == "edit" {
+						set[row]["edit_line1"] = "Typed " + strconv.Itoa(row)
+					}
+				}
+				decide(t, rv, set)
+				out := filepath.Join(dir, "final.csv")
+				rep, err := Run(context.Background(), en, rv, out, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				recs := readCSV(t, out)
+				src := len(recs[0]) - 1
+				var got []string
+				for _, r := range recs[1:] {
+					got = append(got, r[src])
+					if r[src] == SourceUnresolved && strings.Join(r[len(header):src], "") != "" {
+						t.Errorf("row %s is unresolved with an address: %q", r[0], r[len(header):])
+					}
+				}
+				if !slices.Equal(got, sources) {
+					t.Fatalf("final_source = %q, want %q", got, sources)
+				}
+				// The issue's case: row 5, Confirm "Address not found"
+				// without an id, decided accept: unresolved, with the reason.
+				wantNo := int64(1)
+				if decision == "accept" {
+					wantNo = 4
+					if !slices.ContainsFunc(rep.Unresolved, func(u Unresolved) bool {
+						return u.Row == 5 && strings.Contains(u.Reason, "no matched address") && strings.Contains(u.Reason, "Address not found")
+					}) {
+						t.Errorf("row 5 is not listed with its reason: %+v", rep.Unresolved)
+					}
+				}
+				if rep.NoServiceAddress != wantNo {
+					t.Errorf("NoServiceAddress = %d, want %d", rep.NoServiceAddress, wantNo)
+				}
+				if int64(len(rep.Unresolved)) != rep.Sources[SourceUnresolved] {
+					t.Errorf("%d unresolved listed, %d counted", len(rep.Unresolved), rep.Sources[SourceUnresolved])
+				}
+			})
+		}
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// reshape rewrites a CSV or XLSX review as a person might leave it: f gets
+// the records, the header first, and returns the new ones.
+func reshape(t *testing.T, path string, f func([][]string) [][]string) {
+	t.Helper()
+	switch filepath.Ext(path) {
+	case ".csv":
+		recs := f(readCSV(t, path))
+		var out bytes.Buffer
+		_ = csv.NewWriter(&out).WriteAll(recs)
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	case ".xlsx":
+		in, err := excelize.OpenFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := in.GetRows("Review")
+		in.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rows { // GetRows leaves trailing empty cells out
+			for len(rows[i]) < len(rows[0]) {
+				rows[i] = append(rows[i], "")
+			}
+		}
+		out := excelize.NewFile()
+		defer out.Close()
+		if err := out.SetSheetName("Sheet1", "Review"); err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range f(rows) {
+			vals := make([]any, len(r))
+			for k, c := range r {
+				vals[k] = c
+			}
+			cell, _ := excelize.CoordinatesToCellName(1, i+1)
+			if err := out.SetSheetRow("Review", cell, &vals); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := out.SaveAs(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestApplyReviewAsReturned: a review sorted by another column, with a
+// column added, gives the same final file as the review as written; so
+// does one longer than a sort chunk (sorted on disk and merged).
+func TestApplyReviewAsReturned(t *testing.T) {
+	reverse := func(recs [][]string) [][]string {
+		slices.Reverse(recs[1:])
+		return recs
+	}
+	addColumn := func(recs [][]string) [][]string {
+		for i, r := range recs {
+			v := "checked"
+			if i == 0 {
+				v = "notes"
+			}
+			recs[i] = slices.Insert(r, 3, v)
+		}
+		return recs
+	}
+	for _, ext := range []string{"csv", "xlsx"} {
+		for _, tc := range []struct {
+			name  string
+			f     func([][]string) [][]string
+			chunk int
+		}{
+			{"sorted by street, descending", func(recs [][]string) [][]string {
+				street := slices.Index(recs[0], "street")
+				slices.SortStableFunc(recs[1:], func(a, b []string) int { return strings.Compare(b[street], a[street]) })
+				return recs
+			}, 0},
+			{"reversed, sorted on disk", reverse, 2},
+			{"a column added", addColumn, 0},
+			{"row moved to the end", func(recs [][]string) [][]string {
+				for i, r := range recs {
+					recs[i] = append(r[1:], r[0])
+				}
+				return recs
+			}, 0},
+		} {
+			t.Run(ext+"/"+tc.name, func(t *testing.T) {
+				if tc.chunk > 0 {
+					defer func(n int) { chunkRows = n }(chunkRows)
+					chunkRows = tc.chunk
+				}
+				tmp := t.TempDir()
+				t.Setenv("TMPDIR", tmp) // where the sort spills
+				dir := t.TempDir()
+				en, rv := writeRun(t, dir, ext, runResults())
+				decide(t, rv, decisions)
+				reshape(t, rv, tc.f)
+				out := filepath.Join(dir, "final.csv")
+				rep, err := Run(context.Background(), en, rv, out, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.EditedCells != 0 {
+					t.Errorf("edited cells: %+v", rep.Edited)
+				}
+				got, err := os.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden.Check(t, "final.csv", got)
+				if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+					t.Errorf("the sort left %d temporary file(s) behind", len(ents))
+				}
+			})
+		}
+	}
+}
+
+// TestApplyPreviousLayout: reviews written by the previous version (row,
+// the input columns, then the review and decision columns), decided, are
+// still applied, with the same result as a review in this layout.
+func TestApplyPreviousLayout(t *testing.T) {
+	for _, ext := range []string{"csv", "xlsx"} {
+		t.Run(ext, func(t *testing.T) {
+			dir := t.TempDir()
+			en, _ := writeRun(t, dir, "csv", runResults())
+			out := filepath.Join(dir, "final.csv")
+			rep, err := Run(context.Background(), en, filepath.Join("testdata", "review-previous-layout."+ext), out, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.ExtraColumns)+len(rep.MissingColumns) > 0 || rep.EditedCells > 0 {
+				t.Errorf("report %+v", rep)
+			}
+			got, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, "final.csv", got)
+		})
+	}
 }

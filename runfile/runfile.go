@@ -107,8 +107,26 @@ func (r EnrichedRow) Input() []string { return r.Cells[:r.e.width] }
 // Get returns the cell of column name (an av_ column), or "".
 func (r EnrichedRow) Get(name string) string { return r.e.cell(r.Cells, name) }
 
-// Review reads a review output.
-type Review struct{ output }
+// Review reads a review output, in the layout of this version (row, the
+// id column, decision, the review columns, the edit_ columns, then the
+// other input columns: writers.ReviewLayout) or of earlier ones (row, the
+// input columns, the review columns, decision and the edit_ columns).
+// Columns a person added are ignored, and the input columns are found by
+// name (Bind), wherever they are.
+type Review struct {
+	output
+	// other are the indexes of the columns that are not the review's own:
+	// the input's, and any a person added.
+	other []int
+	// bound maps each column of the header given to Bind to its index in
+	// the review (-1: the review lacks it).
+	bound []int
+	// rowCol is the index of the row column.
+	rowCol int
+}
+
+// reviewNeeds are the columns every review output has had.
+var reviewNeeds = []string{writers.DecisionColumn, "av_action", "input_label", "matched_label"}
 
 // OpenReview starts reading the review output at path (.csv .tsv .txt .xlsx
 // .jsonl). It must have the decision column.
@@ -116,29 +134,93 @@ func OpenReview(ctx context.Context, path string, opts readers.Options) (*Review
 	return openAs(ctx, path, opts, true, NewReview)
 }
 
-// NewReview reads a review output from r, whose header is "row", the
-// input's columns, then the review and decision columns; columns after
-// those are read with Get too. On error r is closed; name is how errors
-// call r.
+// NewReview reads a review output from r, whose header starts with "row"
+// and holds the review and decision columns in either layout (see Review);
+// the other columns are the input's, or a person's. On error r is closed;
+// name is how errors call r.
 func NewReview(name string, r readers.Reader) (*Review, error) {
 	h := r.Header()
-	// Every review output has had these; the decision and edit_ columns
-	// came later.
-	i := lastRun(h, writers.ReviewColumns)
-	if i < 1 || !strings.EqualFold(strings.TrimSpace(h[0]), "row") {
+	// row is the first column as written; a person may have moved it.
+	rowCol := slices.IndexFunc(h, func(c string) bool { return strings.EqualFold(strings.TrimSpace(c), "row") })
+	if rowCol < 0 {
 		_ = r.Close()
-		return nil, fmt.Errorf("%s: %w (no row ... %s columns)", name, ErrNotReview, strings.Join(writers.ReviewColumns, " "))
+		return nil, fmt.Errorf("%s: %w (it has no row column)", name, ErrNotReview)
 	}
-	col := columns(h, i)
-	if _, ok := col[writers.DecisionColumn]; !ok {
+	// The review's own columns: in the earlier layout, the last run of the
+	// review columns and what follows; in this one, the first of each
+	// name (an input may hold columns of an earlier run under the same
+	// names: they come after the review's own).
+	own := 0
+	if i := lastRun(h, legacyReviewColumns); i > 0 {
+		own = i
+	}
+	col := map[string]int{}
+	owned := map[int]bool{rowCol: true}
+	for _, c := range append(append(slices.Clone(writers.ReviewColumns), writers.DecisionColumns...), writers.ChangesColumn) {
+		if j := slices.Index(h[own:], c); j >= 0 {
+			col[c] = own + j
+			owned[own+j] = true
+		}
+	}
+	for _, c := range reviewNeeds {
+		if _, ok := col[c]; ok {
+			continue
+		}
 		_ = r.Close()
-		return nil, fmt.Errorf("%s: %w: it has no %q column (written by an older addrclean: run again to get one)", name, ErrNotReview, writers.DecisionColumn)
+		if c == writers.DecisionColumn {
+			return nil, fmt.Errorf("%s: %w: it has no %q column (written by an older addrclean: run again to get one)", name, ErrNotReview, writers.DecisionColumn)
+		}
+		return nil, fmt.Errorf("%s: %w (no %s column)", name, ErrNotReview, c)
 	}
-	return &Review{output{t: r, header: h, width: i - 1, col: col}}, nil
+	v := &Review{output: output{t: r, header: h, col: col}, rowCol: rowCol}
+	for i := range h {
+		if !owned[i] {
+			v.other = append(v.other, i)
+		}
+	}
+	return v, nil
 }
 
-// InputHeader returns the input's header.
-func (v *Review) InputHeader() []string { return v.header[1 : 1+v.width] }
+// legacyReviewColumns are the review columns of the earlier layout, in
+// its order: they follow the input columns there.
+var legacyReviewColumns = []string{"av_action", "av_message", "input_label", "matched_label", "av_address_id", "av_error"}
+
+// InputHeader returns the names of the columns that are not the review's
+// own, in the review's order: the input's, and any a person added.
+func (v *Review) InputHeader() []string {
+	names := make([]string, len(v.other))
+	for i, j := range v.other {
+		names[i] = v.header[j]
+	}
+	return names
+}
+
+// Bind finds the input columns input (the enriched output's InputHeader)
+// in the review, by name (the n-th column of a repeated name as the n-th),
+// for ReviewRow.Input. It returns the input columns the review lacks, and
+// the review's columns that are not the input's (a person added them).
+func (v *Review) Bind(input []string) (missing, extra []string) {
+	used := make([]bool, len(v.other))
+	v.bound = make([]int, len(input))
+	for i, name := range input {
+		v.bound[i] = -1
+		for k, j := range v.other {
+			if !used[k] && v.header[j] == name {
+				used[k], v.bound[i] = true, j
+				break
+			}
+		}
+		if v.bound[i] < 0 {
+			missing = append(missing, name)
+		}
+	}
+	for k, j := range v.other {
+		if !used[k] {
+			extra = append(extra, v.header[j])
+		}
+	}
+	return missing, extra
+}
 
 // Next returns the next row, or io.EOF after the last.
 func (v *Review) Next(ctx context.Context) (ReviewRow, error) {
@@ -146,8 +228,15 @@ func (v *Review) Next(ctx context.Context) (ReviewRow, error) {
 	if err != nil {
 		return ReviewRow{}, err
 	}
-	cells := fit(r.Cells, len(v.header))
-	return ReviewRow{Row: rowNumber(cells[0]), Line: r.Num, Cells: cells, r: v}, nil
+	return v.Row(r.Num, r.Cells), nil
+}
+
+// Row makes a review row of cells read at line of the review (or kept
+// aside and read back: a review sorted by a person is put back in row
+// order this way).
+func (v *Review) Row(line int, cells []string) ReviewRow {
+	cells = fit(cells, len(v.header))
+	return ReviewRow{Row: rowNumber(cells[v.rowCol]), Line: line, Cells: cells, r: v}
 }
 
 // ReviewRow is one row of a review output.
@@ -157,16 +246,28 @@ type ReviewRow struct {
 	Row int
 	// Line is the row's number in the review file itself, for messages.
 	Line int
-	// Cells are the row's cells: row, the input's, then the review columns.
+	// Cells are the row's cells, in the review's column order.
 	Cells []string
 	r     *Review
 }
 
-// Input returns the row's input cells.
-func (r ReviewRow) Input() []string { return r.Cells[1 : 1+r.r.width] }
+// Input returns the row's cells of the columns given to Bind, in that
+// order; ok[i] is false where the review lacks the column.
+func (r ReviewRow) Input() (cells []string, ok []bool) {
+	cells, ok = make([]string, len(r.r.bound)), make([]bool, len(r.r.bound))
+	for i, j := range r.r.bound {
+		if j >= 0 {
+			cells[i], ok[i] = r.Cells[j], true
+		}
+	}
+	return cells, ok
+}
 
 // Get returns the cell of review column name, or "".
 func (r ReviewRow) Get(name string) string { return r.r.cell(r.Cells, name) }
+
+// RowCell returns the row's cell of the row column, as written.
+func (r ReviewRow) RowCell() string { return r.Cells[r.r.rowCol] }
 
 // rowNumber parses a row cell; a spreadsheet may have turned 12 into 12.0.
 func rowNumber(s string) int {
@@ -353,6 +454,7 @@ func openJSONL(path string, review bool) (*jsonlTable, error) {
 		t.header = append(t.header, writers.EnrichedColumns...)
 		t.header = append(t.header, writers.DuplicateColumns...)
 	}
+	t.header = append(t.header, writers.ChangesColumn)
 	return t, nil
 }
 
@@ -391,9 +493,9 @@ func (t *jsonlTable) Next(ctx context.Context) (readers.Row, error) {
 			return readers.Row{}, err
 		}
 	}
-	width := len(t.header) - len(writers.EnrichedColumns) - len(writers.DuplicateColumns)
+	width := len(t.header) - len(writers.EnrichedColumns) - len(writers.DuplicateColumns) - 1
 	if t.review {
-		width = len(t.header) - 1 - len(writers.ReviewColumns) - len(writers.DecisionColumns)
+		width = len(t.header) - 2 - len(writers.ReviewColumns) - len(writers.DecisionColumns)
 	}
 	res := writers.Result{Row: l.row, Cells: fit(l.inVals, width), InputLabel: l.inputLabel, Response: l.response, Err: l.errText}
 	if l.response == nil && l.errText == "" {
@@ -412,6 +514,7 @@ func (t *jsonlTable) Next(ctx context.Context) (readers.Row, error) {
 		cells = append(cells, writers.EnrichedValues(res)...)
 		cells = append(cells, l.extra["duplicates"], l.extra["first_row"])
 	}
+	cells = append(cells, writers.Changes(res))
 	return readers.Row{Num: l.row, Line: l.lineNo, Cells: cells}, nil
 }
 

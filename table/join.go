@@ -193,10 +193,12 @@ func OpenOutTable(ctx context.Context, db Database, n Name, name string) (*Sourc
 
 // avColumns is the select list of the av_ columns of an out-table (through
 // prefix, an alias and a dot, or ""), in the order of the enriched file.
+// av_changes is left out: apply and report do not read it, and an
+// out-table written before it existed lacks it until the next run.
 func avColumns(prefix string) []string {
 	var sel []string
 	for _, c := range Columns(Enriched, false) {
-		if c.Name == VerifiedAt {
+		if c.Name == VerifiedAt || c.Name == writers.ChangesColumn {
 			continue
 		}
 		q := prefix + QuoteIdent(c.Name)

@@ -73,6 +73,7 @@ func Columns(k Kind, markCached bool) []Column {
 		for _, c := range writers.ReviewColumns {
 			cols = append(cols, Column{Name: c, Type: Text})
 		}
+		cols = append(cols, Column{Name: writers.ChangesColumn, Type: Text})
 		// The person's columns: created empty, kept across nightly runs
 		// while the row's input is unchanged (see UpsertSets).
 		for _, c := range writers.DecisionColumns {
@@ -89,6 +90,7 @@ func Columns(k Kind, markCached bool) []Column {
 			}
 			cols = append(cols, Column{Name: c, Type: t})
 		}
+		cols = append(cols, Column{Name: writers.ChangesColumn, Type: Text})
 		if markCached {
 			cols = append(cols, Column{Name: writers.CachedColumn, Type: Bool})
 		}
@@ -340,6 +342,7 @@ func enrichedValues(r writers.Result, markCached bool) []any {
 	for i, c := range Columns(Enriched, false)[:len(text)] {
 		vals = append(vals, typed(text[i], c.Type))
 	}
+	vals = append(vals, writers.Changes(r))
 	if markCached {
 		vals = append(vals, r.FromCache)
 	}
@@ -366,12 +369,13 @@ func typed(s string, t Type) any {
 	return s
 }
 
-// reviewValues are the review columns of r (writers.ReviewColumns).
+// reviewValues are the review columns of r (writers.ReviewColumns), then
+// av_changes.
 func reviewValues(r writers.Result) []any {
 	text := writers.ReviewValues(r)
-	vals := make([]any, len(text))
+	vals := make([]any, len(text), len(text)+1)
 	for i, t := range text {
 		vals[i] = t
 	}
-	return vals
+	return append(vals, writers.Changes(r))
 }

@@ -184,3 +184,25 @@ func BenchmarkBracketLabel(b *testing.B) {
 		_ = MarkChanges(label, hl)
 	}
 }
+
+// BenchmarkChanges measures what av_changes adds to a row: Changes (every
+// output with a response) and the review's MarkDiff.
+func BenchmarkChanges(b *testing.B) {
+	rs := benchResults()
+	b.Run("Changes", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := range b.N {
+			_ = Changes(rs[i%len(rs)])
+		}
+	})
+	b.Run("MarkDiff", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := range b.N {
+			r := rs[i%len(rs)]
+			if r.Response != nil {
+				a := &r.Response.Address
+				_ = MarkDiff(r.InputLabel, a.Label, a.Highlights)
+			}
+		}
+	})
+}

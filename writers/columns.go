@@ -3,6 +3,7 @@ package writers
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,8 +26,10 @@ var EnrichedColumns = []string{
 // every row is in, so the file writers fill them at Close (see NewEnriched).
 var DuplicateColumns = []string{"av_duplicates", "av_first_row"}
 
-// ReviewColumns are the columns the review output appends to the row number
-// and the input columns, in order. Callers must not modify it.
+// ReviewColumns are the review's own columns every review output has had,
+// in the order of ReviewValues and of the review table (the review file
+// lays them out as ReviewLayout says, with ChangesColumn and the decision
+// columns among them). Callers must not modify it.
 var ReviewColumns = []string{
 	"av_action", "av_message", "input_label", "matched_label", "av_address_id", "av_error",
 }
@@ -74,9 +77,6 @@ const (
 	enDuplicate = 24 // av_duplicates, the first of DuplicateColumns
 	enFirstRow  = 25 // av_first_row
 
-	rvAction   = 0
-	rvMatched  = 3
-	rvDecision = 6 // the first of DecisionColumns
 )
 
 // noResponse is av_error for a row that has neither a response nor a reason;
@@ -124,29 +124,99 @@ type layout struct {
 	header []string // input header
 	width  int      // number of input columns
 	cols   []string // the whole output header
-	// first is the index of the first appended column.
+	// first is the index of the first appended column (enriched, plain).
 	first int
 	// markCached appends CachedColumn (enriched only).
 	markCached bool
+	// inputAt is, per output column, the input column it holds, or -1.
+	inputAt []int
+	// The review's columns, -1 in the other outputs; action is also the
+	// enriched av_action.
+	action, matched, decision, inputLabel int
+	// id is the input column a review shows second (Options.IDColumn),
+	// -1 when none.
+	id int
+	// rms are the removals of the review row cells rendered last: the
+	// format marks them in matched_label without comparing the labels
+	// again.
+	rms []removal
 }
 
-func newLayout(k kind, header []string, markCached bool) *layout {
-	l := &layout{kind: k, header: header, width: len(header), markCached: markCached && k == enriched}
+// ReviewLayout returns the header of a review output of an input whose
+// header is header, with the id column idColumn ("" for none): row, the id
+// column, decision, av_action, av_changes, input_label, matched_label,
+// av_message, the edit_ columns, av_address_id, av_error, then the other
+// input columns in input order. What a person decides on comes first.
+func ReviewLayout(header []string, idColumn string) []string {
+	return newLayout(review, header, false, idColumn).cols
+}
+
+// reviewOwn are the review's own columns after row and the id column, in
+// the order of ReviewLayout; "" stands for the edit_ columns.
+var reviewOwn = []string{
+	DecisionColumn, "av_action", ChangesColumn, "input_label", "matched_label", "av_message",
+	"", "av_address_id", "av_error",
+}
+
+func newLayout(k kind, header []string, markCached bool, idColumn string) *layout {
+	l := &layout{kind: k, header: header, width: len(header), markCached: markCached && k == enriched,
+		action: -1, matched: -1, decision: -1, inputLabel: -1, id: -1}
 	if k == review {
+		l.id = slices.Index(header, idColumn)
+		if idColumn == "" {
+			l.id = -1
+		}
 		l.cols = append(l.cols, "row")
+		l.inputAt = append(l.inputAt, -1)
+		if l.id >= 0 {
+			l.cols = append(l.cols, header[l.id])
+			l.inputAt = append(l.inputAt, l.id)
+		}
+		for _, c := range reviewOwn {
+			switch c {
+			case "":
+				l.cols = append(l.cols, EditColumns...)
+				for range EditColumns {
+					l.inputAt = append(l.inputAt, -1)
+				}
+				continue
+			case DecisionColumn:
+				l.decision = len(l.cols)
+			case "av_action":
+				l.action = len(l.cols)
+			case "matched_label":
+				l.matched = len(l.cols)
+			case "input_label":
+				l.inputLabel = len(l.cols)
+			}
+			l.cols = append(l.cols, c)
+			l.inputAt = append(l.inputAt, -1)
+		}
+		l.first = len(l.cols)
+		for i, h := range header {
+			if i != l.id {
+				l.cols = append(l.cols, h)
+				l.inputAt = append(l.inputAt, i)
+			}
+		}
+		return l
 	}
 	l.cols = append(l.cols, header...)
+	for i := range header {
+		l.inputAt = append(l.inputAt, i)
+	}
 	l.first = len(l.cols)
-	switch k {
-	case review:
-		l.cols = append(l.cols, ReviewColumns...)
-		l.cols = append(l.cols, DecisionColumns...)
-	case enriched:
+	if k == enriched {
+		l.action = l.first + enAction
 		l.cols = append(l.cols, EnrichedColumns...)
 		l.cols = append(l.cols, DuplicateColumns...)
+		l.cols = append(l.cols, ChangesColumn)
 		if l.markCached {
 			l.cols = append(l.cols, CachedColumn)
 		}
+	}
+	for len(l.inputAt) < len(l.cols) {
+		l.inputAt = append(l.inputAt, -1)
 	}
 	return l
 }
@@ -163,28 +233,47 @@ func (l *layout) inputCells(cells []string, dst []string) []string {
 	return dst
 }
 
-// cells appends the row's text cells in column order to dst. The review's
-// matched_label cell holds the plain label; formats that highlight render it
-// from the response.
-func (l *layout) cells(r Result, dst []string) []string {
-	if l.kind == review {
-		dst = append(dst, strconv.Itoa(r.Row))
+// cell returns input cell i of cells, "" past their end.
+func cell(cells []string, i int) string {
+	if i < len(cells) {
+		return cells[i]
 	}
-	dst = l.inputCells(r.Cells, dst)
+	return ""
+}
+
+// cells appends the row's text cells in column order to dst. The review's
+// matched_label cell holds the plain label; formats that mark changes
+// render it from the response.
+func (l *layout) cells(r Result, dst []string) []string {
 	switch l.kind {
 	case plain:
-		return dst
+		return l.inputCells(r.Cells, dst)
 	case review:
-		dst = appendReview(dst, r)
-		// The decision and edit_ columns are the person's to fill in.
-		for range DecisionColumns {
+		dst = append(dst, strconv.Itoa(r.Row))
+		if l.id >= 0 {
+			dst = append(dst, cell(r.Cells, l.id))
+		}
+		v := ReviewValues(r)
+		l.rms = removalsOf(r)
+		// ReviewValues are in ReviewColumns order: av_action, av_message,
+		// input_label, matched_label, av_address_id, av_error. decision
+		// and the edit_ columns are the person's to fill in.
+		dst = append(dst, "", v[0], changesWith(r, l.rms), v[2], v[3], v[1])
+		for range EditColumns {
 			dst = append(dst, "")
+		}
+		dst = append(dst, v[4], v[5])
+		for i := range l.width {
+			if i != l.id {
+				dst = append(dst, cell(r.Cells, i))
+			}
 		}
 		return dst
 	}
+	dst = l.inputCells(r.Cells, dst)
 	dst = appendEnriched(dst, r)
 	// av_duplicates and av_first_row: filled when the output is complete.
-	dst = append(dst, "", "")
+	dst = append(dst, "", "", Changes(r))
 	if l.markCached {
 		dst = append(dst, strconv.FormatBool(r.FromCache))
 	}

@@ -84,7 +84,7 @@ func (w *csvWriter) write(r Result) error {
 	w.buf = w.lay.cells(r, w.buf[:0])
 	if w.lay.kind == review {
 		if label, hl := matchedHighlights(r); label != nil {
-			w.buf[w.lay.first+rvMatched] = MarkChanges(label, hl)
+			w.buf[w.lay.matched] = markDiffWith(w.lay.rms, label, hl) // the removals of cells above
 		}
 	}
 	w.neutralise(w.buf)

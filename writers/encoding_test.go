@@ -105,7 +105,7 @@ func TestXLSXKeepsTypedCells(t *testing.T) {
 		sheet := f.GetSheetName(0)
 		col := 1 // first input column
 		if kind == "review" {
-			col = 2 // after "row"
+			col = slices.Index(ReviewLayout(header, ""), header[0]) + 1 // after the review's own
 		}
 		for k, want := range []struct {
 			typ        excelize.CellType

@@ -38,9 +38,9 @@ func ExampleNewEnriched() {
 		fmt.Println(err)
 	}
 	// Output:
-	// id,address,av_action,av_status,av_match_level,av_complete,av_address_id,av_line1,av_line2,av_line3,av_line4,av_city,av_region,av_postcode,av_country,av_country_iso,av_label,av_lines_amended,av_city_amended,av_region_amended,av_postcode_amended,av_latitude,av_longitude,av_location_accuracy,av_message,av_error,av_duplicates,av_first_row
-	// 1,'=1+1,Error,,,,,,,,,,,,,,,,,,,,,,,no address,,
-	// 2,1 Main St,Accept,,,false,A1,,,,,,,,,,"1 Main Street, Dublin",false,false,false,false,53.35,-6.26,,,,1,2
+	// id,address,av_action,av_status,av_match_level,av_complete,av_address_id,av_line1,av_line2,av_line3,av_line4,av_city,av_region,av_postcode,av_country,av_country_iso,av_label,av_lines_amended,av_city_amended,av_region_amended,av_postcode_amended,av_latitude,av_longitude,av_location_accuracy,av_message,av_error,av_duplicates,av_first_row,av_changes
+	// 1,'=1+1,Error,,,,,,,,,,,,,,,,,,,,,,,no address,,,
+	// 2,1 Main St,Accept,,,false,A1,,,,,,,,,,"1 Main Street, Dublin",false,false,false,false,53.35,-6.26,,,,1,2,no change
 }
 
 func ExampleFormatFromPath() {

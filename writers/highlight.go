@@ -60,10 +60,12 @@ func lineSpans(pairs []int, n int) []span {
 	return merged
 }
 
-// segment is a run of label text, highlighted or not.
+// segment is a run of label text, highlighted (an addition or a change)
+// or not, or removed: input text the match does not carry.
 type segment struct {
-	text string
-	hi   bool
+	text    string
+	hi      bool
+	removed bool
 }
 
 // labelSeparator joins label lines, in av_label and the review labels.
@@ -84,7 +86,7 @@ func labelSegments(label []string, highlights [][]int) []segment {
 			segs[n-1].text += text
 			return
 		}
-		segs = append(segs, segment{text, hi})
+		segs = append(segs, segment{text: text, hi: hi})
 	}
 	for i, line := range label {
 		if i > 0 {
@@ -123,8 +125,9 @@ func labelSegments(label []string, highlights [][]int) []segment {
 
 // MarkChanges renders a matched address label for a person: the highlighted
 // parts of each line (address.highlights, [start, length] in Unicode
-// characters) wrapped in [ ], lines joined with ", ", exactly as the CSV
-// review file writes matched_label. Out-of-range pairs are clamped.
+// characters) wrapped in [ ], lines joined with ", ", as addrclean verify
+// prints it. Out-of-range pairs are clamped. The review file writes
+// MarkDiff, which shows removals too.
 func MarkChanges(label []string, highlights [][]int) string {
 	var b strings.Builder
 	for _, s := range labelSegments(label, highlights) {
@@ -137,4 +140,109 @@ func MarkChanges(label []string, highlights [][]int) string {
 		b.WriteString(s.text)
 	}
 	return b.String()
+}
+
+// markedSegments is labelSegments with the input's removals (diffLabel) in
+// place: each before the label line that follows it in the input, joined
+// to its neighbours with ", ".
+func markedSegments(input string, label []string, highlights [][]int) []segment {
+	return segmentsWith(diffLabel(input, label, highlights), label, highlights)
+}
+
+// segmentsWith is markedSegments with the removals already worked out.
+func segmentsWith(rms []removal, label []string, highlights [][]int) []segment {
+	if len(rms) == 0 {
+		return labelSegments(label, highlights)
+	}
+	var segs []segment
+	add := func(s segment) {
+		if s.text == "" {
+			return
+		}
+		if n := len(segs); n > 0 && segs[n-1].hi == s.hi && segs[n-1].removed == s.removed {
+			segs[n-1].text += s.text
+			return
+		}
+		segs = append(segs, s)
+	}
+	sep := func() {
+		if len(segs) > 0 {
+			add(segment{text: labelSeparator})
+		}
+	}
+	next := 0
+	for i := range label {
+		for ; next < len(rms) && rms[next].at <= i; next++ {
+			sep()
+			add(segment{text: rms[next].text, removed: true})
+		}
+		sep()
+		var hl [][]int
+		if i < len(highlights) {
+			hl = highlights[i : i+1]
+		}
+		for _, s := range labelSegments(label[i:i+1], hl) {
+			add(s)
+		}
+	}
+	for ; next < len(rms); next++ {
+		sep()
+		add(segment{text: rms[next].text, removed: true})
+	}
+	return segs
+}
+
+// The marks of MarkDiff, and the escape that keeps them unambiguous.
+const (
+	addOpen, addClose = "[+", "+]"
+	delOpen, delClose = "[-", "-]"
+	markEscape        = '\\'
+)
+
+// MarkDiff renders a matched label against the input address, as the CSV
+// review writes matched_label: what the service added or changed between
+// [+ and +], what the input had and the match lacks between [- and -]
+// (placed where it stood), lines joined with ", ". The notation is
+// unambiguous: in the text itself a backslash is written \\, and a [ before
+// + or -, or a + or - before ], gets a backslash in front.
+func MarkDiff(input string, label []string, highlights [][]int) string {
+	return markDiffWith(diffLabel(input, label, highlights), label, highlights)
+}
+
+// markDiffWith is MarkDiff with the removals already worked out.
+func markDiffWith(rms []removal, label []string, highlights [][]int) string {
+	var b strings.Builder
+	for _, s := range segmentsWith(rms, label, highlights) {
+		switch {
+		case s.hi:
+			b.WriteString(addOpen)
+			escapeMarks(&b, s.text)
+			b.WriteString(addClose)
+		case s.removed:
+			b.WriteString(delOpen)
+			escapeMarks(&b, s.text)
+			b.WriteString(delClose)
+		default:
+			escapeMarks(&b, s.text)
+		}
+	}
+	return b.String()
+}
+
+// escapeMarks writes s so that none of its characters reads as a mark.
+func escapeMarks(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var next byte
+		if i+1 < len(s) {
+			next = s[i+1]
+		}
+		switch {
+		case c == markEscape,
+			c == '[' && (next == '+' || next == '-'),
+			(c == '+' || c == '-') && next == ']':
+			b.WriteByte(markEscape)
+		}
+		b.WriteByte(c)
+	}
 }

@@ -12,7 +12,8 @@ import (
 //	{"row":N,"action":A,"input":{header:cell,...},"response":{...}}
 //
 // with "error" instead of "response" for an Error row, "input_label" in
-// the review output, and "cached" last with Options.MarkCached (enriched).
+// the review output, "changes" (ChangesColumn) after the response, and
+// "cached" last with Options.MarkCached (enriched).
 // JSON is data, not a spreadsheet, so cells are not neutralised. Unlike the
 // CSV and XLSX outputs, whose appended columns fix the width, it keeps cells
 // past the header, keyed as unnamed columns ("column_N", see jsonKeys).
@@ -138,6 +139,10 @@ func (w *jsonlWriter) render(r Result) {
 			w.buf.WriteString(`,"error":`)
 			w.str("response could not be encoded: " + err.Error())
 		}
+	}
+	if action != ActionError {
+		w.buf.WriteString(`,"changes":`)
+		w.str(Changes(r))
 	}
 	if w.lay.markCached {
 		w.buf.WriteString(`,"cached":`)

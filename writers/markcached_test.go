@@ -49,7 +49,7 @@ func TestMarkCached(t *testing.T) {
 					t.Fatal(err)
 				}
 				last := recs[0][len(recs[0])-1]
-				if (last == CachedColumn) != mark || len(recs[0]) != 1+len(EnrichedColumns)+len(DuplicateColumns)+map[bool]int{true: 1}[mark] {
+				if (last == CachedColumn) != mark || len(recs[0]) != 2+len(EnrichedColumns)+len(DuplicateColumns)+map[bool]int{true: 1}[mark] {
 					t.Fatalf("mark %v: header ends %q, %d columns", mark, last, len(recs[0]))
 				}
 				if mark {

@@ -86,6 +86,10 @@ type Options struct {
 	// Logger receives warnings (truncated cells, rows wider than the
 	// header). The zero Logger discards them.
 	Logger zerolog.Logger
+	// IDColumn is the input's id column: the review output shows it
+	// second, after row (see ReviewLayout). "" or a column the header
+	// lacks leaves it among the other input columns.
+	IDColumn string
 }
 
 // delimiter returns the CSV delimiter for path.

@@ -41,7 +41,7 @@ func NewRows(path string, header []string, opts Options) (RowWriter, error) {
 		return nil, fmt.Errorf("%s: %w", path, ErrTooWide)
 	}
 	if format == CSV {
-		w, err := newCSV(newLayout(plain, slices.Clone(header), false), path, opts)
+		w, err := newCSV(newLayout(plain, slices.Clone(header), false, ""), path, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -65,8 +65,8 @@ func TestXLSXTooWide(t *testing.T) {
 		new  func(string, []string, Options) (Writer, error)
 		cols int
 	}{
-		{"enriched", NewEnriched, len(EnrichedColumns) + len(DuplicateColumns)},
-		{"review", NewReview, len(ReviewColumns) + len(DecisionColumns) + 1},
+		{"enriched", NewEnriched, len(EnrichedColumns) + len(DuplicateColumns) + 1}, // + av_changes
+		{"review", NewReview, len(ReviewColumns) + len(DecisionColumns) + 2},        // + row, av_changes
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			header := make([]string, xlsxMaxCols-tc.cols+1) // one column too many

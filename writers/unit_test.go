@@ -277,17 +277,23 @@ func TestColumnIndexes(t *testing.T) {
 		{EnrichedColumns, enLatitude, "av_latitude"},
 		{EnrichedColumns, enLongitude, "av_longitude"},
 		{EnrichedColumns, enError, "av_error"},
-		{ReviewColumns, rvAction, "av_action"},
-		{ReviewColumns, rvMatched, "matched_label"},
 		{append(slices.Clone(EnrichedColumns), DuplicateColumns...), enDuplicate, "av_duplicates"},
 		{append(slices.Clone(EnrichedColumns), DuplicateColumns...), enFirstRow, "av_first_row"},
-		{append(slices.Clone(ReviewColumns), DecisionColumns...), rvDecision, "decision"},
 		{EditColumns, 0, "edit_line1"},
 		{EditColumns, 7, "edit_country"},
 	}
 	for _, c := range checks {
 		if c.cols[c.i] != c.want {
 			t.Errorf("column %d is %q, want %q", c.i, c.cols[c.i], c.want)
+		}
+	}
+	l := newLayout(review, []string{"name", "id", "street"}, false, "id")
+	for _, c := range []struct {
+		i    int
+		want string
+	}{{l.action, "av_action"}, {l.matched, "matched_label"}, {l.decision, "decision"}, {l.inputLabel, "input_label"}} {
+		if l.cols[c.i] != c.want {
+			t.Errorf("review column %d is %q, want %q", c.i, l.cols[c.i], c.want)
 		}
 	}
 	// EnrichedColumns and ReviewColumns are also the columns of table

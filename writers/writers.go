@@ -9,7 +9,8 @@ import (
 )
 
 // NewEnriched creates the enriched output at path: every row with the input
-// columns of header unchanged, then EnrichedColumns. The format comes from
+// columns of header unchanged, then EnrichedColumns, DuplicateColumns and
+// ChangesColumn. The format comes from
 // the path (see FormatFromPath); the file appears under path only when Close
 // succeeds.
 //
@@ -20,8 +21,8 @@ func NewEnriched(path string, header []string, opts Options) (Writer, error) {
 	return newWriter(enriched, path, header, opts)
 }
 
-// NewReview creates the review output at path: the row number, the input
-// columns of header, then ReviewColumns, for the rows that need review. Its
+// NewReview creates the review output at path, laid out as ReviewLayout
+// says (the id column is Options.IDColumn), for the rows that need review. Its
 // Write skips the other rows (see NeedsReview), so a caller hands every
 // result to both outputs.
 func NewReview(path string, header []string, opts Options) (Writer, error) {
@@ -34,7 +35,7 @@ func newWriter(k kind, path string, header []string, opts Options) (Writer, erro
 		return nil, err
 	}
 	header = append([]string(nil), header...)
-	lay := newLayout(k, header, opts.MarkCached)
+	lay := newLayout(k, header, opts.MarkCached, opts.IDColumn)
 	opts.Logger = opts.Logger.With().Str("output", string(k)).Logger()
 	var fw spoolWriter
 	switch format {

@@ -58,8 +58,17 @@ const (
 	maxRowHeight = 409
 )
 
-// highlightFont marks the changed parts of matched_label.
-var highlightFont = excelize.Font{Bold: true, Color: "FF0000", Family: fontFamily, Size: fontSize}
+// highlightFont marks the changed parts of matched_label, removedFont the
+// parts of the input the match lacks.
+var (
+	highlightFont = excelize.Font{Bold: true, Color: "FF0000", Family: fontFamily, Size: fontSize}
+	removedFont   = excelize.Font{Strike: true, Color: "808080", Family: fontFamily, Size: fontSize}
+)
+
+// labelWidth is the width, in characters, of the review's label columns:
+// wrapped there, a long address reads on two or three lines instead of
+// pushing decision off the screen.
+const labelWidth = 36
 
 // xlsxWriter writes a workbook through excelize's StreamWriter, which keeps
 // rows in a temporary file, so memory stays flat until the final save
@@ -168,10 +177,7 @@ func (w *xlsxWriter) startSheet() error {
 			return err
 		}
 	}
-	if err := w.sw.SetPanes(&excelize.Panes{
-		Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft",
-		Selection: []excelize.Selection{{SQRef: "A2", ActiveCell: "A2", Pane: "bottomLeft"}},
-	}); err != nil {
+	if err := w.sw.SetPanes(w.panes()); err != nil {
 		return err
 	}
 	header := make([]any, len(w.lay.cols))
@@ -180,6 +186,29 @@ func (w *xlsxWriter) startSheet() error {
 	}
 	w.row = 1
 	return w.sw.SetRow("A1", header, excelize.RowOpts{StyleID: w.headerStyle})
+}
+
+// panes freezes the header; in the review, also the columns through
+// decision (row, the id, decision), which stay in view while a person
+// scrolls right through the labels and the edit_ columns.
+func (w *xlsxWriter) panes() *excelize.Panes {
+	if w.lay.decision < 0 {
+		return &excelize.Panes{
+			Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft",
+			Selection: []excelize.Selection{{SQRef: "A2", ActiveCell: "A2", Pane: "bottomLeft"}},
+		}
+	}
+	x := w.lay.decision + 1
+	// The cell to the right of decision in the first data row: where the
+	// person starts.
+	first, _ := excelize.CoordinatesToCellName(x+1, 2)
+	decision, _ := excelize.CoordinatesToCellName(x, 2)
+	return &excelize.Panes{
+		Freeze: true, XSplit: x, YSplit: 1, TopLeftCell: first, ActivePane: "bottomRight",
+		Selection: []excelize.Selection{
+			{SQRef: decision, ActiveCell: decision, Pane: "bottomRight"},
+		},
+	}
 }
 
 // endSheet adds the autofilter over the written range and flushes the
@@ -205,7 +234,7 @@ func (w *xlsxWriter) endSheet() error {
 // the sheet's data rows. Like the autofilter it goes on the worksheet
 // before Flush, which writes it after the rows.
 func (w *xlsxWriter) addDecisionList() error {
-	col, err := excelize.ColumnNumberToName(w.lay.first + rvDecision + 1)
+	col, err := excelize.ColumnNumberToName(w.lay.decision + 1)
 	if err != nil {
 		return err
 	}
@@ -239,6 +268,16 @@ func (w *xlsxWriter) size() {
 	}
 }
 
+// labelWidths gives the review's label columns labelWidth: their text
+// wraps there (see fill).
+func (w *xlsxWriter) labelWidths() {
+	for _, i := range []int{w.lay.inputLabel, w.lay.matched} {
+		if i >= 0 && i < len(w.widths) {
+			w.widths[i] = labelWidth
+		}
+	}
+}
+
 // displayWidth is the length in characters of a cell value's longest line.
 func displayWidth(v any) int {
 	var s string
@@ -269,6 +308,7 @@ func displayWidth(v any) int {
 // the held-back rows.
 func (w *xlsxWriter) flushPending() error {
 	w.size()
+	w.labelWidths()
 	if err := w.startSheet(); err != nil {
 		return err
 	}
@@ -313,14 +353,21 @@ func (w *xlsxWriter) setRow(vals []any) error {
 	return w.sw.SetRow(cell, vals)
 }
 
-// rowLines is the number of lines of the row's tallest wrapped cell.
+// rowLines is the number of lines of the row's tallest wrapped cell; a
+// label column's text also wraps at its width.
 func (w *xlsxWriter) rowLines(vals []any) int {
 	lines := 1
-	for _, v := range vals {
-		if c, ok := v.(excelize.Cell); ok && c.StyleID == w.wrapStyle {
-			if s, ok := c.Value.(string); ok {
-				lines = max(lines, cellLines(s))
-			}
+	for i, v := range vals {
+		c, ok := v.(excelize.Cell)
+		if !ok || c.StyleID != w.wrapStyle {
+			continue
+		}
+		if s, ok := c.Value.(string); ok {
+			lines = max(lines, cellLines(s))
+		}
+		if i == w.lay.inputLabel || i == w.lay.matched {
+			// A rough count: a line holds about labelWidth characters.
+			lines = max(lines, (displayWidth(c.Value)+labelWidth-3)/(labelWidth-2))
 		}
 	}
 	return lines
@@ -458,41 +505,51 @@ func (w *xlsxWriter) put(cells []string, row int, r *Result, types []readers.Cel
 
 // fill converts the row's text cells into cell values: strings (never
 // formulas), the row number, coordinates and duplicate counts as numbers,
-// the action with its colour, and matched_label as rich text.
+// the action with its colour, the review's labels wrapped and
+// matched_label as rich text (additions bold red, removals struck out).
 func (w *xlsxWriter) fill(vals []any, cells []string, row int, r *Result, types []readers.CellType) {
-	first := w.lay.first
-	inOff := first - w.lay.width // the first input column
+	l := w.lay
+	first := l.first
 	for i, s := range cells {
+		in := -1
+		if i < len(l.inputAt) {
+			in = l.inputAt[i]
+		}
 		switch {
+		case l.kind == review && i == l.matched && r != nil && Action(*r) != ActionError:
+			label, hl := matchedHighlights(*r)
+			// put renders r's cells just before: lay.rms are r's.
+			if segs := segmentsWith(l.rms, label, hl); len(segs) > 0 {
+				vals[i] = excelize.Cell{StyleID: w.wrapStyle, Value: w.rich(segs, row, i)}
+			} else {
+				vals[i] = nil
+			}
 		case s == "":
 			vals[i] = nil // no cell at all: smaller and faster than an empty string
-		case i >= inOff && i < first && i-inOff < len(types) && types[i-inOff].Kind != readers.KindText:
-			vals[i] = w.typed(s, types[i-inOff], row, i)
-		case w.lay.kind == review && i == 0:
+		case in >= 0 && in < len(types) && types[in].Kind != readers.KindText:
+			vals[i] = w.typed(s, types[in], row, i)
+		case l.kind == review && i == 0:
 			vals[i] = row
-		case w.lay.kind == enriched && (i == first+enLatitude || i == first+enLongitude):
+		case l.kind == enriched && (i == first+enLatitude || i == first+enLongitude):
 			// formatCoord wrote the shortest form that round-trips.
 			if v, err := strconv.ParseFloat(s, 64); err == nil {
 				vals[i] = v
 			} else {
 				vals[i] = w.text(s, row, i)
 			}
-		case w.lay.kind == enriched && (i == first+enDuplicate || i == first+enFirstRow):
+		case l.kind == enriched && (i == first+enDuplicate || i == first+enFirstRow):
 			if v, err := strconv.Atoi(s); err == nil {
 				vals[i] = v
 			} else {
 				vals[i] = w.text(s, row, i)
 			}
-		case i == first+enAction: // enAction == rvAction
+		case i == l.action:
 			style, ok := w.actionStyles[s]
 			if !ok {
 				style = w.otherAction
 			}
 			vals[i] = excelize.Cell{StyleID: style, Value: w.text(s, row, i)}
-		case w.lay.kind == review && i == first+rvMatched && r != nil:
-			label, hl := matchedHighlights(*r)
-			vals[i] = w.rich(labelSegments(label, hl), row, i)
-		case strings.ContainsAny(s, "\r\n"):
+		case i == l.inputLabel, strings.ContainsAny(s, "\r\n"):
 			vals[i] = excelize.Cell{StyleID: w.wrapStyle, Value: w.text(s, row, i)}
 		default:
 			vals[i] = w.text(s, row, i)
@@ -538,11 +595,14 @@ func (w *xlsxWriter) rich(segs []segment, row, col int) []excelize.RichTextRun {
 	if !w.raw && len(segs) > 0 && formulaLike(segs[0].text) {
 		runs = append(runs, excelize.RichTextRun{Text: "'"})
 	}
-	font := highlightFont
+	font, removed := highlightFont, removedFont
 	for _, s := range segs {
 		run := excelize.RichTextRun{Text: s.text}
-		if s.hi {
+		switch {
+		case s.hi:
 			run.Font = &font
+		case s.removed:
+			run.Font = &removed
 		}
 		runs = append(runs, run)
 	}

@@ -23,13 +23,18 @@ const applyUsage = `Usage: addrclean apply --enriched CLEANED --review REVIEWED 
 
 Write the final file for import: every row of the enriched file CLEANED, its input
 columns unchanged, then final_line1..4, final_city, final_region, final_postcode,
-final_country and final_source, from the decisions a person recorded in the review
-file REVIEWED (column "decision"):
-  accept   the service's address                       final_source = service
+final_country (the ISO code), final_country_name and final_source, from the
+decisions a person recorded in the review file REVIEWED (column "decision"):
+  accept   the address the service verified           final_source = service
   keep     the input's own address                     final_source = input
   edit     the address typed in the edit_ columns      final_source = person
   (empty)  undecided: no final address                 final_source = unresolved
-Rows the service accepted are not in the review; they take its address.
+accept on a row the service gave no verified address (no av_address_id, or
+Reject, Error) leaves it unresolved, with the reason listed. Rows the service
+accepted are not in the review; they take its address. The review may come back
+sorted, with columns added, in this or the previous layout: rows are matched by
+row (and id); a cell edited outside the address is a warning (the input's cell is
+written); a changed address, or a row missing or of another run, is refused.
 Any of the files may be .csv, .tsv, .xlsx or .jsonl. Nothing calls the service.
 
 A keep decision copies the input's address columns: pass the mapping flags given to
@@ -196,8 +201,30 @@ func printApply(w io.Writer, o applyOptions, rep apply.Report) {
 		fmt.Fprintf(&b, "  %d review row(s) of ids the input does not have (deleted, or outside --where/--query), not applied: %s%s\n",
 			rep.Outside, strings.Join(rep.OutsideIDs, ", "), more)
 	}
-	if rep.NotInReview > 0 {
-		fmt.Fprintf(&b, "  %d row(s) that need review were missing from the review file: unresolved\n", rep.NotInReview)
+	if len(rep.ExtraColumns) > 0 {
+		fmt.Fprintf(&b, "  ignored the review's column(s) the input does not have: %s\n", strings.Join(rep.ExtraColumns, ", "))
+	}
+	if len(rep.MissingColumns) > 0 {
+		fmt.Fprintf(&b, "  the review lacks input column(s) %s: the input's cells are written\n", strings.Join(rep.MissingColumns, ", "))
+	}
+	if rep.EditedCells > 0 {
+		fmt.Fprintf(&b, "  WARNING      %d review cell(s) outside the address differ from the input; the input's cells are written (edit the input to change them):\n", rep.EditedCells)
+		for _, c := range rep.Edited {
+			name := "row " + strconv.Itoa(c.Row)
+			if c.ID != "" {
+				name = "id " + c.ID
+			}
+			fmt.Fprintf(&b, "    %s, column %q: %q in the review, %q in the input\n", name, c.Column, c.Review, c.Input)
+		}
+		if n := rep.EditedCells - int64(len(rep.Edited)); n > 0 {
+			fmt.Fprintf(&b, "    ... and %d more\n", n)
+		}
+	}
+	if rep.UnknownCountry > 0 {
+		fmt.Fprintf(&b, "  %d row(s) have a country apply cannot write as an ISO code: unresolved (decide edit with edit_country)\n", rep.UnknownCountry)
+	}
+	if rep.NoServiceAddress > 0 {
+		fmt.Fprintf(&b, "  %d row(s) decided accept have no address the service verified: unresolved (decide keep or edit)\n", rep.NoServiceAddress)
 	}
 	if n := rep.Sources[apply.SourceUnresolved]; n > 0 {
 		rows := make([]string, len(rep.UnresolvedRows))
@@ -213,6 +240,16 @@ func printApply(w io.Writer, o applyOptions, rep apply.Report) {
 			rows, what = rep.UnresolvedIDs, "row(s), ids"
 		}
 		fmt.Fprintf(&b, "  UNRESOLVED   %d %s: %s%s (final_source = unresolved, no final address)\n", n, what, strings.Join(rows, ", "), more)
+		for _, u := range rep.Unresolved {
+			if u.Reason == apply.ReasonUndecided {
+				continue // the counts above say how many; the list is of rows to look at
+			}
+			name := "row " + strconv.Itoa(u.Row)
+			if u.ID != "" {
+				name = "id " + u.ID
+			}
+			fmt.Fprintf(&b, "    %s: %s\n", name, u.Reason)
+		}
 	}
 	fmt.Fprint(w, b.String())
 }

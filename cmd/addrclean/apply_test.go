@@ -149,7 +149,7 @@ func TestApplyCommandRefusesForeignReview(t *testing.T) {
 	}
 	var rows []int
 	for i := 1; i < len(recs) && len(rows) < 3; i++ {
-		recs[i][1] += " (changed)"
+		recs[i][2] += " (changed)" // Address 1
 		rows = append(rows, i)
 	}
 	var buf bytes.Buffer
@@ -243,10 +243,11 @@ func TestApplyTableNightly(t *testing.T) {
 				t.Fatalf("apply before any decision: exit %d, want 3\n%s", code, stderr)
 			}
 
-			// A person decides: keep the errors, accept the rest, edit one.
+			// A person decides: accept the addresses the service matched,
+			// keep the rest, edit one.
 			edited := review[1][0]
 			dbExec(t, dbURL,
-				`UPDATE rv SET decision = CASE WHEN av_action = 'Error' THEN 'keep' ELSE 'accept' END`,
+				`UPDATE rv SET decision = CASE WHEN COALESCE(av_address_id, '') <> '' THEN 'accept' ELSE 'keep' END`,
 				`UPDATE rv SET decision = 'edit', edit_line1 = '1 Main Street', edit_city = 'Dublin', edit_country = 'IE' WHERE "Customer ID" = '`+edited+`'`)
 			_, decided := dbRows(t, dbURL, `SELECT * FROM rv ORDER BY 1`)
 			run()

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,7 +26,6 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/cache"
-	"github.com/addrclean/addrclean/writers"
 )
 
 // verifyCounter wraps the service and records every verify request's
@@ -132,7 +132,7 @@ func TestRunCacheSecondRunMakesNoCalls(t *testing.T) {
 		t.Fatalf("last column %q, want av_cached", h[len(h)-1])
 	}
 	for _, rec := range recs[1:] {
-		action, cached := rec[len(recs[0])-1-len(writers.EnrichedColumns)-len(writers.DuplicateColumns)], rec[len(rec)-1]
+		action, cached := rec[slices.Index(recs[0], "av_action")], rec[len(rec)-1]
 		if want := map[bool]string{true: "false", false: "true"}[action == "Error"]; cached != want {
 			t.Fatalf("row %v: av_cached %q, want %s", rec[0], cached, want)
 		}

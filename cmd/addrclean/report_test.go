@@ -88,7 +88,7 @@ func TestRunOutputsRepeatable(t *testing.T) {
 	if !bytes.Equal(outs[0], outs[1]) {
 		t.Fatal("two runs of one input wrote different enriched files")
 	}
-	if !bytes.Contains(outs[0], []byte("av_duplicates,av_first_row\n")) {
+	if !bytes.Contains(outs[0], []byte("av_duplicates,av_first_row,av_changes\n")) {
 		t.Fatal("the enriched file has no duplicate columns")
 	}
 }

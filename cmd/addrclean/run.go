@@ -130,7 +130,8 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if conn.embedded && !o.rateSet {
 		rate = 0 // the embedded service has no quota to respect
 	}
-	wopts := writers.Options{RawCells: o.rawCells, MarkCached: o.markCached, Stdout: s.out, Logger: log, BOM: o.bom, Encoding: o.outEncoding}
+	wopts := writers.Options{RawCells: o.rawCells, MarkCached: o.markCached, Stdout: s.out, Logger: log, BOM: o.bom, Encoding: o.outEncoding,
+		IDColumn: mapper.Columns()["id"]} // the review shows the id beside row
 	outs, err := o.openAllOutputs(ctx, src, mapper, outPath, reviewPath, wopts, log)
 	if err != nil {
 		return err

@@ -170,20 +170,23 @@ func TestRunTableMatchesCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The input columns; the file then has the av_ columns of a table and
-	// its own duplicate columns.
-	width := len(file[0]) - len(writers.EnrichedColumns) - len(writers.DuplicateColumns)
-	want := map[string][]string{}
+	// The input columns; the file then has the av_ columns of a table, its
+	// own duplicate columns and av_changes.
+	width := slices.Index(file[0], "av_action")
+	changes := slices.Index(file[0], writers.ChangesColumn)
+	want, wantChanges := map[string][]string{}, map[string]string{}
 	for _, r := range file[1:] {
 		want[r[0]] = r[width : width+len(writers.EnrichedColumns)]
+		wantChanges[r[0]] = r[changes]
 	}
 	review, err := csv.NewReader(strings.NewReader(csvRun.review)).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wantReview []string
+	id, action := slices.Index(review[0], "Customer ID"), slices.Index(review[0], "av_action")
 	for _, r := range review[1:] {
-		wantReview = append(wantReview, r[1]+" "+r[width+1]) // id and av_action
+		wantReview = append(wantReview, r[id]+" "+r[action])
 	}
 	slices.Sort(wantReview)
 
@@ -206,12 +209,15 @@ func TestRunTableMatchesCSV(t *testing.T) {
 			if len(rows) != n {
 				t.Fatalf("%d rows in the out-table, want %d", len(rows), n)
 			}
-			if !slices.Equal(header[1:25], file[0][width:width+len(writers.EnrichedColumns)]) || header[0] != "Customer ID" || header[25] != "input_label" || header[26] != "verified_at" {
+			if !slices.Equal(header[1:25], file[0][width:width+len(writers.EnrichedColumns)]) || header[0] != "Customer ID" || header[25] != writers.ChangesColumn || header[26] != "input_label" || header[27] != "verified_at" {
 				t.Fatalf("out-table columns %q", header)
 			}
 			for _, row := range rows {
 				if w := want[row[0]]; !slices.Equal(row[1:25], w) {
 					t.Fatalf("id %s:\n table %q\n file  %q", row[0], row[1:25], w)
+				}
+				if w := wantChanges[row[0]]; row[25] != w {
+					t.Fatalf("id %s: av_changes %q in the table, %q in the file", row[0], row[25], w)
 				}
 			}
 			_, rv := dbRows(t, dbURL, `SELECT "Customer ID", av_action FROM customers_review`)

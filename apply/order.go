@@ -1,0 +1,218 @@
+package apply
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+
+	"github.com/addrclean/addrclean/runfile"
+)
+
+// chunkRows is how many review rows are sorted in memory at a time; a
+// review longer than that is sorted in runs spilled to temporary files and
+// merged, so memory stays bounded whatever the review's size.
+var chunkRows = 20_000
+
+// ordered hands out the rows of a review in row order, whatever order a
+// person left them in (a sheet sorted by name, say). Rows without a row
+// number come first (the caller deals with them), in the review's order.
+type ordered struct {
+	rv   *runfile.Review
+	mem  []runfile.ReviewRow // the whole review, sorted, when it fits one chunk
+	runs []*spillRun         // otherwise the sorted runs on disk
+	h    runHeap
+	dir  string
+}
+
+// newOrdered reads the whole review, sorting it as it goes.
+func newOrdered(ctx context.Context, rv *runfile.Review) (_ *ordered, err error) {
+	o := &ordered{rv: rv}
+	defer func() {
+		if err != nil {
+			o.Close()
+		}
+	}()
+	var chunk []runfile.ReviewRow
+	sorted := true
+	last := 0
+	for {
+		r, err := rv.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if r.Row < last {
+			sorted = false
+		}
+		last = max(last, r.Row)
+		r.Cells = slices.Clone(r.Cells) // a reader may reuse the slice
+		chunk = append(chunk, r)
+		if len(chunk) >= chunkRows {
+			if err := o.spill(chunk, sorted); err != nil {
+				return nil, err
+			}
+			chunk, sorted = chunk[:0], true
+		}
+	}
+	if len(o.runs) == 0 {
+		if !sorted {
+			sortRows(chunk)
+		}
+		o.mem = chunk
+		return o, nil
+	}
+	if err := o.spill(chunk, sorted); err != nil {
+		return nil, err
+	}
+	for _, r := range o.runs {
+		if err := r.rewind(); err != nil {
+			return nil, err
+		}
+		if err := r.advance(o.rv); err != nil {
+			return nil, err
+		}
+		if r.ok {
+			o.h = append(o.h, r)
+		}
+	}
+	heap.Init(&o.h)
+	return o, nil
+}
+
+// sortRows sorts by row number, stably: rows without a number (0) first,
+// a repeated number in the review's order.
+func sortRows(rows []runfile.ReviewRow) {
+	slices.SortStableFunc(rows, func(a, b runfile.ReviewRow) int { return cmp.Compare(a.Row, b.Row) })
+}
+
+// spill writes chunk, sorted, to a new temporary file.
+func (o *ordered) spill(chunk []runfile.ReviewRow, sorted bool) error {
+	if len(chunk) == 0 {
+		return nil
+	}
+	if !sorted {
+		sortRows(chunk)
+	}
+	if o.dir == "" {
+		d, err := os.MkdirTemp("", "addrclean-apply-")
+		if err != nil {
+			return fmt.Errorf("sort the review: %w", err)
+		}
+		o.dir = d
+	}
+	f, err := os.CreateTemp(o.dir, "run-*.csv")
+	if err != nil {
+		return fmt.Errorf("sort the review: %w", err)
+	}
+	r := &spillRun{f: f, seq: len(o.runs)}
+	o.runs = append(o.runs, r)
+	w := csv.NewWriter(f)
+	rec := make([]string, 0, 16)
+	for _, row := range chunk {
+		rec = append(append(rec[:0], strconv.Itoa(row.Line)), row.Cells...)
+		if err := w.Write(rec); err != nil {
+			return fmt.Errorf("sort the review: %w", err)
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return fmt.Errorf("sort the review: %w", err)
+	}
+	return nil
+}
+
+// Next returns the next row in row order, or io.EOF.
+func (o *ordered) Next() (runfile.ReviewRow, error) {
+	if o.runs == nil {
+		if len(o.mem) == 0 {
+			return runfile.ReviewRow{}, io.EOF
+		}
+		r := o.mem[0]
+		o.mem = o.mem[1:]
+		return r, nil
+	}
+	if len(o.h) == 0 {
+		return runfile.ReviewRow{}, io.EOF
+	}
+	r := o.h[0]
+	row := r.row
+	if err := r.advance(o.rv); err != nil {
+		return runfile.ReviewRow{}, err
+	}
+	if r.ok {
+		heap.Fix(&o.h, 0)
+	} else {
+		heap.Pop(&o.h)
+	}
+	return row, nil
+}
+
+// Close removes the temporary files.
+func (o *ordered) Close() {
+	for _, r := range o.runs {
+		_ = r.f.Close()
+	}
+	if o.dir != "" {
+		_ = os.RemoveAll(o.dir)
+	}
+}
+
+// spillRun is one sorted run on disk and its current row.
+type spillRun struct {
+	f   *os.File
+	cr  *csv.Reader
+	seq int // runs hold the review in order: on equal rows the earlier run first
+	row runfile.ReviewRow
+	ok  bool
+}
+
+func (r *spillRun) rewind() error {
+	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("sort the review: %w", err)
+	}
+	r.cr = csv.NewReader(r.f)
+	r.cr.FieldsPerRecord = -1
+	return nil
+}
+
+func (r *spillRun) advance(rv *runfile.Review) error {
+	rec, err := r.cr.Read()
+	if errors.Is(err, io.EOF) {
+		r.ok = false
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sort the review: %w", err)
+	}
+	line, _ := strconv.Atoi(rec[0])
+	r.row, r.ok = rv.Row(line, rec[1:]), true
+	return nil
+}
+
+// runHeap orders the runs by their current row.
+type runHeap []*spillRun
+
+func (h runHeap) Len() int { return len(h) }
+func (h runHeap) Less(i, j int) bool {
+	if h[i].row.Row != h[j].row.Row {
+		return h[i].row.Row < h[j].row.Row
+	}
+	return h[i].seq < h[j].seq
+}
+func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *runHeap) Push(x any)   { *h = append(*h, x.(*spillRun)) }
+func (h *runHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
