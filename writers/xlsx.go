@@ -161,12 +161,8 @@ func (w *xlsxWriter) makeStyles() error {
 
 // startSheet sizes the columns, freezes the header and writes it.
 func (w *xlsxWriter) startSheet() error {
-	// StreamWriter.SetColWidth puts each new column first in <cols>, and
-	// Excel wants them in ascending order, so set them last to first.
-	for i := len(w.widths) - 1; i >= 0; i-- {
-		if err := w.sw.SetColWidth(i+1, i+1, w.widths[i]); err != nil {
-			return err
-		}
+	if err := setColWidths(w.sw, w.widths, w.added); err != nil {
+		return err
 	}
 	if err := w.sw.SetPanes(&excelize.Panes{
 		Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft",
@@ -237,6 +233,12 @@ func (w *xlsxWriter) size() {
 	for i := range w.widths {
 		w.widths[i] = min(max(w.widths[i], minWidth), maxWidth)
 	}
+}
+
+// added reports whether column col is one the output adds to the input's:
+// those are sized first in a sheet too wide to size every column.
+func (w *xlsxWriter) added(col int) bool {
+	return col < w.lay.first-w.lay.width || col >= w.lay.first
 }
 
 // displayWidth is the length in characters of a cell value's longest line.
