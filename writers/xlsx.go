@@ -71,6 +71,7 @@ type xlsxWriter struct {
 	raw bool
 
 	f       *excelize.File
+	tmp     *TempDir // f's temporary files
 	sw      *excelize.StreamWriter
 	base    string // first sheet's name; later sheets are "base 2", ...
 	sheet   string
@@ -101,10 +102,14 @@ func newXLSX(lay *layout, path string, opts Options) (w *xlsxWriter, err error) 
 	if err != nil {
 		return nil, err
 	}
-	f := excelize.NewFile()
+	f, tmp, err := newWorkbook(path)
+	if err != nil {
+		_ = out.abort()
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
-			_ = f.Close()
+			_ = closeWorkbook(f, tmp)
 			_ = out.abort()
 		}
 	}()
@@ -117,7 +122,7 @@ func newXLSX(lay *layout, path string, opts Options) (w *xlsxWriter, err error) 
 	}
 	w = &xlsxWriter{
 		lay: lay, out: out, log: opts.Logger, raw: opts.RawCells,
-		f: f, base: base, sheet: base, sheets: 1, maxRows: xlsxMaxRows,
+		f: f, tmp: tmp, base: base, sheet: base, sheets: 1, maxRows: xlsxMaxRows,
 		actionStyles: make(map[string]int, len(actionFills)),
 		numStyles:    make(map[numFmtKey]int),
 	}
@@ -594,7 +599,7 @@ func cutUTF16(s string, limit int) (string, bool) {
 
 func (w *xlsxWriter) finish() error {
 	err := w.save()
-	if cerr := w.f.Close(); err == nil && cerr != nil {
+	if cerr := closeWorkbook(w.f, w.tmp); err == nil && cerr != nil {
 		err = fmt.Errorf("close workbook %s: %w", w.out.path, cerr)
 	}
 	if err != nil {
@@ -623,6 +628,6 @@ func (w *xlsxWriter) save() error {
 }
 
 func (w *xlsxWriter) discard() error {
-	_ = w.f.Close()
+	_ = closeWorkbook(w.f, w.tmp)
 	return w.out.abort()
 }
