@@ -133,6 +133,12 @@ func openXLSX(ctx context.Context, path string, opts Options) (_ *XLSXReader, er
 	return r, nil
 }
 
+// IsWorkbook reports whether Open reads path as a workbook (.xlsx, .xlsm).
+func IsWorkbook(path string) bool {
+	format, err := formatOf(path)
+	return err == nil && format == FormatXLSX
+}
+
 // maxHeaderScan is how many rows with text are looked at for the header:
 // title rows above it are a few, not pages.
 const maxHeaderScan = 20
