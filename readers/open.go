@@ -51,6 +51,11 @@ type Options struct {
 	// MaxSharedStringsSize bounds the unpacked size of an XLSX workbook's
 	// shared strings in bytes; 0 means 1 GiB.
 	MaxSharedStringsSize int64
+	// MaxTextRatio bounds the text of an XLSX sheet's cells, shared strings
+	// counted at every cell that refers to them, to this many times the
+	// workbook's file size (and never less than 64 MiB), so that a small
+	// file cannot read as gigabytes of text; 0 means 100.
+	MaxTextRatio int
 	// MaxRecordSize bounds one CSV record in bytes, so that a quote left open
 	// cannot pull the rest of the file into memory; 0 means 16 MiB.
 	MaxRecordSize int

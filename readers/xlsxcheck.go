@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -44,12 +46,24 @@ const (
 	// xmlStreamSize is the size above which excelize unpacks a worksheet or
 	// the shared strings to a temporary file instead of memory.
 	xmlStreamSize = excelize.StreamChunkSize
+	// defaultMaxTextRatio bounds the text of a sheet's cells to this many
+	// times the workbook's size. Each cell refers to its shared string by
+	// number, so a 1 MB workbook whose 400,000 cells all refer to one string
+	// of 30,000 characters reads as 12 GB of text (and wrote 21 GB of
+	// outputs). A real export's text is a few times its file at most: a
+	// text cell takes 3 to 5 compressed bytes of XML, so reaching the bound
+	// takes cells of 300 characters and more on average, all of them.
+	defaultMaxTextRatio = 100
+	// minTextLimit is the text every workbook may hold, however small: the
+	// ratio is for the large ones.
+	minTextLimit = 64 << 20
 )
 
 // xlsxLimits are the limits of Options with their defaults applied.
 type xlsxLimits struct {
 	unzip, rowSize, sstSize int64
 	rowCells, sstCount      int
+	textRatio               int64
 }
 
 func limitsOf(opts Options) xlsxLimits {
@@ -60,11 +74,12 @@ func limitsOf(opts Options) xlsxLimits {
 		return v
 	}
 	return xlsxLimits{
-		unzip:    or(opts.MaxUnzipSize, defaultMaxUnzipSize),
-		rowSize:  or(opts.MaxRowSize, defaultMaxRowSize),
-		sstSize:  or(opts.MaxSharedStringsSize, defaultMaxSharedStringsSize),
-		rowCells: int(or(int64(opts.MaxRowCells), defaultMaxRowCells)),
-		sstCount: int(or(int64(opts.MaxSharedStrings), defaultMaxSharedStrings)),
+		unzip:     or(opts.MaxUnzipSize, defaultMaxUnzipSize),
+		rowSize:   or(opts.MaxRowSize, defaultMaxRowSize),
+		sstSize:   or(opts.MaxSharedStringsSize, defaultMaxSharedStringsSize),
+		rowCells:  int(or(int64(opts.MaxRowCells), defaultMaxRowCells)),
+		sstCount:  int(or(int64(opts.MaxSharedStrings), defaultMaxSharedStrings)),
+		textRatio: or(int64(opts.MaxTextRatio), defaultMaxTextRatio),
 	}
 }
 
@@ -94,7 +109,12 @@ func checkWorkbook(ctx context.Context, name, sheet string, lim xlsxLimits) (*ch
 		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
 	defer zr.Close()
-	c := &pkgChecker{name: name, lim: lim, files: make(map[string]*zip.File, len(zr.File)), read: make(map[*zip.File]bool)}
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", name, err)
+	}
+	c := &pkgChecker{name: name, lim: lim, files: make(map[string]*zip.File, len(zr.File)), read: make(map[*zip.File]bool),
+		textLimit: max(minTextLimit, min(fi.Size(), math.MaxInt64/lim.textRatio)*lim.textRatio)}
 	if err := c.index(zr.File); err != nil {
 		return nil, err
 	}
@@ -113,7 +133,7 @@ func checkWorkbook(ctx context.Context, name, sheet string, lim xlsxLimits) (*ch
 	case sheetFile == nil:
 		return nil, fmt.Errorf("%s: %w: part %s of sheet %q is missing", name, ErrDamaged, paths[picked], picked)
 	}
-	sst := 0
+	var sst []uint32
 	if f := c.files[sharedStringsPath]; f != nil {
 		err := c.readPart(ctx, f, func(r io.Reader) (err error) {
 			sst, err = c.scanSharedStringsXML(r, f.Name)
@@ -150,6 +170,9 @@ type pkgChecker struct {
 	lim   xlsxLimits
 	files map[string]*zip.File // by the names excelize gives the parts
 	read  map[*zip.File]bool   // parts already read to their end
+	// textLimit bounds the text of the sheet's cells (lim.textRatio times
+	// the file's size, or minTextLimit).
+	textLimit int64
 }
 
 // index names the parts as excelize does and holds the sizes the zip
@@ -335,45 +358,49 @@ func (r ctxReader) Read(p []byte) (int, error) {
 	return r.r.Read(p)
 }
 
-// scanSharedStringsXML counts the strings of a shared-string part, failing
+// scanSharedStringsXML returns the length of each string of a shared-string
+// part (the bytes of its text as written, at most math.MaxUint32), failing
 // once they pass the count limit, or one string (or anything between them)
 // passes the row size limit, or the XML ends before its root element does.
-func (c *pkgChecker) scanSharedStringsXML(r io.Reader, part string) (int, error) {
+// The lengths take 4 bytes a string, against excelize's 100.
+func (c *pkgChecker) scanSharedStringsXML(r io.Reader, part string) ([]uint32, error) {
 	s := newXMLScanner(r, c.lim.rowSize)
 	count, depth := 0, 0
+	var lens []uint32
 	var siStart int64 = -1
 	for {
 		tok, err := s.next()
 		if err != nil {
 			switch {
 			case errors.Is(err, io.EOF) && depth == 0:
-				return count, nil
+				return lens, nil
 			case errors.Is(err, io.EOF), errors.Is(err, errXMLCut):
 				at := fmt.Sprintf("after %d strings", count)
 				if siStart >= 0 {
 					at = fmt.Sprintf("in the middle of string %d", count-1)
 				}
-				return 0, fmt.Errorf("%s: %w: the XML of the shared strings ends %s, before their end; strings are missing", c.name, ErrDamaged, at)
+				return nil, fmt.Errorf("%s: %w: the XML of the shared strings ends %s, before their end; strings are missing", c.name, ErrDamaged, at)
 			case errors.As(err, new(*xmlSyntaxError)):
-				return 0, fmt.Errorf("%s: %w: shared strings, string %d: %w", c.name, ErrDamaged, count-1, err)
+				return nil, fmt.Errorf("%s: %w: shared strings, string %d: %w", c.name, ErrDamaged, count-1, err)
 			case errors.Is(err, errTokenTooLong):
 				what := "one XML item between strings"
 				if siStart >= 0 {
 					what = fmt.Sprintf("the XML of string %d", count-1)
 				}
-				return 0, &LimitError{Name: c.name, Part: "shared strings", What: what, Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
+				return nil, &LimitError{Name: c.name, Part: "shared strings", What: what, Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
 			}
-			return 0, c.partError(part, err)
+			return nil, c.partError(part, err)
 		}
 		if s.offset() > c.lim.sstSize {
-			return 0, &LimitError{Name: c.name, Part: "shared strings", What: "the unpacked size", Limit: c.lim.sstSize, Option: "MaxSharedStringsSize", bytes: true}
+			return nil, &LimitError{Name: c.name, Part: "shared strings", What: "the unpacked size", Limit: c.lim.sstSize, Option: "MaxSharedStringsSize", bytes: true}
 		}
 		switch tok {
 		case tokStart:
 			if depth == 1 && s.isName("si") {
 				if count++; count > c.lim.sstCount {
-					return 0, &LimitError{Name: c.name, Part: "shared strings", What: "the number of strings", Limit: int64(c.lim.sstCount), Option: "MaxSharedStrings"}
+					return nil, &LimitError{Name: c.name, Part: "shared strings", What: "the number of strings", Limit: int64(c.lim.sstCount), Option: "MaxSharedStrings"}
 				}
+				lens = append(lens, 0)
 				if !s.selfClosing {
 					siStart = s.tokStartOff
 				}
@@ -385,6 +412,12 @@ func (c *pkgChecker) scanSharedStringsXML(r io.Reader, part string) (int, error)
 			depth--
 			if depth == 1 {
 				siStart = -1
+			}
+		case tokOther:
+			// The text of a string, its phonetic runs included: more than
+			// excelize shows, never less.
+			if siStart >= 0 {
+				lens[count-1] = uint32(min(int64(lens[count-1])+s.textLen, math.MaxUint32))
 			}
 		}
 		// excelize holds one string whole: a string gets a row's budget.
@@ -401,16 +434,19 @@ type sheetScan struct {
 	dimension string
 	// lastRow is the number of the last row, as excelize numbers them.
 	lastRow int
+	// text is the length of the text of the cells, shared strings counted
+	// at each cell that refers to them (bytes as written).
+	text int64
 }
 
 // scanSheetXML reads the XML of the sheet named sheet, held in the part
-// named part, whose workbook has sst shared strings, up to the end of its
-// rows (readPart reads the rest). It fails
+// named part, whose workbook has shared strings of the lengths sst, up to
+// the end of its rows (readPart reads the rest). It fails
 // when a row's XML passes the row size limit (or anything outside rows
 // does), a row has more cells than the limit, rows are out of order, a cell
-// refers to a shared string that does not exist, or the XML ends before its
-// rows do.
-func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (sheetScan, error) {
+// refers to a shared string that does not exist, the text of the cells
+// passes c.textLimit, or the XML ends before its rows do.
+func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst []uint32) (sheetScan, error) {
 	var res sheetScan
 	s := newXMLScanner(r, c.lim.rowSize)
 	where := func(row int) string { return fmt.Sprintf("sheet %q row %d", sheet, row) }
@@ -521,9 +557,11 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 			switch {
 			case depth < vDepth:
 				vDepth = 0
-				if err := checkSharedIndex(s.text.b, s.text.over, sst); err != nil {
+				i, err := checkSharedIndex(s.text.b, s.text.over, len(sst))
+				if err != nil {
 					return res, damaged("row %d, %s: %v", row, cellName(lastRef, sinceRef, row), err)
 				}
+				res.text += int64(sst[i])
 			case inCell && s.isName("c"):
 				inCell = false
 			case rowStart >= 0 && s.isName("row"):
@@ -536,6 +574,16 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 				res.lastRow = row
 				return res, nil
 			}
+		}
+		if tok == tokOther && inCell {
+			// The cell's own text (a shared string's number too: a few
+			// bytes more than excelize shows, never less).
+			res.text += s.textLen
+		}
+		if res.text > c.textLimit {
+			return res, &LimitError{Name: c.name, Part: where(row), Sheet: sheet, Row: row,
+				What:  fmt.Sprintf("the text of the cells up to this row (shared strings counted at every cell that refers to them; the limit is %d times the file's size, and at least %d MiB)", c.lim.textRatio, minTextLimit>>20),
+				Limit: c.textLimit, Option: "MaxTextRatio", bytes: true}
 		}
 		// encoding/xml leaves out the text of elements inside <v>.
 		s.keep = vDepth > 0 && depth == vDepth
@@ -555,7 +603,7 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 // read the way excelize reads it (an integer, white space trimmed), names a
 // string that exists: excelize shows a missing one as an empty cell or as
 // the index itself, and a value that is not a number as the first string.
-func checkSharedIndex(text []byte, over bool, count int) error {
+func checkSharedIndex(text []byte, over bool, count int) (int, error) {
 	v := string(text)
 	if strings.ContainsRune(v, '&') {
 		var dec string
@@ -566,12 +614,12 @@ func checkSharedIndex(text []byte, over bool, count int) error {
 	v = strings.TrimSpace(v)
 	i, err := strconv.Atoi(v)
 	if over || err != nil {
-		return fmt.Errorf("the shared-string reference %q is not a number", v)
+		return 0, fmt.Errorf("the shared-string reference %q is not a number", v)
 	}
 	if i < 0 || i >= count {
-		return fmt.Errorf("shared string %d does not exist; the workbook has %d", i, count)
+		return 0, fmt.Errorf("shared string %d does not exist; the workbook has %d", i, count)
 	}
-	return nil
+	return i, nil
 }
 
 // cellName names a cell for messages, by column and reference: its own

@@ -61,6 +61,9 @@ type xmlScanner struct {
 	limit int64
 	// tokStartOff is the input offset of the last token's first byte.
 	tokStartOff int64
+	// textLen is the length of the last token's character data or CDATA
+	// section as written (an entity counts its bytes), 0 for other tokens.
+	textLen int64
 	// tag is the last start or end tag between < and >, without the / of
 	// an end tag or of a self-closing tag. It is valid until the next call.
 	tag         []byte
@@ -164,6 +167,7 @@ func (s *xmlScanner) attr(local string) ([]byte, bool) {
 // longer than limit is errTokenTooLong, an input that ends inside a tag is
 // errXMLCut; errors of the input are returned as they are.
 func (s *xmlScanner) next() (xmlTok, error) {
+	s.textLen = 0
 	if !s.inTag {
 		s.tokStartOff = s.offset()
 		n, err := s.readText()
@@ -171,6 +175,7 @@ func (s *xmlScanner) next() (xmlTok, error) {
 			return 0, err
 		}
 		if n > 0 {
+			s.textLen = n
 			return tokOther, nil
 		}
 		if !s.inTag {
@@ -643,6 +648,7 @@ func (s *xmlScanner) readThrough(term string, skip int, kind textKind) error {
 			if err := checkText(seg, textCDATA, s.foreign); err != nil {
 				return err
 			}
+			s.textLen = n
 			if s.keep {
 				s.text.add(seg)
 			}
