@@ -92,6 +92,9 @@ type checkedBook struct {
 	sheet  string   // the sheet to read
 	part   string   // the zip entry of its XML
 	scan   sheetScan
+	// sst are the lengths of the shared strings (see sstBlank), for
+	// rewriteBook.
+	sst []uint32
 }
 
 // checkWorkbook checks the workbook at path before excelize opens it, so
@@ -161,7 +164,7 @@ func checkWorkbook(ctx context.Context, name, sheet string, lim xlsxLimits) (*ch
 			return nil, err
 		}
 	}
-	return &checkedBook{sheets: sheets, sheet: picked, part: sheetFile.Name, scan: scan}, nil
+	return &checkedBook{sheets: sheets, sheet: picked, part: sheetFile.Name, scan: scan, sst: sst}, nil
 }
 
 // pkgChecker reads the parts of a workbook's zip for checkWorkbook.
@@ -358,8 +361,15 @@ func (r ctxReader) Read(p []byte) (int, error) {
 	return r.r.Read(p)
 }
 
+// Shared strings' lengths as scanSharedStringsXML returns them: the text's
+// bytes, at most sstMaxLen, and sstBlank when it is only white space.
+const (
+	sstBlank  = 1 << 31
+	sstMaxLen = sstBlank - 1
+)
+
 // scanSharedStringsXML returns the length of each string of a shared-string
-// part (the bytes of its text as written, at most math.MaxUint32), failing
+// part (the bytes of its text as written; see sstBlank), failing
 // once they pass the count limit, or one string (or anything between them)
 // passes the row size limit, or the XML ends before its root element does.
 // The lengths take 4 bytes a string, against excelize's 100.
@@ -400,7 +410,7 @@ func (c *pkgChecker) scanSharedStringsXML(r io.Reader, part string) ([]uint32, e
 				if count++; count > c.lim.sstCount {
 					return nil, &LimitError{Name: c.name, Part: "shared strings", What: "the number of strings", Limit: int64(c.lim.sstCount), Option: "MaxSharedStrings"}
 				}
-				lens = append(lens, 0)
+				lens = append(lens, sstBlank)
 				if !s.selfClosing {
 					siStart = s.tokStartOff
 				}
@@ -417,7 +427,11 @@ func (c *pkgChecker) scanSharedStringsXML(r io.Reader, part string) ([]uint32, e
 			// The text of a string, its phonetic runs included: more than
 			// excelize shows, never less.
 			if siStart >= 0 {
-				lens[count-1] = uint32(min(int64(lens[count-1])+s.textLen, math.MaxUint32))
+				n := &lens[count-1]
+				*n = *n&sstBlank | uint32(min(int64(*n&^sstBlank)+s.textLen, sstMaxLen))
+				if s.textLen > 0 && !s.textBlank {
+					*n &^= sstBlank
+				}
 			}
 		}
 		// excelize holds one string whole: a string gets a row's budget.
@@ -437,6 +451,11 @@ type sheetScan struct {
 	// text is the length of the text of the cells, shared strings counted
 	// at each cell that refers to them (bytes as written).
 	text int64
+	// textCells are the cells holding text other than white space, and
+	// otherCells the others (empty, or white space only); maxRowText is
+	// the most textCells of one row, maxTextCol the last column of one.
+	textCells, otherCells  int64
+	maxRowText, maxTextCol int
 }
 
 // scanSheetXML reads the XML of the sheet named sheet, held in the part
@@ -464,6 +483,9 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst []uint32)
 		shared            bool   // the open cell is a shared string
 		lastRef           []byte // the last cell reference seen in the row
 		sinceRef          int    // cells since lastRef
+		refCol            int    // the column of lastRef (0 without one)
+		cellText          bool   // the open cell holds text other than white space
+		rowText           int    // cells with text in the row
 		gotDim, inData    bool
 	)
 	for {
@@ -521,7 +543,7 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst []uint32)
 				if n > excelize.TotalRows {
 					return res, damaged("row %d is past the last row a sheet can have (%d)", n, excelize.TotalRows)
 				}
-				row, cells, lastRef, sinceRef = n, 0, lastRef[:0], 0
+				row, cells, lastRef, sinceRef, refCol, rowText = n, 0, lastRef[:0], 0, 0, 0
 				if !s.selfClosing {
 					rowStart = s.tokStartOff
 				}
@@ -531,12 +553,16 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst []uint32)
 				}
 				if v, ok := s.attr("r"); ok && len(v) > 0 {
 					lastRef, sinceRef = append(lastRef[:0], v...), 0
+					refCol, _, _ = excelize.CellNameToCoordinates(string(v))
 				} else {
 					sinceRef++
 				}
 				t, _ := s.attr("t")
 				shared = string(t) == "s"
-				inCell = !s.selfClosing
+				inCell, cellText = !s.selfClosing, false
+				if s.selfClosing {
+					res.otherCells++
+				}
 			case inCell && s.isName("v"):
 				if shared && !s.selfClosing && vDepth == 0 {
 					vDepth = depth
@@ -561,9 +587,18 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst []uint32)
 				if err != nil {
 					return res, damaged("row %d, %s: %v", row, cellName(lastRef, sinceRef, row), err)
 				}
-				res.text += int64(sst[i])
+				res.text += int64(sst[i] &^ sstBlank)
+				cellText = cellText || sst[i]&sstBlank == 0
 			case inCell && s.isName("c"):
 				inCell = false
+				if !cellText {
+					res.otherCells++
+					break
+				}
+				res.textCells++
+				rowText++
+				res.maxRowText = max(res.maxRowText, rowText)
+				res.maxTextCol = max(res.maxTextCol, refCol+sinceRef)
 			case rowStart >= 0 && s.isName("row"):
 				rowStart, inCell = -1, false
 			case s.isName("sheetData"):
@@ -579,6 +614,7 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst []uint32)
 			// The cell's own text (a shared string's number too: a few
 			// bytes more than excelize shows, never less).
 			res.text += s.textLen
+			cellText = cellText || s.textLen > 0 && !s.textBlank && !(shared && vDepth > 0)
 		}
 		if res.text > c.textLimit {
 			return res, &LimitError{Name: c.name, Part: where(row), Sheet: sheet, Row: row,

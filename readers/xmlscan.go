@@ -62,8 +62,14 @@ type xmlScanner struct {
 	// tokStartOff is the input offset of the last token's first byte.
 	tokStartOff int64
 	// textLen is the length of the last token's character data or CDATA
-	// section as written (an entity counts its bytes), 0 for other tokens.
-	textLen int64
+	// section as written (an entity counts its bytes), 0 for other tokens,
+	// and textBlank tells whether it is only XML white space.
+	textLen   int64
+	textBlank bool
+	// teeFrom is the input offset from which consumed bytes are copied to
+	// tee, or -1 (see startTee).
+	teeFrom int64
+	tee     []byte
 	// tag is the last start or end tag between < and >, without the / of
 	// an end tag or of a self-closing tag. It is valid until the next call.
 	tag         []byte
@@ -110,7 +116,7 @@ const (
 )
 
 func newXMLScanner(r io.Reader, limit int64) *xmlScanner {
-	return &xmlScanner{rd: r, buf: make([]byte, scanBufSize), limit: limit}
+	return &xmlScanner{rd: r, buf: make([]byte, scanBufSize), limit: limit, teeFrom: -1}
 }
 
 // offset returns the number of bytes consumed.
@@ -123,6 +129,10 @@ func (s *xmlScanner) fill() bool {
 		return false
 	}
 	if s.pos > 0 {
+		if s.teeFrom >= 0 {
+			s.tee = append(s.tee, s.buf[s.teeFrom-s.base:s.pos]...)
+			s.teeFrom = s.base + int64(s.pos)
+		}
 		s.base += int64(s.pos)
 		s.end = copy(s.buf, s.buf[s.pos:s.end])
 		s.pos = 0
@@ -167,7 +177,7 @@ func (s *xmlScanner) attr(local string) ([]byte, bool) {
 // longer than limit is errTokenTooLong, an input that ends inside a tag is
 // errXMLCut; errors of the input are returned as they are.
 func (s *xmlScanner) next() (xmlTok, error) {
-	s.textLen = 0
+	s.textLen, s.textBlank = 0, true
 	if !s.inTag {
 		s.tokStartOff = s.offset()
 		n, err := s.readText()
@@ -212,6 +222,7 @@ func (s *xmlScanner) readText() (int64, error) {
 		if err := checkText(seg, textData, s.foreign); err != nil {
 			return n, err
 		}
+		s.textBlank = s.textBlank && isXMLSpace(seg)
 		if s.keep {
 			s.text.add(seg)
 		}
@@ -225,6 +236,30 @@ func (s *xmlScanner) readText() (int64, error) {
 			return n, nil
 		}
 	}
+}
+
+// isXMLSpace reports whether b is only XML white space.
+func isXMLSpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// startTee starts copying the bytes consumed from now on; stopTee returns
+// them. The copy is valid until the next startTee.
+func (s *xmlScanner) startTee() {
+	s.tee, s.teeFrom = s.tee[:0], s.offset()
+}
+
+func (s *xmlScanner) stopTee() []byte {
+	if s.teeFrom >= 0 {
+		s.tee = append(s.tee, s.buf[s.teeFrom-s.base:s.pos]...)
+		s.teeFrom = -1
+	}
+	return s.tee
 }
 
 // maxEntity bounds an entity or character reference an xmlScanner
@@ -649,6 +684,7 @@ func (s *xmlScanner) readThrough(term string, skip int, kind textKind) error {
 				return err
 			}
 			s.textLen = n
+			s.textBlank = s.textBlank && isXMLSpace(seg)
 			if s.keep {
 				s.text.add(seg)
 			}
