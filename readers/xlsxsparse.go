@@ -27,7 +27,7 @@ var sparseSlack int64 = 1 << 16
 // 16,384 cells in each row it is in.
 func (s sheetScan) width() int {
 	_, dimCol := dimensionEnd(s.dimension)
-	return max(dimCol, 2*s.maxRowText)
+	return min(max(dimCol, 2*s.maxRowText), excelize.MaxColumns)
 }
 
 // sparse reports whether the sheet is read through a copy that holds only
@@ -189,15 +189,13 @@ func rewriteSheetXML(r io.Reader, w io.Writer, book *checkedBook, lim xlsxLimits
 					break // no text
 				}
 				cellTag = append(cellTag[:0], '<')
-				if hasRef {
-					cellTag = append(cellTag, s.tag...)
-				} else {
-					ref, err := excelize.CoordinatesToCellName(max(col, 1), row)
-					if err != nil {
-						return dropped, err
-					}
+				if ref, err := excelize.CoordinatesToCellName(col, row); !hasRef && err == nil {
+					// A cell past the last column has no name, but is
+					// past width too: it is left out.
 					cellTag = append(append(cellTag, s.tag[:len(name)]...), ` r="`+ref+`"`...)
 					cellTag = append(cellTag, s.tag[len(name):]...)
+				} else {
+					cellTag = append(cellTag, s.tag...)
 				}
 				cellTag = append(cellTag, '>')
 				t, _ := s.attr("t")
