@@ -128,3 +128,49 @@ func TestXLSXTextRatioOfRealExport(t *testing.T) {
 		t.Errorf("text %d bytes, %.1f times the file: want under a tenth of the limit", book.scan.text, ratio)
 	}
 }
+
+// BenchmarkXLSXHostile opens and reads the hostile shapes of issue 25 at
+// their full size, reporting the peak heap and resident set: 3,000 rows of
+// 16,000 empty cells, 200,000 rows with one cell in column XFD, 50,000 rows
+// of 100 cells of white space, and 100,000 rows of 4 cells referring to
+// one shared string of 30,000 characters (refused when it opens).
+func BenchmarkXLSXHostile(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		book func(b testing.TB) string
+	}{
+		{"EmptyCells", func(b testing.TB) string { return emptyCellsBook(b, 3_000, 16_000) }},
+		{"FarCell", func(b testing.TB) string { return farCellBook(b, 200_000) }},
+		{"BlankCells", func(b testing.TB) string { return blankCellsBook(b, 50_000, 100) }},
+		{"SharedBomb", func(b testing.TB) string { return sharedBombBook(b, 100_000, 4, 30_000) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			path := bc.book(b)
+			fi, err := os.Stat(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dir := b.TempDir()
+			resetRSS()
+			var mem peakMem
+			for b.Loop() {
+				r, err := Open(context.Background(), path, Options{TmpDir: dir})
+				if err != nil {
+					var le *LimitError
+					if !errors.As(err, &le) {
+						b.Fatal(err)
+					}
+					continue
+				}
+				drain(b, r, nil, &mem)
+				mem.sample()
+				if err := r.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(fi.Size())/(1<<10), "file-KB")
+			b.ReportMetric(float64(mem.heap)/(1<<20), "peak-heap-MB")
+			b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
+		})
+	}
+}

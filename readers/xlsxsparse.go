@@ -102,7 +102,13 @@ func rewritePart(zw *zip.Writer, f *zip.File, rewrite func(io.Reader, io.Writer)
 	if err != nil {
 		return err
 	}
-	return rewrite(rc, w)
+	if err := rewrite(rc, w); err != nil {
+		return err
+	}
+	// To the end, so that the zip checks the part's checksum: the checks
+	// rewriteSheetXML skips were made on these bytes.
+	_, err = io.Copy(io.Discard, rc)
+	return err
 }
 
 // copyRaw copies a part without inflating it.
@@ -126,6 +132,7 @@ func copyRaw(zw *zip.Writer, f *zip.File) error {
 // start tag (its namespaces) are copied as they are.
 func rewriteSheetXML(r io.Reader, w io.Writer, book *checkedBook, lim xlsxLimits) (dropped droppedCells, err error) {
 	s := newXMLScanner(r, lim.rowSize)
+	s.checked = true // by checkWorkbook (rewritePart has the checksum checked again)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	width, last := book.scan.width(), book.scan.lastRow
 	var (
@@ -189,9 +196,10 @@ func rewriteSheetXML(r io.Reader, w io.Writer, book *checkedBook, lim xlsxLimits
 					break // no text
 				}
 				cellTag = append(cellTag[:0], '<')
-				if ref, err := excelize.CoordinatesToCellName(col, row); !hasRef && err == nil {
-					// A cell past the last column has no name, but is
-					// past width too: it is left out.
+				if !hasRef && col <= width {
+					// (A cell past the last column has no name, but is
+					// past width too: it is left out.)
+					ref, _ := excelize.CoordinatesToCellName(col, row)
 					cellTag = append(append(cellTag, s.tag[:len(name)]...), ` r="`+ref+`"`...)
 					cellTag = append(cellTag, s.tag[len(name):]...)
 				} else {

@@ -89,6 +89,9 @@ type xmlScanner struct {
 	// and ends where each one ends.
 	names []byte
 	ends  []int
+	// checked skips the checks of names and text, for XML that a scanner
+	// has already read without an error (a second pass).
+	checked bool
 	// foreign is set by an XML declaration of an encoding other than
 	// UTF-8, which excelize translates: bytes past ASCII are then taken as
 	// they are.
@@ -219,8 +222,10 @@ func (s *xmlScanner) readText() (int64, error) {
 		if n > s.limit {
 			return n, errTokenTooLong
 		}
-		if err := checkText(seg, textData, s.foreign); err != nil {
-			return n, err
+		if !s.checked {
+			if err := checkText(seg, textData, s.foreign); err != nil {
+				return n, err
+			}
 		}
 		s.textBlank = s.textBlank && isXMLSpace(seg)
 		if s.keep {
@@ -434,6 +439,14 @@ func isNameByte(c byte) bool {
 		c == '_' || c == ':' || c == '.' || c == '-'
 }
 
+// checkName is checkName unless the XML is checked.
+func (s *xmlScanner) checkName(name []byte, what string) error {
+	if s.checked {
+		return nil
+	}
+	return checkName(name, what)
+}
+
 // checkName checks an element or attribute name as encoding/xml does, for
 // names in ASCII; other names need only be valid UTF-8.
 func checkName(name []byte, what string) error {
@@ -465,6 +478,14 @@ func trimSpace(b []byte) []byte {
 	return b
 }
 
+// trimSpaceRight drops XML white space from the end of b (see trimSpace).
+func trimSpaceRight(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
 // parseStartTag reads the attributes of a start tag (between < and > or
 // />) into attrs, checking the tag as encoding/xml does, and pushes its
 // name on the open elements unless it closes itself.
@@ -472,7 +493,7 @@ func (s *xmlScanner) parseStartTag() error {
 	s.attrs = s.attrs[:0]
 	name, local, rest := splitName(s.tag)
 	s.local = local
-	if err := checkName(name, "element"); err != nil {
+	if err := s.checkName(name, "element"); err != nil {
 		return err
 	}
 	for {
@@ -482,7 +503,7 @@ func (s *xmlScanner) parseStartTag() error {
 		}
 		var attr, local []byte
 		attr, local, rest = splitName(rest)
-		if err := checkName(attr, "attribute"); err != nil {
+		if err := s.checkName(attr, "attribute"); err != nil {
 			return err
 		}
 		rest = trimSpace(rest)
@@ -498,8 +519,10 @@ func (s *xmlScanner) parseStartTag() error {
 			return syntaxErrorf("unquoted or missing attribute value in element")
 		}
 		value := rest[1 : 1+end]
-		if err := checkText(value, textAttr, s.foreign); err != nil {
-			return err
+		if !s.checked {
+			if err := checkText(value, textAttr, s.foreign); err != nil {
+				return err
+			}
 		}
 		s.attrs = append(s.attrs, xmlAttr{local, value})
 		rest = rest[end+2:]
@@ -520,7 +543,7 @@ func (s *xmlScanner) parseStartTag() error {
 func (s *xmlScanner) parseEndTag() error {
 	name, local, rest := splitName(s.tag)
 	s.local = local
-	if err := checkName(name, "element"); err != nil {
+	if err := s.checkName(name, "element"); err != nil {
 		return err
 	}
 	if len(rest) > 0 {
@@ -583,7 +606,7 @@ func (s *xmlScanner) readTag() (xmlTok, error) {
 		if err := s.readBody(false); err != nil {
 			return 0, err
 		}
-		s.tag = bytes.TrimRight(s.tag, " \t\r\n")
+		s.tag = trimSpaceRight(s.tag)
 		if err := s.parseEndTag(); err != nil {
 			return 0, err
 		}
