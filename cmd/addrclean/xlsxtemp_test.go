@@ -67,6 +67,27 @@ func writeLargeBook(t *testing.T, path string, rows int) {
 	}
 }
 
+// killAtCall runs the program with args and the environment added to env,
+// and kills it (SIGKILL) at the n-th verify call the service gets.
+func killAtCall(t *testing.T, calls *callLog, n int64, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), childEnv+"=1"), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	calls.killAt.Store(n)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	calls.victim.Store(cmd.Process)
+	_ = cmd.Wait()
+	calls.victim.Store(nil)
+	calls.killAt.Store(0)
+	if code := cmd.ProcessState.ExitCode(); code != -1 {
+		t.Fatalf("the program was not killed (exit %d): %s", code, tail(stderr.String(), 2000))
+	}
+}
+
 // TestRunKilledLeavesNoExcelizeTemps kills the real program during a run
 // with a workbook input and output: excelize's temporary files (the
 // unpacked sheet, 16 MiB and more) must be beside the outputs, where the
@@ -83,21 +104,7 @@ func TestRunKilledLeavesNoExcelizeTemps(t *testing.T) {
 	out, review := filepath.Join(dir, "out.xlsx"), filepath.Join(dir, "review.xlsx")
 	args := []string{"run", "--log-format", "json", "--no-progress", "--api-key-file", keyFile, "--journal", "off",
 		"--base-url", base, "--rate", "0", "-o", out, "--review", review, in}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), childEnv+"=1", "TMPDIR="+tmp)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	calls.killAt.Store(50)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	calls.victim.Store(cmd.Process)
-	_ = cmd.Wait()
-	calls.victim.Store(nil)
-	calls.killAt.Store(0)
-	if code := cmd.ProcessState.ExitCode(); code != -1 {
-		t.Fatalf("the program was not killed (exit %d): %s", code, tail(stderr.String(), 2000))
-	}
+	killAtCall(t, calls, 50, []string{"TMPDIR=" + tmp}, args...)
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {
 		t.Fatalf("the run left %d files in $TMPDIR, e.g. %s", len(left), left[0].Name())
 	}
