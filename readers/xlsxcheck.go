@@ -553,7 +553,7 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst []uint32)
 				}
 				if v, ok := s.attr("r"); ok && len(v) > 0 {
 					lastRef, sinceRef = append(lastRef[:0], v...), 0
-					refCol, _, _ = excelize.CellNameToCoordinates(string(v))
+					refCol = refColumn(v)
 				} else {
 					sinceRef++
 				}
@@ -656,6 +656,28 @@ func checkSharedIndex(text []byte, over bool, count int) (int, error) {
 		return 0, fmt.Errorf("shared string %d does not exist; the workbook has %d", i, count)
 	}
 	return i, nil
+}
+
+// refColumn returns the column of a cell reference such as "AB12", as
+// excelize reads it, without the allocations of
+// excelize.CellNameToCoordinates (this runs for every cell); 0 when it has
+// no column letters or more than a sheet's three.
+func refColumn(ref []byte) int {
+	if len(ref) > 0 && ref[0] == '$' {
+		ref = ref[1:]
+	}
+	col, n := 0, 0
+	for ; n < len(ref); n++ {
+		c := ref[n] | 0x20 // lower case
+		if c < 'a' || c > 'z' {
+			break
+		}
+		col = col*26 + int(c-'a'+1)
+	}
+	if n == 0 || n > 3 {
+		return 0
+	}
+	return col
 }
 
 // cellName names a cell for messages, by column and reference: its own

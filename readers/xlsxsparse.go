@@ -190,7 +190,7 @@ func rewriteSheetXML(r io.Reader, w io.Writer, book *checkedBook, lim xlsxLimits
 				col++
 				ref, hasRef := s.attr("r")
 				if hasRef && len(ref) > 0 {
-					col, _, _ = excelize.CellNameToCoordinates(string(ref))
+					col = refColumn(ref)
 				}
 				if s.selfClosing {
 					break // no text

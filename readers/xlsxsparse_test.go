@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+
+	"github.com/xuri/excelize/v2"
 )
 
 // TestXLSXSparseCopyReadsTheSame: a sheet read through its rewritten copy
@@ -128,4 +130,17 @@ func FuzzXLSXSparseCopy(f *testing.F) {
 			t.Fatalf("through the copy:\n%q\nread directly:\n%q", got, want)
 		}
 	})
+}
+
+// TestRefColumn: refColumn reads a reference's column as excelize does.
+func TestRefColumn(t *testing.T) {
+	for _, ref := range []string{"A1", "Z9", "AA10", "az3", "XFD1048576", "$A$1", "ABCD1", "1A", ""} {
+		want, _, err := excelize.CellNameToCoordinates(ref)
+		if err != nil {
+			want = 0
+		}
+		if got := refColumn([]byte(ref)); got != want {
+			t.Errorf("refColumn(%q) = %d, want %d", ref, got, want)
+		}
+	}
 }
