@@ -31,8 +31,9 @@ type Options struct {
 	// numbers or dates, for an XLSX output that keeps them typed. It reads
 	// the sheet's XML a second time.
 	CellTypes bool
-	// TmpDir is where XLSX worksheets too large for memory are unpacked;
-	// empty means the system temporary directory.
+	// TmpDir is where XLSX worksheets too large for memory are unpacked,
+	// and where the copy of a sparse sheet goes (see the package
+	// documentation); empty means the system temporary directory.
 	TmpDir string
 	// MaxUnzipSize bounds the unpacked size of an XLSX file in bytes, so that
 	// an untrusted file cannot fill the disk; 0 means 4 GiB.
