@@ -8,13 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// writeLargeBook writes a workbook of Address, Country and rows rows,
-// whose sheet's XML passes 16 MiB, the size past which excelize unpacks it
-// to a temporary file.
-func writeLargeBook(t *testing.T, path string, rows int) {
+// writeBook writes a workbook whose one sheet holds a header row of
+// Address and Country, then the rows rows writes, and whose shared strings
+// are sst (none when empty).
+func writeBook(t *testing.T, path string, sst []string, rows func(w *bufio.Writer)) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -32,7 +33,17 @@ func writeLargeBook(t *testing.T, path string, rows int) {
 			`<Relationship Id="rId1" Type="` + rel + `/officeDocument" Target="xl/workbook.xml"/></Relationships>`},
 		{"xl/workbook.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><workbook ` + ns + ` xmlns:r="` + rel + `"><sheets><sheet name="Customers" sheetId="1" r:id="rId1"/></sheets></workbook>`},
 		{"xl/_rels/workbook.xml.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` +
-			`<Relationship Id="rId1" Type="` + rel + `/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`},
+			`<Relationship Id="rId1" Type="` + rel + `/worksheet" Target="worksheets/sheet1.xml"/>` +
+			`<Relationship Id="rId2" Type="` + rel + `/sharedStrings" Target="sharedStrings.xml"/></Relationships>`},
+	}
+	if len(sst) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><sst %s count="%d" uniqueCount="%d">`, ns, len(sst), len(sst))
+		for _, s := range sst {
+			b.WriteString(`<si><t>` + s + `</t></si>`)
+		}
+		b.WriteString(`</sst>`)
+		parts = append(parts, [2]string{"xl/sharedStrings.xml", b.String()})
 	}
 	for _, p := range parts {
 		w, err := zw.Create(p[0])
@@ -48,13 +59,9 @@ func writeLargeBook(t *testing.T, path string, rows int) {
 		t.Fatal(err)
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
-	cell := func(ref, text string) string {
-		return `<c r="` + ref + `" t="inlineStr"><is><t>` + text + `</t></is></c>`
-	}
-	fmt.Fprintf(bw, `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet %s><sheetData><row r="1">%s%s</row>`, ns, cell("A1", "Address"), cell("B1", "Country"))
-	for r := 2; r <= rows+1; r++ {
-		fmt.Fprintf(bw, `<row r="%d">%s%s</row>`, r, cell(fmt.Sprint("A", r), fmt.Sprintf("%d Main Street, Cork", r)), cell(fmt.Sprint("B", r), "IE"))
-	}
+	fmt.Fprintf(bw, `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet %s><sheetData><row r="1">%s%s</row>`,
+		ns, inlineCell("A1", "Address"), inlineCell("B1", "Country"))
+	rows(bw)
 	bw.WriteString(`</sheetData></worksheet>`)
 	if err := bw.Flush(); err != nil {
 		t.Fatal(err)
@@ -64,6 +71,50 @@ func writeLargeBook(t *testing.T, path string, rows int) {
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func inlineCell(ref, text string) string {
+	return `<c r="` + ref + `" t="inlineStr"><is><t>` + text + `</t></is></c>`
+}
+
+// writeLargeBook writes a workbook of rows rows whose sheet's XML passes
+// 16 MiB, the size past which excelize unpacks it to a temporary file.
+func writeLargeBook(t *testing.T, path string, rows int) {
+	writeBook(t, path, nil, func(w *bufio.Writer) {
+		for r := 2; r <= rows+1; r++ {
+			fmt.Fprintf(w, `<row r="%d">%s%s</row>`, r, inlineCell(fmt.Sprint("A", r), fmt.Sprintf("%d Main Street, Cork", r)), inlineCell(fmt.Sprint("B", r), "IE"))
+		}
+	})
+}
+
+// TestRunWorkbookTextBomb: a workbook whose cells all refer to one long
+// shared string (10,000 rows of 4 cells of 30,000 characters: 1.2 GB of
+// text from about 100 KB) stops the run with exit 1 naming the row and the
+// limit, before any call is paid and without an output.
+func TestRunWorkbookTextBomb(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "bomb.xlsx")
+	writeBook(t, in, []string{strings.Repeat("a", 30_000)}, func(w *bufio.Writer) {
+		for r := 2; r <= 10_001; r++ {
+			fmt.Fprintf(w, `<row r="%d">`, r)
+			for _, c := range "ABCD" {
+				fmt.Fprintf(w, `<c r="%c%d" t="s"><v>0</v></c>`, c, r)
+			}
+			w.WriteString(`</row>`)
+		}
+	})
+	base, calls := loggedService(t)
+	r := runCLI(t, dir, "--base-url", base, "--rate", "0", "--country", "IE", in)
+	wantExit(t, r, exitFatal)
+	if !strings.Contains(r.stderr, "100 times the file's size") || !strings.Contains(r.stderr, "row 561") {
+		t.Errorf("stderr does not name the limit and the row:\n%s", tail(r.stderr, 2000))
+	}
+	if n := countAll(calls.take()); n != 0 {
+		t.Errorf("%d calls paid", n)
+	}
+	if r.enriched != "" || r.review != "" {
+		t.Errorf("outputs written: %d and %d bytes", len(r.enriched), len(r.review))
 	}
 }
 
