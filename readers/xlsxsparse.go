@@ -3,6 +3,7 @@ package readers
 import (
 	"archive/zip"
 	"bufio"
+	"bytes"
 	"compress/flate"
 	"context"
 	"errors"
@@ -136,13 +137,13 @@ func rewriteSheetXML(r io.Reader, w io.Writer, book *checkedBook, lim xlsxLimits
 	bw := bufio.NewWriterSize(w, 64<<10)
 	width, last := book.scan.width(), book.scan.lastRow
 	var (
-		depth, dataDepth  int // dataDepth: depth inside <sheetData>, or 0
-		root, rowName     []byte
-		row, col          int
-		rowWritten        bool
-		cellDepth, vDepth int // depth of the open <c> and of its shared <v>, or 0
-		shared, cellText  bool
-		cellTag           []byte // the open cell's start tag, with its reference
+		depth, dataDepth   int // dataDepth: depth inside <sheetData>, or 0
+		root, rowName      []byte
+		row, col           int
+		rowWritten         bool
+		cellDepth, vDepth  int // depth of the open <c> and of its shared <v>, or 0
+		shared, cellText   bool
+		cellTag, cellAttrs []byte // the open cell's "<name", and its attributes but r
 	)
 	s.startTee() // the declaration and the root's start tag
 	for {
@@ -188,24 +189,27 @@ func rewriteSheetXML(r io.Reader, w io.Writer, book *checkedBook, lim xlsxLimits
 				}
 			case dataDepth > 0 && cellDepth == 0 && level == dataDepth+1 && s.isName("c"):
 				col++
-				ref, hasRef := s.attr("r")
-				if hasRef && len(ref) > 0 {
+				if ref, _ := s.attr("r"); len(ref) > 0 {
 					col = refColumn(ref)
 				}
 				if s.selfClosing {
 					break // no text
 				}
-				cellTag = append(cellTag[:0], '<')
-				if !hasRef && col <= width {
-					// (A cell past the last column has no name, but is
-					// past width too: it is left out.)
-					ref, _ := excelize.CoordinatesToCellName(col, row)
-					cellTag = append(append(cellTag, s.tag[:len(name)]...), ` r="`+ref+`"`...)
-					cellTag = append(cellTag, s.tag[len(name):]...)
-				} else {
-					cellTag = append(cellTag, s.tag...)
+				// The start tag without its reference, which is written
+				// with the cell: its attributes as they are, quoted anew.
+				cellTag = append(append(cellTag[:0], '<'), name...)
+				cellAttrs = cellAttrs[:0]
+				for _, a := range s.attrs {
+					if string(a.name) == "r" {
+						continue
+					}
+					q := byte('"')
+					if bytes.IndexByte(a.value, '"') >= 0 {
+						q = '\''
+					}
+					cellAttrs = append(append(cellAttrs, ' '), a.name...)
+					cellAttrs = append(append(append(cellAttrs, '=', q), a.value...), q)
 				}
-				cellTag = append(cellTag, '>')
 				t, _ := s.attr("t")
 				shared, cellText, cellDepth = string(t) == "s", false, depth
 				s.startTee()
@@ -235,7 +239,12 @@ func rewriteSheetXML(r io.Reader, w io.Writer, book *checkedBook, lim xlsxLimits
 						bw.WriteString("<" + string(rowName) + ` r="` + strconv.Itoa(row) + `">`)
 						rowWritten = true
 					}
+					// col is inside the sheet: width is.
+					ref, _ := excelize.CoordinatesToCellName(col, row)
 					bw.Write(cellTag)
+					bw.WriteString(` r="` + ref + `"`)
+					bw.Write(cellAttrs)
+					bw.WriteByte('>')
 					bw.Write(body)
 				}
 			case dataDepth > 0 && depth == dataDepth && s.isName("row"):

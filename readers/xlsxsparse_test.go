@@ -23,6 +23,7 @@ func TestXLSXSparseCopyReadsTheSame(t *testing.T) {
 		`<row r="6"><c r="A6" t="s"><v>2</v></c><c r="B6"/></row>`,
 		`<row><c><v>7</v></c><c t="b"><v>1</v></c><c t="str"><v>x&amp;y</v></c></row>`,
 		`<row r="9"><c r="C9" t="inlineStr"><is><t> </t></is></c></row>`,
+		`<row r="10"><c/><c r="" t='inlineStr'><is><t>z</t></is></c></row>`,
 	)
 	prefixed := `<?xml version="1.0" encoding="UTF-8"?><x:worksheet xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><x:sheetData>` +
 		`<x:row r="1"><x:c r="A1" t="inlineStr"><x:is><x:t>ID</x:t></x:is></x:c><x:c t="inlineStr"><x:is><x:t>Address</x:t></x:is></x:c></x:row>` +
