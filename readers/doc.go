@@ -10,9 +10,13 @@
 // check of their zip (every part's size and checksum) and a scan of the sheet
 // and its shared strings that holds them to limits (Options.MaxRowSize and
 // the like) and refuses what excelize would read wrongly without a word: XML
-// cut short or malformed, rows out of order, missing shared strings. Rows
-// shorter than the header are padded; longer ones keep their extra cells and
-// are logged.
+// cut short or malformed, rows out of order, missing shared strings, and
+// more cell text than 100 times the file's size (Options.MaxTextRatio). A
+// sheet mostly made of cells without text, or with text far to the right of
+// every row's, is read through a copy holding only its cells with text
+// (excelize spends time on every cell element and every column before a
+// row's last cell). Cells of white space read as empty. Rows shorter than
+// the header are padded; longer ones keep their extra cells and are logged.
 //
 // NewMapper resolves the user's column names (or detects them from common
 // header names) and Mapper.Map turns a row into an api.Address, with a row

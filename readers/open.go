@@ -31,8 +31,9 @@ type Options struct {
 	// numbers or dates, for an XLSX output that keeps them typed. It reads
 	// the sheet's XML a second time.
 	CellTypes bool
-	// TmpDir is where XLSX worksheets too large for memory are unpacked;
-	// empty means the system temporary directory.
+	// TmpDir is where XLSX worksheets too large for memory are unpacked,
+	// and where the copy of a sparse sheet goes (see the package
+	// documentation); empty means the system temporary directory.
 	TmpDir string
 	// MaxUnzipSize bounds the unpacked size of an XLSX file in bytes, so that
 	// an untrusted file cannot fill the disk; 0 means 4 GiB.
@@ -51,6 +52,11 @@ type Options struct {
 	// MaxSharedStringsSize bounds the unpacked size of an XLSX workbook's
 	// shared strings in bytes; 0 means 1 GiB.
 	MaxSharedStringsSize int64
+	// MaxTextRatio bounds the text of an XLSX sheet's cells, shared strings
+	// counted at every cell that refers to them, to this many times the
+	// workbook's file size (and never less than 64 MiB), so that a small
+	// file cannot read as gigabytes of text; 0 means 100.
+	MaxTextRatio int
 	// MaxRecordSize bounds one CSV record in bytes, so that a quote left open
 	// cannot pull the rest of the file into memory; 0 means 16 MiB.
 	MaxRecordSize int

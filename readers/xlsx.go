@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +28,7 @@ type XLSXReader struct {
 	name     string
 	f        *excelize.File
 	rows     *excelize.Rows
+	copied   string // the copy of the workbook read instead (see sheetScan.sparse), or ""
 	header   []string
 	info     Info
 	rowCount int64
@@ -63,7 +65,32 @@ func openXLSX(ctx context.Context, path string, opts Options) (_ *XLSXReader, er
 	if err != nil {
 		return nil, err
 	}
-	f, err := excelize.OpenFile(path, excelize.Options{
+	// A sheet of mostly empty cells, or with cells far to the right of the
+	// others, is read through a copy without them: excelize takes time for
+	// every cell in the XML and every column before a cell.
+	src, copied := path, ""
+	if book.scan.sparse() {
+		var dropped droppedCells
+		if copied, dropped, err = rewriteBook(ctx, path, book, opts.TmpDir, lim); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				_ = os.Remove(copied)
+			}
+		}()
+		src = copied
+		opts.Logger.Info().Str("input", path).Int64("cells_with_text", book.scan.textCells).
+			Int64("empty_cells", book.scan.otherCells).Msg("the sheet is mostly empty cells; reading only those with text")
+		if dropped.n > 0 {
+			col, _ := excelize.ColumnNumberToName(dropped.col)
+			opts.Logger.Warn().Str("input", path).Int64("cells", dropped.n).Int("first_row", dropped.row).Str("first_column", col).
+				Int("last_column_read", book.scan.width()).
+				Msgf("%d cells with text lie far to the right of every row's text and of the sheet's declared size; they are left out", dropped.n)
+		}
+	}
+	book.sst = nil // only the copy needed them
+	f, err := excelize.OpenFile(src, excelize.Options{
 		UnzipSizeLimit: lim.unzip,
 		// Worksheets and shared strings larger than this go to TmpDir
 		// instead of memory.
@@ -86,13 +113,14 @@ func openXLSX(ctx context.Context, path string, opts Options) (_ *XLSXReader, er
 		log:         opts.Logger,
 		name:        path,
 		f:           f,
+		copied:      copied,
 		rowCount:    -1,
 		scannedLast: book.scan.lastRow,
 		info:        Info{Format: FormatXLSX, Sheet: sheet, Sheets: book.sheets},
 	}
 	r.lastRow, r.lastCol = dimensionEnd(book.scan.dimension)
 	if opts.CellTypes {
-		if r.typer, err = newCellTyper(ctx, f, path, book.part, lim); err != nil {
+		if r.typer, err = newCellTyper(ctx, f, src, book.part, lim); err != nil {
 			return nil, err
 		}
 		defer func() {
@@ -131,6 +159,12 @@ func openXLSX(ctx context.Context, path string, opts Options) (_ *XLSXReader, er
 		r.rowCount = max(r.lastRow-int64(r.info.HeaderRow), 0)
 	}
 	return r, nil
+}
+
+// IsWorkbook reports whether Open reads path as a workbook (.xlsx, .xlsm).
+func IsWorkbook(path string) bool {
+	format, err := formatOf(path)
+	return err == nil && format == FormatXLSX
 }
 
 // maxHeaderScan is how many rows with text are looked at for the header:
@@ -301,6 +335,7 @@ func (r *XLSXReader) next(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("%s: sheet %q row %d: %w", r.name, r.info.Sheet, r.line, err)
 	}
 	r.types = nil
+	blankToEmpty(cells)
 	for _, c := range cells {
 		if c != "" {
 			if r.typer != nil {
@@ -313,6 +348,17 @@ func (r *XLSXReader) next(ctx context.Context) ([]string, error) {
 	}
 	r.skipped++
 	return nil, nil
+}
+
+// blankToEmpty empties the cells that hold only white space: they show
+// nothing, and a copy of a sparse sheet (see sheetScan.sparse) leaves them
+// out, so they read the same either way.
+func blankToEmpty(cells []string) {
+	for i, c := range cells {
+		if c != "" && strings.Trim(c, " \t\r\n") == "" {
+			cells[i] = ""
+		}
+	}
 }
 
 // Header returns the header cells as displayed, followed by empty names up
@@ -389,7 +435,11 @@ func (r *XLSXReader) Close() error {
 		errTypes = r.typer.close()
 	}
 	errFile := r.f.Close()
-	if err := errors.Join(errRows, errTypes, errFile); err != nil {
+	var errCopy error
+	if r.copied != "" {
+		errCopy = os.Remove(r.copied)
+	}
+	if err := errors.Join(errRows, errTypes, errFile, errCopy); err != nil {
 		return fmt.Errorf("close %s: %w", r.name, err)
 	}
 	return nil

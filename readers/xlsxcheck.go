@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -44,12 +46,24 @@ const (
 	// xmlStreamSize is the size above which excelize unpacks a worksheet or
 	// the shared strings to a temporary file instead of memory.
 	xmlStreamSize = excelize.StreamChunkSize
+	// defaultMaxTextRatio bounds the text of a sheet's cells to this many
+	// times the workbook's size. Each cell refers to its shared string by
+	// number, so a 1 MB workbook whose 400,000 cells all refer to one string
+	// of 30,000 characters reads as 12 GB of text (and wrote 21 GB of
+	// outputs). A real export's text is a few times its file at most: a
+	// text cell takes 3 to 5 compressed bytes of XML, so reaching the bound
+	// takes cells of 300 characters and more on average, all of them.
+	defaultMaxTextRatio = 100
+	// minTextLimit is the text every workbook may hold, however small: the
+	// ratio is for the large ones.
+	minTextLimit = 64 << 20
 )
 
 // xlsxLimits are the limits of Options with their defaults applied.
 type xlsxLimits struct {
 	unzip, rowSize, sstSize int64
 	rowCells, sstCount      int
+	textRatio               int64
 }
 
 func limitsOf(opts Options) xlsxLimits {
@@ -60,11 +74,12 @@ func limitsOf(opts Options) xlsxLimits {
 		return v
 	}
 	return xlsxLimits{
-		unzip:    or(opts.MaxUnzipSize, defaultMaxUnzipSize),
-		rowSize:  or(opts.MaxRowSize, defaultMaxRowSize),
-		sstSize:  or(opts.MaxSharedStringsSize, defaultMaxSharedStringsSize),
-		rowCells: int(or(int64(opts.MaxRowCells), defaultMaxRowCells)),
-		sstCount: int(or(int64(opts.MaxSharedStrings), defaultMaxSharedStrings)),
+		unzip:     or(opts.MaxUnzipSize, defaultMaxUnzipSize),
+		rowSize:   or(opts.MaxRowSize, defaultMaxRowSize),
+		sstSize:   or(opts.MaxSharedStringsSize, defaultMaxSharedStringsSize),
+		rowCells:  int(or(int64(opts.MaxRowCells), defaultMaxRowCells)),
+		sstCount:  int(or(int64(opts.MaxSharedStrings), defaultMaxSharedStrings)),
+		textRatio: or(int64(opts.MaxTextRatio), defaultMaxTextRatio),
 	}
 }
 
@@ -77,6 +92,9 @@ type checkedBook struct {
 	sheet  string   // the sheet to read
 	part   string   // the zip entry of its XML
 	scan   sheetScan
+	// sst are the lengths of the shared strings (see sstBlank), for
+	// rewriteBook.
+	sst []uint32
 }
 
 // checkWorkbook checks the workbook at path before excelize opens it, so
@@ -94,7 +112,12 @@ func checkWorkbook(ctx context.Context, name, sheet string, lim xlsxLimits) (*ch
 		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
 	defer zr.Close()
-	c := &pkgChecker{name: name, lim: lim, files: make(map[string]*zip.File, len(zr.File)), read: make(map[*zip.File]bool)}
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", name, err)
+	}
+	c := &pkgChecker{name: name, lim: lim, files: make(map[string]*zip.File, len(zr.File)), read: make(map[*zip.File]bool),
+		textLimit: max(minTextLimit, min(fi.Size(), math.MaxInt64/lim.textRatio)*lim.textRatio)}
 	if err := c.index(zr.File); err != nil {
 		return nil, err
 	}
@@ -113,7 +136,7 @@ func checkWorkbook(ctx context.Context, name, sheet string, lim xlsxLimits) (*ch
 	case sheetFile == nil:
 		return nil, fmt.Errorf("%s: %w: part %s of sheet %q is missing", name, ErrDamaged, paths[picked], picked)
 	}
-	sst := 0
+	var sst []uint32
 	if f := c.files[sharedStringsPath]; f != nil {
 		err := c.readPart(ctx, f, func(r io.Reader) (err error) {
 			sst, err = c.scanSharedStringsXML(r, f.Name)
@@ -141,7 +164,7 @@ func checkWorkbook(ctx context.Context, name, sheet string, lim xlsxLimits) (*ch
 			return nil, err
 		}
 	}
-	return &checkedBook{sheets: sheets, sheet: picked, part: sheetFile.Name, scan: scan}, nil
+	return &checkedBook{sheets: sheets, sheet: picked, part: sheetFile.Name, scan: scan, sst: sst}, nil
 }
 
 // pkgChecker reads the parts of a workbook's zip for checkWorkbook.
@@ -150,6 +173,9 @@ type pkgChecker struct {
 	lim   xlsxLimits
 	files map[string]*zip.File // by the names excelize gives the parts
 	read  map[*zip.File]bool   // parts already read to their end
+	// textLimit bounds the text of the sheet's cells (lim.textRatio times
+	// the file's size, or minTextLimit).
+	textLimit int64
 }
 
 // index names the parts as excelize does and holds the sizes the zip
@@ -335,45 +361,56 @@ func (r ctxReader) Read(p []byte) (int, error) {
 	return r.r.Read(p)
 }
 
-// scanSharedStringsXML counts the strings of a shared-string part, failing
+// Shared strings' lengths as scanSharedStringsXML returns them: the text's
+// bytes, at most sstMaxLen, and sstBlank when it is only white space.
+const (
+	sstBlank  = 1 << 31
+	sstMaxLen = sstBlank - 1
+)
+
+// scanSharedStringsXML returns the length of each string of a shared-string
+// part (the bytes of its text as written; see sstBlank), failing
 // once they pass the count limit, or one string (or anything between them)
 // passes the row size limit, or the XML ends before its root element does.
-func (c *pkgChecker) scanSharedStringsXML(r io.Reader, part string) (int, error) {
+// The lengths take 4 bytes a string, against excelize's 100.
+func (c *pkgChecker) scanSharedStringsXML(r io.Reader, part string) ([]uint32, error) {
 	s := newXMLScanner(r, c.lim.rowSize)
 	count, depth := 0, 0
+	var lens []uint32
 	var siStart int64 = -1
 	for {
 		tok, err := s.next()
 		if err != nil {
 			switch {
 			case errors.Is(err, io.EOF) && depth == 0:
-				return count, nil
+				return lens, nil
 			case errors.Is(err, io.EOF), errors.Is(err, errXMLCut):
 				at := fmt.Sprintf("after %d strings", count)
 				if siStart >= 0 {
 					at = fmt.Sprintf("in the middle of string %d", count-1)
 				}
-				return 0, fmt.Errorf("%s: %w: the XML of the shared strings ends %s, before their end; strings are missing", c.name, ErrDamaged, at)
+				return nil, fmt.Errorf("%s: %w: the XML of the shared strings ends %s, before their end; strings are missing", c.name, ErrDamaged, at)
 			case errors.As(err, new(*xmlSyntaxError)):
-				return 0, fmt.Errorf("%s: %w: shared strings, string %d: %w", c.name, ErrDamaged, count-1, err)
+				return nil, fmt.Errorf("%s: %w: shared strings, string %d: %w", c.name, ErrDamaged, count-1, err)
 			case errors.Is(err, errTokenTooLong):
 				what := "one XML item between strings"
 				if siStart >= 0 {
 					what = fmt.Sprintf("the XML of string %d", count-1)
 				}
-				return 0, &LimitError{Name: c.name, Part: "shared strings", What: what, Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
+				return nil, &LimitError{Name: c.name, Part: "shared strings", What: what, Limit: c.lim.rowSize, Option: "MaxRowSize", bytes: true}
 			}
-			return 0, c.partError(part, err)
+			return nil, c.partError(part, err)
 		}
 		if s.offset() > c.lim.sstSize {
-			return 0, &LimitError{Name: c.name, Part: "shared strings", What: "the unpacked size", Limit: c.lim.sstSize, Option: "MaxSharedStringsSize", bytes: true}
+			return nil, &LimitError{Name: c.name, Part: "shared strings", What: "the unpacked size", Limit: c.lim.sstSize, Option: "MaxSharedStringsSize", bytes: true}
 		}
 		switch tok {
 		case tokStart:
 			if depth == 1 && s.isName("si") {
 				if count++; count > c.lim.sstCount {
-					return 0, &LimitError{Name: c.name, Part: "shared strings", What: "the number of strings", Limit: int64(c.lim.sstCount), Option: "MaxSharedStrings"}
+					return nil, &LimitError{Name: c.name, Part: "shared strings", What: "the number of strings", Limit: int64(c.lim.sstCount), Option: "MaxSharedStrings"}
 				}
+				lens = append(lens, sstBlank)
 				if !s.selfClosing {
 					siStart = s.tokStartOff
 				}
@@ -385,6 +422,16 @@ func (c *pkgChecker) scanSharedStringsXML(r io.Reader, part string) (int, error)
 			depth--
 			if depth == 1 {
 				siStart = -1
+			}
+		case tokOther:
+			// The text of a string, its phonetic runs included: more than
+			// excelize shows, never less.
+			if siStart >= 0 {
+				n := &lens[count-1]
+				*n = *n&sstBlank | uint32(min(int64(*n&^sstBlank)+s.textLen, sstMaxLen))
+				if s.textLen > 0 && !s.textBlank {
+					*n &^= sstBlank
+				}
 			}
 		}
 		// excelize holds one string whole: a string gets a row's budget.
@@ -401,16 +448,24 @@ type sheetScan struct {
 	dimension string
 	// lastRow is the number of the last row, as excelize numbers them.
 	lastRow int
+	// text is the length of the text of the cells, shared strings counted
+	// at each cell that refers to them (bytes as written).
+	text int64
+	// textCells are the cells holding text other than white space, and
+	// otherCells the others (empty, or white space only); maxRowText is
+	// the most textCells of one row, maxTextCol the last column of one.
+	textCells, otherCells  int64
+	maxRowText, maxTextCol int
 }
 
 // scanSheetXML reads the XML of the sheet named sheet, held in the part
-// named part, whose workbook has sst shared strings, up to the end of its
-// rows (readPart reads the rest). It fails
+// named part, whose workbook has shared strings of the lengths sst, up to
+// the end of its rows (readPart reads the rest). It fails
 // when a row's XML passes the row size limit (or anything outside rows
 // does), a row has more cells than the limit, rows are out of order, a cell
-// refers to a shared string that does not exist, or the XML ends before its
-// rows do.
-func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (sheetScan, error) {
+// refers to a shared string that does not exist, the text of the cells
+// passes c.textLimit, or the XML ends before its rows do.
+func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst []uint32) (sheetScan, error) {
 	var res sheetScan
 	s := newXMLScanner(r, c.lim.rowSize)
 	where := func(row int) string { return fmt.Sprintf("sheet %q row %d", sheet, row) }
@@ -428,6 +483,9 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 		shared            bool   // the open cell is a shared string
 		lastRef           []byte // the last cell reference seen in the row
 		sinceRef          int    // cells since lastRef
+		refCol            int    // the column of lastRef (0 without one)
+		cellText          bool   // the open cell holds text other than white space
+		rowText           int    // cells with text in the row
 		gotDim, inData    bool
 	)
 	for {
@@ -485,7 +543,7 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 				if n > excelize.TotalRows {
 					return res, damaged("row %d is past the last row a sheet can have (%d)", n, excelize.TotalRows)
 				}
-				row, cells, lastRef, sinceRef = n, 0, lastRef[:0], 0
+				row, cells, lastRef, sinceRef, refCol, rowText = n, 0, lastRef[:0], 0, 0, 0
 				if !s.selfClosing {
 					rowStart = s.tokStartOff
 				}
@@ -495,12 +553,16 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 				}
 				if v, ok := s.attr("r"); ok && len(v) > 0 {
 					lastRef, sinceRef = append(lastRef[:0], v...), 0
+					refCol = refColumn(v)
 				} else {
 					sinceRef++
 				}
 				t, _ := s.attr("t")
 				shared = string(t) == "s"
-				inCell = !s.selfClosing
+				inCell, cellText = !s.selfClosing, false
+				if s.selfClosing {
+					res.otherCells++
+				}
 			case inCell && s.isName("v"):
 				if shared && !s.selfClosing && vDepth == 0 {
 					vDepth = depth
@@ -521,11 +583,22 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 			switch {
 			case depth < vDepth:
 				vDepth = 0
-				if err := checkSharedIndex(s.text.b, s.text.over, sst); err != nil {
+				i, err := checkSharedIndex(s.text.b, s.text.over, len(sst))
+				if err != nil {
 					return res, damaged("row %d, %s: %v", row, cellName(lastRef, sinceRef, row), err)
 				}
+				res.text += int64(sst[i] &^ sstBlank)
+				cellText = cellText || sst[i]&sstBlank == 0
 			case inCell && s.isName("c"):
 				inCell = false
+				if !cellText {
+					res.otherCells++
+					break
+				}
+				res.textCells++
+				rowText++
+				res.maxRowText = max(res.maxRowText, rowText)
+				res.maxTextCol = max(res.maxTextCol, refCol+sinceRef)
 			case rowStart >= 0 && s.isName("row"):
 				rowStart, inCell = -1, false
 			case s.isName("sheetData"):
@@ -536,6 +609,17 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 				res.lastRow = row
 				return res, nil
 			}
+		}
+		if tok == tokOther && inCell {
+			// The cell's own text (a shared string's number too: a few
+			// bytes more than excelize shows, never less).
+			res.text += s.textLen
+			cellText = cellText || s.textLen > 0 && !s.textBlank && !(shared && vDepth > 0)
+		}
+		if res.text > c.textLimit {
+			return res, &LimitError{Name: c.name, Part: where(row), Sheet: sheet, Row: row,
+				What:  fmt.Sprintf("the text of the cells up to this row (shared strings counted at every cell that refers to them; the limit is %d times the file's size, and at least %d MiB)", c.lim.textRatio, minTextLimit>>20),
+				Limit: c.textLimit, Option: "MaxTextRatio", bytes: true}
 		}
 		// encoding/xml leaves out the text of elements inside <v>.
 		s.keep = vDepth > 0 && depth == vDepth
@@ -555,7 +639,7 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst int) (she
 // read the way excelize reads it (an integer, white space trimmed), names a
 // string that exists: excelize shows a missing one as an empty cell or as
 // the index itself, and a value that is not a number as the first string.
-func checkSharedIndex(text []byte, over bool, count int) error {
+func checkSharedIndex(text []byte, over bool, count int) (int, error) {
 	v := string(text)
 	if strings.ContainsRune(v, '&') {
 		var dec string
@@ -566,12 +650,34 @@ func checkSharedIndex(text []byte, over bool, count int) error {
 	v = strings.TrimSpace(v)
 	i, err := strconv.Atoi(v)
 	if over || err != nil {
-		return fmt.Errorf("the shared-string reference %q is not a number", v)
+		return 0, fmt.Errorf("the shared-string reference %q is not a number", v)
 	}
 	if i < 0 || i >= count {
-		return fmt.Errorf("shared string %d does not exist; the workbook has %d", i, count)
+		return 0, fmt.Errorf("shared string %d does not exist; the workbook has %d", i, count)
 	}
-	return nil
+	return i, nil
+}
+
+// refColumn returns the column of a cell reference such as "AB12", as
+// excelize reads it, without the allocations of
+// excelize.CellNameToCoordinates (this runs for every cell); 0 when it has
+// no column letters or more than a sheet's three.
+func refColumn(ref []byte) int {
+	if len(ref) > 0 && ref[0] == '$' {
+		ref = ref[1:]
+	}
+	col, n := 0, 0
+	for ; n < len(ref); n++ {
+		c := ref[n] | 0x20 // lower case
+		if c < 'a' || c > 'z' {
+			break
+		}
+		col = col*26 + int(c-'a'+1)
+	}
+	if n == 0 || n > 3 {
+		return 0
+	}
+	return col
 }
 
 // cellName names a cell for messages, by column and reference: its own

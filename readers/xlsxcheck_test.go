@@ -602,8 +602,9 @@ func FuzzXLSXSheetCheck(f *testing.F) {
 		f.Add([]byte(s), 2)
 	}
 	f.Fuzz(func(t *testing.T, in []byte, sst int) {
-		c := &pkgChecker{name: "fuzz", lim: limitsOf(Options{MaxRowSize: 4096, MaxRowCells: 64})}
-		res, err := c.scanSheetXML(bytes.NewReader(in), "sheet1.xml", "S", sst)
+		c := &pkgChecker{name: "fuzz", lim: limitsOf(Options{MaxRowSize: 4096, MaxRowCells: 64}), textLimit: minTextLimit}
+		lens := make([]uint32, min(max(sst, 0), 1000))
+		res, err := c.scanSheetXML(bytes.NewReader(in), "sheet1.xml", "S", lens)
 		if err != nil {
 			return
 		}

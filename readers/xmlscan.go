@@ -61,6 +61,15 @@ type xmlScanner struct {
 	limit int64
 	// tokStartOff is the input offset of the last token's first byte.
 	tokStartOff int64
+	// textLen is the length of the last token's character data or CDATA
+	// section as written (an entity counts its bytes), 0 for other tokens,
+	// and textBlank tells whether it is only XML white space.
+	textLen   int64
+	textBlank bool
+	// teeFrom is the input offset from which consumed bytes are copied to
+	// tee, or -1 (see startTee).
+	teeFrom int64
+	tee     []byte
 	// tag is the last start or end tag between < and >, without the / of
 	// an end tag or of a self-closing tag. It is valid until the next call.
 	tag         []byte
@@ -80,6 +89,9 @@ type xmlScanner struct {
 	// and ends where each one ends.
 	names []byte
 	ends  []int
+	// checked skips the checks of names and text, for XML that a scanner
+	// has already read without an error (a second pass).
+	checked bool
 	// foreign is set by an XML declaration of an encoding other than
 	// UTF-8, which excelize translates: bytes past ASCII are then taken as
 	// they are.
@@ -107,7 +119,7 @@ const (
 )
 
 func newXMLScanner(r io.Reader, limit int64) *xmlScanner {
-	return &xmlScanner{rd: r, buf: make([]byte, scanBufSize), limit: limit}
+	return &xmlScanner{rd: r, buf: make([]byte, scanBufSize), limit: limit, teeFrom: -1}
 }
 
 // offset returns the number of bytes consumed.
@@ -120,6 +132,10 @@ func (s *xmlScanner) fill() bool {
 		return false
 	}
 	if s.pos > 0 {
+		if s.teeFrom >= 0 {
+			s.tee = append(s.tee, s.buf[s.teeFrom-s.base:s.pos]...)
+			s.teeFrom = s.base + int64(s.pos)
+		}
 		s.base += int64(s.pos)
 		s.end = copy(s.buf, s.buf[s.pos:s.end])
 		s.pos = 0
@@ -164,6 +180,7 @@ func (s *xmlScanner) attr(local string) ([]byte, bool) {
 // longer than limit is errTokenTooLong, an input that ends inside a tag is
 // errXMLCut; errors of the input are returned as they are.
 func (s *xmlScanner) next() (xmlTok, error) {
+	s.textLen, s.textBlank = 0, true
 	if !s.inTag {
 		s.tokStartOff = s.offset()
 		n, err := s.readText()
@@ -171,6 +188,7 @@ func (s *xmlScanner) next() (xmlTok, error) {
 			return 0, err
 		}
 		if n > 0 {
+			s.textLen = n
 			return tokOther, nil
 		}
 		if !s.inTag {
@@ -204,9 +222,12 @@ func (s *xmlScanner) readText() (int64, error) {
 		if n > s.limit {
 			return n, errTokenTooLong
 		}
-		if err := checkText(seg, textData, s.foreign); err != nil {
-			return n, err
+		if !s.checked {
+			if err := checkText(seg, textData, s.foreign); err != nil {
+				return n, err
+			}
 		}
+		s.textBlank = s.textBlank && isXMLSpace(seg)
 		if s.keep {
 			s.text.add(seg)
 		}
@@ -220,6 +241,30 @@ func (s *xmlScanner) readText() (int64, error) {
 			return n, nil
 		}
 	}
+}
+
+// isXMLSpace reports whether b is only XML white space.
+func isXMLSpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// startTee starts copying the bytes consumed from now on; stopTee returns
+// them. The copy is valid until the next startTee.
+func (s *xmlScanner) startTee() {
+	s.tee, s.teeFrom = s.tee[:0], s.offset()
+}
+
+func (s *xmlScanner) stopTee() []byte {
+	if s.teeFrom >= 0 {
+		s.tee = append(s.tee, s.buf[s.teeFrom-s.base:s.pos]...)
+		s.teeFrom = -1
+	}
+	return s.tee
 }
 
 // maxEntity bounds an entity or character reference an xmlScanner
@@ -394,6 +439,14 @@ func isNameByte(c byte) bool {
 		c == '_' || c == ':' || c == '.' || c == '-'
 }
 
+// checkName is checkName unless the XML is checked.
+func (s *xmlScanner) checkName(name []byte, what string) error {
+	if s.checked {
+		return nil
+	}
+	return checkName(name, what)
+}
+
 // checkName checks an element or attribute name as encoding/xml does, for
 // names in ASCII; other names need only be valid UTF-8.
 func checkName(name []byte, what string) error {
@@ -425,6 +478,14 @@ func trimSpace(b []byte) []byte {
 	return b
 }
 
+// trimSpaceRight drops XML white space from the end of b (see trimSpace).
+func trimSpaceRight(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
 // parseStartTag reads the attributes of a start tag (between < and > or
 // />) into attrs, checking the tag as encoding/xml does, and pushes its
 // name on the open elements unless it closes itself.
@@ -432,7 +493,7 @@ func (s *xmlScanner) parseStartTag() error {
 	s.attrs = s.attrs[:0]
 	name, local, rest := splitName(s.tag)
 	s.local = local
-	if err := checkName(name, "element"); err != nil {
+	if err := s.checkName(name, "element"); err != nil {
 		return err
 	}
 	for {
@@ -442,7 +503,7 @@ func (s *xmlScanner) parseStartTag() error {
 		}
 		var attr, local []byte
 		attr, local, rest = splitName(rest)
-		if err := checkName(attr, "attribute"); err != nil {
+		if err := s.checkName(attr, "attribute"); err != nil {
 			return err
 		}
 		rest = trimSpace(rest)
@@ -458,8 +519,10 @@ func (s *xmlScanner) parseStartTag() error {
 			return syntaxErrorf("unquoted or missing attribute value in element")
 		}
 		value := rest[1 : 1+end]
-		if err := checkText(value, textAttr, s.foreign); err != nil {
-			return err
+		if !s.checked {
+			if err := checkText(value, textAttr, s.foreign); err != nil {
+				return err
+			}
 		}
 		s.attrs = append(s.attrs, xmlAttr{local, value})
 		rest = rest[end+2:]
@@ -480,7 +543,7 @@ func (s *xmlScanner) parseStartTag() error {
 func (s *xmlScanner) parseEndTag() error {
 	name, local, rest := splitName(s.tag)
 	s.local = local
-	if err := checkName(name, "element"); err != nil {
+	if err := s.checkName(name, "element"); err != nil {
 		return err
 	}
 	if len(rest) > 0 {
@@ -543,7 +606,7 @@ func (s *xmlScanner) readTag() (xmlTok, error) {
 		if err := s.readBody(false); err != nil {
 			return 0, err
 		}
-		s.tag = bytes.TrimRight(s.tag, " \t\r\n")
+		s.tag = trimSpaceRight(s.tag)
 		if err := s.parseEndTag(); err != nil {
 			return 0, err
 		}
@@ -643,6 +706,8 @@ func (s *xmlScanner) readThrough(term string, skip int, kind textKind) error {
 			if err := checkText(seg, textCDATA, s.foreign); err != nil {
 				return err
 			}
+			s.textLen = n
+			s.textBlank = s.textBlank && isXMLSpace(seg)
 			if s.keep {
 				s.text.add(seg)
 			}

@@ -54,7 +54,8 @@ func tempPrefix(base string) string { return "." + base + ".tmp-" }
 
 // RemoveStaleTemps deletes the temporary outputs for path that no running
 // process holds: those a killed run left beside it (a run stopped any other
-// way removes its own). It returns the files it removed.
+// way removes its own), and its TempDirs. It returns the files and
+// directories it removed.
 func RemoveStaleTemps(path string) []string {
 	if path == Stdout || path == "" {
 		return nil
@@ -67,11 +68,12 @@ func RemoveStaleTemps(path string) []string {
 	prefix := tempPrefix(base)
 	var removed []string
 	for _, e := range entries {
-		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), prefix) {
+		if !e.Type().IsRegular() && !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
 			continue
 		}
+		// A directory is a TempDir, locked like a temporary output.
 		p := filepath.Join(dir, e.Name())
-		if abandoned(p) && os.Remove(p) == nil {
+		if abandoned(p) && os.RemoveAll(p) == nil {
 			removed = append(removed, p)
 		}
 	}

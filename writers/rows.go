@@ -60,9 +60,12 @@ func NewRows(path string, header []string, opts Options) (RowWriter, error) {
 			w.keys = append(w.keys, append(b, ':'))
 		}
 	case XLSX:
-		w.f = excelize.NewFile()
+		if w.f, w.tmp, err = newWorkbook(path); err != nil {
+			_ = out.abort()
+			return nil, err
+		}
 		if err := w.startXLSX(); err != nil {
-			_ = w.f.Close()
+			_ = closeWorkbook(w.f, w.tmp)
 			_ = out.abort()
 			return nil, fmt.Errorf("create workbook %s: %w", path, err)
 		}
@@ -96,6 +99,7 @@ type rowWriter struct {
 	keys [][]byte
 	jb   bytes.Buffer
 	f    *excelize.File
+	tmp  *TempDir // f's temporary files
 	sw   *excelize.StreamWriter
 	row  int
 	hdr  int
@@ -179,7 +183,7 @@ func (w *rowWriter) finish() error {
 		if err = w.sw.Flush(); err == nil {
 			err = w.f.Write(w.out.w)
 		}
-		if cerr := w.f.Close(); err == nil {
+		if cerr := closeWorkbook(w.f, w.tmp); err == nil {
 			err = cerr
 		}
 	}
@@ -188,7 +192,7 @@ func (w *rowWriter) finish() error {
 
 func (w *rowWriter) discard() error {
 	if w.f != nil {
-		_ = w.f.Close()
+		_ = closeWorkbook(w.f, w.tmp)
 	}
 	return w.out.abort()
 }

@@ -80,6 +80,7 @@ type xlsxWriter struct {
 	raw bool
 
 	f       *excelize.File
+	tmp     *TempDir // f's temporary files
 	sw      *excelize.StreamWriter
 	base    string // first sheet's name; later sheets are "base 2", ...
 	sheet   string
@@ -110,10 +111,14 @@ func newXLSX(lay *layout, path string, opts Options) (w *xlsxWriter, err error) 
 	if err != nil {
 		return nil, err
 	}
-	f := excelize.NewFile()
+	f, tmp, err := newWorkbook(path)
+	if err != nil {
+		_ = out.abort()
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
-			_ = f.Close()
+			_ = closeWorkbook(f, tmp)
 			_ = out.abort()
 		}
 	}()
@@ -126,7 +131,7 @@ func newXLSX(lay *layout, path string, opts Options) (w *xlsxWriter, err error) 
 	}
 	w = &xlsxWriter{
 		lay: lay, out: out, log: opts.Logger, raw: opts.RawCells,
-		f: f, base: base, sheet: base, sheets: 1, maxRows: xlsxMaxRows,
+		f: f, tmp: tmp, base: base, sheet: base, sheets: 1, maxRows: xlsxMaxRows,
 		actionStyles: make(map[string]int, len(actionFills)),
 		numStyles:    make(map[numFmtKey]int),
 	}
@@ -170,12 +175,8 @@ func (w *xlsxWriter) makeStyles() error {
 
 // startSheet sizes the columns, freezes the header and writes it.
 func (w *xlsxWriter) startSheet() error {
-	// StreamWriter.SetColWidth puts each new column first in <cols>, and
-	// Excel wants them in ascending order, so set them last to first.
-	for i := len(w.widths) - 1; i >= 0; i-- {
-		if err := w.sw.SetColWidth(i+1, i+1, w.widths[i]); err != nil {
-			return err
-		}
+	if err := setColWidths(w.sw, w.widths, w.added); err != nil {
+		return err
 	}
 	if err := w.sw.SetPanes(w.panes()); err != nil {
 		return err
@@ -276,6 +277,17 @@ func (w *xlsxWriter) labelWidths() {
 			w.widths[i] = labelWidth
 		}
 	}
+}
+
+// added reports whether column col is one a person reads first: those are
+// sized first in a sheet too wide to size every column. In a review they
+// lead the sheet (row, the id, decision ... av_error); elsewhere they follow
+// the input's columns.
+func (w *xlsxWriter) added(col int) bool {
+	if w.lay.kind == review {
+		return col < w.lay.first
+	}
+	return col >= w.lay.first
 }
 
 // displayWidth is the length in characters of a cell value's longest line.
@@ -652,7 +664,7 @@ func cutUTF16(s string, limit int) (string, bool) {
 
 func (w *xlsxWriter) finish() error {
 	err := w.save()
-	if cerr := w.f.Close(); err == nil && cerr != nil {
+	if cerr := closeWorkbook(w.f, w.tmp); err == nil && cerr != nil {
 		err = fmt.Errorf("close workbook %s: %w", w.out.path, cerr)
 	}
 	if err != nil {
@@ -681,6 +693,6 @@ func (w *xlsxWriter) save() error {
 }
 
 func (w *xlsxWriter) discard() error {
-	_ = w.f.Close()
+	_ = closeWorkbook(w.f, w.tmp)
 	return w.out.abort()
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -116,21 +115,7 @@ func TestRunKilledWithoutJournalLeavesNoTemps(t *testing.T) {
 	out, review := filepath.Join(dir, "out.csv"), filepath.Join(dir, "review.csv")
 	args := []string{"run", "--log-format", "json", "--no-progress", "--api-key-file", keyFile, "--journal", "off",
 		"--base-url", base, "--rate", "0", "--country", "IE", "-o", out, "--review", review, sampleCSV(t)}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	calls.killAt.Store(50)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	calls.victim.Store(cmd.Process)
-	_ = cmd.Wait()
-	calls.victim.Store(nil)
-	calls.killAt.Store(0)
-	if code := cmd.ProcessState.ExitCode(); code != -1 {
-		t.Fatalf("the program was not killed (exit %d): %s", code, tail(stderr.String(), 2000))
-	}
+	killAtCall(t, calls, 50, nil, args...)
 	tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
 	// The enriched output's spool (held-back rows) is a third temporary file.
 	if len(tmps) < 2 {

@@ -97,6 +97,13 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		}()
 	}
 
+	// Deferred before the input's Close, so removed after it.
+	if tmp, err := runs.InputTempDir(o.input, []string{outPath, reviewPath}); err != nil {
+		return withCode(exitFatal, err)
+	} else if tmp != nil {
+		ropts.TmpDir = tmp.Path()
+		defer func() { _ = tmp.Remove() }()
+	}
 	defer o.closeTables()
 	src, err := o.openInput(ctx, ropts, spec)
 	if err != nil {
