@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+
+	"github.com/addrclean/addrclean/internal/hostile"
 )
 
 // limitsHeader is the header of the references of these tests, with a
@@ -21,17 +23,6 @@ func limitsRow(id, street, locality, notes string) string {
 	return fmt.Sprintf("%s,,,,1,%s,%s,Ennis,Clare,,IE,,,,%s\n", id, street, locality, notes)
 }
 
-// randomWord is n random lower-case letters: distinct words, as a hostile
-// file would have them (one letter repeated folds its deletion variants
-// into one).
-func randomWord(rng *rand.Rand, n int) string {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte('a' + rng.IntN(26))
-	}
-	return string(b)
-}
-
 // allocated returns the bytes allocated while f runs.
 func allocated(f func()) uint64 {
 	var ms runtime.MemStats
@@ -41,30 +32,6 @@ func allocated(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&ms)
 	return ms.TotalAlloc - before
-}
-
-// longRow is a reference of a header and one row whose street runs on
-// for n bytes: generated as it is read, never held whole.
-type longRow struct {
-	head string
-	n    int64 // bytes in all
-	read int64
-}
-
-func (r *longRow) Read(p []byte) (int, error) {
-	if r.read >= r.n {
-		return 0, io.EOF
-	}
-	i := 0
-	for ; i < len(p) && r.read < r.n; i++ {
-		if r.read < int64(len(r.head)) {
-			p[i] = r.head[r.read]
-		} else {
-			p[i] = "word "[r.read%5]
-		}
-		r.read++
-	}
-	return i, nil
 }
 
 // TestLoadHostileShapes loads the shapes of issue 25: each is refused
@@ -81,15 +48,15 @@ func TestLoadHostileShapes(t *testing.T) {
 		msg  string // after "line N: "
 		line int
 	}{
-		{"30,000-letter word in a street", strings.NewReader(limitsHeader + ok + limitsRow("IE2", randomWord(rng, 30000)+" Street", "", "")),
+		{"30,000-letter word in a street", strings.NewReader(limitsHeader + ok + limitsRow("IE2", hostile.Word(rng, 30000)+" Street", "", "")),
 			"column street: 30007 bytes, over the limit of 1024", 3},
-		{"60 KB word", strings.NewReader(limitsHeader + ok + limitsRow("IE2", "Main Street", randomWord(rng, 60000), "")),
+		{"60 KB word", strings.NewReader(limitsHeader + ok + limitsRow("IE2", "Main Street", hostile.Word(rng, 60000), "")),
 			"column locality: 60000 bytes, over the limit of 1024", 3},
 		{"one repeated character", strings.NewReader(limitsHeader + ok + limitsRow("IE2", strings.Repeat("a", 30000), "", "")),
 			"column street: 30000 bytes, over the limit of 1024", 3},
-		{"word over the limit in a short cell", strings.NewReader(limitsHeader + ok + limitsRow("IE2", randomWord(rng, 300), "", "")),
+		{"word over the limit in a short cell", strings.NewReader(limitsHeader + ok + limitsRow("IE2", hostile.Word(rng, 300), "", "")),
 			"column street: a word of 300 bytes, over the limit of 256", 3},
-		{"one line of 300 MB", &longRow{head: limitsHeader + ok + "IE2,,,,1,", n: 300 << 20},
+		{"one line of 300 MB", hostile.NewStream(limitsHeader+ok+"IE2,,,,1,", "word ", 300<<20),
 			"a row over 65536 bytes, the limit", 3},
 		{"row over the limit in an ignored column", strings.NewReader(limitsHeader + ok + overRow),
 			fmt.Sprintf("a row of %d bytes, over the limit of %d", len(overRow), MaxRowBytes), 3},
@@ -106,8 +73,8 @@ func TestLoadHostileShapes(t *testing.T) {
 			if alloc > 2<<20 {
 				t.Errorf("Load allocated %d bytes", alloc)
 			}
-			if lr, ok := tc.in.(*longRow); ok && lr.read > MaxRowBytes+2*loadBuffer {
-				t.Errorf("Load read %d bytes of the long row", lr.read)
+			if hs, ok := tc.in.(*hostile.Stream); ok && hs.Done > MaxRowBytes+2*loadBuffer {
+				t.Errorf("Load read %d bytes of the long row", hs.Done)
 			}
 		})
 	}
@@ -117,7 +84,7 @@ func TestLoadHostileShapes(t *testing.T) {
 // as the limits allow.
 func TestLoadAtTheLimits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 4))
-	word := randomWord(rng, MaxWordBytes)
+	word := hostile.Word(rng, MaxWordBytes)
 	street := word + strings.Repeat(" Street", (MaxFieldBytes-MaxWordBytes)/7)
 	street += strings.Repeat("x", MaxFieldBytes-len(street))
 	row := limitsRow("IE2", street, word, "")
@@ -145,7 +112,7 @@ func TestIndexLinearInWords(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(limitsHeader)
 	for i := range 500 {
-		b.WriteString(limitsRow(fmt.Sprint("IE", i), randomWord(rng, MaxWordBytes)+" Road", randomWord(rng, 8), ""))
+		b.WriteString(limitsRow(fmt.Sprint("IE", i), hostile.Word(rng, MaxWordBytes)+" Road", hostile.Word(rng, 8), ""))
 	}
 	var ix *Index
 	var err error

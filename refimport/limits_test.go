@@ -11,38 +11,8 @@ import (
 	"testing"
 
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/hostile"
 )
-
-// endless is a source of head then fill repeated up to n bytes in all,
-// generated as it is read, never held whole.
-type endless struct {
-	head, fill string
-	n, read    int64
-}
-
-func (r *endless) Read(p []byte) (int, error) {
-	if r.read >= r.n {
-		return 0, io.EOF
-	}
-	i := 0
-	for ; i < len(p) && r.read < r.n; i++ {
-		if r.read < int64(len(r.head)) {
-			p[i] = r.head[r.read]
-		} else {
-			p[i] = r.fill[(r.read-int64(len(r.head)))%int64(len(r.fill))]
-		}
-		r.read++
-	}
-	return i, nil
-}
-
-func randomWord(rng *rand.Rand, n int) string {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte('a' + rng.IntN(26))
-	}
-	return string(b)
-}
 
 // TestLimits converts sources with the hostile shapes of issue 25: a
 // record with a value over the reference's limits is left out and
@@ -68,17 +38,17 @@ func TestLimits(t *testing.T) {
 		err     string // or the error that stops the conversion
 		line    int
 	}{
-		{"PAF CSV, 30,000-letter street", strings.NewReader(pafHead + "2,LEEDS," + randomWord(rng, 30000) + ",2,LS1 4AB\n"),
+		{"PAF CSV, 30,000-letter street", strings.NewReader(pafHead + "2,LEEDS," + hostile.Word(rng, 30000) + ",2,LS1 4AB\n"),
 			pafC, "value over 1024 bytes", "", 0},
-		{"PAF JSON, 60 KB word", strings.NewReader(`[{"udprn":1,"post_town":"LEEDS","thoroughfare":"Main Street"},{"udprn":2,"post_town":"LEEDS","thoroughfare":"` + randomWord(rng, 60000) + `"}]`),
+		{"PAF JSON, 60 KB word", strings.NewReader(`[{"udprn":1,"post_town":"LEEDS","thoroughfare":"Main Street"},{"udprn":2,"post_town":"LEEDS","thoroughfare":"` + hostile.Word(rng, 60000) + `"}]`),
 			pafC, "value over 1024 bytes", "", 0},
-		{"PAF CSV, word over 256 bytes", strings.NewReader(pafHead + "2,LEEDS," + randomWord(rng, 300) + " Road,2,LS1 4AB\n"),
+		{"PAF CSV, word over 256 bytes", strings.NewReader(pafHead + "2,LEEDS," + hostile.Word(rng, 300) + " Road,2,LS1 4AB\n"),
 			pafC, "word over 256 bytes", "", 0},
 		{"OpenAddresses CSV, one repeated character", strings.NewReader(oaHead + "-8.9,52.8,2," + strings.Repeat("c", 60000) + ",Ennis,,h2\n"),
 			oaC, "value over 1024 bytes", "", 0},
-		{"OpenAddresses CSV, a line of 300 MB", &endless{head: oaHead + "-8.9,52.8,2,", fill: "street ", n: 300 << 20},
+		{"OpenAddresses CSV, a line of 300 MB", hostile.NewStream(oaHead+"-8.9,52.8,2,", "street ", 300<<20),
 			oaC, "", "refimport: line 3: a record over 65536 bytes, the limit", 3},
-		{"OpenAddresses GeoJSON, a feature of 300 MB", &endless{head: oaJSON + `{"type":"Feature","properties":{"street":"`, fill: "street ", n: 300 << 20},
+		{"OpenAddresses GeoJSON, a feature of 300 MB", hostile.NewStream(oaJSON+`{"type":"Feature","properties":{"street":"`, "street ", 300<<20),
 			oaC, "", "refimport: JSON at byte 137: a record over 65536 bytes, the limit", 0},
 		{"PAF CSV, a record over the limit in a column not read", strings.NewReader("udprn,post_town,thoroughfare,notes\n1,LEEDS,Main Street," + strings.Repeat("x", 70000) + "\n"),
 			pafC, "", "refimport: line 2: a record over 65536 bytes, the limit", 2},
@@ -96,8 +66,8 @@ func TestLimits(t *testing.T) {
 			if alloc := ms.TotalAlloc - before; alloc > 4<<20 {
 				t.Errorf("the conversion allocated %d bytes", alloc)
 			}
-			if e, ok := tc.in.(*endless); ok && e.read > gazetteer.MaxRowBytes+2*inputBuffer {
-				t.Errorf("read %d bytes of the long record", e.read)
+			if hs, ok := tc.in.(*hostile.Stream); ok && hs.Done > gazetteer.MaxRowBytes+2*inputBuffer {
+				t.Errorf("read %d bytes of the long record", hs.Done)
 			}
 			if tc.err != "" {
 				var se *SourceError

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/hostile"
 )
 
 // TestReferenceLimits gives each command that loads a reference one over
@@ -20,10 +21,7 @@ import (
 func TestReferenceLimits(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(25, 7))
-	long := make([]byte, 30000)
-	for i := range long {
-		long[i] = byte('a' + rng.IntN(26))
-	}
+	long := hostile.Word(rng, 30000)
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
@@ -32,13 +30,13 @@ func TestReferenceLimits(t *testing.T) {
 		return p
 	}
 	header := strings.Join(gazetteer.Columns, ",") + "\n"
-	ref := write("ref.csv", header+"IE1,,,,12,Main Street,,Ennis,Clare,,IE,,,\nIE2,,,,1,"+string(long)+" Street,,Ennis,Clare,,IE,,,\n")
+	ref := write("ref.csv", header+"IE1,,,,12,Main Street,,Ennis,Clare,,IE,,,\nIE2,,,,1,"+long+" Street,,Ennis,Clare,,IE,,,\n")
 	good := write("good.csv", header+"IE1,,,,12,Main Street,,Ennis,Clare,,IE,,,\n")
 	in := write("in.csv", "id,address,city,country\n1,12 Main Street,Ennis,IE\n")
 	if err := os.Mkdir(filepath.Join(dir, "ie"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	oa := write("ie/oa.csv", "LON,LAT,NUMBER,STREET,CITY,HASH\n-8.9,52.8,12,Main Street,Ennis,h1\n-8.9,52.8,1,"+string(long)+",Ennis,h2\n")
+	oa := write("ie/oa.csv", "LON,LAT,NUMBER,STREET,CITY,HASH\n-8.9,52.8,12,Main Street,Ennis,h1\n-8.9,52.8,1,"+long+",Ennis,h2\n")
 	const refused = "line 3: column street: 30007 bytes, over the limit of 1024"
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
