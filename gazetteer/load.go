@@ -342,6 +342,10 @@ func checkLengths(f []string, pos *[numCols]int) error {
 		if len(v) > MaxFieldBytes {
 			return fmt.Errorf("column %s: %d bytes, over the limit of %d", AllColumns[c], len(v), MaxFieldBytes)
 		}
+		// A cell no longer than a word may be needs no scan: most cells.
+		if len(v) <= MaxWordBytes {
+			continue
+		}
 		if n := LongestWord(v); n > MaxWordBytes {
 			return fmt.Errorf("column %s: a word of %d bytes, over the limit of %d", AllColumns[c], n, MaxWordBytes)
 		}

@@ -168,7 +168,7 @@ func overLimits(r *gazetteer.Record) string {
 		if len(v) > gazetteer.MaxFieldBytes {
 			return reasonLongValue
 		}
-		if gazetteer.LongestWord(v) > gazetteer.MaxWordBytes {
+		if len(v) > gazetteer.MaxWordBytes && gazetteer.LongestWord(v) > gazetteer.MaxWordBytes {
 			return reasonLongWord
 		}
 	}
