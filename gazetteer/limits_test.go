@@ -170,3 +170,35 @@ func TestLoadCancelledWhileReading(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// cancelAtEOF is a reader that cancels a context when it reaches its end.
+type cancelAtEOF struct {
+	io.Reader
+	cancel context.CancelFunc
+}
+
+func (r cancelAtEOF) Read(p []byte) (int, error) {
+	n, err := r.Reader.Read(p)
+	if err == io.EOF {
+		r.cancel()
+	}
+	return n, err
+}
+
+// TestLoadCancelledAfterReading cancels a load once its input is read,
+// while the last rows are indexed and the typo table is built: Load
+// returns context.Canceled, not an index. Before, only the reading
+// looked at the context, every 4,096 rows.
+func TestLoadCancelledAfterReading(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(limitsHeader)
+	for i := range 300 {
+		b.WriteString(limitsRow(fmt.Sprint("IE", i), fmt.Sprintf("Street %d", i), "", ""))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ix, err := Load(ctx, cancelAtEOF{strings.NewReader(b.String()), cancel})
+	if !errors.Is(err, context.Canceled) || ix != nil {
+		t.Fatalf("Load = %v, %v; want context.Canceled", ix != nil, err)
+	}
+}
