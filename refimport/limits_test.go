@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"runtime"
@@ -86,5 +87,38 @@ func TestLimits(t *testing.T) {
 				t.Fatalf("the output does not load: %.300v", err)
 			}
 		})
+	}
+}
+
+// cancelOnSecondRead cancels a context when it is read a second time:
+// a signal arriving while a conversion reads its source.
+type cancelOnSecondRead struct {
+	io.Reader
+	cancel context.CancelFunc
+	reads  int
+}
+
+func (r *cancelOnSecondRead) Read(p []byte) (int, error) {
+	if r.reads++; r.reads == 2 {
+		r.cancel()
+	}
+	return r.Reader.Read(p)
+}
+
+// TestCancelledWhileConverting interrupts a conversion of 2,000 records
+// once its first 64 KB are read: it stops with context.Canceled rather
+// than converting the rest. Before, the context was looked at every
+// 4,096 records.
+func TestCancelledWhileConverting(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("LON,LAT,NUMBER,STREET,CITY,HASH\n")
+	for i := range 2000 {
+		fmt.Fprintf(&b, "-8.9,52.8,%d,Main Street,Ennis,h%d\n", i, i)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := OpenAddresses(ctx, &cancelOnSecondRead{Reader: strings.NewReader(b.String()), cancel: cancel}, io.Discard, "IE")
+	if !errors.Is(err, context.Canceled) || st.Written >= 2000 {
+		t.Fatalf("err = %v after %d records, want context.Canceled", err, st.Written)
 	}
 }
