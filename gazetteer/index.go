@@ -1,6 +1,7 @@
 package gazetteer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -464,8 +465,8 @@ func subKey(toks []string) string {
 }
 
 // finish turns document frequencies into IDF weights, builds the typo
-// table and averages the area centroids.
-func (b *builder) finish() *Index {
+// table and averages the area centroids; it stops when ctx is done.
+func (b *builder) finish(ctx context.Context) (*Index, error) {
 	ix := b.ix
 	ix.keys = slices.Concat(b.keys...)
 	b.keys = nil
@@ -486,7 +487,17 @@ func (b *builder) finish() *Index {
 		ix.isBlock[id] = len(w) > 3 && strings.HasPrefix(w, "blk")
 	}
 	for id, w := range ix.words {
-		if len(w) < 4 || isNumberToken(w) {
+		if id&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("reference: %w", err)
+			}
+		}
+		// Only words a typo search can reach get variants: qtok searches
+		// words of at most maxTypoWord bytes, which are one deletion of
+		// a word one byte longer, or of a word of their own length. A
+		// longer word would cost one copy of itself per byte, memory in
+		// the square of its length, and never be found through them.
+		if len(w) < 4 || len(w) > maxTypoWord+1 || isNumberToken(w) {
 			continue
 		}
 		for i := 0; i < len(w); i++ {
@@ -501,7 +512,7 @@ func (b *builder) finish() *Index {
 			a.lon /= float64(a.nLoc)
 		}
 	}
-	return ix
+	return ix, nil
 }
 
 // Len returns the number of reference records.

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/addrclean/addrclean/countries"
+	"github.com/addrclean/addrclean/internal/rowlimit"
 )
 
 // Columns is the header of the reference CSV format, in its documented
@@ -68,6 +69,29 @@ var columnAliases = map[string]int{
 // so that a wrong file does not produce a million-line message.
 const maxRowErrors = 5
 
+// Limits of a reference row (FORMAT.md, "Limits"): a row over one is a bad
+// row, and the file is refused naming it by line, as for any bad row. They
+// are far above any address (PAF's longest field is 80 characters, the
+// longest place name in Britain 58 letters) and keep a hostile file from
+// costing more than its size: a row is read whole before it is checked,
+// so MaxRowBytes bounds what one row holds in memory.
+const (
+	// MaxRowBytes is the longest row, in bytes of the file, its line end
+	// and any blank lines before it included.
+	MaxRowBytes = 64 << 10
+	// MaxFieldBytes is the longest cell of a column Load reads (columns
+	// it ignores count only towards the row).
+	MaxFieldBytes = 1024
+	// MaxWordBytes is the longest word of such a cell: a run of letters
+	// and digits, that is of anything but white space and ASCII
+	// punctuation.
+	MaxWordBytes = 256
+)
+
+// loadBuffer is the size of Load's read buffer, and so how far the CSV
+// reader may read ahead of the row it is on.
+const loadBuffer = 64 << 10
+
 // ErrBadHeader is returned (wrapped) when the header lacks a required column.
 var ErrBadHeader = errors.New("reference: bad header")
 
@@ -86,16 +110,24 @@ func LoadFile(ctx context.Context, path string) (*Index, error) {
 }
 
 // Load reads a reference CSV (format in FORMAT.md) and builds the index. A
-// file with bad rows is refused with an error naming the first of them by
-// line.
+// file with bad rows, rows over the limits (MaxRowBytes, MaxFieldBytes,
+// MaxWordBytes) among them, is refused with an error naming the first of
+// them by line. Load stops with ctx's error (wrapped) as soon as ctx is
+// done, whether it is reading rows, waiting for r or building the index.
 func Load(ctx context.Context, r io.Reader) (*Index, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
+	// The row limit sits under the buffer: a row longer than it is
+	// refused once the limit and one buffer are read, not held whole.
+	lr := rowlimit.New(r, MaxRowBytes, loadBuffer)
+	br := bufio.NewReaderSize(lr, loadBuffer)
+	in := rowInput{lr: lr}
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
 		_, _ = br.Discard(3)
+		in.bom = 3
 	}
 	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
+	in.cr = cr
 	header, err := cr.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -103,6 +135,7 @@ func Load(ctx context.Context, r io.Reader) (*Index, error) {
 		}
 		return nil, fmt.Errorf("reference: header: %w", err)
 	}
+	in.mark()
 	pos, err := mapHeader(header)
 	if err != nil {
 		return nil, err
@@ -121,10 +154,21 @@ func Load(ctx context.Context, r io.Reader) (*Index, error) {
 	// Reading, checking and splitting the rows into words runs on its own
 	// goroutine, ahead of the index: loading the reference is the whole
 	// start of a run, with a second core otherwise idle. The rows come
-	// in file order, so errors are reported as they always were.
+	// in file order, so errors are reported as they always were. Done
+	// ends the loop at once, even with the reader blocked on r.
 	rows := make(chan []loadRow, 4)
-	go readRows(ctx, cr, header, &pos, rows)
-	for batch := range rows {
+	go readRows(ctx, &in, header, &pos, rows)
+	for {
+		var batch []loadRow
+		ok := false
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("reference: %w", ctx.Err())
+		case batch, ok = <-rows:
+		}
+		if !ok {
+			break
+		}
 		for i := range batch {
 			row := &batch[i]
 			switch {
@@ -147,7 +191,25 @@ func Load(ctx context.Context, r io.Reader) (*Index, error) {
 	if nBad > 0 {
 		return nil, fmt.Errorf("reference: %d bad row(s); %s", nBad, strings.Join(badRows, "; "))
 	}
-	return b.finish(), nil
+	return b.finish(ctx)
+}
+
+// rowInput is the CSV reader of Load with the row limit under it.
+type rowInput struct {
+	cr  *csv.Reader
+	lr  *rowlimit.Reader
+	bom int64 // bytes dropped before the CSV reader's first
+	end int64 // where the last row read ends, in bytes of the file
+}
+
+// mark tells the row limit that a row has been read whole and returns
+// its length.
+func (in *rowInput) mark() int64 {
+	off := in.bom + in.cr.InputOffset()
+	n := off - in.end
+	in.end = off
+	in.lr.Mark(off)
+	return n
 }
 
 // loadRow is one row of the reference as readRows hands it to Load: a
@@ -167,30 +229,39 @@ const loadBatch = 256
 
 // readRows reads the rows after the header, checks them and splits their
 // words, and sends them to out in batches, in file order; it closes out
-// after the last. A quoting error ends the rows (a bad row, the last), as
-// does a failure to read (fatal).
-func readRows(ctx context.Context, cr *csv.Reader, header []string, pos *[numCols]int, out chan<- []loadRow) {
+// after the last. A quoting error or a row over MaxRowBytes ends the rows
+// (a bad row, the last), as does a failure to read (fatal). It stops when
+// ctx is done, checked at each batch.
+func readRows(ctx context.Context, in *rowInput, header []string, pos *[numCols]int, out chan<- []loadRow) {
 	defer close(out)
+	cr := in.cr
 	batch := make([]loadRow, 0, loadBatch)
 	var arena []string
+	stopped := false
+	flush := func() {
+		if len(batch) == 0 || stopped {
+			return
+		}
+		select {
+		case out <- batch:
+		case <-ctx.Done():
+			stopped = true // Load has returned
+		}
+		batch = make([]loadRow, 0, loadBatch)
+	}
 	// next returns the next row of the batch, sending the batch when
 	// full: rows are made in place, their words pointing into them.
 	next := func() *loadRow {
 		if len(batch) == cap(batch) {
-			out <- batch
-			batch = make([]loadRow, 0, loadBatch)
+			flush()
 		}
 		batch = append(batch, loadRow{})
 		return &batch[len(batch)-1]
 	}
 	send := func(row loadRow) { *next() = row }
-	defer func() {
-		if len(batch) > 0 {
-			out <- batch
-		}
-	}()
-	for n := 0; ; n++ {
-		if n&4095 == 0 {
+	defer flush()
+	for !stopped {
+		if len(batch) == 0 {
 			if err := ctx.Err(); err != nil {
 				send(loadRow{fatal: fmt.Errorf("reference: %w", err)})
 				return
@@ -200,10 +271,24 @@ func readRows(ctx context.Context, cr *csv.Reader, header []string, pos *[numCol
 		if errors.Is(err, io.EOF) {
 			return
 		}
+		if errors.Is(err, rowlimit.ErrTooLong) {
+			// The reader stopped passing the row: it cannot go on.
+			line := 0
+			if len(fields) > 0 {
+				line, _ = cr.FieldPos(0)
+			}
+			var te *rowlimit.TooLongError
+			if line == 0 && errors.As(err, &te) {
+				line = te.Line
+			}
+			send(loadRow{line: line, err: fmt.Errorf("a row over %d bytes, the limit", MaxRowBytes)})
+			return
+		}
 		line, _ := cr.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
+				in.mark()
 				send(loadRow{line: pe.StartLine, err: pe.Err})
 				if errors.Is(pe.Err, csv.ErrFieldCount) {
 					continue
@@ -214,12 +299,20 @@ func readRows(ctx context.Context, cr *csv.Reader, header []string, pos *[numCol
 			send(loadRow{fatal: fmt.Errorf("reference: %w", err)})
 			return
 		}
+		if n := in.mark(); n > MaxRowBytes {
+			send(loadRow{line: line, err: fmt.Errorf("a row of %d bytes, over the limit of %d", n, MaxRowBytes)})
+			continue
+		}
 		if len(fields) != len(header) {
 			if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
 				send(loadRow{skip: true})
 				continue
 			}
 			send(loadRow{line: line, err: fmt.Errorf("%d fields, header has %d", len(fields), len(header))})
+			continue
+		}
+		if err := checkLengths(fields, pos); err != nil {
+			send(loadRow{line: line, err: err})
 			continue
 		}
 		rec, err := parseRecord(fields, pos)
@@ -236,6 +329,45 @@ func readRows(ctx context.Context, cr *csv.Reader, header []string, pos *[numCol
 		}
 		arena = row.words.split(&row.rec, arena)
 	}
+}
+
+// checkLengths checks the cells of the columns Load reads against
+// MaxFieldBytes and MaxWordBytes.
+func checkLengths(f []string, pos *[numCols]int) error {
+	for c, i := range pos {
+		if i < 0 {
+			continue
+		}
+		v := f[i]
+		if len(v) > MaxFieldBytes {
+			return fmt.Errorf("column %s: %d bytes, over the limit of %d", AllColumns[c], len(v), MaxFieldBytes)
+		}
+		// A cell no longer than a word may be needs no scan: most cells.
+		if len(v) <= MaxWordBytes {
+			continue
+		}
+		if n := LongestWord(v); n > MaxWordBytes {
+			return fmt.Errorf("column %s: a word of %d bytes, over the limit of %d", AllColumns[c], n, MaxWordBytes)
+		}
+	}
+	return nil
+}
+
+// LongestWord returns the length in bytes of the longest word of s, as
+// MaxWordBytes counts them: runs of anything but white space and ASCII
+// punctuation (an apostrophe, as in "O'Connell", is part of a word).
+func LongestWord(s string) int {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '\'' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return longest
 }
 
 // mapHeader finds each column's position; -1 for absent optional columns.

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/rowlimit"
 )
 
 // jsonStream reads the records of a JSON input one at a time, whatever
@@ -15,6 +18,7 @@ import (
 // held at a time.
 type jsonStream struct {
 	dec     *json.Decoder
+	in      *input
 	inArray bool
 	first   map[string]json.RawMessage // a record read while looking for an array
 	done    bool
@@ -23,11 +27,11 @@ type jsonStream struct {
 // arrayKeys hold the records in a wrapping object.
 var arrayKeys = []string{"features", "result", "results", "addresses", "data", "records"}
 
-func newJSONStream(r io.Reader) (*jsonStream, error) {
-	dec := json.NewDecoder(r)
+func newJSONStream(in *input) (*jsonStream, error) {
+	dec := json.NewDecoder(in)
 	dec.UseNumber()
-	s := &jsonStream{dec: dec}
-	tok, err := dec.Token()
+	s := &jsonStream{dec: dec, in: in}
+	tok, err := s.token()
 	if err != nil {
 		return nil, jsonErr(dec, err)
 	}
@@ -41,14 +45,14 @@ func newJSONStream(r io.Reader) (*jsonStream, error) {
 	}
 	obj := make(map[string]json.RawMessage)
 	for dec.More() {
-		kt, err := dec.Token()
+		kt, err := s.token()
 		if err != nil {
 			return nil, jsonErr(dec, err)
 		}
 		key, _ := kt.(string)
 		if slices.Contains(arrayKeys, key) {
 			// Look at the value: an array is the records.
-			vt, err := dec.Token()
+			vt, err := s.token()
 			if err != nil {
 				return nil, jsonErr(dec, err)
 			}
@@ -65,12 +69,12 @@ func newJSONStream(r io.Reader) (*jsonStream, error) {
 			continue
 		}
 		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, jsonErr(dec, err)
+		if err := s.decode(&v); err != nil {
+			return nil, err
 		}
 		obj[key] = v
 	}
-	if _, err := dec.Token(); err != nil { // the closing brace
+	if _, err := s.token(); err != nil { // the closing brace
 		return nil, jsonErr(dec, err)
 	}
 	s.first = obj
@@ -96,22 +100,49 @@ func (s *jsonStream) next(v any) (bool, error) {
 	if !s.dec.More() {
 		s.done = true
 		if s.inArray {
-			if _, err := s.dec.Token(); err != nil {
-				return false, jsonErr(s.dec, err)
+			if _, err := s.token(); err != nil {
+				return false, err
 			}
 		}
 		return false, nil
 	}
-	if err := s.dec.Decode(v); err != nil {
-		return false, jsonErr(s.dec, err)
+	if err := s.decode(v); err != nil {
+		return false, err
 	}
 	return true, nil
+}
+
+// token reads the next token, as json.Decoder.Token, and moves the row
+// limit past it.
+func (s *jsonStream) token() (json.Token, error) {
+	t, err := s.dec.Token()
+	if err != nil {
+		return nil, jsonErr(s.dec, err)
+	}
+	s.in.mark(s.dec.InputOffset())
+	return t, nil
+}
+
+// decode decodes the next value into v, as json.Decoder.Decode, and moves
+// the row limit past it; a value over the limit stops the conversion.
+func (s *jsonStream) decode(v any) error {
+	from := s.in.end
+	if err := s.dec.Decode(v); err != nil {
+		return jsonErr(s.dec, err)
+	}
+	if n := s.in.mark(s.dec.InputOffset()); n > gazetteer.MaxRowBytes {
+		return &SourceError{Err: fmt.Errorf("JSON at byte %d: %w", from-s.in.bom, errLongRecord)}
+	}
+	return nil
 }
 
 // jsonErr says where in the input a JSON error is.
 func jsonErr(dec *json.Decoder, err error) error {
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
+	}
+	if errors.Is(err, rowlimit.ErrTooLong) {
+		return &SourceError{Err: fmt.Errorf("JSON at byte %d: %w", dec.InputOffset(), errLongRecord)}
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {

@@ -35,7 +35,7 @@ func OpenAddresses(ctx context.Context, r io.Reader, w io.Writer, country string
 		return Stats{}, fmt.Errorf("%w: OpenAddresses needs the country (ISO code or name), got %q", ErrFormat, country)
 	}
 	country = iso
-	br, isJSON, err := openInput(r)
+	src, isJSON, err := openInput(r)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -57,7 +57,7 @@ func OpenAddresses(ctx context.Context, r io.Reader, w io.Writer, country string
 	}
 	var next func(*gazetteer.Record) (bool, error)
 	if isJSON {
-		js, err := newJSONStream(br)
+		js, err := newJSONStream(src)
 		if err != nil {
 			return st, err
 		}
@@ -85,7 +85,7 @@ func OpenAddresses(ctx context.Context, r io.Reader, w io.Writer, country string
 			return true, nil
 		}
 	} else {
-		cr, header, cols, err := csvFirstRow(br)
+		cr, header, cols, err := csvFirstRow(src)
 		if err != nil {
 			return st, err
 		}

@@ -45,14 +45,14 @@ var pafHeaderWords = map[string]bool{
 // postcode), or by the postcode when the record has none (JE, GY, IM).
 // Post towns in capitals are written in mixed case.
 func PAF(ctx context.Context, r io.Reader, w io.Writer) (Stats, error) {
-	br, isJSON, err := openInput(r)
+	src, isJSON, err := openInput(r)
 	if err != nil {
 		return Stats{}, err
 	}
 	var st Stats
 	var next func(*gazetteer.Record) (bool, error)
 	if isJSON {
-		js, err := newJSONStream(br)
+		js, err := newJSONStream(src)
 		if err != nil {
 			return st, err
 		}
@@ -71,7 +71,7 @@ func PAF(ctx context.Context, r io.Reader, w io.Writer) (Stats, error) {
 			return true, nil
 		}
 	} else {
-		cr, first, cols, err := csvFirstRow(br)
+		cr, first, cols, err := csvFirstRow(src)
 		if err != nil {
 			return st, err
 		}
@@ -283,8 +283,12 @@ func jsonString(v any) string {
 // csvErr makes a CSV reading error a SourceError naming the line.
 func csvErr(err error) error {
 	var pe *csv.ParseError
-	if errors.As(err, &pe) {
+	var se *SourceError
+	switch {
+	case errors.As(err, &pe):
 		return &SourceError{Line: pe.StartLine, Err: pe.Err}
+	case errors.As(err, &se):
+		return se
 	}
 	return fmt.Errorf("refimport: %w", err)
 }

@@ -3,6 +3,14 @@
 // GeoJSON), into the reference CSV format of the embedded service
 // (gazetteer/FORMAT.md). It streams: a row is read, converted and written
 // before the next is read.
+//
+// What it writes keeps the reference's limits (gazetteer.MaxFieldBytes,
+// MaxWordBytes): a record with a longer value is left out and counted in
+// Stats.Skipped, as other records the reference cannot take. A source
+// record (a CSV row, a JSON record or feature) over gazetteer.MaxRowBytes
+// stops the conversion with a *SourceError naming where it is, after at
+// most twice that much of it is read: sources are messy, but such a
+// record is no address, and reading on would mean holding it whole.
 package refimport
 
 import (
@@ -17,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/rowlimit"
 )
 
 // Stats tell what a conversion did.
@@ -93,14 +102,16 @@ func (e *SourceError) Unwrap() error { return e.Err }
 
 // writeAll writes the records next yields in the reference format, all of
 // its columns, counting them in st; next returns false at the end and an
-// error to stop. The context is checked every 4,096 records.
+// error to stop. A record with a value over the reference's limits is
+// left out, counted: written, it would not load. The context is checked
+// every 256 records (at most 16 MB of the source, by its row limit).
 func writeAll(ctx context.Context, w io.Writer, st *Stats, next func(*gazetteer.Record) (bool, error)) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var rerr error
 	werr := gazetteer.WriteCSVColumns(bw, gazetteer.AllColumns, func(yield func(gazetteer.Record) bool) {
 		var r gazetteer.Record
 		for n := 0; ; n++ {
-			if n&4095 == 0 {
+			if n&255 == 0 {
 				if err := ctx.Err(); err != nil {
 					rerr = err
 					return
@@ -118,6 +129,10 @@ func writeAll(ctx context.Context, w io.Writer, st *Stats, next func(*gazetteer.
 			if r.ID == "" {
 				continue // skipped, counted by next
 			}
+			if reason := overLimits(&r); reason != "" {
+				st.skip(reason)
+				continue
+			}
 			st.Written++
 			if !yield(r) {
 				return
@@ -134,6 +149,30 @@ func writeAll(ctx context.Context, w io.Writer, st *Stats, next func(*gazetteer.
 		return fmt.Errorf("refimport: %w", err)
 	}
 	return nil
+}
+
+// Why a record is left out that gazetteer.Load would refuse for a length.
+var (
+	reasonLongValue = fmt.Sprintf("value over %d bytes", gazetteer.MaxFieldBytes)
+	reasonLongWord  = fmt.Sprintf("word over %d bytes", gazetteer.MaxWordBytes)
+)
+
+// overLimits returns why a value of r is longer than the reference's
+// limits allow (gazetteer.MaxFieldBytes, MaxWordBytes), or "". The row
+// limit needs no check: the values within theirs make a row of at most
+// about 33 KB.
+func overLimits(r *gazetteer.Record) string {
+	for _, v := range [...]string{r.ID, r.BuildingID, r.Organisation, r.Department, r.SubBuilding,
+		r.BuildingName, r.BuildingNumber, r.DependentStreet, r.Street, r.DoubleDependentLocality,
+		r.Locality, r.City, r.Region, r.Postcode, r.Country, r.POBox} {
+		if len(v) > gazetteer.MaxFieldBytes {
+			return reasonLongValue
+		}
+		if len(v) > gazetteer.MaxWordBytes && gazetteer.LongestWord(v) > gazetteer.MaxWordBytes {
+			return reasonLongWord
+		}
+	}
+	return ""
 }
 
 // fieldKey folds a column or property name for lookup: lower case, runs
@@ -165,27 +204,51 @@ func peekJSON(br *bufio.Reader) (bool, error) {
 	return len(b) > 0 && (b[0] == '[' || b[0] == '{'), nil
 }
 
-// skipBOM drops a UTF-8 byte-order mark.
-func skipBOM(br *bufio.Reader) {
-	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
-		_, _ = br.Discard(3)
-	}
+// input is a source as the converters read it: buffered, its byte-order
+// mark dropped, a source record at most gazetteer.MaxRowBytes long.
+type input struct {
+	*bufio.Reader
+	lr  *rowlimit.Reader
+	bom int64 // bytes dropped before the buffer's first
+	end int64 // where the last record ends, in bytes of the source
 }
+
+// inputBuffer is the size of the input's buffer, and so how far the
+// parsers may read ahead of the record they are on.
+const inputBuffer = 64 << 10
 
 // openInput buffers r, drops a UTF-8 byte-order mark and says whether the
 // input is JSON rather than CSV.
-func openInput(r io.Reader) (*bufio.Reader, bool, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	skipBOM(br)
-	isJSON, err := peekJSON(br)
-	return br, isJSON, err
+func openInput(r io.Reader) (*input, bool, error) {
+	lr := rowlimit.New(r, gazetteer.MaxRowBytes, inputBuffer)
+	in := &input{Reader: bufio.NewReaderSize(lr, inputBuffer), lr: lr}
+	if b, err := in.Peek(3); err == nil && string(b) == "\ufeff" {
+		_, _ = in.Discard(3)
+		in.bom = 3
+	}
+	isJSON, err := peekJSON(in.Reader)
+	return in, isJSON, err
 }
 
-// csvFirstRow starts reading CSV from r: the reader, the first row, and its
-// cells as field keys (fieldKey).
-func csvFirstRow(r io.Reader) (*csv.Reader, []string, []string, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
+// mark tells the row limit that a record ends at off, the parser's input
+// offset, and returns the record's length.
+func (in *input) mark(off int64) int64 {
+	off += in.bom
+	n := off - in.end
+	in.end = off
+	in.lr.Mark(off)
+	return n
+}
+
+// errLongRecord is a source record over gazetteer.MaxRowBytes: the
+// conversion stops there, since reading on would mean holding it.
+var errLongRecord = fmt.Errorf("a record over %d bytes, the limit", gazetteer.MaxRowBytes)
+
+// csvFirstRow starts reading CSV from in: the reader, the first row, and
+// its cells as field keys (fieldKey).
+func csvFirstRow(in *input) (*csvInput, []string, []string, error) {
+	cr := &csvInput{r: csv.NewReader(in.Reader), in: in} // which reuses in's buffer
+	cr.r.FieldsPerRecord = -1
 	first, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, nil, nil, fmt.Errorf("%w: empty input", ErrFormat)
@@ -198,4 +261,34 @@ func csvFirstRow(r io.Reader) (*csv.Reader, []string, []string, error) {
 		keys[i] = fieldKey(h)
 	}
 	return cr, first, keys, nil
+}
+
+// csvInput is a CSV reader that keeps the row limit of its input.
+type csvInput struct {
+	r  *csv.Reader
+	in *input
+}
+
+// Read reads a row, as csv.Reader.Read; a row over the limit is a
+// *SourceError naming its line.
+func (c *csvInput) Read() ([]string, error) {
+	row, err := c.r.Read()
+	if errors.Is(err, rowlimit.ErrTooLong) {
+		line := 0
+		if len(row) > 0 {
+			line, _ = c.r.FieldPos(0)
+		}
+		var te *rowlimit.TooLongError
+		if line == 0 && errors.As(err, &te) {
+			line = te.Line
+		}
+		return nil, &SourceError{Line: line, Err: errLongRecord}
+	}
+	if err == nil || errors.Is(err, csv.ErrFieldCount) {
+		if n := c.in.mark(c.r.InputOffset()); n > gazetteer.MaxRowBytes {
+			line, _ := c.r.FieldPos(0)
+			return nil, &SourceError{Line: line, Err: errLongRecord}
+		}
+	}
+	return row, err
 }

@@ -90,7 +90,7 @@ func cmdReference(ctx context.Context, args []string, s streams) error {
 	}
 	st, err := convertAtomically(ctx, out, func(w io.Writer) (refimport.Stats, error) { return conv(ctx, src, w) })
 	if err != nil {
-		return withCode(exitFatal, fmt.Errorf("reference import: %w", err))
+		return loadError(ctx, fmt.Errorf("reference import: %w", err))
 	}
 	fmt.Fprintf(s.err, "addrclean: %s: %s\n", out, st)
 	return nil

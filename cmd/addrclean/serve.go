@@ -126,7 +126,7 @@ func cmdServe(ctx context.Context, args []string, s streams) error {
 	start := time.Now()
 	ix, err := loadReference(ctx, o.reference)
 	if err != nil {
-		return withCode(exitFatal, err)
+		return err
 	}
 	log.Info().Int("addresses", ix.Len()).Str("reference", referenceName(o.reference)).
 		Stringer("took", time.Since(start).Round(time.Millisecond)).Msg("reference loaded")
@@ -211,16 +211,33 @@ func serveIntegrations(path string) (ins []service.Integration, dev bool, err er
 	return []service.Integration{in}, true, nil
 }
 
-// loadReference loads the reference file, or the bundled sample.
+// loadReference loads the reference file, or the bundled sample; its
+// error carries the exit code: interrupted when ctx ended the load (the
+// first Ctrl-C or SIGTERM), fatal otherwise.
 func loadReference(ctx context.Context, path string) (*gazetteer.Index, error) {
+	var ix *gazetteer.Index
+	var err error
 	if path == "" {
-		ix, err := gazetteer.Load(ctx, sampledata.Reference())
+		ix, err = gazetteer.Load(ctx, sampledata.Reference())
 		if err != nil {
-			return nil, fmt.Errorf("bundled sample reference: %w", err)
+			err = fmt.Errorf("bundled sample reference: %w", err)
 		}
-		return ix, nil
+	} else {
+		ix, err = gazetteer.LoadFile(ctx, path)
 	}
-	return gazetteer.LoadFile(ctx, path)
+	return ix, loadError(ctx, err)
+}
+
+// loadError gives err the exit code of a load that ctx ended, or the
+// fatal one.
+func loadError(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return withCode(exitInterrupted, err)
+	}
+	return withCode(exitFatal, err)
 }
 
 func referenceName(path string) string {
