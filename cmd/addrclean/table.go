@@ -59,6 +59,13 @@ type tableRun struct {
 
 	srcDB, outDB table.Database
 	source       *table.Source
+	sinks        []namedSink // the table outputs, for their counts
+}
+
+// namedSink is a table output and how the summary names it.
+type namedSink struct {
+	name string
+	sink *table.Sink
 }
 
 func (t *tableRun) hasOutputs() bool { return t != nil && t.out != nil }
@@ -115,7 +122,7 @@ func (o *runOptions) setupTables() error {
 			tr.identity = u.Display + " query " + t.query
 			o.input = u.Display + " (query)"
 		}
-		if o.out == "" && t.outTable == "" {
+		if o.out == "" && t.outTable == "" && !o.dryRun {
 			return usageErrorf("a database INPUT needs --out-table NAME or -o PATH for its results")
 		}
 		tr.out = u
@@ -343,29 +350,25 @@ func (o *runOptions) openAllOutputs(ctx context.Context, src readers.Reader, map
 		return outs, nil
 	}
 	idName := mapper.Columns()["id"]
-	if idName == "" {
-		return fail(usageErrorf("--out-table and --review-table key their rows by the id column: give --id-col COLUMN"))
-	}
 	keyType := table.Text
 	if tr.source != nil {
 		keyType = table.KeyType(tr.source.Columns(), idName)
 	}
-	for _, s := range []struct {
-		name table.Name
-		kind table.Kind
-	}{{tr.outName, table.Enriched}, {tr.revName, table.Review}} {
-		if s.name.Table == "" {
-			continue
+	for _, out := range o.tableOutputs(idName, keyType) {
+		kind := table.Enriched
+		if out.Deletes {
+			kind = table.Review
 		}
-		shown := "table " + s.name.String()
-		w, err := table.NewSink(ctx, tr.outDB, s.name, shown, table.SinkOptions{
-			Kind: s.kind, Key: idName, KeyType: keyType, KeyIndex: slices.Index(src.Header(), idName), MarkCached: o.markCached,
+		shown := "table " + out.Name.String()
+		w, err := table.NewSink(ctx, tr.outDB, out.Name, shown, table.SinkOptions{
+			Kind: kind, Key: idName, KeyType: keyType, KeyIndex: slices.Index(src.Header(), idName), MarkCached: o.markCached,
 			RunTime: tr.runTime, Logger: log, BatchRows: tableBatchRows,
 		})
 		if err != nil {
-			return fail(tableError(err))
+			return fail(tableSetupError(ctx, err))
 		}
 		outs = append(outs, w)
+		tr.sinks = append(tr.sinks, namedSink{name: shown, sink: w})
 	}
 	return outs, nil
 }

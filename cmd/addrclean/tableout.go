@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/table"
+)
+
+// tableOutputs are the output tables of the run, as the checks take them.
+func (o *runOptions) tableOutputs(idName string, keyType table.Type) []table.Output {
+	tr := o.tr
+	var outs []table.Output
+	for _, s := range []struct {
+		flag string
+		name table.Name
+		kind table.Kind
+	}{{"--out-table", tr.outName, table.Enriched}, {"--review-table", tr.revName, table.Review}} {
+		if s.name.Table != "" {
+			outs = append(outs, table.Output{Flag: s.flag, Name: s.name, Key: idName, KeyType: keyType,
+				Cols: table.Columns(s.kind, o.markCached), Deletes: s.kind == table.Review})
+		}
+	}
+	return outs
+}
+
+// prepareTables checks the output tables and readies them, before the
+// journal is touched and before the first call is paid: none may be a
+// table the input reads, under any spelling; each must be able to take
+// what the run writes (or be created); then the DDL runs in one
+// transaction. A refusal leaves every database as it was.
+func (o *runOptions) prepareTables(ctx context.Context, idName string, log zerolog.Logger) error {
+	tr := o.tr
+	if !tr.hasOutputs() {
+		return nil
+	}
+	if idName == "" {
+		return usageErrorf("--out-table and --review-table key their rows by the id column: give --id-col COLUMN")
+	}
+	keyType := table.Text
+	if tr.source != nil {
+		keyType = table.KeyType(tr.source.Columns(), idName)
+	}
+	outs := o.tableOutputs(idName, keyType)
+	if o.isTableSource() {
+		in := table.Input{DB: tr.srcDB, Table: tr.srcName, Query: tr.query, Shown: "--query"}
+		if tr.srcName.Table != "" {
+			in.Query = table.TableQuery(tr.srcName, tr.where, idName)
+			in.Shown = "--table " + tr.srcName.String()
+		}
+		if err := table.CheckNotInput(ctx, in, tr.outDB, outs); err != nil {
+			return tableSetupError(ctx, err)
+		}
+	}
+	if err := table.Prepare(ctx, tr.outDB, outs); err != nil {
+		return tableSetupError(ctx, err)
+	}
+	log.Debug().Int("tables", len(outs)).Msg("output tables checked and ready")
+	return nil
+}
+
+// tableSetupError is tableError for the checks and set-up of the output
+// tables: a refusal is a usage error, an interrupt exit 130 (the set-up is
+// one transaction: nothing was changed).
+func tableSetupError(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return withCode(exitInterrupted, errors.New("interrupted while checking and setting up the output tables: nothing was changed"))
+	case errors.Is(err, table.ErrInputTable), errors.Is(err, table.ErrRefused):
+		return withCode(exitUsage, err)
+	}
+	return tableError(err)
+}
+
+// tableCounts are what a run did to one output table, for the summary.
+type tableCounts struct {
+	Table     string `json:"table"`
+	Inserted  int64  `json:"inserted"`
+	Updated   int64  `json:"updated"`
+	Unchanged int64  `json:"unchanged"`
+	Deleted   int64  `json:"deleted"`
+}
+
+func (c tableCounts) String() string {
+	return fmt.Sprintf("%s: inserted %d, updated %d, unchanged %d, deleted %d", c.Table, c.Inserted, c.Updated, c.Unchanged, c.Deleted)
+}
+
+// tableCounts returns the counts of the run's table sinks, once closed.
+func (o *runOptions) tableCounts() []tableCounts {
+	if o.tr == nil {
+		return nil
+	}
+	var out []tableCounts
+	for _, s := range o.tr.sinks {
+		c := s.sink.Counts()
+		out = append(out, tableCounts{Table: s.name, Inserted: c.Inserted, Updated: c.Updated, Unchanged: c.Unchanged, Deleted: c.Deleted})
+	}
+	return out
+}
