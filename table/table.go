@@ -323,6 +323,9 @@ type URL struct {
 	// Display is the URL without any password, for logs, errors and the
 	// journal.
 	Display string
+	// HasPassword is set when the URL holds a password, which any user of
+	// the machine can read in the process list.
+	HasPassword bool
 }
 
 // String returns Display, so that a URL printed by mistake shows no
@@ -355,14 +358,38 @@ func ParseURL(raw string) (*URL, error) {
 		}
 		return &URL{Raw: raw, Scheme: "sqlite", Path: p, Display: "sqlite:" + p}, nil
 	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
+		if userinfoHasAt(raw) {
+			// Drivers split such a URL at the first @ and show the rest
+			// of the password as a host name: show none of it.
+			return nil, fmt.Errorf("%w: the user name or password of the postgres:// URL holds an '@' (or a '/', '?' or '#'): "+
+				"write it as %%40 (%%2F, %%3F, %%23); better, put the password in PGPASSWORD or ~/.pgpass", ErrBadURL)
+		}
 		u, err := url.Parse(raw)
 		if err != nil {
 			// url's errors quote the whole URL, password and all.
 			return nil, fmt.Errorf("%w: %s is not a valid URL", ErrBadURL, redactText(raw))
 		}
-		return &URL{Raw: raw, Scheme: "postgres", Display: redactURL(u)}, nil
+		_, pw := u.User.Password()
+		for k := range u.Query() {
+			pw = pw || secretParams[strings.ToLower(k)]
+		}
+		return &URL{Raw: raw, Scheme: "postgres", Display: redactURL(u), HasPassword: pw}, nil
 	}
 	return nil, fmt.Errorf("%w: %q: want postgres://user@host:port/db or sqlite:PATH", ErrBadURL, redactText(raw))
+}
+
+// userinfoHasAt reports a URL whose user name or password holds a
+// character that ends it early: a second '@', or an '@' after a '/', '?'
+// or '#' (the userinfo was cut there, and the rest of the password would
+// be read as a host, path or parameter and shown as such).
+func userinfoHasAt(raw string) bool {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return false
+	}
+	rest := raw[i+3:]
+	at := strings.IndexByte(rest, '@')
+	return strings.Count(rest, "@") > 1 || (at >= 0 && strings.ContainsAny(rest[:at], "/?#"))
 }
 
 // redactURL spells u without its password, secret parameters dropped and

@@ -252,6 +252,9 @@ func applyTables(ctx context.Context, dbURL string, o applyOptions, s streams) e
 		}
 		names[f.flag] = n
 	}
+	if u.HasPassword {
+		fmt.Fprintln(s.err, "addrclean: warning: "+urlPasswordWarning)
+	}
 	db, err := table.Open(ctx, u, table.Options{ReadOnly: o.final == ""})
 	if err != nil {
 		return tableError(err)
@@ -260,6 +263,13 @@ func applyTables(ctx context.Context, dbURL string, o applyOptions, s streams) e
 	j := table.Join{DB: db, Input: o.query, Out: names["--out-table"], Review: names["--review-table"]}
 	if o.table != "" {
 		j.Input = table.InputQuery(names["--table"], o.where)
+	}
+	if o.final != "" {
+		// Before anything is read: the final table must be none of the
+		// tables the command reads, under any spelling.
+		if err := checkFinalTable(ctx, db, j, names["--table"], names["--final-table"]); err != nil {
+			return err
+		}
 	}
 	cols, err := j.InputColumns(ctx)
 	if err != nil {

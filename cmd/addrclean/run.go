@@ -48,6 +48,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		}()
 	}
 	defer repeats.report(log)
+	if o.tr != nil {
+		warnURLPassword(log, o.tr.src, o.tr.out)
+	}
 	delim, err := parseDelimiter(o.delimiter)
 	if err != nil {
 		return usageErrorf("%w", err)

@@ -29,6 +29,7 @@ import (
 type tableOptions struct {
 	table, query, where          string
 	outTable, reviewTable, outDB string
+	lockTimeout                  time.Duration
 }
 
 func addTableFlags(fs *flag.FlagSet, t *tableOptions) {
@@ -38,6 +39,7 @@ func addTableFlags(fs *flag.FlagSet, t *tableOptions) {
 	fs.StringVar(&t.outTable, "out-table", "", "upsert the enriched results (id + av_ columns + verified_at) into table `NAME`, created if missing")
 	fs.StringVar(&t.reviewTable, "review-table", "", "upsert the rows to review into table `NAME`, created if missing; rows no longer to review leave it")
 	fs.StringVar(&t.outDB, "out-db", "", "`DBURL` of the database of --out-table and --review-table (default: the INPUT's database)")
+	fs.DurationVar(&t.lockTimeout, "lock-timeout", table.DefaultLockTimeout, "the longest a set-up or write of an output table waits for a lock before the run stops with an error")
 }
 
 // tableBatchRows, when positive, overrides table.DefaultBatchRows; tests
@@ -137,6 +139,9 @@ func (o *runOptions) setupTables() error {
 	if t.outTable == "" && t.reviewTable == "" {
 		tr.out = nil
 	}
+	if t.lockTimeout <= 0 {
+		return usageErrorf("--lock-timeout %v: want a positive duration such as 10s", t.lockTimeout)
+	}
 	var err error
 	if t.outTable != "" {
 		if tr.outName, err = table.ParseName(t.outTable); err != nil {
@@ -169,7 +174,7 @@ func tableError(err error) error {
 	var me *readers.MappingError
 	switch {
 	case errors.Is(err, table.ErrNoTable), errors.Is(err, table.ErrNoColumn), errors.Is(err, table.ErrBadQuery),
-		errors.As(err, &me):
+		errors.Is(err, table.ErrInputTable), errors.Is(err, table.ErrRefused), errors.As(err, &me):
 		return withCode(exitUsage, err)
 	}
 	return withCode(exitFatal, err)
@@ -190,7 +195,7 @@ func (o *runOptions) openInput(ctx context.Context, ropts readers.Options, spec 
 		tr.srcDB = db
 	}
 	if tr.hasOutputs() {
-		db, err := table.Open(ctx, tr.out, table.Options{})
+		db, err := table.Open(ctx, tr.out, table.Options{LockTimeout: o.tables.lockTimeout})
 		if err != nil {
 			return nil, tableError(err)
 		}

@@ -66,11 +66,8 @@ func (o *runOptions) prepareTables(ctx context.Context, idName string, log zerol
 // tables: a refusal is a usage error, an interrupt exit 130 (the set-up is
 // one transaction: nothing was changed).
 func tableSetupError(ctx context.Context, err error) error {
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
 		return withCode(exitInterrupted, errors.New("interrupted while checking and setting up the output tables: nothing was changed"))
-	case errors.Is(err, table.ErrInputTable), errors.Is(err, table.ErrRefused):
-		return withCode(exitUsage, err)
 	}
 	return tableError(err)
 }
@@ -99,4 +96,53 @@ func (o *runOptions) tableCounts() []tableCounts {
 		out = append(out, tableCounts{Table: s.name, Inserted: c.Inserted, Updated: c.Updated, Unchanged: c.Unchanged, Deleted: c.Deleted})
 	}
 	return out
+}
+
+// warnURLPassword warns, once, when a database URL holds a password: the
+// command line is readable by every user of the machine (ps) for as long
+// as the command runs.
+func warnURLPassword(log zerolog.Logger, urls ...*table.URL) {
+	for _, u := range urls {
+		if u != nil && u.HasPassword {
+			log.Warn().Msg(urlPasswordWarning)
+			return
+		}
+	}
+}
+
+const urlPasswordWarning = "the DBURL holds a password, which every user of this machine can read in the process list " +
+	"while the command runs: put it in PGPASSWORD or ~/.pgpass instead"
+
+// checkFinalTable refuses an apply --final-table that is a table the
+// input reads, or the run's out-table or review table, whatever the
+// spelling.
+func checkFinalTable(ctx context.Context, db table.Database, j table.Join, input table.Name, final table.Name) error {
+	in := table.Input{DB: db, Table: input, Query: j.Input, Shown: "--query"}
+	if input.Table != "" {
+		in.Shown = "--table " + input.String()
+	}
+	out := table.Output{Flag: "--final-table", Name: final}
+	if err := table.CheckNotInput(ctx, in, db, []table.Output{out}); err != nil {
+		return tableSetupError(ctx, err)
+	}
+	f, ok, err := db.Resolve(ctx, final)
+	if err != nil {
+		return tableSetupError(ctx, err)
+	}
+	if !ok {
+		return nil // to be created: none of the others
+	}
+	for _, o := range []struct {
+		flag string
+		n    table.Name
+	}{{"--out-table", j.Out}, {"--review-table", j.Review}} {
+		r, ok, err := db.Resolve(ctx, o.n)
+		if err != nil {
+			return tableSetupError(ctx, err)
+		}
+		if ok && r.ID == f.ID {
+			return usageErrorf("--final-table %s is table %s, the run's %s %s: name another table", final, f.Name, o.flag, o.n)
+		}
+	}
+	return nil
 }

@@ -45,7 +45,9 @@ func (d *DB) Resolve(ctx context.Context, n table.Name) (table.Relation, bool, e
 	var name string
 	err := d.meta.QueryRow(ctx, `SELECT c.oid, quote_ident(s.nspname) || '.' || quote_ident(c.relname)
 		FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE c.oid = to_regclass($1)`, n.SQL()).Scan(&oid, &name)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, pgx.ErrNoRows) || denied(err) {
+		// A table in a schema this role may not use is none the input
+		// reads either: the input's query would be refused.
 		return table.Relation{}, false, nil
 	}
 	if err != nil {
@@ -100,6 +102,12 @@ func (d *DB) Reads(ctx context.Context, query string) ([]table.Relation, error) 
 	return out, d.wrap(rows.Err())
 }
 
+// denied reports SQLSTATE 42501, insufficient privilege.
+func denied(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42501"
+}
+
 // walkPlan calls f for every node of an EXPLAIN (FORMAT JSON) plan that
 // names a relation.
 func walkPlan(v any, f func(schema, rel string)) {
@@ -131,6 +139,10 @@ func (d *DB) Describe(ctx context.Context, n table.Name) (table.TableInfo, error
 		&info.Relation.Name, &info.Relation.ID, &kind, &info.Priv.Insert, &info.Priv.Update, &info.Priv.Delete, &info.Priv.Alter)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return d.describeMissing(ctx, n)
+	}
+	if denied(err) {
+		info.NoPlace = fmt.Sprintf("this user may not use schema %s (no USAGE privilege)", table.Name{Table: n.Schema})
+		return info, nil
 	}
 	if err != nil {
 		return info, d.wrap(err)
