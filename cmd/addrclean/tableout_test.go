@@ -11,8 +11,10 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/internal/pgtest"
+	"github.com/addrclean/addrclean/pipeline"
 )
 
 // catalog is every relation of the database with its columns and types,
@@ -352,5 +354,71 @@ func TestRunTableConcurrentFirstRuns(t *testing.T) {
 	}
 	if _, rows := dbRows(t, dbURL, "SELECT count(*) FROM av"); rows[0][0] != strconv.Itoa(n) {
 		t.Errorf("%s rows in av, want %d", rows[0][0], n)
+	}
+}
+
+// TestApplyFinalTableIdentity: apply's --final-table may be none of the
+// tables the command reads (the input, through a view or a --query, the
+// run's out-table or review table), whatever the spelling; the refusal
+// changes nothing.
+func TestApplyFinalTableIdentity(t *testing.T) {
+	for name, newDB := range applyDBs(t) {
+		t.Run(name, func(t *testing.T) {
+			isolateJournals(t)
+			dbURL := newDB(t)
+			loadSample(t, dbURL, "customers")
+			dbExec(t, dbURL, `CREATE VIEW cv AS SELECT * FROM customers`)
+			r := runDB(t, t.TempDir(), "--country", "IE", "--limit", "20", "--table", "customers", "--id-col", "Customer ID",
+				"--out-table", "av", "--review-table", "rv", dbURL)
+			wantExit(t, r, exitOK, exitRowErrors)
+			schema := map[bool]string{true: "main", false: "public"}[strings.HasPrefix(dbURL, "sqlite:")]
+			for _, tc := range []struct {
+				input []string
+				final string
+				want  string
+			}{
+				{[]string{"--table", "customers"}, schema + ".customers", "never written"},
+				{[]string{"--table", "cv"}, "customers", "never written"},
+				{[]string{"--query", "SELECT * FROM customers"}, schema + ".customers", "read by the input"},
+				{[]string{"--table", "customers"}, schema + ".av", "the run's --out-table"},
+				{[]string{"--table", "customers"}, schema + ".rv", "the run's --review-table"},
+			} {
+				t.Run(tc.final+" "+tc.input[1], func(t *testing.T) {
+					before := catalog(t, dbURL, "customers")
+					code, _, stderr := cli(append(append([]string{"apply", dbURL}, tc.input...), "--id-col", "Customer ID", "--country", "IE",
+						"--out-table", "av", "--review-table", "rv", "--final-table", tc.final)...)
+					if code != exitUsage || !strings.Contains(stderr, tc.want) {
+						t.Fatalf("exit %d, want 2 with %q:\n%s", code, tc.want, stderr)
+					}
+					if after := catalog(t, dbURL, "customers"); after != before {
+						t.Errorf("the database changed:\nbefore %s\nafter  %s", before, after)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestRunTableDryRunNoOutput: --dry-run over a table needs no output, and a
+// run with no review output has no review line in its summary.
+func TestRunTableDryRunNoOutput(t *testing.T) {
+	isolateJournals(t)
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
+	n := loadSample(t, dbURL, "customers")
+	r := runDB(t, t.TempDir(), "--dry-run", "--country", "IE", "--table", "customers", "--id-col", "Customer ID", dbURL)
+	wantExit(t, r, exitOK)
+	if !strings.Contains(r.stdout, fmt.Sprintf("data rows:   %d", n)) {
+		t.Fatalf("dry run:\n%s\n%s", r.stdout, r.stderr)
+	}
+	r = runDB(t, t.TempDir(), "--country", "IE", "--table", "customers", "--id-col", "Customer ID", "--out-table", "av", dbURL)
+	wantExit(t, r, exitOK, exitRowErrors)
+	if strings.Contains(r.stderr, `"review":`) {
+		t.Errorf("the summary names a review output there is none of:\n%s", tail(r.stderr, 1500))
+	}
+	var text strings.Builder
+	o := runOptions{input: "x"}
+	printSummary(&text, false, zerolog.Nop(), o, pipeline.Stats{}, "table av", "", true)
+	if strings.Contains(text.String(), "review") {
+		t.Errorf("text summary with an empty review line:\n%s", text.String())
 	}
 }

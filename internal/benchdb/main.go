@@ -33,7 +33,14 @@ func main() {
 	refSize := flag.Int("reference", 100000, "addresses in the generated reference")
 	repeat := flag.Int("repeat", 3, "runs of each kind, taking turns; the fastest is shown")
 	applyToo := flag.Bool("apply", false, "also measure addrclean apply over the outputs of the runs: files against tables")
+	nightlyOnly := flag.Bool("nightly", false, "measure only a second, unchanged run over the PostgreSQL tables: rows updated, WAL bytes, wall")
 	flag.Parse()
+	run := run
+	if *nightlyOnly {
+		run = func(ctx context.Context, bin string, n, refSize, _ int, _ bool) error {
+			return nightly(ctx, bin, n, refSize)
+		}
+	}
 	if err := run(context.Background(), *bin, *rows, *refSize, *repeat, *applyToo); err != nil {
 		fmt.Fprintln(os.Stderr, "benchdb:", err)
 		os.Exit(1)
@@ -273,4 +280,105 @@ func load(ctx context.Context, url, in string, header []string) error {
 		return err
 	}
 	return db.Exec(ctx, "ANALYZE customers")
+}
+
+// nightly runs the PostgreSQL table run twice over the same rows, the
+// second as a nightly job would find them (nothing changed), and prints
+// what the second wrote: rows updated (a trigger counts them), WAL bytes
+// (pg_current_wal_lsn before and after) and wall time, against the first.
+func nightly(ctx context.Context, bin string, n, refSize int) error {
+	dir, err := os.MkdirTemp("", "addrclean-benchdb-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	refPath := filepath.Join(dir, "reference.csv")
+	refs, err := synth.WriteReference(refPath, synth.SampleSeed, refSize)
+	if err != nil {
+		return err
+	}
+	in := filepath.Join(dir, "in.csv")
+	header, err := writeInput(in, refs, n)
+	if err != nil {
+		return err
+	}
+	srv, err := pgtest.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	dbName, err := srv.NewDB(ctx)
+	if err != nil {
+		return err
+	}
+	pgURL := srv.URL(pgtest.User, dbName)
+	if err := load(ctx, pgURL, in, header); err != nil {
+		return err
+	}
+	u, err := table.ParseURL(pgURL)
+	if err != nil {
+		return err
+	}
+	db, err := table.Open(ctx, u, table.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	args := []string{"run", "--no-progress", "--log-format", "json", "--log-level", "warn", "--reference", refPath,
+		"--id-col", "Customer ID", "--table", "customers", "--out-table", "customers_av", "--review-table", "customers_review", pgURL}
+	first, err := measure(ctx, bin, "first run (tables created and filled)", n, args...)
+	if err != nil {
+		return err
+	}
+	for _, s := range []string{"CREATE TABLE updates (n bigint)", "INSERT INTO updates VALUES (0)",
+		"CREATE FUNCTION count_update() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN UPDATE updates SET n = n + 1; RETURN NULL; END $$",
+		"CREATE TRIGGER count_av AFTER UPDATE ON customers_av FOR EACH ROW EXECUTE FUNCTION count_update()",
+		"CREATE TRIGGER count_rv AFTER UPDATE ON customers_review FOR EACH ROW EXECUTE FUNCTION count_update()"} {
+		if err := db.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	lsn := func() (string, error) {
+		rows, err := db.Select(ctx, "SELECT pg_current_wal_lsn()::text")
+		if err != nil {
+			return "", err
+		}
+		defer rows.Close()
+		cells, err := rows.Next(ctx)
+		if err != nil {
+			return "", err
+		}
+		return cells[0], nil
+	}
+	before, err := lsn()
+	if err != nil {
+		return err
+	}
+	second, err := measure(ctx, bin, "second run (nothing changed)", n, args...)
+	if err != nil {
+		return err
+	}
+	after, err := lsn()
+	if err != nil {
+		return err
+	}
+	rows, err := db.Select(ctx, fmt.Sprintf("SELECT (SELECT n FROM updates)::text, pg_wal_lsn_diff('%s', '%s')::bigint::text", after, before))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cells, err := rows.Next(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Println("| run | rows | wall | rows/s | CPU per row | rows updated | WAL bytes |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
+	for _, m := range []struct {
+		m          measurement
+		upd, bytes string
+	}{{first, "-", "-"}, {second, cells[0], cells[1]}} {
+		fmt.Printf("| %s | %d | %.2fs | %.0f | %.1f µs | %s | %s |\n", m.m.name, m.m.rows, m.m.wall.Seconds(),
+			float64(m.m.rows)/m.m.wall.Seconds(), float64(m.m.cpu.Microseconds())/float64(m.m.rows), m.upd, m.bytes)
+	}
+	return nil
 }

@@ -191,7 +191,9 @@ func classOf(oid uint32, mod int32) (table.Type, bool) {
 
 // describeMissing says whether table n can be created: in its schema, or
 // the first of search_path, with the CREATE privilege, and no table whose
-// name differs only in case.
+// name differs only in case. (The table itself may have been created by
+// another run since it was looked for: the CREATE ... IF NOT EXISTS of
+// the plan then leaves that run's table.)
 func (d *DB) describeMissing(ctx context.Context, n table.Name) (table.TableInfo, error) {
 	var info table.TableInfo
 	var schema *string
@@ -213,7 +215,7 @@ func (d *DB) describeMissing(ctx context.Context, n table.Name) (table.TableInfo
 	info.Priv.Create = *create
 	err = d.meta.QueryRow(ctx, `SELECT quote_ident(s.nspname) || '.' || quote_ident(c.relname)
 		FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
-		WHERE s.nspname = $1 AND lower(c.relname) = lower($2) LIMIT 1`, *schema, n.Table).Scan(&info.Similar)
+		WHERE s.nspname = $1 AND lower(c.relname) = lower($2) AND c.relname <> $2 LIMIT 1`, *schema, n.Table).Scan(&info.Similar)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return info, d.wrap(err)
 	}

@@ -59,12 +59,16 @@ func relation(schema, name string) table.Relation {
 // read-only) and collects the tables whose b-trees its program opens:
 // views are compiled into their tables, and an index leads to its table.
 func (d *DB) Reads(ctx context.Context, query string) ([]table.Relation, error) {
+	q, err := oneStatement(query)
+	if err != nil {
+		return nil, err
+	}
 	conn, err := d.ro.Conn(ctx)
 	if err != nil {
 		return nil, d.wrap(err)
 	}
 	defer conn.Close()
-	rows, err := conn.QueryContext(ctx, "EXPLAIN "+strings.TrimRight(strings.TrimSpace(query), "; \t\n"))
+	rows, err := conn.QueryContext(ctx, "EXPLAIN "+q)
 	if err != nil {
 		return nil, d.wrap(err)
 	}
@@ -214,4 +218,59 @@ func (d *DB) lockError(err error, what, stmt string) error {
 			table.ErrLock, what, stmt, d.lockWait, d.display, err)
 	}
 	return fmt.Errorf("%s: %w", what, d.wrap(err))
+}
+
+// oneStatement returns q without trailing semicolons and white space, or
+// an error wrapping table.ErrBadQuery when more follows a semicolon: the
+// driver runs every statement of a text it is given, and a second one
+// (VACUUM INTO, ATTACH) must never run. Literals, quoted names and
+// comments are skipped as SQLite's tokenizer skips them.
+func oneStatement(q string) (string, error) {
+	end := -1 // the first semicolon outside literals and comments
+	for i := 0; i < len(q) && end < 0; i++ {
+		switch c := q[i]; {
+		case c == '\'' || c == '"' || c == '`' || c == '[':
+			closer := c
+			if c == '[' {
+				closer = ']'
+			}
+			j := strings.IndexByte(q[i+1:], closer)
+			if j < 0 {
+				return q, nil // unterminated: SQLite refuses it
+			}
+			i += j + 1 // a doubled quote is two literals back to back
+		case c == '-' && strings.HasPrefix(q[i:], "--"):
+			j := strings.IndexByte(q[i:], '\n')
+			if j < 0 {
+				i = len(q)
+			} else {
+				i += j
+			}
+		case c == '/' && strings.HasPrefix(q[i:], "/*"):
+			j := strings.Index(q[i+2:], "*/")
+			if j < 0 {
+				i = len(q)
+			} else {
+				i += j + 3
+			}
+		case c == ';':
+			end = i
+		}
+	}
+	if end < 0 {
+		return q, nil
+	}
+	rest := strings.TrimLeft(q[end:], "; \t\r\n")
+	for strings.HasPrefix(rest, "--") || strings.HasPrefix(rest, "/*") {
+		if strings.HasPrefix(rest, "--") {
+			_, rest, _ = strings.Cut(rest, "\n")
+		} else {
+			_, rest, _ = strings.Cut(rest, "*/")
+		}
+		rest = strings.TrimLeft(rest, "; \t\r\n")
+	}
+	if rest != "" {
+		return "", fmt.Errorf("%w: the query holds more than one statement: give one SELECT", table.ErrBadQuery)
+	}
+	return q[:end], nil
 }
