@@ -351,12 +351,16 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, cols []table.
 		}
 	}
 	k := table.QuoteIdent(key)
-	// xmax is 0 in a row the INSERT made, the updater's id in one it
+	// Rows equal to their staged record are left out before the INSERT:
+	// ON CONFLICT locks the row it meets even when its WHERE then skips the
+	// update, and that lock is a write (WAL, a dirtied page) per unchanged
+	// row. xmax is 0 in a row the INSERT made, the updater's id in one it
 	// updated: the one way to tell them apart in RETURNING.
-	t.upsert = fmt.Sprintf("WITH up AS (INSERT INTO %s AS cur (%s, %s) SELECT CAST(k AS %s), %s FROM pg_temp.addrclean_stage "+
-		"ON CONFLICT (%s) DO UPDATE SET %s WHERE %s RETURNING (cur.xmax = 0) AS ins) "+
+	same := fmt.Sprintf("SELECT 1 FROM %s AS cur WHERE cur.%s = CAST(s.k AS %s) AND NOT (%s)", q, k, keySQL, table.Changed(cols, "cur", "s"))
+	t.upsert = fmt.Sprintf("WITH up AS (INSERT INTO %s AS cur (%s, %s) SELECT CAST(k AS %s), %s FROM pg_temp.addrclean_stage AS s "+
+		"WHERE NOT EXISTS (%s) ON CONFLICT (%s) DO UPDATE SET %s WHERE %s RETURNING (cur.xmax = 0) AS ins) "+
 		"SELECT count(*) FILTER (WHERE ins), count(*) FILTER (WHERE NOT ins) FROM up",
-		q, k, strings.Join(names, ", "), keySQL, strings.Join(names, ", "), k, strings.Join(sets, ", "), table.Changed(cols, "cur", "EXCLUDED"))
+		q, k, strings.Join(names, ", "), keySQL, strings.Join(names, ", "), same, k, strings.Join(sets, ", "), table.Changed(cols, "cur", "EXCLUDED"))
 	t.del = fmt.Sprintf("DELETE FROM %s WHERE %s = ANY(CAST($1::text[] AS %s[]))", q, k, keySQL)
 	return t, nil
 }
