@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/addrclean/addrclean/internal/pgtest"
 	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/table"
+	"github.com/addrclean/addrclean/table/tabletest"
 )
 
 // catalog is every relation of the database with its columns and types,
@@ -134,7 +137,7 @@ func TestRunTableChecksBeforeChanges(t *testing.T) {
 	}
 	defer su.Close(ctx)
 	for _, s := range []string{`CREATE TABLE locked ("Customer ID" text PRIMARY KEY)`, `GRANT SELECT ON locked TO ` + pgtest.User,
-		`CREATE SCHEMA closed`} {
+		`CREATE SCHEMA closed`, `CREATE SCHEMA readonly`, `GRANT USAGE ON SCHEMA readonly TO ` + pgtest.User} {
 		if _, err := su.Exec(ctx, s); err != nil {
 			t.Fatal(err)
 		}
@@ -158,6 +161,7 @@ func TestRunTableChecksBeforeChanges(t *testing.T) {
 		{pgURL, "locked", []string{"--out-table locked", "INSERT"}},
 		{pgURL, "closed.av", []string{"--out-table closed.av", "schema closed"}},
 		{pgURL, "nowhere.av", []string{"no schema nowhere"}},
+		{pgURL, "readonly.av", []string{"--out-table readonly.av", "may not create it"}},
 		{liteURL, "nokey", []string{"nokey", "not unique"}},
 		{liteURL, "numeric", []string{"av_postcode", "NUMERIC"}},
 	} {
@@ -420,5 +424,32 @@ func TestRunTableDryRunNoOutput(t *testing.T) {
 	printSummary(&text, false, zerolog.Nop(), o, pipeline.Stats{}, "table av", "", true)
 	if strings.Contains(text.String(), "review") {
 		t.Errorf("text summary with an empty review line:\n%s", text.String())
+	}
+}
+
+// TestPrepareTablesInterrupted: Ctrl-C during the checks and set-up of the
+// output tables is exit 130, and nothing was created.
+func TestPrepareTablesInterrupted(t *testing.T) {
+	for _, kind := range []string{"postgres", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			dbURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
+			if kind == "postgres" {
+				dbURL = pgtest.RequireDB(t)
+			}
+			u, err := table.ParseURL(dbURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			o := runOptions{tr: &tableRun{out: u, outName: table.Name{Table: "av"}, outDB: tabletest.Open(t, dbURL, false)}}
+			cancel()
+			err = o.prepareTables(ctx, "id", zerolog.Nop())
+			if code := exitCode(err); code != exitInterrupted {
+				t.Fatalf("exit %d (%v), want %d", code, err, exitInterrupted)
+			}
+			if _, err := tabletest.Open(t, dbURL, true).Columns(context.Background(), table.Name{Table: "av"}); !errors.Is(err, table.ErrNoTable) {
+				t.Fatalf("the out-table exists after an interrupted set-up (%v)", err)
+			}
+		})
 	}
 }
