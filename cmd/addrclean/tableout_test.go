@@ -40,6 +40,31 @@ func catalog(t *testing.T, dbURL, data string) string {
 	return fmt.Sprint(rel, rows)
 }
 
+// wantRefused runs addrclean run with args and wants exit 2 with every
+// text of want in its messages, no call made, and the database at dbURL
+// (its catalog and the rows of table data) as it was.
+func wantRefused(t *testing.T, vc *verifyCounter, dbURL, data string, args, want []string) {
+	t.Helper()
+	before := catalog(t, dbURL, data)
+	vc.reset()
+	r := runDB(t, t.TempDir(), args...)
+	msg := messages(r.stderr)
+	if r.code != exitUsage {
+		t.Fatalf("exit %d, want %d:\n%s", r.code, exitUsage, tail(msg, 2000))
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("no %q in the message:\n%s", w, tail(msg, 2000))
+		}
+	}
+	if after := catalog(t, dbURL, data); after != before {
+		t.Errorf("the database changed:\nbefore %s\nafter  %s", before, after)
+	}
+	if n := vc.calls.Load(); n != 0 {
+		t.Errorf("%d calls made before the refusal", n)
+	}
+}
+
 // TestRunTableNeverWritesInput: an output table that is the input under
 // another spelling, or a table the input reads (through a --query or a
 // view), or the input's table reached through --out-db, is refused with
@@ -84,24 +109,7 @@ func TestRunTableNeverWritesInput(t *testing.T) {
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					before := catalog(t, dbURL, "cc")
-					vc.reset()
-					r := runDB(t, t.TempDir(), append(append(slices.Clone(id), c.args...), dbURL)...)
-					msg := messages(r.stderr)
-					if r.code != exitUsage {
-						t.Fatalf("exit %d, want %d:\n%s", r.code, exitUsage, tail(msg, 2000))
-					}
-					for _, w := range c.want {
-						if !strings.Contains(msg, w) {
-							t.Errorf("no %q in the message:\n%s", w, tail(msg, 2000))
-						}
-					}
-					if after := catalog(t, dbURL, "cc"); after != before {
-						t.Errorf("the database changed:\nbefore %s\nafter  %s", before, after)
-					}
-					if n := vc.calls.Load(); n != 0 {
-						t.Errorf("%d calls made", n)
-					}
+					wantRefused(t, vc, dbURL, "cc", append(append(slices.Clone(id), c.args...), dbURL), c.want)
 				})
 			}
 		})
@@ -166,25 +174,8 @@ func TestRunTableChecksBeforeChanges(t *testing.T) {
 		{liteURL, "numeric", []string{"av_postcode", "NUMERIC"}},
 	} {
 		t.Run(strings.SplitN(c.db, ":", 2)[0]+" "+c.out, func(t *testing.T) {
-			before := catalog(t, c.db, "customers")
-			vc.reset()
-			r := runDB(t, t.TempDir(), "--base-url", srv.URL, "--country", "IE", "--table", "customers", "--id-col", "Customer ID",
-				"--out-table", c.out, c.db)
-			msg := messages(r.stderr)
-			if r.code != exitUsage {
-				t.Fatalf("exit %d, want %d:\n%s", r.code, exitUsage, tail(msg, 2000))
-			}
-			for _, w := range c.want {
-				if !strings.Contains(msg, w) {
-					t.Errorf("no %q in the message:\n%s", w, tail(msg, 2000))
-				}
-			}
-			if after := catalog(t, c.db, "customers"); after != before {
-				t.Errorf("the database changed:\nbefore %s\nafter  %s", before, after)
-			}
-			if n := vc.calls.Load(); n != 0 {
-				t.Errorf("%d calls made before the refusal", n)
-			}
+			wantRefused(t, vc, c.db, "customers", []string{"--base-url", srv.URL, "--country", "IE", "--table", "customers",
+				"--id-col", "Customer ID", "--out-table", c.out, c.db}, c.want)
 		})
 	}
 }

@@ -60,35 +60,65 @@ type measurement struct {
 	maxRSS    int64
 }
 
+// bench is what a measurement runs over: a directory with the generated
+// reference and input, and a PostgreSQL server holding a database.
+type bench struct {
+	dir, refPath, in string
+	header           []string
+	srv              *pgtest.Server
+	pgURL            string
+}
+
+// newBench writes the reference and n input rows into a temporary
+// directory and starts a server with an empty database; close removes
+// both.
+func newBench(ctx context.Context, n, refSize int) (b *bench, err error) {
+	b = &bench{}
+	if b.dir, err = os.MkdirTemp("", "addrclean-benchdb-"); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			b.close()
+		}
+	}()
+	b.refPath = filepath.Join(b.dir, "reference.csv")
+	refs, err := synth.WriteReference(b.refPath, synth.SampleSeed, refSize)
+	if err != nil {
+		return nil, err
+	}
+	b.in = filepath.Join(b.dir, "in.csv")
+	if b.header, err = writeInput(b.in, refs, n); err != nil {
+		return nil, err
+	}
+	if b.srv, err = pgtest.Start(ctx); err != nil {
+		return nil, err
+	}
+	dbName, err := b.srv.NewDB(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.pgURL = b.srv.URL(pgtest.User, dbName)
+	return b, nil
+}
+
+func (b *bench) close() {
+	if b.srv != nil {
+		_ = b.srv.Stop()
+	}
+	_ = os.RemoveAll(b.dir)
+}
+
 func run(ctx context.Context, bin string, n, refSize, repeat int, applyToo bool) error {
-	dir, err := os.MkdirTemp("", "addrclean-benchdb-")
+	b, err := newBench(ctx, n, refSize)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	refPath := filepath.Join(dir, "reference.csv")
-	refs, err := synth.WriteReference(refPath, synth.SampleSeed, refSize)
-	if err != nil {
-		return err
-	}
-	in := filepath.Join(dir, "in.csv")
-	header, err := writeInput(in, refs, n)
-	if err != nil {
-		return err
-	}
-	srv, err := pgtest.Start(ctx)
-	if err != nil {
-		return err
-	}
-	defer srv.Stop()
-	dbName, err := srv.NewDB(ctx)
-	if err != nil {
-		return err
-	}
-	pgURL := srv.URL(pgtest.User, dbName)
+	defer b.close()
+	dir, refPath, in, pgURL := b.dir, b.refPath, b.in, b.pgURL
 	liteURL := "sqlite:" + filepath.Join(dir, "crm.db")
 	for _, u := range []string{pgURL, liteURL} {
-		if err := load(ctx, u, in, header); err != nil {
+		if err := load(ctx, u, in, b.header); err != nil {
 			return err
 		}
 	}
@@ -287,32 +317,13 @@ func load(ctx context.Context, url, in string, header []string) error {
 // what the second wrote: rows updated (a trigger counts them), WAL bytes
 // (pg_current_wal_lsn before and after) and wall time, against the first.
 func nightly(ctx context.Context, bin string, n, refSize int) error {
-	dir, err := os.MkdirTemp("", "addrclean-benchdb-")
+	b, err := newBench(ctx, n, refSize)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	refPath := filepath.Join(dir, "reference.csv")
-	refs, err := synth.WriteReference(refPath, synth.SampleSeed, refSize)
-	if err != nil {
-		return err
-	}
-	in := filepath.Join(dir, "in.csv")
-	header, err := writeInput(in, refs, n)
-	if err != nil {
-		return err
-	}
-	srv, err := pgtest.Start(ctx)
-	if err != nil {
-		return err
-	}
-	defer srv.Stop()
-	dbName, err := srv.NewDB(ctx)
-	if err != nil {
-		return err
-	}
-	pgURL := srv.URL(pgtest.User, dbName)
-	if err := load(ctx, pgURL, in, header); err != nil {
+	defer b.close()
+	refPath, pgURL := b.refPath, b.pgURL
+	if err := load(ctx, pgURL, b.in, b.header); err != nil {
 		return err
 	}
 	u, err := table.ParseURL(pgURL)
