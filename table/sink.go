@@ -55,7 +55,8 @@ type SinkOptions struct {
 	KeyIndex int
 	// MarkCached adds av_cached (enriched only).
 	MarkCached bool
-	// RunTime is written to verified_at.
+	// RunTime is written to verified_at of the rows whose verdict time is
+	// not known (writers.Result.VerifiedAt).
 	RunTime time.Time
 	// BatchRows and BatchAge bound a batch (defaults above).
 	BatchRows int
@@ -210,7 +211,7 @@ func (s *Sink) Write(ctx context.Context, r writers.Result) error {
 		rec = enrichedValues(r, s.opts.MarkCached)
 	}
 	if rec != nil {
-		rec = append(rec, s.opts.RunTime)
+		rec = append(rec, s.verifiedAt(r))
 	}
 	if i, ok := s.pend[key]; ok {
 		if rec != nil && s.ops[i].rec != nil {
@@ -341,6 +342,16 @@ func (s *Sink) Abort() error {
 	s.ops = nil
 	_ = s.wait() // a batch already under way is committed: it holds finished rows
 	return s.t.Close()
+}
+
+// verifiedAt is the verified_at of r: when the service gave its verdict,
+// or the run's time when that is not known.
+func (s *Sink) verifiedAt(r writers.Result) time.Time {
+	if r.VerifiedAt.IsZero() {
+		return s.opts.RunTime
+	}
+	// Databases keep microseconds: the time must read back equal.
+	return r.VerifiedAt.Truncate(time.Microsecond)
 }
 
 // Counts returns what the sink's writes did to its table; complete once

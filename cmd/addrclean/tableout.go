@@ -7,8 +7,13 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/table"
 )
+
+// The cache wrapper of a run must keep the stored times of its answers:
+// they are the verified_at of table outputs.
+var _ pipeline.TimedCache = (*countingCache)(nil)
 
 // tableOutputs are the output tables of the run, as the checks take them.
 func (o *runOptions) tableOutputs(idName string, keyType table.Type) []table.Output {

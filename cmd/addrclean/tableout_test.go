@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/rs/zerolog"
@@ -17,6 +18,7 @@ import (
 	"github.com/addrclean/addrclean/internal/pgtest"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/table"
+	"github.com/addrclean/addrclean/table/sqlite"
 	"github.com/addrclean/addrclean/table/tabletest"
 )
 
@@ -440,6 +442,45 @@ func TestPrepareTablesInterrupted(t *testing.T) {
 			}
 			if _, err := tabletest.Open(t, dbURL, true).Columns(context.Background(), table.Name{Table: "av"}); !errors.Is(err, table.ErrNoTable) {
 				t.Fatalf("the out-table exists after an interrupted set-up (%v)", err)
+			}
+		})
+	}
+}
+
+// TestRunTableVerifiedAtFromCache: an answer from the cache is written with
+// the time it was obtained, not the time of the run that reused it.
+func TestRunTableVerifiedAtFromCache(t *testing.T) {
+	isolateJournals(t)
+	srv, vc := countingService(t)
+	for _, kind := range []string{"postgres", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			dbURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
+			if kind == "postgres" {
+				dbURL = pgtest.RequireDB(t)
+			}
+			n := loadSample(t, dbURL, "customers")
+			cache := filepath.Join(t.TempDir(), "cache.db")
+			run := func(out string) {
+				t.Helper()
+				r := runDB(t, t.TempDir(), "--base-url", srv.URL, "--rate", "0", "--country", "IE", "--cache", cache,
+					"--table", "customers", "--id-col", "Customer ID", "--out-table", out, dbURL)
+				wantExit(t, r, exitOK, exitRowErrors)
+			}
+			stamp := func(at time.Time) string { return at.UTC().Format(sqlite.TimeFormat) }
+			start := time.Now()
+			run("av1")
+			between := time.Now()
+			vc.reset()
+			run("av2")
+			if c := vc.calls.Load(); c != 0 {
+				t.Fatalf("the second run made %d calls: not all from the cache", c)
+			}
+			q := fmt.Sprintf(`SELECT count(*) FROM av2 WHERE av_action <> 'Error' AND (verified_at < '%s' OR verified_at > '%s')`,
+				stamp(start.Add(-time.Millisecond)), stamp(between))
+			if _, rows := dbRows(t, dbURL, q); rows[0][0] != "0" {
+				_, all := dbRows(t, dbURL, `SELECT min(verified_at), max(verified_at) FROM av2`)
+				t.Errorf("%s of %d rows answered from the cache have a verified_at outside the first run (%s .. %s): %v",
+					rows[0][0], n, stamp(start), stamp(between), all)
 			}
 		})
 	}
