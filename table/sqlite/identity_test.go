@@ -2,10 +2,13 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/addrclean/addrclean/table"
 )
@@ -46,5 +49,44 @@ func TestReadsRunsOneStatement(t *testing.T) {
 		if err != nil || len(rels) != 1 || rels[0].ID != "main.cust" {
 			t.Errorf("%q: %v, %v; want main.cust", q, rels, err)
 		}
+	}
+}
+
+// TestSetupLockTimeout: a set-up that cannot have the write lock within
+// the lock timeout fails with ErrLock naming the table and the statement,
+// and leaves the database as it was.
+func TestSetupLockTimeout(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crm.db")
+	u, err := table.ParseURL("sqlite:" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	db, err := Open(ctx, u, table.Options{LockTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	other, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(ctx, "ROLLBACK")
+	// Were the driver's default busy timeout (10s) in force instead, the
+	// context would end the wait first, with another error.
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err = db.Setup(wctx, []table.Statement{{Table: table.Name{Table: "av"}, SQL: "CREATE TABLE av (id TEXT PRIMARY KEY)"}})
+	if !errors.Is(err, table.ErrLock) || !strings.Contains(err.Error(), "BEGIN IMMEDIATE") {
+		t.Fatalf("Setup under a held lock: %v, want ErrLock naming the statement", err)
 	}
 }

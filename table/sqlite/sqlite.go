@@ -61,8 +61,7 @@ func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database
 	} else {
 		// WAL is persistent, and what lets a reader and the writer share
 		// the file; the writer opens first so that the file exists.
-		// The busy timeout is the lock timeout of every DDL and write: this
-		// pragma comes after openHandle's own, and wins.
+		// The busy timeout is the lock timeout of every DDL and write.
 		rw, err := openHandle(ctx, u, "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"+
 			fmt.Sprintf("&_pragma=busy_timeout(%d)", max(d.lockWait.Milliseconds(), 1)))
 		if err != nil {
@@ -83,7 +82,10 @@ func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database
 }
 
 func openHandle(ctx context.Context, u *table.URL, params string) (*sql.DB, error) {
-	dsn := "file:" + (&url.URL{Path: u.Path}).EscapedPath() + "?_pragma=busy_timeout(10000)&" + params
+	dsn := "file:" + (&url.URL{Path: u.Path}).EscapedPath() + "?" + params
+	if !strings.Contains(params, "busy_timeout") { // the writer's is its lock timeout
+		dsn += "&_pragma=busy_timeout(10000)"
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", u.Display, err)
