@@ -111,7 +111,7 @@ type Input struct {
 
 // Output is one table a run writes.
 type Output struct {
-	// Flag names it in messages ("--out-table").
+	// Flag names it in messages ("--out-table"); empty for "table".
 	Flag    string
 	Name    Name
 	Key     string
@@ -121,7 +121,12 @@ type Output struct {
 	Deletes bool
 }
 
-func (o Output) shown() string { return o.Flag + " " + o.Name.String() }
+func (o Output) shown() string {
+	if o.Flag == "" {
+		return "table " + o.Name.String()
+	}
+	return o.Flag + " " + o.Name.String()
+}
 
 // CheckNotInput refuses an output table that the input reads: the same
 // table under any spelling (schema, quotes, case where the database folds

@@ -166,7 +166,7 @@ func NewSink(ctx context.Context, db Database, n Name, name string, opts SinkOpt
 			return nil, fmt.Errorf("%s: the id column %q has the name of a column the output adds", name, opts.Key)
 		}
 	}
-	err := Prepare(ctx, db, []Output{{Flag: name, Name: n, Key: opts.Key, KeyType: opts.KeyType, Cols: cols, Deletes: opts.Kind == Review}})
+	err := Prepare(ctx, db, []Output{{Name: n, Key: opts.Key, KeyType: opts.KeyType, Cols: cols, Deletes: opts.Kind == Review}})
 	if err != nil {
 		return nil, err
 	}

@@ -497,7 +497,7 @@ func (s *scrubbed) Unwrap() error { return s.err }
 // by Prepare (created if it is missing, key its primary key of type
 // keyType, else given the columns of cols it lacks), then opened.
 func OpenTarget(ctx context.Context, db Database, n Name, key string, keyType Type, cols []Column) (Target, error) {
-	if err := Prepare(ctx, db, []Output{{Flag: "table", Name: n, Key: key, KeyType: keyType, Cols: cols}}); err != nil {
+	if err := Prepare(ctx, db, []Output{{Name: n, Key: key, KeyType: keyType, Cols: cols}}); err != nil {
 		return nil, err
 	}
 	return db.Target(ctx, n, key, cols)
