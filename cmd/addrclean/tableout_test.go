@@ -392,6 +392,20 @@ func TestApplyFinalTableIdentity(t *testing.T) {
 					}
 				})
 			}
+			// A final table of its own is written, NULL where there is no value.
+			code, _, stderr := cli("apply", dbURL, "--table", "customers", "--id-col", "Customer ID", "--country", "IE",
+				"--out-table", "av", "--review-table", "rv", "--final-table", "final")
+			if code != exitOK && code != exitRowErrors {
+				t.Fatalf("apply: exit %d\n%s", code, stderr)
+			}
+			cols := `final_line1 = '' OR final_line2 = '' OR final_line3 = '' OR final_line4 = '' OR final_city = '' OR
+				final_region = '' OR final_postcode = '' OR final_country = ''`
+			if _, rows := dbRows(t, dbURL, "SELECT count(*) FROM final WHERE "+cols); rows[0][0] != "0" {
+				t.Errorf("%s final rows hold an empty string", rows[0][0])
+			}
+			if _, rows := dbRows(t, dbURL, "SELECT count(*) FROM final WHERE final_line2 IS NULL"); rows[0][0] == "0" {
+				t.Error("no NULL final_line2")
+			}
 		})
 	}
 }
