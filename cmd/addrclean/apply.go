@@ -66,6 +66,7 @@ type applyOptions struct {
 	// Over tables.
 	idCol, table, query, where   string
 	outTable, reviewTable, final string
+	lockTimeout                  time.Duration
 }
 
 // cmdApply is 'addrclean apply': review decisions into a final file.
@@ -97,6 +98,7 @@ func cmdApply(ctx context.Context, args []string, s streams) error {
 	fs.StringVar(&o.outTable, "out-table", "", "with a DBURL: the run's enriched table `NAME` (its --out-table)")
 	fs.StringVar(&o.reviewTable, "review-table", "", "with a DBURL: the review table `NAME` with the decisions (the run's --review-table)")
 	fs.StringVar(&o.final, "final-table", "", "with a DBURL: upsert id + final_ columns + applied_at into table `NAME`, created if missing")
+	fs.DurationVar(&o.lockTimeout, "lock-timeout", table.DefaultLockTimeout, "with --final-table: the longest its set-up or a write waits for a lock before apply stops with an error")
 	pos, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -255,7 +257,10 @@ func applyTables(ctx context.Context, dbURL string, o applyOptions, s streams) e
 	if u.HasPassword {
 		fmt.Fprintln(s.err, "addrclean: warning: "+urlPasswordWarning)
 	}
-	db, err := table.Open(ctx, u, table.Options{ReadOnly: o.final == ""})
+	if o.lockTimeout <= 0 {
+		return usageErrorf("--lock-timeout %v: want a positive duration such as 10s", o.lockTimeout)
+	}
+	db, err := table.Open(ctx, u, table.Options{ReadOnly: o.final == "", LockTimeout: o.lockTimeout})
 	if err != nil {
 		return tableError(err)
 	}
