@@ -283,6 +283,31 @@ func TestRunTableLockTimeout(t *testing.T) {
 	if _, cols := dbRows(t, dbURL, `SELECT count(*) FROM pg_attribute WHERE attrelid = 'av'::regclass AND attnum > 0`); cols[0][0] != "2" {
 		t.Errorf("av has %s columns: the failed set-up changed it", cols[0][0])
 	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A lock taken after the set-up stops the first write the same way.
+	args := []string{"--country", "IE", "--table", "customers", "--id-col", "Customer ID", "--out-table", "av", "--lock-timeout", "200ms", dbURL}
+	wantExit(t, runDB(t, t.TempDir(), args...), exitOK, exitRowErrors)
+	tx, err = holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "LOCK TABLE av IN SHARE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	r = runDB(t, t.TempDir(), args...)
+	msg = messages(r.stderr)
+	if r.code != exitFatal {
+		t.Fatalf("write under a held lock: exit %d, want %d:\n%s", r.code, exitFatal, tail(msg, 2000))
+	}
+	for _, w := range []string{"table av", "INSERT ... ON CONFLICT DO UPDATE", "waited more than 200ms for a lock"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("no %q in the message:\n%s", w, tail(msg, 2000))
+		}
+	}
 }
 
 // TestRunTableSecrets: a password with an unescaped '@' is refused showing
