@@ -107,7 +107,7 @@ func TestRunTableNeverWritesInput(t *testing.T) {
 					[]string{"--out-table cc", "read by the input (--query)", "never written"}},
 				{"view as input", []string{"--table", "ccv", "--out-table", "cc"}, []string{"--out-table cc", "--table ccv", "never written"}},
 				{"query of a view", []string{"--query", "SELECT * FROM ccv", "--out-table", "cc"}, []string{"--out-table cc", "--query", "never written"}},
-				{"out-db is the input's", []string{"--table", "cc", "--out-table", "cc", "--out-db", otherURL}, []string{"--out-table cc", "never written"}},
+				{"out-db is the input's", []string{"--table", "cc", "--out-table", "cc", "--out-db", otherURL}, []string{"cc", "never written"}},
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
