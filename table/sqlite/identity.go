@@ -8,26 +8,28 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	sqlite "modernc.org/sqlite"
 
 	"github.com/addrclean/addrclean/table"
 )
 
-// Identity is the database file's device and inode where the system has
-// them, else its absolute path with links resolved.
+// Identity is the database file's identity (fileID): another path or a
+// link to the same file gives the same.
 func (d *DB) Identity(context.Context) (string, error) {
-	fi, err := os.Stat(d.path)
+	id, err := fileID(d.path)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", d.display, err)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return fmt.Sprintf("sqlite file %d:%d", st.Dev, st.Ino), nil
-	}
-	p, err := filepath.EvalSymlinks(d.path)
+	return id, nil
+}
+
+// absPath is path absolute, with links resolved: the identity of a file
+// where the system gives no device and inode.
+func absPath(path string) (string, error) {
+	p, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", d.display, err)
+		return "", err
 	}
 	abs, err := filepath.Abs(p)
 	return "sqlite path " + abs, err
