@@ -308,10 +308,18 @@ func (s *Store) Outdated() int64 { return s.outdated.Load() }
 // that an older version wrote (Outdated): verifying the address again is
 // right, where using it could give another address's answer. A file that
 // cannot be read is an error wrapping ErrCorrupt.
-func (s *Store) Get(_ context.Context, key string) (*api.VerifyResponse, bool, error) {
+func (s *Store) Get(ctx context.Context, key string) (*api.VerifyResponse, bool, error) {
+	resp, _, ok, err := s.GetAt(ctx, key)
+	return resp, ok, err
+}
+
+// GetAt is Get, with the time the answer was stored: when the service
+// gave it (pipeline.TimedCache).
+func (s *Store) GetAt(_ context.Context, key string) (*api.VerifyResponse, time.Time, bool, error) {
 	var (
-		resp  *api.VerifyResponse
-		state entryState
+		resp   *api.VerifyResponse
+		state  entryState
+		stored time.Time
 	)
 	now := s.d.now()
 	err := s.d.b.View(func(tx *bolt.Tx) error {
@@ -334,10 +342,11 @@ func (s *Store) Get(_ context.Context, key string) (*api.VerifyResponse, bool, e
 		if resp, _ = api.DecodeVerifyResponse(body); resp == nil {
 			state = entryDamaged
 		}
+		stored = at
 		return nil
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("%w (read)", err)
+		return nil, time.Time{}, false, fmt.Errorf("%w (read)", err)
 	}
 	switch state {
 	case entryDamaged:
@@ -348,7 +357,7 @@ func (s *Store) Get(_ context.Context, key string) (*api.VerifyResponse, bool, e
 	case entryOutdated:
 		s.outdated.Add(1)
 	}
-	return resp, resp != nil, nil
+	return resp, stored, resp != nil, nil
 }
 
 // Put stores resp for key, stamped with the current time, replacing any

@@ -94,6 +94,14 @@ type Cache interface {
 	Put(ctx context.Context, key string, resp *api.VerifyResponse) error
 }
 
+// TimedCache is a Cache that also says when a stored answer was obtained;
+// rows it answers carry that time (writers.Result.VerifiedAt).
+type TimedCache interface {
+	Cache
+	// GetAt is Get, with the time the answer was stored.
+	GetAt(ctx context.Context, key string) (*api.VerifyResponse, time.Time, bool, error)
+}
+
 // Journal keeps finished rows for a later run to resume from;
 // *journal.Journal satisfies it.
 type Journal interface {

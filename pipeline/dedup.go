@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -95,6 +96,8 @@ type verdict struct {
 	skipped bool   // not finished: the run stopped first
 	// fromCache is true when the answer came from Config.Cache.
 	fromCache bool
+	// at is when the service gave the answer (writers.Result.VerifiedAt).
+	at time.Time
 }
 
 // cacheable reports whether later duplicates may reuse v: answers and

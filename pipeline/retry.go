@@ -50,7 +50,7 @@ func (r *runner) verify(addr api.Address, row int, id string) verdict {
 			err = errors.New("service returned no answer")
 		}
 		if err == nil {
-			return verdict{resp: resp}
+			return verdict{resp: resp, at: time.Now()}
 		}
 		if r.callCtx.Err() != nil {
 			return verdict{skipped: true} // cancelled in flight, not the row's fault

@@ -508,6 +508,9 @@ func (r *runner) finishRow(base writers.Result, key string, v verdict, cached, r
 	o := outcome{res: base, kind: v.kind, skipped: v.skipped}
 	o.res.Response, o.res.Err = v.resp, v.reason
 	o.res.Cached, o.res.FromCache = cached, v.fromCache
+	if v.resp != nil {
+		o.res.VerifiedAt = v.at
+	}
 	if record && r.cfg.Journal != nil && !v.skipped && (v.resp != nil || v.kind == ErrKindPermanent) {
 		err := r.cfg.Journal.Record(journal.Entry{Row: base.Row, Key: keyHash(key), Response: v.resp,
 			Err: v.reason, Kind: v.kind, FromCache: v.fromCache})
@@ -528,14 +531,22 @@ func (r *runner) lookup(key string, addr api.Address, row int, id string) verdic
 	if c == nil {
 		return r.verify(addr, row, id)
 	}
-	resp, ok, err := c.Get(r.callCtx, key)
+	var resp *api.VerifyResponse
+	var at time.Time
+	var ok bool
+	var err error
+	if tc, timed := c.(TimedCache); timed {
+		resp, at, ok, err = tc.GetAt(r.callCtx, key)
+	} else {
+		resp, ok, err = c.Get(r.callCtx, key)
+	}
 	if err != nil {
 		r.stop(fmt.Errorf("pipeline: row %d: reading the cache: %w", row, err))
 		return verdict{skipped: true}
 	}
 	if ok && resp != nil {
 		r.cacheHits.Add(1)
-		return verdict{resp: resp, fromCache: true}
+		return verdict{resp: resp, fromCache: true, at: at}
 	}
 	return r.verify(addr, row, id)
 }

@@ -37,7 +37,22 @@ type Summary struct {
 	Reference string    `json:"reference,omitempty"`
 	Started   time.Time `json:"started,omitzero"`
 	Finished  time.Time `json:"finished,omitzero"`
+	// Tables are what the run did to each output table.
+	Tables []TableCounts `json:"tables,omitempty"`
 	pipeline.Stats
+}
+
+// TableCounts are what a run did to one output table.
+type TableCounts struct {
+	Table     string `json:"table"`
+	Inserted  int64  `json:"inserted"`
+	Updated   int64  `json:"updated"`
+	Unchanged int64  `json:"unchanged"`
+	Deleted   int64  `json:"deleted"`
+}
+
+func (c TableCounts) String() string {
+	return fmt.Sprintf("%s: inserted %d, updated %d, unchanged %d, deleted %d", c.Table, c.Inserted, c.Updated, c.Unchanged, c.Deleted)
 }
 
 // Options tunes Build.

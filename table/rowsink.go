@@ -53,7 +53,7 @@ func NewRowSink(ctx context.Context, db Database, n Name, name string, header []
 		s.idx = append(s.idx, i)
 		tcols = append(tcols, Column{Name: c, Type: Text})
 	}
-	t, err := OpenTarget(ctx, db, n, key, keyType, append(tcols, Column{Name: AppliedAt, Type: Timestamp}))
+	t, err := OpenTarget(ctx, db, n, key, keyType, append(tcols, Column{Name: AppliedAt, Type: Timestamp, Stamp: true}))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -96,7 +96,7 @@ func (s *RowSink) flush(ctx context.Context) error {
 	if len(s.batch) == 0 {
 		return nil
 	}
-	err := s.t.Write(ctx, s.batch, nil)
+	_, err := s.t.Write(ctx, s.batch, nil)
 	s.batch = s.batch[:0]
 	clear(s.pend)
 	if err != nil {

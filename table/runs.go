@@ -40,6 +40,13 @@ var runsColumns = []Column{{Name: "started", Type: Timestamp}, {Name: "finished"
 // written by a version before runs tables, or by no finished run.
 var ErrNoRuns = errors.New("no run recorded")
 
+// RunsOutput is the runs table of out-table n as an output of a run, so that
+// it is checked against the input and created with the other output tables,
+// before the first call is paid.
+func RunsOutput(n Name) Output {
+	return Output{Flag: "--out-table's runs table", Name: RunsName(n), Key: runsKey, KeyType: Text, Cols: runsColumns}
+}
+
 // RecordRun upserts r into the runs table of out-table n in db, creating
 // the table if it is missing.
 func RecordRun(ctx context.Context, db Database, n Name, r Run) error {
@@ -50,7 +57,7 @@ func RecordRun(ctx context.Context, db Database, n Name, r Run) error {
 	}
 	defer t.Close()
 	rec := Record{Key: r.ID, Values: []any{r.Started.UTC(), r.Finished.UTC(), string(r.Summary)}}
-	if err := t.Write(ctx, []Record{rec}, nil); err != nil {
+	if _, err := t.Write(ctx, []Record{rec}, nil); err != nil {
 		return fmt.Errorf("runs table %s: %w", rn, err)
 	}
 	return nil

@@ -55,7 +55,8 @@ type SinkOptions struct {
 	KeyIndex int
 	// MarkCached adds av_cached (enriched only).
 	MarkCached bool
-	// RunTime is written to verified_at.
+	// RunTime is written to verified_at of the rows whose verdict time is
+	// not known (writers.Result.VerifiedAt).
 	RunTime time.Time
 	// BatchRows and BatchAge bound a batch (defaults above).
 	BatchRows int
@@ -92,13 +93,13 @@ func Columns(k Kind, markCached bool) []Column {
 		}
 		cols = append(cols, Column{Name: writers.ChangesColumn, Type: Text})
 		if markCached {
-			cols = append(cols, Column{Name: writers.CachedColumn, Type: Bool})
+			cols = append(cols, Column{Name: writers.CachedColumn, Type: Bool, Stamp: true})
 		}
 		// The address verified: the out-table holds no input columns, so
 		// this is how addrclean apply tells that a row changed since.
 		cols = append(cols, Column{Name: InputLabel, Type: Text})
 	}
-	return append(cols, Column{Name: VerifiedAt, Type: Timestamp})
+	return append(cols, Column{Name: VerifiedAt, Type: Timestamp, Stamp: true})
 }
 
 // Sink upserts results into a table, keyed by the input's id column: a
@@ -126,7 +127,8 @@ type Sink struct {
 	err      error
 	state    int
 
-	upserts  int64 // records handed to upsert, duplicates included
+	counts   Counts // of the batches written
+	repeated int64  // ids repeated within a batch
 	noKey    int64
 	noKeyLog int
 }
@@ -166,7 +168,11 @@ func NewSink(ctx context.Context, db Database, n Name, name string, opts SinkOpt
 			return nil, fmt.Errorf("%s: the id column %q has the name of a column the output adds", name, opts.Key)
 		}
 	}
-	t, err := OpenTarget(ctx, db, n, opts.Key, opts.KeyType, cols)
+	err := Prepare(ctx, db, []Output{{Name: n, Key: opts.Key, KeyType: opts.KeyType, Cols: cols, Deletes: opts.Kind == Review}})
+	if err != nil {
+		return nil, err
+	}
+	t, err := db.Target(ctx, n, opts.Key, cols)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -207,10 +213,12 @@ func (s *Sink) Write(ctx context.Context, r writers.Result) error {
 		rec = enrichedValues(r, s.opts.MarkCached)
 	}
 	if rec != nil {
-		rec = append(rec, s.opts.RunTime)
-		s.upserts++
+		rec = append(rec, s.verifiedAt(r))
 	}
 	if i, ok := s.pend[key]; ok {
+		if rec != nil && s.ops[i].rec != nil {
+			s.repeated++
+		}
 		s.ops[i].rec = rec // the last row of an id wins
 	} else {
 		if len(s.ops) == 0 {
@@ -257,7 +265,11 @@ func (s *Sink) flush(ctx context.Context, wait bool) error {
 	// The rows are results already paid for: the write goes on after an
 	// interrupt.
 	wctx := context.WithoutCancel(ctx)
-	go func() { done <- s.t.Write(wctx, recs, del) }()
+	go func() {
+		n, err := s.t.Write(wctx, recs, del)
+		s.counts.Add(n) // read only after wait, which orders it
+		done <- err
+	}()
 	s.inflight = done
 	if wait {
 		return s.wait()
@@ -296,12 +308,14 @@ func (s *Sink) Close() error {
 	// done even if the run is cancelled now.
 	ctx := context.Background()
 	err := s.flush(ctx, true)
-	if err == nil && s.upserts > 0 {
-		var n int64
-		if n, err = s.t.CountAt(ctx, VerifiedAt, s.opts.RunTime); err == nil && n < s.upserts {
-			s.opts.Logger.Warn().Int64("rows", s.upserts-n).
-				Msgf("%d row(s) repeat the id of an earlier row: the table holds the last row of each id", s.upserts-n)
-		}
+	if n := s.counts.Repeated + s.repeated; err == nil && n > 0 {
+		s.opts.Logger.Warn().Int64("rows", n).
+			Msgf("%d row(s) repeat the id of an earlier row: the table holds the last row of each id", n)
+	}
+	if err == nil {
+		c := s.counts
+		s.opts.Logger.Info().Int64("inserted", c.Inserted).Int64("updated", c.Updated).Int64("unchanged", c.Unchanged).
+			Int64("deleted", c.Deleted).Msg("table written")
 	}
 	if s.noKey > 0 {
 		s.opts.Logger.Warn().Int64("rows", s.noKey).Msgf("%d row(s) have no id and are in no table output", s.noKey)
@@ -332,10 +346,28 @@ func (s *Sink) Abort() error {
 	return s.t.Close()
 }
 
+// verifiedAt is the verified_at of r: when the service gave its verdict,
+// or the run's time when that is not known.
+func (s *Sink) verifiedAt(r writers.Result) time.Time {
+	if r.VerifiedAt.IsZero() {
+		return s.opts.RunTime
+	}
+	// Databases keep microseconds: the time must read back equal.
+	return r.VerifiedAt.Truncate(time.Microsecond)
+}
+
+// Counts returns what the sink's writes did to its table; complete once
+// Close has returned.
+func (s *Sink) Counts() Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts
+}
+
 // enrichedValues are the av_ columns of r, typed, in the order of
 // writers.EnrichedColumns: the values of the enriched file, with booleans
 // as booleans, coordinates as floats, and NULL where the file has an empty
-// cell of those types.
+// cell.
 func enrichedValues(r writers.Result, markCached bool) []any {
 	text := writers.EnrichedValues(r)
 	vals := make([]any, 0, len(text)+4)
@@ -346,10 +378,15 @@ func enrichedValues(r writers.Result, markCached bool) []any {
 	if markCached {
 		vals = append(vals, r.FromCache)
 	}
-	return append(vals, r.InputLabel)
+	return append(vals, typed(r.InputLabel, Text))
 }
 
+// typed is the value of the cell s in a column of type t: NULL for an
+// empty cell or one that does not read as t.
 func typed(s string, t Type) any {
+	if s == "" {
+		return nil
+	}
 	switch t {
 	case Bool:
 		switch s {
@@ -375,7 +412,7 @@ func reviewValues(r writers.Result) []any {
 	text := writers.ReviewValues(r)
 	vals := make([]any, len(text), len(text)+1)
 	for i, t := range text {
-		vals[i] = t
+		vals[i] = typed(t, Text)
 	}
 	return append(vals, writers.Changes(r))
 }

@@ -15,16 +15,17 @@ type fakeDB struct {
 	batches chan []Record
 }
 
-func (f *fakeDB) Columns(context.Context, Name) ([]Column, error)                { return nil, ErrNoTable }
-func (f *fakeDB) Exec(context.Context, string) error                             { return nil }
+func (f *fakeDB) Describe(context.Context, Name) (TableInfo, error) {
+	return TableInfo{Priv: Privileges{Create: true}}, nil
+}
+func (f *fakeDB) Setup(context.Context, []Statement) error                       { return nil }
 func (f *fakeDB) SQLType(Type) string                                            { return "" }
 func (f *fakeDB) Target(context.Context, Name, string, []Column) (Target, error) { return f, nil }
-func (f *fakeDB) Write(_ context.Context, recs []Record, del []string) error {
+func (f *fakeDB) Write(_ context.Context, recs []Record, del []string) (Counts, error) {
 	f.batches <- append([]Record(nil), recs...)
-	return nil
+	return Counts{}, nil
 }
-func (f *fakeDB) CountAt(context.Context, string, time.Time) (int64, error) { return 0, nil }
-func (f *fakeDB) Close() error                                              { return nil }
+func (f *fakeDB) Close() error { return nil }
 
 // TestSinkHoldsErrorsUntilAnswered proves that a run whose rows all fail
 // (a service never reached) writes nothing by age: the table keeps the last

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 )
@@ -57,6 +56,11 @@ type Column struct {
 	// its value while the row still shows the person what they decided on
 	// (keepCondition), and clears it otherwise.
 	Kept bool
+	// Stamp marks a written column that says when or how the row's values
+	// were obtained (verified_at, av_cached, applied_at): an upsert whose
+	// other values are those of the row leaves the row alone, stamp and
+	// all, so that a re-run with the same verdicts writes nothing.
+	Stamp bool
 }
 
 // The review columns keepCondition compares.
@@ -96,6 +100,24 @@ func UpsertSets(cols []Column, alias, excluded string) []string {
 		sets = append(sets, fmt.Sprintf("%s = CASE WHEN %s THEN %s.%s END", q, keep, alias, q))
 	}
 	return sets
+}
+
+// Changed is the SQL condition, for an upsert's DO UPDATE ... WHERE, that
+// the new row (excluded) differs from the existing one (alias) in a
+// written column other than a Stamp: NULLs compare equal to each other.
+func Changed(cols []Column, alias, excluded string) string {
+	var parts []string
+	for _, c := range cols {
+		if c.Kept || c.Stamp {
+			continue
+		}
+		q := QuoteIdent(c.Name)
+		parts = append(parts, alias+"."+q+" IS DISTINCT FROM "+excluded+"."+q)
+	}
+	if len(parts) == 0 {
+		return "false"
+	}
+	return strings.Join(parts, " OR ")
 }
 
 // Written returns the columns of cols a Target writes: all but the Kept.
@@ -207,13 +229,32 @@ type Record struct {
 	Values []any
 }
 
+// Counts are what writes did to a table.
+type Counts struct {
+	// Inserted, Updated and Deleted rows; Unchanged are records equal to
+	// their row, which was left alone.
+	Inserted, Updated, Unchanged, Deleted int64
+	// Repeated are records whose key an earlier Write of the same Target
+	// had written.
+	Repeated int64
+}
+
+// Add adds c to n.
+func (n *Counts) Add(c Counts) {
+	n.Inserted += c.Inserted
+	n.Updated += c.Updated
+	n.Unchanged += c.Unchanged
+	n.Deleted += c.Deleted
+	n.Repeated += c.Repeated
+}
+
 // Target is a table prepared to receive records.
 type Target interface {
-	// Write upserts recs by key and deletes the rows whose key is in del,
-	// in one transaction. No key appears twice in recs and del together.
-	Write(ctx context.Context, recs []Record, del []string) error
-	// CountAt returns the number of rows whose column col holds t.
-	CountAt(ctx context.Context, col string, t time.Time) (int64, error)
+	// Write upserts recs by key, leaving alone the rows whose values are
+	// those of their record (see Changed), and deletes the rows whose key
+	// is in del, in one transaction under the lock timeout. No key
+	// appears twice in recs and del together.
+	Write(ctx context.Context, recs []Record, del []string) (Counts, error)
 	// Close releases the target's connection.
 	Close() error
 }
@@ -242,6 +283,8 @@ type Database interface {
 	Target(ctx context.Context, n Name, key string, cols []Column) (Target, error)
 	// Close releases the database.
 	Close() error
+	// Catalog answers the checks made before anything is written.
+	Catalog
 }
 
 // Options tell Open how to open a database.
@@ -249,6 +292,9 @@ type Options struct {
 	// ReadOnly opens it for reading only (a source): nothing is created,
 	// and a missing SQLite file is an error.
 	ReadOnly bool
+	// LockTimeout bounds every wait for a lock of a DDL or write
+	// statement (DefaultLockTimeout when zero).
+	LockTimeout time.Duration
 }
 
 // Opener opens the database at u.
@@ -277,6 +323,9 @@ type URL struct {
 	// Display is the URL without any password, for logs, errors and the
 	// journal.
 	Display string
+	// HasPassword is set when the URL holds a password, which any user of
+	// the machine can read in the process list.
+	HasPassword bool
 }
 
 // String returns Display, so that a URL printed by mistake shows no
@@ -309,14 +358,38 @@ func ParseURL(raw string) (*URL, error) {
 		}
 		return &URL{Raw: raw, Scheme: "sqlite", Path: p, Display: "sqlite:" + p}, nil
 	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
+		if userinfoHasAt(raw) {
+			// Drivers split such a URL at the first @ and show the rest
+			// of the password as a host name: show none of it.
+			return nil, fmt.Errorf("%w: the user name or password of the postgres:// URL holds an '@' (or a '/', '?' or '#'): "+
+				"write it as %%40 (%%2F, %%3F, %%23); better, put the password in PGPASSWORD or ~/.pgpass", ErrBadURL)
+		}
 		u, err := url.Parse(raw)
 		if err != nil {
 			// url's errors quote the whole URL, password and all.
 			return nil, fmt.Errorf("%w: %s is not a valid URL", ErrBadURL, redactText(raw))
 		}
-		return &URL{Raw: raw, Scheme: "postgres", Display: redactURL(u)}, nil
+		_, pw := u.User.Password()
+		for k := range u.Query() {
+			pw = pw || secretParams[strings.ToLower(k)]
+		}
+		return &URL{Raw: raw, Scheme: "postgres", Display: redactURL(u), HasPassword: pw}, nil
 	}
 	return nil, fmt.Errorf("%w: %q: want postgres://user@host:port/db or sqlite:PATH", ErrBadURL, redactText(raw))
+}
+
+// userinfoHasAt reports a URL whose user name or password holds a
+// character that ends it early: a second '@', or an '@' after a '/', '?'
+// or '#' (the userinfo was cut there, and the rest of the password would
+// be read as a host, path or parameter and shown as such).
+func userinfoHasAt(raw string) bool {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return false
+	}
+	rest := raw[i+3:]
+	at := strings.IndexByte(rest, '@')
+	return strings.Count(rest, "@") > 1 || (at >= 0 && strings.ContainsAny(rest[:at], "/?#"))
 }
 
 // redactURL spells u without its password, secret parameters dropped and
@@ -420,53 +493,12 @@ func (s *scrubbed) Error() string { return s.msg }
 // by this package's callers.
 func (s *scrubbed) Unwrap() error { return s.err }
 
-// OpenTarget returns table n of db ready for writes: created if it is
-// missing (key its primary key, of type keyType), else given the columns of
-// cols it lacks, its key checked to be unique as upserts need.
+// OpenTarget returns table n of db ready for writes: checked and readied
+// by Prepare (created if it is missing, key its primary key of type
+// keyType, else given the columns of cols it lacks), then opened.
 func OpenTarget(ctx context.Context, db Database, n Name, key string, keyType Type, cols []Column) (Target, error) {
-	have, err := db.Columns(ctx, n)
-	switch {
-	case errors.Is(err, ErrNoTable):
-		var b strings.Builder
-		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (%s %s PRIMARY KEY", n.SQL(), QuoteIdent(key), db.SQLType(keyType))
-		for _, c := range cols {
-			fmt.Fprintf(&b, ", %s %s", QuoteIdent(c.Name), db.SQLType(c.Type))
-		}
-		b.WriteString(")")
-		if err := db.Exec(ctx, b.String()); err != nil {
-			return nil, err
-		}
-	case err != nil:
+	if err := Prepare(ctx, db, []Output{{Name: n, Key: key, KeyType: keyType, Cols: cols}}); err != nil {
 		return nil, err
-	default:
-		names := make(map[string]bool, len(have))
-		for _, c := range have {
-			names[c.Name] = true
-		}
-		if !names[key] {
-			return nil, fmt.Errorf("%w: table %s has no column %q to key the rows by", ErrNoColumn, n, key)
-		}
-		for _, c := range cols {
-			if names[c.Name] {
-				continue
-			}
-			if err := db.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", n.SQL(), QuoteIdent(c.Name), db.SQLType(c.Type))); err != nil {
-				// Two runs starting together may both find the column
-				// missing: the one that lost the race goes on.
-				again, cerr := db.Columns(ctx, n)
-				if cerr != nil || !slices.ContainsFunc(again, func(h Column) bool { return h.Name == c.Name }) {
-					return nil, err
-				}
-			}
-		}
-		unique, err := db.UniqueKey(ctx, n, key)
-		if err != nil {
-			return nil, err
-		}
-		if !unique {
-			return nil, fmt.Errorf("%w: table %s: column %q is not unique; rows are upserted by it: "+
-				"add a primary key or unique index on it", ErrBadQuery, n, key)
-		}
 	}
 	return db.Target(ctx, n, key, cols)
 }

@@ -2,6 +2,7 @@ package writers
 
 import (
 	"context"
+	"time"
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/readers"
@@ -36,6 +37,11 @@ type Result struct {
 	// (--cache), for this row or an identical one earlier in the run; it is
 	// the av_cached column of Options.MarkCached.
 	FromCache bool
+	// VerifiedAt is when the service gave the verdict: the time of the
+	// call, or, for an answer from the persistent cache, the time it was
+	// stored. Zero when unknown (no answer, or one replayed from a journal
+	// or a spill); table outputs then use the run's time.
+	VerifiedAt time.Time
 }
 
 // Writer writes results to one output.

@@ -83,6 +83,7 @@ type applyOptions struct {
 	// Over tables.
 	idCol, table, query, where   string
 	outTable, reviewTable, final string
+	lockTimeout                  time.Duration
 }
 
 // cmdApply is 'addrclean apply': review decisions into a final file.
@@ -114,6 +115,7 @@ func cmdApply(ctx context.Context, args []string, s streams) error {
 	fs.StringVar(&o.outTable, "out-table", "", "with a DBURL: the run's enriched table `NAME` (its --out-table)")
 	fs.StringVar(&o.reviewTable, "review-table", "", "with a DBURL: the review table `NAME` with the decisions (the run's --review-table)")
 	fs.StringVar(&o.final, "final-table", "", "with a DBURL: upsert id + final_ columns + applied_at into table `NAME`, created if missing")
+	fs.DurationVar(&o.lockTimeout, "lock-timeout", table.DefaultLockTimeout, "with --final-table: the longest its set-up or a write waits for a lock before apply stops with an error")
 	pos, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -302,7 +304,13 @@ func applyTables(ctx context.Context, dbURL string, o applyOptions, s streams) e
 		}
 		names[f.flag] = n
 	}
-	db, err := table.Open(ctx, u, table.Options{ReadOnly: o.final == ""})
+	if u.HasPassword {
+		fmt.Fprintln(s.err, "addrclean: warning: "+urlPasswordWarning)
+	}
+	if o.lockTimeout <= 0 {
+		return usageErrorf("--lock-timeout %v: want a positive duration such as 10s", o.lockTimeout)
+	}
+	db, err := table.Open(ctx, u, table.Options{ReadOnly: o.final == "", LockTimeout: o.lockTimeout})
 	if err != nil {
 		return tableError(err)
 	}
@@ -310,6 +318,13 @@ func applyTables(ctx context.Context, dbURL string, o applyOptions, s streams) e
 	j := table.Join{DB: db, Input: o.query, Out: names["--out-table"], Review: names["--review-table"]}
 	if o.table != "" {
 		j.Input = table.InputQuery(names["--table"], o.where)
+	}
+	if o.final != "" {
+		// Before anything is read: the final table must be none of the
+		// tables the command reads, under any spelling.
+		if err := checkFinalTable(ctx, db, j, names["--table"], names["--final-table"]); err != nil {
+			return err
+		}
 	}
 	cols, err := j.InputColumns(ctx)
 	if err != nil {

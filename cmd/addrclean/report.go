@@ -174,7 +174,8 @@ func (o *runOptions) runSummary(st pipeline.Stats, out, review string) *report.S
 	}
 	return &report.Summary{
 		Input: o.input, Enriched: out, Review: review, Version: version, Reference: o.referenceText(),
-		Started: o.finished.Add(-st.Elapsed.Round(time.Second)), Finished: o.finished, Stats: st,
+		Started: o.finished.Add(-st.Elapsed.Round(time.Second)), Finished: o.finished,
+		Tables: o.tableCounts(), Stats: st,
 	}
 }
 

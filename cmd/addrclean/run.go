@@ -48,6 +48,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		}()
 	}
 	defer repeats.report(log)
+	if o.tr != nil {
+		warnURLPassword(log, o.tr.src, o.tr.out)
+	}
 	delim, err := parseDelimiter(o.delimiter)
 	if err != nil {
 		return usageErrorf("%w", err)
@@ -115,6 +118,11 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		return inputError(fmt.Errorf("%s: %w", o.input, err))
 	}
 	logReading(log, o.input, src, mapper)
+	// Check everything, then change anything: the output tables are
+	// checked and set up before the journal is touched or a call paid.
+	if err := o.prepareTables(ctx, mapper.Columns()["id"], log); err != nil {
+		return err
+	}
 	run, err := o.policy.Open(o.journalPathFor(outPath, reviewPath), func() (runs.Identity, error) {
 		return runIdentity(ctx, *o, src, mapper)
 	}, []string{outPath, reviewPath}, log)

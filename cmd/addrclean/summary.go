@@ -21,7 +21,14 @@ func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st
 	if asJSON {
 		ev := log.Info().Str("input", o.input).Interface("summary", st)
 		if written {
-			ev = ev.Str("enriched", out).Str("review", review)
+			for k, v := range map[string]string{"enriched": out, "review": review} {
+				if v != "" {
+					ev = ev.Str(k, v)
+				}
+			}
+			if t := o.tableCounts(); len(t) > 0 {
+				ev = ev.Interface("tables", t)
+			}
 		}
 		ev.Msg("summary")
 		return
@@ -51,7 +58,14 @@ func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st
 			d.Groups, d.Rows, d.Extra, d.Largest, d.LargestID)
 	}
 	if written {
-		fmt.Fprintf(&b, "  enriched    %s\n  review      %s\n", out, review)
+		for _, l := range []struct{ name, v string }{{"enriched", out}, {"review", review}} {
+			if l.v != "" { // a table run may have no review output
+				fmt.Fprintf(&b, "  %-11s %s\n", l.name, l.v)
+			}
+		}
+		for _, t := range o.tableCounts() {
+			fmt.Fprintf(&b, "  written     %s\n", t)
+		}
 	}
 	fmt.Fprint(w, b.String())
 }

@@ -29,6 +29,7 @@ import (
 type tableOptions struct {
 	table, query, where          string
 	outTable, reviewTable, outDB string
+	lockTimeout                  time.Duration
 }
 
 func addTableFlags(fs *flag.FlagSet, t *tableOptions) {
@@ -38,6 +39,7 @@ func addTableFlags(fs *flag.FlagSet, t *tableOptions) {
 	fs.StringVar(&t.outTable, "out-table", "", "upsert the enriched results (id + av_ columns + verified_at) into table `NAME`, created if missing")
 	fs.StringVar(&t.reviewTable, "review-table", "", "upsert the rows to review into table `NAME`, created if missing; rows no longer to review leave it")
 	fs.StringVar(&t.outDB, "out-db", "", "`DBURL` of the database of --out-table and --review-table (default: the INPUT's database)")
+	fs.DurationVar(&t.lockTimeout, "lock-timeout", table.DefaultLockTimeout, "the longest a set-up or write of an output table waits for a lock before the run stops with an error")
 }
 
 // tableBatchRows, when positive, overrides table.DefaultBatchRows; tests
@@ -59,6 +61,13 @@ type tableRun struct {
 
 	srcDB, outDB table.Database
 	source       *table.Source
+	sinks        []namedSink // the table outputs, for their counts
+}
+
+// namedSink is a table output and how the summary names it.
+type namedSink struct {
+	name string
+	sink *table.Sink
 }
 
 func (t *tableRun) hasOutputs() bool { return t != nil && t.out != nil }
@@ -115,7 +124,7 @@ func (o *runOptions) setupTables() error {
 			tr.identity = u.Display + " query " + t.query
 			o.input = u.Display + " (query)"
 		}
-		if o.out == "" && t.outTable == "" {
+		if o.out == "" && t.outTable == "" && !o.dryRun {
 			return usageErrorf("a database INPUT needs --out-table NAME or -o PATH for its results")
 		}
 		tr.out = u
@@ -129,6 +138,9 @@ func (o *runOptions) setupTables() error {
 	}
 	if t.outTable == "" && t.reviewTable == "" {
 		tr.out = nil
+	}
+	if t.lockTimeout <= 0 {
+		return usageErrorf("--lock-timeout %v: want a positive duration such as 10s", t.lockTimeout)
 	}
 	var err error
 	if t.outTable != "" {
@@ -162,7 +174,7 @@ func tableError(err error) error {
 	var me *readers.MappingError
 	switch {
 	case errors.Is(err, table.ErrNoTable), errors.Is(err, table.ErrNoColumn), errors.Is(err, table.ErrBadQuery),
-		errors.As(err, &me):
+		errors.Is(err, table.ErrInputTable), errors.Is(err, table.ErrRefused), errors.As(err, &me):
 		return withCode(exitUsage, err)
 	}
 	return withCode(exitFatal, err)
@@ -183,7 +195,7 @@ func (o *runOptions) openInput(ctx context.Context, ropts readers.Options, spec 
 		tr.srcDB = db
 	}
 	if tr.hasOutputs() {
-		db, err := table.Open(ctx, tr.out, table.Options{})
+		db, err := table.Open(ctx, tr.out, table.Options{LockTimeout: o.tables.lockTimeout})
 		if err != nil {
 			return nil, tableError(err)
 		}
@@ -366,29 +378,25 @@ func (o *runOptions) openAllOutputs(ctx context.Context, src readers.Reader, map
 		return outs, nil
 	}
 	idName := mapper.Columns()["id"]
-	if idName == "" {
-		return fail(usageErrorf("--out-table and --review-table key their rows by the id column: give --id-col COLUMN"))
-	}
 	keyType := table.Text
 	if tr.source != nil {
 		keyType = table.KeyType(tr.source.Columns(), idName)
 	}
-	for _, s := range []struct {
-		name table.Name
-		kind table.Kind
-	}{{tr.outName, table.Enriched}, {tr.revName, table.Review}} {
-		if s.name.Table == "" {
-			continue
+	for _, out := range o.tableOutputs(idName, keyType) {
+		kind := table.Enriched
+		if out.Deletes {
+			kind = table.Review
 		}
-		shown := "table " + s.name.String()
-		w, err := table.NewSink(ctx, tr.outDB, s.name, shown, table.SinkOptions{
-			Kind: s.kind, Key: idName, KeyType: keyType, KeyIndex: slices.Index(src.Header(), idName), MarkCached: o.markCached,
+		shown := "table " + out.Name.String()
+		w, err := table.NewSink(ctx, tr.outDB, out.Name, shown, table.SinkOptions{
+			Kind: kind, Key: idName, KeyType: keyType, KeyIndex: slices.Index(src.Header(), idName), MarkCached: o.markCached,
 			RunTime: tr.runTime, Logger: log, BatchRows: tableBatchRows,
 		})
 		if err != nil {
-			return fail(tableError(err))
+			return fail(tableSetupError(ctx, err))
 		}
 		outs = append(outs, w)
+		tr.sinks = append(tr.sinks, namedSink{name: shown, sink: w})
 	}
 	return outs, nil
 }

@@ -33,7 +33,14 @@ func main() {
 	refSize := flag.Int("reference", 100000, "addresses in the generated reference")
 	repeat := flag.Int("repeat", 3, "runs of each kind, taking turns; the fastest is shown")
 	applyToo := flag.Bool("apply", false, "also measure addrclean apply over the outputs of the runs: files against tables")
+	nightlyOnly := flag.Bool("nightly", false, "measure only a second, unchanged run over the PostgreSQL tables: rows updated, WAL bytes, wall")
 	flag.Parse()
+	run := run
+	if *nightlyOnly {
+		run = func(ctx context.Context, bin string, n, refSize, _ int, _ bool) error {
+			return nightly(ctx, bin, n, refSize)
+		}
+	}
 	if err := run(context.Background(), *bin, *rows, *refSize, *repeat, *applyToo); err != nil {
 		fmt.Fprintln(os.Stderr, "benchdb:", err)
 		os.Exit(1)
@@ -53,35 +60,65 @@ type measurement struct {
 	maxRSS    int64
 }
 
+// bench is what a measurement runs over: a directory with the generated
+// reference and input, and a PostgreSQL server holding a database.
+type bench struct {
+	dir, refPath, in string
+	header           []string
+	srv              *pgtest.Server
+	pgURL            string
+}
+
+// newBench writes the reference and n input rows into a temporary
+// directory and starts a server with an empty database; close removes
+// both.
+func newBench(ctx context.Context, n, refSize int) (b *bench, err error) {
+	b = &bench{}
+	if b.dir, err = os.MkdirTemp("", "addrclean-benchdb-"); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			b.close()
+		}
+	}()
+	b.refPath = filepath.Join(b.dir, "reference.csv")
+	refs, err := synth.WriteReference(b.refPath, synth.SampleSeed, refSize)
+	if err != nil {
+		return nil, err
+	}
+	b.in = filepath.Join(b.dir, "in.csv")
+	if b.header, err = writeInput(b.in, refs, n); err != nil {
+		return nil, err
+	}
+	if b.srv, err = pgtest.Start(ctx); err != nil {
+		return nil, err
+	}
+	dbName, err := b.srv.NewDB(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.pgURL = b.srv.URL(pgtest.User, dbName)
+	return b, nil
+}
+
+func (b *bench) close() {
+	if b.srv != nil {
+		_ = b.srv.Stop()
+	}
+	_ = os.RemoveAll(b.dir)
+}
+
 func run(ctx context.Context, bin string, n, refSize, repeat int, applyToo bool) error {
-	dir, err := os.MkdirTemp("", "addrclean-benchdb-")
+	b, err := newBench(ctx, n, refSize)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	refPath := filepath.Join(dir, "reference.csv")
-	refs, err := synth.WriteReference(refPath, synth.SampleSeed, refSize)
-	if err != nil {
-		return err
-	}
-	in := filepath.Join(dir, "in.csv")
-	header, err := writeInput(in, refs, n)
-	if err != nil {
-		return err
-	}
-	srv, err := pgtest.Start(ctx)
-	if err != nil {
-		return err
-	}
-	defer srv.Stop()
-	dbName, err := srv.NewDB(ctx)
-	if err != nil {
-		return err
-	}
-	pgURL := srv.URL(pgtest.User, dbName)
+	defer b.close()
+	dir, refPath, in, pgURL := b.dir, b.refPath, b.in, b.pgURL
 	liteURL := "sqlite:" + filepath.Join(dir, "crm.db")
 	for _, u := range []string{pgURL, liteURL} {
-		if err := load(ctx, u, in, header); err != nil {
+		if err := load(ctx, u, in, b.header); err != nil {
 			return err
 		}
 	}
@@ -273,4 +310,81 @@ func load(ctx context.Context, url, in string, header []string) error {
 		return err
 	}
 	return db.Exec(ctx, "ANALYZE customers")
+}
+
+// nightly runs the PostgreSQL table run twice over the same rows, the
+// second as a nightly job would find them (nothing changed), and prints
+// what the second wrote: rows updated (pg_stat_user_tables), WAL bytes
+// (pg_current_wal_lsn before and after) and wall time, against the first.
+func nightly(ctx context.Context, bin string, n, refSize int) error {
+	b, err := newBench(ctx, n, refSize)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	refPath, pgURL := b.refPath, b.pgURL
+	if err := load(ctx, pgURL, b.in, b.header); err != nil {
+		return err
+	}
+	u, err := table.ParseURL(pgURL)
+	if err != nil {
+		return err
+	}
+	db, err := table.Open(ctx, u, table.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	args := []string{"run", "--no-progress", "--log-format", "json", "--log-level", "warn", "--reference", refPath,
+		"--id-col", "Customer ID", "--table", "customers", "--out-table", "customers_av", "--review-table", "customers_review", pgURL}
+	first, err := measure(ctx, bin, "first run (tables created and filled)", n, args...)
+	if err != nil {
+		return err
+	}
+	// Rows updated are the tables' own statistics (n_tup_upd, flushed when
+	// a run's sessions end), so that counting adds no work of its own.
+	state := func() (lsn, updated string, err error) {
+		rows, err := db.Select(ctx, `SELECT pg_current_wal_lsn()::text, coalesce(sum(n_tup_upd), 0)::text
+			FROM pg_stat_user_tables WHERE relname IN ('customers_av', 'customers_review')`)
+		if err != nil {
+			return "", "", err
+		}
+		defer rows.Close()
+		cells, err := rows.Next(ctx)
+		if err != nil {
+			return "", "", err
+		}
+		return cells[0], cells[1], nil
+	}
+	lsn0, upd0, err := state()
+	if err != nil {
+		return err
+	}
+	second, err := measure(ctx, bin, "second run (nothing changed)", n, args...)
+	if err != nil {
+		return err
+	}
+	lsn1, upd1, err := state()
+	if err != nil {
+		return err
+	}
+	rows, err := db.Select(ctx, fmt.Sprintf("SELECT (%s - %s)::text, pg_wal_lsn_diff('%s', '%s')::bigint::text", upd1, upd0, lsn1, lsn0))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cells, err := rows.Next(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Println("| run | rows | wall | rows/s | CPU per row | rows updated | WAL bytes |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
+	for _, m := range []struct {
+		m          measurement
+		upd, bytes string
+	}{{first, "-", "-"}, {second, cells[0], cells[1]}} {
+		fmt.Printf("| %s | %d | %.2fs | %.0f | %.1f µs | %s | %s |\n", m.m.name, m.m.rows, m.m.wall.Seconds(),
+			float64(m.m.rows)/m.m.wall.Seconds(), float64(m.m.cpu.Microseconds())/float64(m.m.rows), m.upd, m.bytes)
+	}
+	return nil
 }

@@ -62,7 +62,7 @@ func BenchmarkWrite(b *testing.B) {
 			}
 			b.ResetTimer()
 			for range b.N {
-				if err := write(ctx, recs, nil); err != nil {
+				if _, err := write(ctx, recs, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -73,17 +73,17 @@ func BenchmarkWrite(b *testing.B) {
 
 // insertValues is the alternative: statements of up to 500 rows of
 // parameters each, in one transaction.
-func insertValues(t *target, cols []table.Column) func(context.Context, []table.Record, []string) error {
+func insertValues(t *target, cols []table.Column) func(context.Context, []table.Record, []string) (table.Counts, error) {
 	names := []string{`"id"`}
 	var sets []string
 	for _, c := range cols {
 		names = append(names, table.QuoteIdent(c.Name))
 		sets = append(sets, table.QuoteIdent(c.Name)+" = EXCLUDED."+table.QuoteIdent(c.Name))
 	}
-	return func(ctx context.Context, recs []table.Record, _ []string) error {
+	return func(ctx context.Context, recs []table.Record, _ []string) (table.Counts, error) {
 		tx, err := t.conn.Begin(ctx)
 		if err != nil {
-			return err
+			return table.Counts{}, err
 		}
 		defer tx.Rollback(ctx)
 		for start := 0; start < len(recs); start += 500 {
@@ -108,9 +108,9 @@ func insertValues(t *target, cols []table.Column) func(context.Context, []table.
 			}
 			fmt.Fprintf(&b, ` ON CONFLICT ("id") DO UPDATE SET %s`, strings.Join(sets, ", "))
 			if _, err := tx.Exec(ctx, b.String(), args...); err != nil {
-				return err
+				return table.Counts{}, err
 			}
 		}
-		return tx.Commit(ctx)
+		return table.Counts{}, tx.Commit(ctx)
 	}
 }

@@ -35,10 +35,11 @@ const FetchRows = 1000
 // its own; catalog questions use a connection opened with the database,
 // which also proves the URL and password work.
 type DB struct {
-	cfg     *pgx.ConnConfig
-	meta    *pgx.Conn
-	display string
-	secrets []string
+	cfg      *pgx.ConnConfig
+	meta     *pgx.Conn
+	display  string
+	secrets  []string
+	lockWait time.Duration
 }
 
 // Open connects to the database of u. Its errors never show the password,
@@ -60,7 +61,7 @@ func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database
 			cfg.RuntimeParams[k] = v
 		}
 	}
-	d := &DB{cfg: cfg, display: u.Display, secrets: secrets}
+	d := &DB{cfg: cfg, display: u.Display, secrets: secrets, lockWait: cmp.Or(opts.LockTimeout, table.DefaultLockTimeout)}
 	if d.meta, err = d.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -284,9 +285,11 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, cols []table.
 	if err != nil {
 		return nil, err
 	}
-	t := &target{d: d, conn: conn, q: q}
+	t := &target{d: d, conn: conn, q: q, name: n}
 	// The staging table has the key as text, cast on upsert to the table's
-	// own key type, and the other columns typed as the table's.
+	// own key type, and the other columns typed as the table's. The seen
+	// table holds the keys written so far, so that an id that repeats
+	// across batches is counted (it stays on the server, not in memory).
 	var stage strings.Builder
 	stage.WriteString("CREATE TEMP TABLE addrclean_stage (k text")
 	t.copyCols = []string{"k"}
@@ -298,13 +301,23 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, cols []table.
 	}
 	sets := table.UpsertSets(cols, "cur", "EXCLUDED")
 	stage.WriteString(") ON COMMIT DELETE ROWS")
-	if _, err := conn.Exec(ctx, stage.String()); err != nil {
-		_ = conn.Close(ctx)
-		return nil, d.wrap(err)
+	for _, sql := range []string{stage.String(), "CREATE TEMP TABLE addrclean_seen (k text PRIMARY KEY)"} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			_ = conn.Close(ctx)
+			return nil, d.wrap(err)
+		}
 	}
 	k := table.QuoteIdent(key)
-	t.upsert = fmt.Sprintf("INSERT INTO %s AS cur (%s, %s) SELECT CAST(k AS %s), %s FROM pg_temp.addrclean_stage ON CONFLICT (%s) DO UPDATE SET %s",
-		q, k, strings.Join(names, ", "), keySQL, strings.Join(names, ", "), k, strings.Join(sets, ", "))
+	// Rows equal to their staged record are left out before the INSERT:
+	// ON CONFLICT locks the row it meets even when its WHERE then skips the
+	// update, and that lock is a write (WAL, a dirtied page) per unchanged
+	// row. xmax is 0 in a row the INSERT made, the updater's id in one it
+	// updated: the one way to tell them apart in RETURNING.
+	same := fmt.Sprintf("SELECT 1 FROM %s AS cur WHERE cur.%s = CAST(s.k AS %s) AND NOT (%s)", q, k, keySQL, table.Changed(cols, "cur", "s"))
+	t.upsert = fmt.Sprintf("WITH up AS (INSERT INTO %s AS cur (%s, %s) SELECT CAST(k AS %s), %s FROM pg_temp.addrclean_stage AS s "+
+		"WHERE NOT EXISTS (%s) ON CONFLICT (%s) DO UPDATE SET %s WHERE %s RETURNING (cur.xmax = 0) AS ins) "+
+		"SELECT count(*) FILTER (WHERE ins), count(*) FILTER (WHERE NOT ins) FROM up",
+		q, k, strings.Join(names, ", "), keySQL, strings.Join(names, ", "), same, k, strings.Join(sets, ", "), table.Changed(cols, "cur", "EXCLUDED"))
 	t.del = fmt.Sprintf("DELETE FROM %s WHERE %s = ANY(CAST($1::text[] AS %s[]))", q, k, keySQL)
 	return t, nil
 }
@@ -322,19 +335,25 @@ type target struct {
 	d        *DB
 	conn     *pgx.Conn
 	q        string
+	name     table.Name
 	copyCols []string
 	upsert   string
 	del      string
 }
 
 // Write copies recs into the staging table and upserts them, and deletes
-// del, in one transaction.
-func (t *target) Write(ctx context.Context, recs []table.Record, del []string) error {
+// del, in one transaction under the lock timeout.
+func (t *target) Write(ctx context.Context, recs []table.Record, del []string) (table.Counts, error) {
+	var n table.Counts
 	tx, err := t.conn.Begin(ctx)
 	if err != nil {
-		return t.d.wrap(err)
+		return n, t.d.wrap(err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := t.d.lockTimeout(ctx, tx); err != nil {
+		return n, err
+	}
+	what := "table " + t.name.String()
 	if len(recs) > 0 {
 		i := 0
 		src := pgx.CopyFromFunc(func() ([]any, error) {
@@ -348,27 +367,29 @@ func (t *target) Write(ctx context.Context, recs []table.Record, del []string) e
 			return append(row, r.Values...), nil
 		})
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"addrclean_stage"}, t.copyCols, src); err != nil {
-			return t.d.wrap(err)
+			return n, t.d.wrap(err)
 		}
-		if _, err := tx.Exec(ctx, t.upsert); err != nil {
-			return t.d.wrap(err)
+		if err := tx.QueryRow(ctx, t.upsert).Scan(&n.Inserted, &n.Updated); err != nil {
+			return n, t.d.lockError(err, what, "INSERT ... ON CONFLICT DO UPDATE")
 		}
+		n.Unchanged = int64(len(recs)) - n.Inserted - n.Updated
+		tag, err := tx.Exec(ctx, "INSERT INTO pg_temp.addrclean_seen SELECT k FROM pg_temp.addrclean_stage ON CONFLICT DO NOTHING")
+		if err != nil {
+			return n, t.d.wrap(err)
+		}
+		n.Repeated = int64(len(recs)) - tag.RowsAffected()
 	}
 	if len(del) > 0 {
-		if _, err := tx.Exec(ctx, t.del, del); err != nil {
-			return t.d.wrap(err)
+		tag, err := tx.Exec(ctx, t.del, del)
+		if err != nil {
+			return n, t.d.lockError(err, what, "DELETE")
 		}
+		n.Deleted = tag.RowsAffected()
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return t.d.wrap(err)
+		return table.Counts{}, t.d.wrap(err)
 	}
-	return nil
-}
-
-func (t *target) CountAt(ctx context.Context, col string, at time.Time) (int64, error) {
-	var n int64
-	err := t.conn.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = $1", t.q, table.QuoteIdent(col)), at).Scan(&n)
-	return n, t.d.wrap(err)
+	return n, nil
 }
 
 func (t *target) Close() error { return closeConn(t.conn) }

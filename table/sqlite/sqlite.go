@@ -20,6 +20,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	sqlite "modernc.org/sqlite"
@@ -39,15 +40,17 @@ const TimeFormat = "2006-01-02T15:04:05.000000Z"
 // their own, so that a reader never holds the one writer connection and
 // nothing is ever written through a source.
 type DB struct {
-	ro      *sql.DB
-	rw      *sql.DB // nil when opened ReadOnly
-	display string
+	ro       *sql.DB
+	rw       *sql.DB // nil when opened ReadOnly
+	display  string
+	path     string
+	lockWait time.Duration // the writer's busy timeout
 }
 
 // Open opens the database file of u: read-only and existing for a source;
 // for a sink created if missing and put in WAL mode.
 func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database, error) {
-	d := &DB{display: u.Display}
+	d := &DB{display: u.Display, path: u.Path, lockWait: cmp.Or(opts.LockTimeout, table.DefaultLockTimeout)}
 	if opts.ReadOnly {
 		if _, err := os.Stat(u.Path); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -58,7 +61,9 @@ func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database
 	} else {
 		// WAL is persistent, and what lets a reader and the writer share
 		// the file; the writer opens first so that the file exists.
-		rw, err := openHandle(ctx, u, "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+		// The busy timeout is the lock timeout of every DDL and write.
+		rw, err := openHandle(ctx, u, "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"+
+			fmt.Sprintf("&_pragma=busy_timeout(%d)", max(d.lockWait.Milliseconds(), 1)))
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +82,10 @@ func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database
 }
 
 func openHandle(ctx context.Context, u *table.URL, params string) (*sql.DB, error) {
-	dsn := "file:" + (&url.URL{Path: u.Path}).EscapedPath() + "?_pragma=busy_timeout(10000)&" + params
+	dsn := "file:" + (&url.URL{Path: u.Path}).EscapedPath() + "?" + params
+	if !strings.Contains(params, "busy_timeout") { // the writer's is its lock timeout
+		dsn += "&_pragma=busy_timeout(10000)"
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", u.Display, err)
@@ -298,6 +306,9 @@ func (r *rows) Close() error {
 	return err
 }
 
+// seenTables numbers the temporary tables of the targets of a process.
+var seenTables atomic.Int64
+
 // Target upserts each record with a prepared statement.
 func (d *DB) Target(ctx context.Context, n table.Name, key string, cols []table.Column) (table.Target, error) {
 	w, err := d.writer()
@@ -313,11 +324,18 @@ func (d *DB) Target(ctx context.Context, n table.Name, key string, cols []table.
 		marks = append(marks, "?")
 	}
 	sets := table.UpsertSets(cols, "cur", "excluded")
+	k := table.QuoteIdent(key)
+	// The keys written so far, on disk in the writer's temporary database:
+	// an id repeated across batches is counted without memory growing.
+	seen := table.QuoteIdent(fmt.Sprintf("addrclean_seen_%d", seenTables.Add(1)))
 	return &target{
-		d: d, w: w, q: q,
-		upsert: fmt.Sprintf("INSERT INTO %s AS cur (%s) VALUES (%s) ON CONFLICT (%s) DO UPDATE SET %s",
-			q, strings.Join(names, ", "), strings.Join(marks, ", "), table.QuoteIdent(key), strings.Join(sets, ", ")),
-		del: fmt.Sprintf("DELETE FROM %s WHERE %s = ?", q, table.QuoteIdent(key)),
+		d: d, w: w, q: q, name: n,
+		upsert: fmt.Sprintf("INSERT INTO %s AS cur (%s) VALUES (%s) ON CONFLICT (%s) DO UPDATE SET %s WHERE %s",
+			q, strings.Join(names, ", "), strings.Join(marks, ", "), k, strings.Join(sets, ", "), table.Changed(cols, "cur", "excluded")),
+		exists:  fmt.Sprintf("SELECT 1 FROM %s WHERE %s = ?", q, k),
+		del:     fmt.Sprintf("DELETE FROM %s WHERE %s = ?", q, k),
+		newSeen: "CREATE TEMP TABLE IF NOT EXISTS " + seen + " (k TEXT PRIMARY KEY)",
+		seen:    "INSERT OR IGNORE INTO temp." + seen + " (k) VALUES (?)",
 	}, nil
 }
 
@@ -344,11 +362,11 @@ var sqlTypes = map[table.Type]string{
 func (d *DB) SQLType(t table.Type) string { return cmp.Or(sqlTypes[t], "TEXT") }
 
 type target struct {
-	d      *DB
-	w      *sql.DB
-	q      string
-	upsert string
-	del    string
+	d                                  *DB
+	w                                  *sql.DB
+	q                                  string
+	name                               table.Name
+	upsert, exists, del, newSeen, seen string
 }
 
 func value(v any) any {
@@ -364,49 +382,80 @@ func value(v any) any {
 	return v
 }
 
-// Write upserts recs and deletes del in one transaction.
-func (t *target) Write(ctx context.Context, recs []table.Record, del []string) error {
+// Write upserts recs and deletes del in one transaction; the busy timeout
+// bounds the wait for the write lock.
+func (t *target) Write(ctx context.Context, recs []table.Record, del []string) (table.Counts, error) {
+	var n table.Counts
+	what := "table " + t.name.String()
 	tx, err := t.w.BeginTx(ctx, nil)
 	if err != nil {
-		return t.d.wrap(err)
+		return n, t.d.lockError(err, what, "BEGIN")
 	}
 	defer func() { _ = tx.Rollback() }()
 	if len(recs) > 0 {
-		st, err := tx.PrepareContext(ctx, t.upsert)
-		if err != nil {
-			return t.d.wrap(err)
+		if _, err := tx.ExecContext(ctx, t.newSeen); err != nil {
+			return n, t.d.lockError(err, what, t.newSeen)
 		}
-		defer st.Close()
+		var sts [3]*sql.Stmt
+		for i, q := range []string{t.upsert, t.exists, t.seen} {
+			if sts[i], err = tx.PrepareContext(ctx, q); err != nil {
+				return n, t.d.wrap(err)
+			}
+			defer sts[i].Close()
+		}
+		upsert, exists, seen := sts[0], sts[1], sts[2]
 		args := make([]any, 0, len(recs[0].Values)+1)
 		for _, r := range recs {
 			args = append(args[:0], r.Key)
 			for _, v := range r.Values {
 				args = append(args, value(v))
 			}
-			if _, err := st.ExecContext(ctx, args...); err != nil {
-				return t.d.wrap(err)
+			var one int
+			err := exists.QueryRowContext(ctx, r.Key).Scan(&one)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return n, t.d.wrap(err)
+			}
+			had := err == nil
+			res, err := upsert.ExecContext(ctx, args...)
+			if err != nil {
+				return n, t.d.lockError(err, what, "INSERT ... ON CONFLICT DO UPDATE")
+			}
+			switch ra, _ := res.RowsAffected(); {
+			case ra == 0:
+				n.Unchanged++
+			case had:
+				n.Updated++
+			default:
+				n.Inserted++
+			}
+			res, err = seen.ExecContext(ctx, r.Key)
+			if err != nil {
+				return n, t.d.wrap(err)
+			}
+			if ra, _ := res.RowsAffected(); ra == 0 {
+				n.Repeated++
 			}
 		}
 	}
 	if len(del) > 0 {
 		st, err := tx.PrepareContext(ctx, t.del)
 		if err != nil {
-			return t.d.wrap(err)
+			return n, t.d.wrap(err)
 		}
 		defer st.Close()
 		for _, k := range del {
-			if _, err := st.ExecContext(ctx, k); err != nil {
-				return t.d.wrap(err)
+			res, err := st.ExecContext(ctx, k)
+			if err != nil {
+				return n, t.d.lockError(err, what, "DELETE")
 			}
+			ra, _ := res.RowsAffected()
+			n.Deleted += ra
 		}
 	}
-	return t.d.wrap(tx.Commit())
-}
-
-func (t *target) CountAt(ctx context.Context, col string, at time.Time) (int64, error) {
-	var n int64
-	err := t.w.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = ?", t.q, table.QuoteIdent(col)), value(at)).Scan(&n)
-	return n, t.d.wrap(err)
+	if err := tx.Commit(); err != nil {
+		return table.Counts{}, t.d.lockError(err, what, "COMMIT")
+	}
+	return n, nil
 }
 
 func (t *target) Close() error { return nil }
