@@ -29,11 +29,6 @@ func (o *runOptions) tableOutputs(idName string, keyType table.Type) []table.Out
 				Cols: table.Columns(s.kind, o.markCached), Deletes: s.kind == table.Review})
 		}
 	}
-	if tr.outName.Table != "" {
-		// The run's summary is kept beside the out-table (recordRun): checked
-		// and created with the others, never discovered at the end.
-		outs = append(outs, table.RunsOutput(tr.outName))
-	}
 	return outs
 }
 
@@ -55,6 +50,11 @@ func (o *runOptions) prepareTables(ctx context.Context, idName string, log zerol
 		keyType = table.KeyType(tr.source.Columns(), idName)
 	}
 	outs := o.tableOutputs(idName, keyType)
+	if tr.outName.Table != "" {
+		// The run's summary is kept beside the out-table (recordRun): checked
+		// and created with the others, never discovered at the end.
+		outs = append(outs, table.RunsOutput(tr.outName))
+	}
 	if o.isTableSource() {
 		in := table.Input{DB: tr.srcDB, Table: tr.srcName, Query: tr.query, Shown: "--query"}
 		if tr.srcName.Table != "" {

@@ -92,6 +92,7 @@ func TestRunTableNeverWritesInput(t *testing.T) {
 			}
 			loadSample(t, dbURL, "cc")
 			dbExec(t, dbURL, `CREATE VIEW ccv AS SELECT * FROM cc WHERE "Town" <> ''`)
+			dbExec(t, dbURL, `CREATE VIEW avx_runs AS SELECT * FROM cc`)
 			cases := []struct {
 				name string
 				args []string
@@ -108,6 +109,8 @@ func TestRunTableNeverWritesInput(t *testing.T) {
 				{"view as input", []string{"--table", "ccv", "--out-table", "cc"}, []string{"--out-table cc", "--table ccv", "never written"}},
 				{"query of a view", []string{"--query", "SELECT * FROM ccv", "--out-table", "cc"}, []string{"--out-table cc", "--query", "never written"}},
 				{"out-db is the input's", []string{"--table", "cc", "--out-table", "cc", "--out-db", otherURL}, []string{"cc", "never written"}},
+				// The runs table beside the out-table is an output too.
+				{"runs table", []string{"--table", "avx_runs", "--out-table", "avx"}, []string{"avx_runs", "never written"}},
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
