@@ -273,6 +273,8 @@ func journalError(err error) error {
 	switch {
 	case errors.Is(err, journal.ErrLocked):
 		return fmt.Errorf("%w: another run is writing the same outputs", err)
+	case errors.Is(err, journal.ErrOldFormat):
+		return fmt.Errorf("%w; or delete it to start afresh (its rows are then verified again)", err)
 	case errors.Is(err, journal.ErrCorrupt):
 		return fmt.Errorf("%w: delete it to start afresh", err)
 	}
@@ -378,6 +380,9 @@ func (r *Run) finish(st pipeline.Stats, keep bool) (kept bool) {
 	r.j = nil
 	path := j.Path()
 	var err error
+	if lost := r.lost(j); lost {
+		return false
+	}
 	switch {
 	case st.Complete && keep:
 		if err = j.Complete(st.RowsWritten); err == nil {
@@ -400,6 +405,28 @@ func (r *Run) finish(st pipeline.Stats, keep bool) (kept bool) {
 	}
 	if err != nil {
 		r.log.Error().Err(err).Msg("finishing the journal")
+	}
+	return false
+}
+
+// lost ends a journal whose file was damaged, deleted or replaced during
+// the run: its rows can no longer be found or trusted, so no --resume can
+// use them. A damaged one is removed (a resume would only be refused);
+// another file now at its path is left alone. Either way the next run,
+// with --resume or not, starts from the first row.
+func (r *Run) lost(j *journal.Journal) bool {
+	path := j.Path()
+	switch broken := j.Broken(); {
+	case j.Replaced():
+		_ = j.Close()
+		r.log.Warn().Str("journal", path).
+			Msg("the journal was deleted or replaced during the run: its rows are lost; the next run starts from the first row")
+		return true
+	case broken != nil:
+		err := j.Remove()
+		r.log.Warn().Str("journal", path).AnErr("damage", broken).AnErr("removing", err).
+			Msg("the journal was damaged during the run (changed or cut short by something else): removed it; the next run starts from the first row")
+		return true
 	}
 	return false
 }
