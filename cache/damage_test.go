@@ -199,12 +199,12 @@ func TestDamagedWhileOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := map[string]func(p string) error{
-		"cut to zero":   func(p string) error { return os.Truncate(p, 0) },
-		"cut to half":   func(p string) error { return os.Truncate(p, int64(len(orig)/2)) },
-		"cut to 5,000":  func(p string) error { return os.Truncate(p, 5000) },
-		"pages zeroed":  func(p string) error { return os.WriteFile(p, make([]byte, len(orig)), 0o600) },
-		"deleted":       os.Remove,
-		"replaced":      func(p string) error { return os.WriteFile(p+".new", []byte("other"), 0o600) },
+		"cut to zero":  func(p string) error { return os.Truncate(p, 0) },
+		"cut to half":  func(p string) error { return os.Truncate(p, int64(len(orig)/2)) },
+		"cut to 5,000": func(p string) error { return os.Truncate(p, 5000) },
+		"pages zeroed": func(p string) error { return os.WriteFile(p, make([]byte, len(orig)), 0o600) },
+		"deleted":      os.Remove,
+		"replaced":     func(p string) error { return os.WriteFile(p+".new", []byte("other"), 0o600) },
 		"overwritten with text": func(p string) error {
 			return os.WriteFile(p, bytes.Repeat([]byte("name,address\n"), len(orig)/13), 0o600)
 		},
