@@ -547,6 +547,10 @@ func (j *Journal) Remove() error {
 	return err
 }
 
+// Delete removes the journal file at path with its WAL, if any: for a
+// journal Open refused.
+func Delete(path string) error { return sqlitefile.Remove(path) }
+
 // A row record is stored in the columns of journal_rows; its CRC-32C
 // (Castagnoli) covers
 //

@@ -769,3 +769,58 @@ func BenchmarkOpen(b *testing.B) {
 		}
 	}
 }
+
+// TestDamagedWhileOpen: a journal cut short, zeroed, deleted or replaced
+// while a run records into it never crashes or waits: Record and Lookup go
+// on or fail with ErrCorrupt naming the file (then Broken says so), Close
+// returns, and Remove leaves a replacing file alone.
+func TestDamagedWhileOpen(t *testing.T) {
+	tests := map[string]func(p string) error{
+		"cut to zero":  func(p string) error { return os.Truncate(p, 0) },
+		"cut to half":  func(p string) error { fi, _ := os.Stat(p); return os.Truncate(p, fi.Size()/2) },
+		"pages zeroed": func(p string) error { fi, _ := os.Stat(p); return os.WriteFile(p, make([]byte, fi.Size()), 0o600) },
+		"deleted":      os.Remove,
+		"replaced": func(p string) error {
+			if err := os.WriteFile(p+".new", []byte("other"), 0o600); err != nil {
+				return err
+			}
+			return os.Rename(p+".new", p)
+		},
+	}
+	for name, damage := range tests {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "j")
+			write(t, path, shuffled(600, 8, 6))
+			j := reopen(t, path)
+			if err := j.Continue(); err != nil {
+				t.Fatal(err)
+			}
+			if err := damage(path); err != nil {
+				t.Fatal(err)
+			}
+			var failed error
+			for n := 1; n <= 1200 && failed == nil; n++ {
+				e, ok, err := j.Lookup(n, entry(n).Key)
+				if ok && !reflect.DeepEqual(e, entry(n)) {
+					t.Fatalf("row %d: another record %+v", n, e)
+				}
+				if err == nil && n > 600 {
+					err = j.Record(entry(n))
+				}
+				failed = err
+			}
+			if failed != nil && (!errors.Is(failed, ErrCorrupt) || !strings.Contains(failed.Error(), path) || j.Broken() == nil) {
+				t.Fatalf("failed with %v (Broken %v), want ErrCorrupt naming the file", failed, j.Broken())
+			}
+			if got, want := j.Replaced(), name == "deleted" || name == "replaced"; got != want {
+				t.Errorf("Replaced = %v, want %v", got, want)
+			}
+			_ = j.Remove()
+			if name == "replaced" {
+				if b, err := os.ReadFile(path); err != nil || string(b) != "other" {
+					t.Errorf("Remove touched the file that replaced the journal: %q, %v", b, err)
+				}
+			}
+		})
+	}
+}

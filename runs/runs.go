@@ -399,6 +399,9 @@ func (r *Run) finish(st pipeline.Stats, keep bool) (kept bool) {
 		if err := j.Close(); err != nil {
 			r.log.Warn().Str("journal", path).Err(err).Msg("the journal was not closed cleanly; a resume drops any torn last record")
 		}
+		if !r.sound(path) {
+			return false
+		}
 		r.log.Info().Str("journal", path).Int64("rows", j.Info().Rows).
 			Msg("the journal keeps the finished rows: run the same command with --resume to continue")
 		return true
@@ -428,5 +431,24 @@ func (r *Run) lost(j *journal.Journal) bool {
 			Msg("the journal was damaged during the run (changed or cut short by something else): removed it; the next run starts from the first row")
 		return true
 	}
+	return false
+}
+
+// sound checks a journal kept for --resume as the resume will: one cut or
+// overwritten under the run without the run meeting the damage (its pages
+// were in memory) would only be refused then. Such a journal is removed,
+// saying so, so that the next run starts cleanly from the first row.
+func (r *Run) sound(path string) bool {
+	j, err := journal.Open(path)
+	if err == nil {
+		_ = j.Close()
+		return true
+	}
+	if !errors.Is(err, journal.ErrCorrupt) {
+		return true // locked or gone: the next run says so
+	}
+	rmErr := journal.Delete(path)
+	r.log.Warn().Str("journal", path).AnErr("damage", err).AnErr("removing", rmErr).
+		Msg("the journal was damaged during the run (changed or cut short by something else): removed it; the next run starts from the first row")
 	return false
 }
