@@ -78,8 +78,8 @@ func runAlive(t *testing.T, name, dir string, cut <-chan time.Time, args ...stri
 	}
 }
 
-// runCLIQuiet is runCLI for a goroutine: no testing.T (the key file is
-// written by the caller).
+// runCLIQuiet is runCLI without a testing.T, for a goroutine: the key file
+// (dir/key) is written by the caller.
 func runCLIQuiet(dir string, args ...string) runResult {
 	out, review := filepath.Join(dir, "out.csv"), filepath.Join(dir, "review.csv")
 	full := append([]string{"run", "--log-format", "json", "--no-progress", "--api-key-file", filepath.Join(dir, "key"),

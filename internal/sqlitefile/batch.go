@@ -90,33 +90,32 @@ func (b *Batch[T]) loop(every time.Duration) {
 // batch is full. It returns the error of a failed commit, this one's or an
 // earlier one's.
 func (b *Batch[T]) Add(row T) error {
+	full, err := b.queue(row)
+	if err == nil && full {
+		err = b.Flush()
+	}
+	return err
+}
+
+// queue appends row unless a commit failed, and says whether the batch is
+// full.
+func (b *Batch[T]) queue(row T) (full bool, err error) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.err != nil {
-		err := b.err
-		b.mu.Unlock()
-		return err
+		return false, b.err
 	}
 	b.pend = append(b.pend, row)
-	full := len(b.pend) >= b.max
-	b.mu.Unlock()
-	if full {
-		return b.Flush()
-	}
-	return nil
+	return len(b.pend) >= b.max, nil
 }
 
 // AddWait adds row and returns once it is committed: rows added by
 // goroutines meanwhile share its commit (a group commit), so that a commit
 // is per row only when rows come one at a time.
 func (b *Batch[T]) AddWait(row T) error {
-	b.mu.Lock()
-	if b.err != nil {
-		err := b.err
-		b.mu.Unlock()
+	if _, err := b.queue(row); err != nil {
 		return err
 	}
-	b.pend = append(b.pend, row)
-	b.mu.Unlock()
 	// The commit under way, if any, took the rows before this one; the
 	// next Flush takes this one with every row added while it waited.
 	// Yielding once first lets the goroutines about to add join it: the
