@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/internal/pgtest"
 	"github.com/addrclean/addrclean/internal/sqlitefile/filetest"
 )
 
@@ -438,7 +439,7 @@ func TestMain(m *testing.M) {
 		killWriter(path)
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // killWriter puts entries from four goroutines until it is killed, and

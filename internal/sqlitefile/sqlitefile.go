@@ -252,8 +252,8 @@ func (f *File) pragmas(ctx context.Context, ps ...string) error {
 	return nil
 }
 
-// metaDDL creates MetaTable.
-const metaDDL = "CREATE TABLE " + MetaTable + " (name text PRIMARY KEY, value text NOT NULL)"
+// MetaDDL creates MetaTable.
+const MetaDDL = "CREATE TABLE " + MetaTable + " (name text PRIMARY KEY, value text NOT NULL)"
 
 // inspect checks that a file with tables is of this kind and format, with
 // exactly the tables this version creates, or notes a file without any
@@ -279,7 +279,7 @@ func (f *File) inspect(ctx context.Context) error {
 		f.Fresh = true
 		return nil
 	}
-	if tables[MetaTable] != metaDDL {
+	if tables[MetaTable] != MetaDDL {
 		return f.notOurs("an SQLite database of another program", nil)
 	}
 	var format string
@@ -310,7 +310,7 @@ func (f *File) inspect(ctx context.Context) error {
 // create makes the tables of a new file, and marks it, in one transaction.
 func (f *File) create(ctx context.Context) error {
 	return f.Tx(ctx, func(tx *sql.Tx) error {
-		for _, s := range append([]string{metaDDL}, f.o.Schema...) {
+		for _, s := range append([]string{MetaDDL}, f.o.Schema...) {
 			if _, err := tx.ExecContext(ctx, s); err != nil {
 				return err
 			}
