@@ -354,9 +354,22 @@ func (s *Store) Damaged() int64 { return s.damaged.Load() }
 // DB.Failed): this and every later Get is a miss. Only a cancelled ctx is
 // an error.
 func (s *Store) Get(ctx context.Context, key string) (*api.VerifyResponse, bool, error) {
+	resp, _, ok, err := s.GetAt(ctx, key)
+	return resp, ok, err
+}
+
+// GetAt is Get, with the time the answer was stored: when the service gave
+// it (obtained_ms), for an output's verified_at.
+func (s *Store) GetAt(ctx context.Context, key string) (*api.VerifyResponse, time.Time, bool, error) {
+	resp, at, err := s.get(ctx, key)
+	return resp, at, resp != nil, err
+}
+
+// get is Get's lookup: the answer, if any, and when it was stored.
+func (s *Store) get(ctx context.Context, key string) (*api.VerifyResponse, time.Time, error) {
 	d := s.d
 	if d.Failed() != nil {
-		return nil, false, nil
+		return nil, time.Time{}, nil
 	}
 	k := entryKey(key)
 	var (
@@ -377,29 +390,30 @@ func (s *Store) Get(ctx context.Context, key string) (*api.VerifyResponse, bool,
 		err := d.f.Do(ctx, func(*sql.Conn) error { return d.get.QueryRowContext(ctx, s.ns, k).Scan(&at, &body, &crc) })
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return nil, false, nil
+			return nil, time.Time{}, nil
 		case err != nil && ctx.Err() != nil:
-			return nil, false, ctx.Err()
+			return nil, time.Time{}, ctx.Err()
 		case err != nil:
 			d.fail(fmt.Errorf("%w (read)", err))
-			return nil, false, nil
+			return nil, time.Time{}, nil
 		}
 	}
 	if uint32(crc) != checksum(s.ns, k, at, body) || crc>>32 != 0 {
 		s.miss()
-		return nil, false, nil
+		return nil, time.Time{}, nil
 	}
-	if d.now().Sub(time.UnixMilli(at)) > s.ttl {
-		return nil, false, nil
+	stored := time.UnixMilli(at)
+	if d.now().Sub(stored) > s.ttl {
+		return nil, time.Time{}, nil
 	}
 	// Past the checksum a body that does not decode was written so (a
 	// bug): a miss, like a damaged one.
 	resp, err := api.DecodeVerifyResponse(body)
 	if err != nil || resp == nil {
 		s.miss()
-		return nil, false, nil
+		return nil, time.Time{}, nil
 	}
-	return resp, true, nil
+	return resp, stored, nil
 }
 
 func (s *Store) miss() {

@@ -102,6 +102,15 @@ func TestGetPutExpiry(t *testing.T) {
 	if !ok || r.Address.ID != "A1" || r.Address.Label[0] != "1 Main Street A1" {
 		t.Fatalf("Get = %+v, %v", r, ok)
 	}
+	// GetAt says when it was stored, from the queue and from the file.
+	for range 2 {
+		if _, at, ok, err := s.GetAt(context.Background(), "1 main st\x00"); !ok || err != nil || !at.Equal(c.Now()) {
+			t.Fatalf("GetAt = %v, %v, %v; want stored at %v", at, ok, err, c.Now())
+		}
+		if err := d.batch.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Exactly the TTL old is still a hit; older is a miss, and a new Put
 	// replaces the entry.
 	c.add(time.Hour)
