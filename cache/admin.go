@@ -1,18 +1,20 @@
 package cache
 
 import (
-	"bytes"
+	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/addrclean/addrclean/internal/sqlitefile"
 )
 
 // NamespaceStats describes one namespace.
 type NamespaceStats struct {
-	// ID is the namespace's bucket name.
+	// ID is the namespace's id.
 	ID string `json:"id"`
 	// Label describes the service or reference; it never holds a key.
 	Label string `json:"label"`
@@ -20,11 +22,9 @@ type NamespaceStats struct {
 	Entries int64 `json:"entries"`
 	// Expired counts the entries older than the time to live given to Stats.
 	Expired int64 `json:"expired"`
-	// Damaged counts the entries that fail their checksum, and Outdated
-	// those an older version wrote (without one): both are misses, and
-	// Prune removes them.
-	Damaged  int64 `json:"damaged"`
-	Outdated int64 `json:"outdated"`
+	// Damaged counts the entries that fail their checksum: they are
+	// misses, and Prune removes them.
+	Damaged int64 `json:"damaged"`
 	// Oldest and Newest are the times of the oldest and newest readable
 	// entries (zero when there are none).
 	Oldest time.Time `json:"oldest"`
@@ -35,197 +35,228 @@ type NamespaceStats struct {
 type Stats struct {
 	// Path is the file.
 	Path string `json:"path"`
-	// Size is the file's size in bytes (bbolt reuses freed pages but does
-	// not shrink the file).
+	// Size is the file's size in bytes (with its WAL, if any).
 	Size int64 `json:"size"`
 	// Entries is the total number of stored answers.
 	Entries int64 `json:"entries"`
-	// Damaged and Outdated are the namespaces' totals.
-	Damaged  int64 `json:"damaged"`
-	Outdated int64 `json:"outdated"`
+	// Damaged is the namespaces' total.
+	Damaged int64 `json:"damaged"`
 	// Namespaces are sorted by label.
 	Namespaces []NamespaceStats `json:"namespaces"`
 }
 
+// scan calls fn with every stored answer, in key order, in pages of
+// pruneChunk (each page read in its own statement, so that fn may write
+// between pages), and whether its checksum passes.
+func (d *DB) scan(fn func(ns, key string, at time.Time, ok bool) error, page func() error) error {
+	if err := d.batch.Flush(); err != nil {
+		return err
+	}
+	var lastNS, lastKey string
+	for {
+		n := 0
+		err := d.f.Do(context.Background(), func(c *sql.Conn) error {
+			rows, err := c.QueryContext(context.Background(),
+				`SELECT namespace, key, obtained_ms, answer, crc FROM cache_answers WHERE (namespace, key) > (?, ?) ORDER BY namespace, key LIMIT ?`,
+				lastNS, lastKey, pruneChunk)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var (
+					ns, key string
+					at, crc int64
+					body    []byte
+				)
+				if err := rows.Scan(&ns, &key, &at, &body, &crc); err != nil {
+					return err
+				}
+				n++
+				lastNS, lastKey = ns, key
+				if err := fn(ns, key, time.UnixMilli(at), crc>>32 == 0 && uint32(crc) == checksum(ns, key, at, body)); err != nil {
+					return err
+				}
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			return err
+		}
+		if page != nil {
+			if err := page(); err != nil {
+				return err
+			}
+		}
+		if n < pruneChunk {
+			return nil
+		}
+	}
+}
+
 // Stats counts the entries of every namespace, those older than ttl (none
-// when ttl is 0) and those that cannot be used. It reads and checks every
-// entry.
+// when ttl is 0) and those that fail their checksum. It reads and checks
+// every entry.
 func (d *DB) Stats(ttl time.Duration) (Stats, error) {
 	st := Stats{Path: d.path, Namespaces: []NamespaceStats{}}
-	now := d.now()
-	err := d.b.View(func(tx *bolt.Tx) error {
-		st.Size = tx.Size()
-		labels := tx.Bucket(metaBucket).Bucket(labelsBucket)
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			if bytes.Equal(name, metaBucket) {
-				return nil
-			}
-			ns := NamespaceStats{ID: string(name), Label: string(labels.Get(name))}
-			err := b.ForEach(func(k, v []byte) error {
-				ns.Entries++
-				at, _, state := decodeEntry(k, v)
-				switch state {
-				case entryDamaged:
-					ns.Damaged++
-					return nil
-				case entryOutdated:
-					ns.Outdated++
-					return nil
-				}
-				if ttl > 0 && now.Sub(at) > ttl {
-					ns.Expired++
-				}
-				if ns.Oldest.IsZero() || at.Before(ns.Oldest) {
-					ns.Oldest = at
-				}
-				if at.After(ns.Newest) {
-					ns.Newest = at
-				}
-				return nil
-			})
-			st.Entries += ns.Entries
-			st.Damaged += ns.Damaged
-			st.Outdated += ns.Outdated
-			st.Namespaces = append(st.Namespaces, ns)
+	labels := map[string]string{}
+	err := d.f.Do(context.Background(), func(c *sql.Conn) error {
+		rows, err := c.QueryContext(context.Background(), "SELECT id, label FROM cache_namespaces")
+		if err != nil {
 			return err
-		})
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, label string
+			if err := rows.Scan(&id, &label); err != nil {
+				return err
+			}
+			labels[id] = label
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return Stats{}, err
 	}
-	if fi, err := os.Stat(d.path); err == nil {
-		st.Size = fi.Size()
+	now := d.now()
+	byID := map[string]*NamespaceStats{}
+	for id, label := range labels {
+		byID[id] = &NamespaceStats{ID: id, Label: label}
+	}
+	err = d.scan(func(id, _ string, at time.Time, ok bool) error {
+		ns := byID[id]
+		if ns == nil {
+			ns = &NamespaceStats{ID: id, Label: "(no label)"}
+			byID[id] = ns
+		}
+		ns.Entries++
+		switch {
+		case !ok:
+			ns.Damaged++
+			return nil
+		case ttl > 0 && now.Sub(at) > ttl:
+			ns.Expired++
+		}
+		if ns.Oldest.IsZero() || at.Before(ns.Oldest) {
+			ns.Oldest = at
+		}
+		if at.After(ns.Newest) {
+			ns.Newest = at
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return Stats{}, err
+	}
+	for _, ns := range byID {
+		st.Entries += ns.Entries
+		st.Damaged += ns.Damaged
+		st.Namespaces = append(st.Namespaces, *ns)
+	}
+	for _, s := range []string{"", "-wal"} {
+		if fi, err := os.Stat(d.path + s); err == nil {
+			st.Size += fi.Size()
+		}
 	}
 	sort.Slice(st.Namespaces, func(i, j int) bool { return st.Namespaces[i].Label < st.Namespaces[j].Label })
 	return st, nil
 }
 
-// pruneChunk bounds the entries deleted in one transaction, so that pruning
-// a large file keeps memory flat and commits as it goes.
+// pruneChunk bounds the entries read (and deleted) in one transaction, so
+// that pruning a large file keeps memory flat and commits as it goes.
 var pruneChunk = 10000
 
 // Pruned counts the entries Prune removed.
 type Pruned struct {
 	// Expired were older than the time to live.
 	Expired int64
-	// Unusable failed their checksum or were written by an older version:
-	// they could only ever be misses.
+	// Unusable failed their checksum: they could only ever be misses.
 	Unusable int64
 }
 
 // Prune removes the entries older than ttl from every namespace, and those
-// that fail their checksum or were written by an older version.
+// that fail their checksum.
 func (d *DB) Prune(ttl time.Duration) (Pruned, error) {
 	var p Pruned
 	if ttl <= 0 {
 		return p, fmt.Errorf("cache %s: time to live %s: want a positive duration", d.path, ttl)
 	}
-	names, err := d.namespaces()
-	if err != nil {
-		return p, err
-	}
 	now := d.now()
-	for _, name := range names {
-		var from []byte // where the next chunk starts
-		for done := false; !done; {
-			var chunk Pruned
-			err := d.b.Update(func(tx *bolt.Tx) error {
-				chunk = Pruned{}
-				b := tx.Bucket(name)
-				if b == nil {
-					done = true
-					return nil
-				}
-				var old [][]byte
-				c := b.Cursor()
-				k, v := c.First()
-				if from != nil {
-					k, v = c.Seek(from)
-				}
-				for ; k != nil && len(old) < pruneChunk; k, v = c.Next() {
-					switch at, _, state := decodeEntry(k, v); {
-					case state != entryOK:
-						chunk.Unusable++
-					case now.Sub(at) > ttl:
-						chunk.Expired++
-					default:
-						continue
-					}
-					old = append(old, bytes.Clone(k))
-				}
-				if k == nil {
-					done = true
-				} else {
-					from = bytes.Clone(k)
-				}
-				// Deleting after the walk: a cursor skips entries when the
-				// bucket changes under it.
-				for _, k := range old {
-					if err := b.Delete(k); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return p, err
-			}
-			p.Expired += chunk.Expired
-			p.Unusable += chunk.Unusable
+	type key struct{ ns, key string }
+	var old []key
+	err := d.scan(func(ns, k string, at time.Time, ok bool) error {
+		switch {
+		case !ok:
+			p.Unusable++
+		case now.Sub(at) > ttl:
+			p.Expired++
+		default:
+			return nil
 		}
-	}
-	return p, nil
-}
-
-// Clear removes every namespace and entry, and returns how many entries it
-// removed. The file keeps its size; bbolt reuses the freed pages.
-func (d *DB) Clear() (int64, error) {
-	names, err := d.namespaces()
-	if err != nil {
-		return 0, err
-	}
-	var removed int64
-	err = d.b.Update(func(tx *bolt.Tx) error {
-		labels := tx.Bucket(metaBucket).Bucket(labelsBucket)
-		for _, name := range names {
-			if b := tx.Bucket(name); b != nil {
-				removed += int64(b.Stats().KeyN)
-				if err := tx.DeleteBucket(name); err != nil {
+		old = append(old, key{ns, k})
+		return nil
+	}, func() error {
+		// Deleted between pages: the next page starts after the last key read.
+		err := d.f.Tx(context.Background(), func(tx *sql.Tx) error {
+			for _, o := range old {
+				if _, err := tx.Exec("DELETE FROM cache_answers WHERE namespace = ? AND key = ?", o.ns, o.key); err != nil {
 					return err
 				}
 			}
-			if err := labels.Delete(name); err != nil {
-				return err
-			}
+			return nil
+		})
+		old = old[:0]
+		return err
+	})
+	return p, err
+}
+
+// Clear removes every namespace and entry, returns how many entries it
+// removed, and gives the file's pages back (VACUUM).
+func (d *DB) Clear() (int64, error) {
+	if err := d.batch.Flush(); err != nil {
+		return 0, err
+	}
+	var removed int64
+	err := d.f.Tx(context.Background(), func(tx *sql.Tx) error {
+		r, err := tx.Exec("DELETE FROM cache_answers")
+		if err != nil {
+			return err
 		}
-		return nil
+		removed, _ = r.RowsAffected()
+		_, err = tx.Exec("DELETE FROM cache_namespaces")
+		return err
 	})
 	if err != nil {
 		return 0, err
 	}
-	return removed, nil
-}
-
-func (d *DB) namespaces() ([][]byte, error) {
-	var names [][]byte
-	err := d.b.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
-			if !bytes.Equal(name, metaBucket) {
-				names = append(names, bytes.Clone(name))
-			}
-			return nil
-		})
+	err = d.f.Do(context.Background(), func(c *sql.Conn) error {
+		_, err := c.ExecContext(context.Background(), "VACUUM")
+		return err
 	})
-	return names, err
+	return removed, err
 }
 
-// Recreate replaces the damaged cache at path with a new, empty one: what
-// 'addrclean cache clear' does when Open or Clear reports ErrCorrupt, since
-// a file bbolt cannot read cannot be cleared entry by entry. The old
-// entries are lost. It waits for the lock as Open does (ErrLocked) and
-// holds it from before it empties the file until the new cache is open. It
-// refuses a file that is not a cache (ErrNotCache): one without bbolt's
-// magic number, or a readable bbolt file without addrclean's marker.
+// Recreate replaces the damaged cache at path (or a bbolt cache of an older
+// addrclean) with a new, empty one: what 'addrclean cache clear' does when
+// Open or Clear reports ErrCorrupt, since a file SQLite cannot read cannot
+// be cleared entry by entry. The old entries are lost. A file locked by
+// another process is refused (ErrLocked), and so is a file that is not a
+// cache (ErrNotCache): the path may be the wrong one.
 func Recreate(path string, opts Options) (*DB, error) {
-	return openFile(path, opts, true)
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	f, err := sqlitefile.Open(context.Background(), path, fileOptions(opts.Timeout))
+	switch {
+	case err == nil:
+		_ = f.Close() // a cache in good order: cleared all the same
+	case errors.Is(err, ErrLocked), errors.Is(err, ErrNotCache) && !errors.Is(err, sqlitefile.ErrOldBbolt), !errors.Is(err, ErrCorrupt):
+		return nil, err
+	}
+	if err := sqlitefile.Remove(path); err != nil {
+		return nil, fmt.Errorf("cache %s: %w", path, err)
+	}
+	opts.MustExist = false
+	return Open(path, opts)
 }

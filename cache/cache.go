@@ -1,31 +1,37 @@
-// Package cache keeps verify answers across runs in one bbolt file, so that a
-// re-run pays only for the addresses it has not seen within a time to live.
+// Package cache keeps verify answers across runs in one SQLite file, so that
+// a re-run pays only for the addresses it has not seen within a time to
+// live.
 //
 // A file holds namespaces, one per service and key (LiveNamespace) or per
 // reference of the embedded service (EmbeddedNamespace); a namespace holds
-// entries keyed by the SHA-256 of the pipeline's address key, each the time
-// it was stored and the answer as JSON under a CRC-32C. Neither an API key
-// nor an address key is written in clear. A Store is one namespace with a
-// time to live: it satisfies pipeline.Cache.
+// answers keyed by the SHA-256 of the pipeline's address key, each with the
+// time the service gave it and a CRC-32C (the schema is in
+// docs/storage.md). Neither an API key nor an address key is written in
+// clear. A Store is one namespace with a time to live: it satisfies
+// pipeline.Cache.
 //
 // Every error names the file. A file locked by another process is reported
-// after Options.Timeout (ErrLocked). A file that is not an addrclean cache,
-// or whose pages are damaged, is ErrCorrupt: Open checks the file before
-// using it, and a fault or a panic of bbolt on a damaged page met later is
-// turned into ErrCorrupt too, never a crash; callers stop rather than
-// re-verify, so a broken file never turns into a silent second bill. An
-// entry that fails its checksum is different: it is a miss (verified again
-// and overwritten), counted by Store.Damaged and logged.
+// after Options.Timeout (ErrLocked). Open checks the file (PRAGMA
+// quick_check): a damaged one is ErrCorrupt, or, with Options.Rebuild, is
+// moved aside and replaced by a new cache, saying so; so is a bbolt cache of
+// an older addrclean. A file that is not a cache at all is ErrNotCache
+// (--cache may name the wrong path): it is never moved or changed. An answer
+// that fails its checksum is a miss (verified again and overwritten),
+// counted by Store.Damaged and logged. A file that fails under a run (cut
+// short, overwritten, its disk failing) makes its Store a cache that holds
+// nothing: the run goes on, paying for what it cannot read, and says so
+// once.
 //
-// Answers are written by a group commit: concurrent Puts share one durable
-// bbolt transaction, run on a caller's goroutine (where a panic can be
-// caught, unlike in bbolt's Batch), so a killed process loses only the
-// answers not yet committed, and the file opens cleanly afterwards.
+// Answers are written in batches (sqlitefile.Batch): a commit per few
+// hundred answers or every second, so a killed process loses at most the
+// last second's answers (they are verified again), and the file opens
+// cleanly afterwards.
 package cache
 
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -34,14 +40,14 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/addrclean/addrclean/api"
-	"github.com/addrclean/addrclean/internal/boltfile"
+	"github.com/addrclean/addrclean/internal/sqlitefile"
 )
 
 // DefaultTimeout is how long Open waits for another process's lock.
@@ -59,19 +65,37 @@ var ErrLocked = errors.New("locked by another addrclean process")
 var ErrCorrupt = errors.New("not a readable addrclean cache")
 
 // ErrNotCache is wrapped, with ErrCorrupt, by errors about a file that is
-// not a cache at all: not a bbolt file, or another program's. Recreate
-// refuses such a file: --cache may name the wrong path.
+// not a cache at all: not an SQLite file, or another program's. Recreate
+// and Options.Rebuild leave such a file alone: --cache may name the wrong
+// path.
 var ErrNotCache = errors.New("not an addrclean cache file")
 
 // ErrNotExist is wrapped by Open's error when Options.MustExist is set and
 // there is no file.
 var ErrNotExist = errors.New("does not exist")
 
-// Names inside the file.
-var (
-	metaBucket   = []byte("addrclean") // format marker and namespace labels
-	labelsBucket = []byte("labels")    // in metaBucket: namespace id → label
-)
+// Format is the value of format in the file's addrclean_meta table.
+const Format = "addrclean-cache/2"
+
+// schema is the cache's tables (docs/storage.md), in types and DDL that
+// PostgreSQL takes as they are. Not WITHOUT ROWID: an answer (1.5 KB) is
+// more than an index b-tree keeps in a page, so each would take an overflow
+// page (4.7 KB an answer on disk, two reads a Get); in a rowid table answers
+// are appended in the order stored and the key's index stays small.
+var schema = []string{
+	`CREATE TABLE cache_namespaces (
+	id    text PRIMARY KEY, -- live-<sha256> or embedded-<sha256>
+	label text NOT NULL     -- for people; never a key
+)`,
+	`CREATE TABLE cache_answers (
+	namespace   text   NOT NULL, -- cache_namespaces.id
+	key         text   NOT NULL, -- hex SHA-256 of the address key
+	obtained_ms bigint NOT NULL, -- when the service gave the answer, Unix milliseconds
+	answer      text   NOT NULL, -- the service's JSON
+	crc         bigint NOT NULL, -- CRC-32C of namespace, key, obtained_ms and answer
+	PRIMARY KEY (namespace, key)
+)`,
+}
 
 // Options tune Open. The zero value is usable.
 type Options struct {
@@ -80,45 +104,62 @@ type Options struct {
 	Timeout time.Duration
 	// MustExist refuses to create a missing file (housekeeping commands).
 	MustExist bool
+	// Rebuild moves a damaged cache, or a bbolt cache of an older
+	// addrclean, aside (to PATH.damaged-<time> or PATH.bbolt-<time>) and
+	// starts a new one, logging a warning, instead of failing.
+	Rebuild bool
 	// Now is the clock for storing and expiring entries (default time.Now).
 	Now func() time.Time
-	// Logger receives the warnings about damage that is survived: entries
-	// that fail their checksum (misses), a damaged meta page (the other
-	// one is used). Default: none.
+	// Logger receives the warnings about damage that is survived: a file
+	// moved aside, entries that fail their checksum (misses), a file that
+	// fails under a run. Default: none.
 	Logger zerolog.Logger
-
-	noSync    bool // tests that open hundreds of damaged files skip fsync
-	skipCheck bool // BenchmarkOpenLarge measures Open without check
 }
 
 // DB is an open cache file. It is safe for concurrent use.
 type DB struct {
-	b    *boltfile.DB
-	path string
-	now  func() time.Time
-	log  zerolog.Logger
+	f     *sqlitefile.File
+	batch *sqlitefile.Batch[entry]
+	get   *sql.Stmt
+	path  string
+	now   func() time.Time
+	log   zerolog.Logger
+
+	failOnce sync.Once
+	failed   atomic.Pointer[error] // the first failure under a run
+}
+
+// entry is one answer waiting for its batch's commit.
+type entry struct {
+	ns, key string
+	at      int64 // Unix ms
+	answer  []byte
+}
+
+// fileOptions describe cache files to sqlitefile.
+func fileOptions(timeout time.Duration) sqlitefile.Options {
+	return sqlitefile.Options{
+		Kind: "cache", Format: Format, FormatFamily: "addrclean-cache/", Schema: schema,
+		Corrupt: ErrCorrupt, NotOurs: ErrNotCache, Locked: ErrLocked, Timeout: timeout,
+		Hint: func(path string, notCache bool) string {
+			if notCache {
+				return " (is it the right path? if it is, remove the file)"
+			}
+			return fmt.Sprintf("; 'addrclean cache clear --cache %s' starts it afresh (or remove the file)", shellQuote(path))
+		},
+	}
 }
 
 // Open opens the cache file at path, creating it (mode 0600) unless
-// opts.MustExist is set, and checks it: every page of the file is read
-// (0.8 s for a million entries, 5 s when none is in the page cache), so
-// that bbolt is never handed damage it would crash on. A file locked by
-// another process is an error wrapping ErrLocked; a file that is damaged,
-// or is not an addrclean cache (then also ErrNotCache), an error wrapping
-// ErrCorrupt. Entries that fail their checksum do not fail Open: they are
-// logged (opts.Logger) and are misses.
+// opts.MustExist is set, and checks it (PRAGMA quick_check reads every
+// page). A file locked by another process is an error wrapping ErrLocked;
+// a file that is damaged, or is not an addrclean cache (then also
+// ErrNotCache), an error wrapping ErrCorrupt, unless opts.Rebuild moves a
+// damaged one aside. Entries that fail their checksum do not fail Open:
+// they are misses, counted when met.
 func Open(path string, opts Options) (*DB, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && opts.MustExist {
 		return nil, fmt.Errorf("cache %s %w", path, ErrNotExist)
-	}
-	return openFile(path, opts, false)
-}
-
-// openFile opens path, or replaces it with a new file (Recreate), and
-// initialises it.
-func openFile(path string, opts Options, replace bool) (*DB, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("cache %s is a directory", path)
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
@@ -126,77 +167,88 @@ func openFile(path string, opts Options, replace bool) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	var damaged, outdated int64
-	bo := fileOptions
-	bo.Timeout, bo.NoSync, bo.SkipCheck, bo.Logger = opts.Timeout, opts.noSync, opts.skipCheck, opts.Logger
-	bo.Entry = func(k, v []byte) {
-		switch _, _, st := decodeEntry(k, v); st {
-		case entryDamaged:
-			damaged++
-		case entryOutdated:
-			outdated++
+	f, err := sqlitefile.Open(context.Background(), path, fileOptions(opts.Timeout))
+	if err != nil && opts.Rebuild && errors.Is(err, ErrCorrupt) && (!errors.Is(err, ErrNotCache) || errors.Is(err, sqlitefile.ErrOldBbolt)) {
+		why := "damaged"
+		if errors.Is(err, sqlitefile.ErrOldBbolt) {
+			why = "bbolt"
 		}
+		aside, merr := sqlitefile.SetAside(path, why)
+		if merr != nil {
+			return nil, fmt.Errorf("%w; moving it aside: %w", err, merr)
+		}
+		if why == "bbolt" {
+			opts.Logger.Warn().Str("cache", path).Str("moved_to", aside).
+				Msgf("cache %s was written by an older addrclean (bbolt): moved it to %s and started a new cache; its answers are verified again as they are met (remove %s when you no longer need it)", path, aside, aside)
+		} else {
+			opts.Logger.Warn().Str("cache", path).Str("moved_to", aside).Err(err).
+				Msgf("cache %s is damaged: moved it to %s and started a new, empty cache; its answers are verified again as they are met (if this recurs, check the disk)", path, aside)
+		}
+		f, err = sqlitefile.Open(context.Background(), path, fileOptions(opts.Timeout))
 	}
-	open := boltfile.Open
-	if replace {
-		open = boltfile.Replace
-	}
-	b, err := open(path, bo)
 	if err != nil {
 		return nil, err
 	}
-	if damaged > 0 {
-		opts.Logger.Warn().Str("cache", path).Int64("damaged", damaged).
-			Msgf("cache: %d entries fail their checksum: they are misses, verified again and replaced ('addrclean cache prune' removes them)", damaged)
+	d := &DB{f: f, path: path, now: opts.Now, log: opts.Logger}
+	err = f.Do(context.Background(), func(c *sql.Conn) error {
+		var err error
+		d.get, err = c.PrepareContext(context.Background(), "SELECT obtained_ms, answer, crc FROM cache_answers WHERE namespace = ? AND key = ?")
+		return err
+	})
+	if err != nil {
+		_ = f.Close()
+		return nil, err
 	}
-	if outdated > 0 {
-		opts.Logger.Info().Str("cache", path).Int64("outdated", outdated).
-			Msgf("cache: %d entries were written by an older version, without a checksum: they are misses, verified again and replaced", outdated)
-	}
-	d := &DB{b: b, path: path, now: opts.Now, log: opts.Logger}
-	if err := d.init(); err != nil {
-		_ = b.Close()
+	d.batch, err = sqlitefile.NewBatch(f, 0, 0, `INSERT INTO cache_answers (namespace, key, obtained_ms, answer, crc) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (namespace, key) DO UPDATE SET obtained_ms = excluded.obtained_ms, answer = excluded.answer, crc = excluded.crc`,
+		func(e entry) []any {
+			return []any{e.ns, e.key, e.at, string(e.answer), int64(checksum(e.ns, e.key, e.at, e.answer))}
+		})
+	if err != nil {
+		_ = d.get.Close()
+		_ = f.Close()
 		return nil, err
 	}
 	return d, nil
 }
 
-// fileOptions describe cache files to boltfile.
-var fileOptions = boltfile.Options{
-	Kind: "cache", Marker: metaBucket, Format: []byte("addrclean-cache/1"), Corrupt: ErrCorrupt, NotOurs: ErrNotCache, Locked: ErrLocked,
-	Hint: func(path string, notCache bool) string {
-		if notCache {
-			return " (is it the right path? if it is, remove the file)"
-		}
-		return fmt.Sprintf("; 'addrclean cache clear --cache %s' starts it afresh (or remove the file)", shellQuote(path))
-	},
-}
-
-// init checks the namespace labels, writing the marker and them into a new
-// file.
-func (d *DB) init() error {
-	if !d.b.Fresh() {
-		return d.b.View(func(tx *bolt.Tx) error {
-			if tx.Bucket(metaBucket).Bucket(labelsBucket) == nil {
-				return d.b.Corrupt("no namespace labels")
-			}
-			return nil
-		})
-	}
-	return d.b.Update(func(tx *bolt.Tx) error {
-		meta, err := d.b.Mark(tx)
-		if err == nil {
-			_, err = meta.CreateBucket(labelsBucket)
-		}
-		return err
-	})
-}
-
 // Path returns the file's path.
 func (d *DB) Path() string { return d.path }
 
-// Close releases the file and its lock.
-func (d *DB) Close() error { return d.b.Close() }
+// Failed returns the error that made the cache fail under a run (nil if
+// none): from then on it held nothing.
+func (d *DB) Failed() error {
+	if p := d.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// fail records err as the cache's failure under a run and says so once.
+func (d *DB) fail(err error) {
+	d.failOnce.Do(func() {
+		d.failed.Store(&err)
+		d.log.Warn().Str("cache", d.path).Err(err).
+			Msgf("cache %s failed during the run: going on without it (the answers it holds are verified again); the next run checks it and starts a new one if it is damaged", d.path)
+	})
+}
+
+// Close commits the answers waiting, and releases the file and its lock.
+// A file deleted or replaced while it was open is reported: the answers
+// written since went to a file no one will read.
+func (d *DB) Close() error {
+	err := d.batch.Close()
+	if d.Failed() != nil {
+		err = nil // said already; Close must not fail the run for it
+	}
+	if d.get != nil {
+		_ = d.get.Close()
+	}
+	if d.f.Replaced() {
+		d.log.Warn().Str("cache", d.path).Msgf("cache %s was deleted or replaced during the run: the answers stored since are lost", d.path)
+	}
+	return errors.Join(err, d.f.Close())
+}
 
 // shellQuote quotes s for a POSIX shell when it needs it, for commands
 // suggested in messages.
@@ -213,7 +265,7 @@ func shellQuote(s string) string {
 // and key, or of one reference of the embedded service: answers given under
 // one are never used under another.
 type Namespace struct {
-	// ID names the namespace's bucket: a prefix and a SHA-256 in hex.
+	// ID names the namespace: a prefix and a SHA-256 in hex.
 	ID string
 	// Label describes it for people (cache stats); it never holds a key.
 	Label string
@@ -253,11 +305,11 @@ func EmbeddedNamespace(name, build string, ref io.Reader) (Namespace, error) {
 // Store is one namespace of a DB with a time to live; it satisfies
 // pipeline.Cache. It is safe for concurrent use.
 type Store struct {
-	d      *DB
-	bucket []byte
-	ttl    time.Duration
+	d   *DB
+	ns  string
+	ttl time.Duration
 
-	damaged, outdated atomic.Int64
+	damaged atomic.Int64
 }
 
 // Store returns the namespace ns of d, creating it, where answers older than
@@ -269,109 +321,118 @@ func (d *DB) Store(ns Namespace, ttl time.Duration) (*Store, error) {
 	if !validID(ns.ID) {
 		return nil, fmt.Errorf("cache %s: invalid namespace id %q", d.path, ns.ID)
 	}
-	b := []byte(ns.ID)
-	err := d.b.Update(func(tx *bolt.Tx) error {
-		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-			return err
-		}
-		return tx.Bucket(metaBucket).Bucket(labelsBucket).Put(b, []byte(ns.Label))
+	err := d.f.Tx(context.Background(), func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT INTO cache_namespaces (id, label) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET label = excluded.label`, ns.ID, ns.Label)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Store{d: d, bucket: b, ttl: ttl}, nil
+	return &Store{d: d, ns: ns.ID, ttl: ttl}, nil
 }
 
-// validID accepts namespace ids made by this package: they never collide
-// with the meta bucket.
+// validID accepts namespace ids made by this package.
 func validID(id string) bool {
 	return (strings.HasPrefix(id, "live-") || strings.HasPrefix(id, "embedded-")) && len(id) < 200
 }
 
 // entryKey is the stored key of an address key.
-func entryKey(key string) []byte {
+func entryKey(key string) string {
 	h := sha256.Sum256([]byte(key))
-	return h[:]
+	return hex.EncodeToString(h[:])
 }
 
 // Damaged returns how many entries Get found damaged (failing their
 // checksum): each was a miss, so its address was verified again.
 func (s *Store) Damaged() int64 { return s.damaged.Load() }
 
-// Outdated returns how many entries Get found in the layout of an older
-// version (without a checksum): each was a miss, verified again.
-func (s *Store) Outdated() int64 { return s.outdated.Load() }
-
 // Get returns the answer stored for key if it is younger than the store's
 // time to live. A missing or expired entry is a miss (nil, false, nil); so
-// is an entry that fails its checksum (counted in Damaged, and logged) or
-// that an older version wrote (Outdated): verifying the address again is
-// right, where using it could give another address's answer. A file that
-// cannot be read is an error wrapping ErrCorrupt.
+// is an entry that fails its checksum (counted in Damaged, and logged):
+// verifying the address again is right, where using it could give another
+// address's answer. A file that fails to read makes the cache fail (see
+// DB.Failed): this and every later Get is a miss. Only a cancelled ctx is
+// an error.
 func (s *Store) Get(ctx context.Context, key string) (*api.VerifyResponse, bool, error) {
 	resp, _, ok, err := s.GetAt(ctx, key)
 	return resp, ok, err
 }
 
-// GetAt is Get, with the time the answer was stored: when the service
-// gave it (pipeline.TimedCache).
-func (s *Store) GetAt(_ context.Context, key string) (*api.VerifyResponse, time.Time, bool, error) {
+// GetAt is Get, with the time the answer was stored: when the service gave
+// it (obtained_ms), for an output's verified_at.
+func (s *Store) GetAt(ctx context.Context, key string) (*api.VerifyResponse, time.Time, bool, error) {
+	resp, at, err := s.get(ctx, key)
+	return resp, at, resp != nil, err
+}
+
+// get is Get's lookup: the answer, if any, and when it was stored.
+func (s *Store) get(ctx context.Context, key string) (*api.VerifyResponse, time.Time, error) {
+	d := s.d
+	if d.Failed() != nil {
+		return nil, time.Time{}, nil
+	}
+	k := entryKey(key)
 	var (
-		resp   *api.VerifyResponse
-		state  entryState
-		stored time.Time
+		at     int64
+		body   []byte
+		crc    int64
+		queued bool
 	)
-	now := s.d.now()
-	err := s.d.b.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(s.bucket)
-		if b == nil {
-			return s.d.b.Corrupt(fmt.Sprintf("namespace %s is gone", s.bucket))
+	d.batch.Pending(func(es []entry) {
+		for i := len(es) - 1; i >= 0; i-- {
+			if e := es[i]; e.key == k && e.ns == s.ns {
+				at, body, crc, queued = e.at, e.answer, int64(checksum(e.ns, e.key, e.at, e.answer)), true
+				return
+			}
 		}
-		k := entryKey(key)
-		v := b.Get(k)
-		if v == nil {
-			return nil
-		}
-		at, body, st := decodeEntry(k, v)
-		if state = st; st != entryOK || now.Sub(at) > s.ttl {
-			return nil
-		}
-		// The decoder copies what it keeps, so the answer outlives the
-		// transaction's memory map. Past the checksum a body that does not
-		// decode was written so (a bug): a miss, like a damaged one.
-		if resp, _ = api.DecodeVerifyResponse(body); resp == nil {
-			state = entryDamaged
-		}
-		stored = at
-		return nil
 	})
-	if err != nil {
-		return nil, time.Time{}, false, fmt.Errorf("%w (read)", err)
-	}
-	switch state {
-	case entryDamaged:
-		if s.damaged.Add(1) == 1 {
-			s.d.log.Warn().Str("cache", s.d.path).
-				Msg("cache: an entry failed its checksum; it is treated as a miss and verified again (later ones are counted, not logged)")
+	if !queued {
+		err := d.f.Do(ctx, func(*sql.Conn) error { return d.get.QueryRowContext(ctx, s.ns, k).Scan(&at, &body, &crc) })
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil, time.Time{}, nil
+		case err != nil && ctx.Err() != nil:
+			return nil, time.Time{}, ctx.Err()
+		case err != nil:
+			d.fail(fmt.Errorf("%w (read)", err))
+			return nil, time.Time{}, nil
 		}
-	case entryOutdated:
-		s.outdated.Add(1)
 	}
-	return resp, stored, resp != nil, nil
+	if uint32(crc) != checksum(s.ns, k, at, body) || crc>>32 != 0 {
+		s.miss()
+		return nil, time.Time{}, nil
+	}
+	stored := time.UnixMilli(at)
+	if d.now().Sub(stored) > s.ttl {
+		return nil, time.Time{}, nil
+	}
+	// Past the checksum a body that does not decode was written so (a
+	// bug): a miss, like a damaged one.
+	resp, err := api.DecodeVerifyResponse(body)
+	if err != nil || resp == nil {
+		s.miss()
+		return nil, time.Time{}, nil
+	}
+	return resp, stored, nil
+}
+
+func (s *Store) miss() {
+	if s.damaged.Add(1) == 1 {
+		s.d.log.Warn().Str("cache", s.d.path).
+			Msg("cache: an entry failed its checksum; it is treated as a miss and verified again (later ones are counted, not logged)")
+	}
 }
 
 // Put stores resp for key, stamped with the current time, replacing any
-// older entry. It returns once the entry is durably committed; concurrent
-// Puts share a commit.
+// older entry. It queues the answer: it is committed with its batch, within
+// a second. A cache that failed takes nothing; a failed commit makes it fail.
 func (s *Store) Put(_ context.Context, key string, resp *api.VerifyResponse) error {
-	if resp == nil {
+	if resp == nil || s.d.Failed() != nil {
 		return nil
 	}
-	// The JSON is written after room for the header: one buffer, no copy.
-	v := api.AppendVerifyResponse(make([]byte, entryHeader, entryHeader+2048), resp)
-	k := entryKey(key)
-	if err := s.d.b.Put(s.bucket, k, sealEntry(k, s.d.now(), v)); err != nil {
-		return fmt.Errorf("%w (write)", err)
+	e := entry{ns: s.ns, key: entryKey(key), at: s.d.now().UnixMilli(), answer: api.AppendVerifyResponse(make([]byte, 0, 2048), resp)}
+	if err := s.d.batch.Add(e); err != nil {
+		s.d.fail(fmt.Errorf("%w (write)", err))
 	}
 	return nil
 }

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/internal/pgtest"
+	"github.com/addrclean/addrclean/internal/sqlitefile/filetest"
 )
 
 const secretKey = "pub_cache-test-key-must-never-be-stored"
@@ -102,13 +102,22 @@ func TestGetPutExpiry(t *testing.T) {
 	if !ok || r.Address.ID != "A1" || r.Address.Label[0] != "1 Main Street A1" {
 		t.Fatalf("Get = %+v, %v", r, ok)
 	}
+	// GetAt says when it was stored, from the queue and from the file.
+	for range 2 {
+		if _, at, ok, err := s.GetAt(context.Background(), "1 main st\x00"); !ok || err != nil || !at.Equal(c.Now()) {
+			t.Fatalf("GetAt = %v, %v, %v; want stored at %v", at, ok, err, c.Now())
+		}
+		if err := d.batch.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Exactly the TTL old is still a hit; older is a miss, and a new Put
 	// replaces the entry.
 	c.add(time.Hour)
 	if _, ok := mustGet(t, s, "1 main st\x00"); !ok {
 		t.Fatal("miss at exactly the TTL")
 	}
-	c.add(time.Nanosecond)
+	c.add(time.Millisecond) // answers are stamped to the millisecond
 	if _, ok := mustGet(t, s, "1 main st\x00"); ok {
 		t.Fatal("hit after the TTL")
 	}
@@ -202,14 +211,14 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	foreign := filepath.Join(dir, "foreign.db")
-	fb, err := bolt.Open(foreign, 0o600, nil)
-	if err != nil {
+	filetest.Exec(t, foreign, "CREATE TABLE theirs (a text)")
+	journal := filepath.Join(dir, "journal.db")
+	filetest.Exec(t, journal, "CREATE TABLE addrclean_meta (name text PRIMARY KEY, value text NOT NULL)",
+		"INSERT INTO addrclean_meta VALUES ('format', 'addrclean-journal/3')")
+	old := filepath.Join(dir, "bbolt.db")
+	if err := os.WriteFile(old, filetest.Bbolt(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := fb.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("theirs")); return err }); err != nil {
-		t.Fatal(err)
-	}
-	fb.Close()
 
 	tests := []struct {
 		name, path string
@@ -218,9 +227,12 @@ func TestOpenErrors(t *testing.T) {
 		text       string
 	}{
 		{"locked", good, Options{Timeout: 50 * time.Millisecond}, ErrLocked, "is locked by another addrclean process"},
-		{"not bbolt", garbage, Options{}, ErrCorrupt, "not a readable addrclean cache"},
-		{"too small", small, Options{}, ErrCorrupt, "not a readable addrclean cache"},
-		{"another program's bbolt", foreign, Options{}, ErrCorrupt, "another program"},
+		{"not SQLite", garbage, Options{}, ErrNotCache, "not a readable addrclean cache"},
+		{"too small", small, Options{}, ErrNotCache, "not a readable addrclean cache"},
+		{"another program's SQLite", foreign, Options{}, ErrNotCache, "another program"},
+		{"a journal", journal, Options{}, ErrNotCache, "another kind"},
+		{"another program's SQLite, Rebuild", foreign, Options{Rebuild: true}, ErrNotCache, "another program"},
+		{"a bbolt cache of an older addrclean", old, Options{}, ErrCorrupt, "a bbolt file of an older addrclean"},
 		{"missing", filepath.Join(dir, "none.db"), Options{MustExist: true}, ErrNotExist, "does not exist"},
 		{"directory", dir, Options{}, nil, "is a directory"},
 	}
@@ -246,65 +258,56 @@ func TestOpenErrors(t *testing.T) {
 
 // TestDamagedEntryIsAMiss: an entry whose bytes changed is a miss, counted
 // in Damaged, never an answer: not with a town name changed in place, not
-// when a damaged page hands one address's value to another key. An entry
-// of the first layout (no checksum) is a miss too, counted in Outdated. A
-// Put replaces either.
+// when a damaged page hands one address's answer to another key. A Put
+// replaces it.
 func TestDamagedEntryIsAMiss(t *testing.T) {
 	c := newClock()
+	k1, k2 := entryKey("1 main street"), entryKey("2 main street")
 	tests := []struct {
-		name     string
-		damage   func(k, v []byte, other []byte) []byte // the new value stored under k
-		outdated bool
+		name   string
+		damage string // SQL run on the closed file; ? is the damaged entry's key
 	}{
-		{"a town name changed", func(_, v, _ []byte) []byte {
-			return bytes.Replace(v, []byte("Cork"), []byte("York"), 1)
-		}, false},
-		{"the time changed", func(_, v, _ []byte) []byte { v[entryTime+7] ^= 1; return v }, false},
-		{"the checksum changed", func(_, v, _ []byte) []byte { v[entryCRC] ^= 0x80; return v }, false},
-		{"cut short", func(_, v, _ []byte) []byte { return v[:len(v)-1] }, false},
-		{"only a header", func(_, v, _ []byte) []byte { return v[:entryHeader-1] }, false},
-		{"unknown version", func(_, v, _ []byte) []byte { v[0] = 9; return v }, false},
-		{"another key's value", func(_, _, other []byte) []byte { return other }, false},
-		{"the first layout", func(_, v, _ []byte) []byte {
-			return append([]byte{1}, v[entryTime:]...) // version 1, time, JSON
-		}, true},
+		{"a town name changed", "UPDATE cache_answers SET answer = replace(answer, 'Cork', 'York') WHERE key = ?"},
+		{"the time changed", "UPDATE cache_answers SET obtained_ms = obtained_ms + 1 WHERE key = ?"},
+		{"the checksum changed", "UPDATE cache_answers SET crc = (crc | 128) - (crc & 128) WHERE key = ?"},
+		{"the checksum out of range", "UPDATE cache_answers SET crc = crc + 4294967296 WHERE key = ?"},
+		{"cut short", "UPDATE cache_answers SET answer = substr(answer, 1, length(answer) - 1) WHERE key = ?"},
+		{"empty", "UPDATE cache_answers SET answer = '' WHERE key = ?"},
+		{"another key's answer", "UPDATE cache_answers SET (answer, crc) = (SELECT answer, crc FROM cache_answers WHERE key = '" + k2 + "') WHERE key = ?"},
+		{"another namespace's", "DELETE FROM cache_answers WHERE namespace = 'NS' AND key = ?; UPDATE cache_answers SET namespace = 'NS' WHERE key = ?"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.db")
+			ns := LiveNamespace("https://x", "k")
 			d := open(t, path, c)
-			s := store(t, d, LiveNamespace("https://x", "k"), time.Hour)
+			s := store(t, d, ns, time.Hour)
 			mustPut(t, s, "1 main street", answer("A"))
 			mustPut(t, s, "2 main street", answer("B"))
-			if err := d.b.Bolt.Update(func(tx *bolt.Tx) error {
-				b := tx.Bucket(s.bucket)
-				k := entryKey("1 main street")
-				v := tt.damage(k, bytes.Clone(b.Get(k)), bytes.Clone(b.Get(entryKey("2 main street"))))
-				return b.Put(k, v)
-			}); err != nil {
-				t.Fatal(err)
-			}
-			if r, ok := mustGet(t, s, "1 main street"); ok {
-				t.Fatalf("Get of a damaged entry = %+v, want a miss", r)
-			}
-			if got, want := [2]int64{s.Damaged(), s.Outdated()}, map[bool][2]int64{false: {1, 0}, true: {0, 1}}[tt.outdated]; got != want {
-				t.Errorf("Damaged, Outdated = %v, want %v", got, want)
-			}
-			st, err := d.Stats(0)
-			if err != nil || st.Entries != 2 || st.Damaged+st.Outdated != 1 || st.Namespaces[0].Damaged != st.Damaged {
-				t.Errorf("Stats = %+v, %v", st, err)
-			}
-			// Open's full check counts it too, and lets the file be used.
+			// The same address under another key: its answer, moved, is not ns's.
+			mustPut(t, store(t, d, LiveNamespace("https://x", "k2"), time.Hour), "1 main street", answer("Z"))
 			if err := d.Close(); err != nil {
 				t.Fatal(err)
 			}
+			sql := strings.ReplaceAll(strings.ReplaceAll(tt.damage, "?", "'"+k1+"'"), "NS", ns.ID)
+			filetest.Exec(t, path, strings.Split(sql, "; ")...)
 			d = open(t, path, c)
-			s = store(t, d, LiveNamespace("https://x", "k"), time.Hour)
+			s = store(t, d, ns, time.Hour)
+			if r, ok := mustGet(t, s, "1 main street"); ok {
+				t.Fatalf("Get of a damaged entry = %+v, want a miss", r)
+			}
+			if s.Damaged() != 1 {
+				t.Errorf("Damaged = %d, want 1", s.Damaged())
+			}
 			if r, ok := mustGet(t, s, "2 main street"); !ok || r.Address.ID != "B" {
 				t.Fatalf("the other entry: %+v, %v", r, ok)
 			}
-			if p, err := d.Prune(time.Hour); err != nil || p != (Pruned{Unusable: 1}) {
-				t.Errorf("Prune = %+v, %v; want the damaged entry removed", p, err)
+			st, err := d.Stats(0)
+			if err != nil || st.Damaged < 1 {
+				t.Errorf("Stats = %+v, %v", st, err)
+			}
+			if p, err := d.Prune(time.Hour); err != nil || p.Unusable != st.Damaged {
+				t.Errorf("Prune = %+v, %v; want the damaged entries removed", p, err)
 			}
 			mustPut(t, s, "1 main street", answer("A2"))
 			if r, ok := mustGet(t, s, "1 main street"); !ok || r.Address.ID != "A2" {
@@ -396,21 +399,14 @@ func TestPruneChunks(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "c.db"), c)
 	s := store(t, d, LiveNamespace("https://x", "k"), time.Hour)
 	n := 2*pruneChunk + 50
-	if err := d.b.Bolt.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(s.bucket)
-		for i := range n {
-			at := c.Now()
-			if i%2 == 0 {
-				at = at.Add(-2 * time.Hour)
-			}
-			k := entryKey(strconv.Itoa(i))
-			if err := b.Put(k, encodeEntry(k, at, []byte("{}"))); err != nil {
-				return err
-			}
+	for i := range n {
+		at := c.Now()
+		if i%2 == 0 {
+			at = at.Add(-2 * time.Hour)
 		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
+		if err := d.batch.Add(entry{ns: s.ns, key: entryKey(strconv.Itoa(i)), at: at.UnixMilli(), answer: []byte("{}")}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	removed, err := d.Prune(time.Hour)
 	if err != nil || removed != (Pruned{Expired: int64(n / 2)}) {
@@ -452,11 +448,11 @@ func TestMain(m *testing.M) {
 		killWriter(path)
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
-// killWriter puts entries from four goroutines until it is killed, printing
-// "n" on stdout after entry n is committed.
+// killWriter puts entries from four goroutines until it is killed, and
+// prints n on stdout after every entry up to n is committed.
 func killWriter(path string) {
 	d, err := Open(path, Options{})
 	if err != nil {
@@ -471,18 +467,22 @@ func killWriter(path string) {
 	var next atomic.Int64
 	var mu sync.Mutex
 	out := bufio.NewWriter(os.Stdout)
-	for range 4 {
+	for w := range 4 {
 		go func() {
 			for {
+				mu.Lock()
 				n := next.Add(1)
-				if err := s.Put(context.Background(), strconv.FormatInt(n, 10), answer(strconv.FormatInt(n, 10))); err != nil {
+				err := s.Put(context.Background(), strconv.FormatInt(n, 10), answer(strconv.FormatInt(n, 10)))
+				mu.Unlock()
+				if err == nil && w == 0 && n%50 == 0 {
+					err = d.batch.Flush()
+					fmt.Fprintln(out, n)
+					out.Flush()
+				}
+				if err != nil {
 					fmt.Fprintln(os.Stderr, err)
 					os.Exit(1)
 				}
-				mu.Lock()
-				fmt.Fprintln(out, n)
-				out.Flush()
-				mu.Unlock()
 			}
 		}()
 	}
@@ -490,7 +490,7 @@ func killWriter(path string) {
 }
 
 // TestSurvivesKill: entries committed before a SIGKILL are there after it,
-// and the file opens cleanly.
+// and the file opens cleanly (its check passes).
 func TestSurvivesKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a subprocess")
@@ -509,39 +509,30 @@ func TestSurvivesKill(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Kill it after a different number of commits each round.
-		target := 20 + 80*round
-		var done []int64
+		target, commits := 2+3*round, 0
+		var committed int64
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			n, _ := strconv.ParseInt(sc.Text(), 10, 64)
-			done = append(done, n)
-			if len(done) == target {
+			committed, _ = strconv.ParseInt(sc.Text(), 10, 64)
+			if commits++; commits == target {
 				_ = cmd.Process.Kill()
 				break
 			}
 		}
 		_ = cmd.Wait()
-		if len(done) < target {
-			t.Fatalf("writer stopped after %d entries: %s", len(done), stderr.String())
+		if commits < target {
+			t.Fatalf("writer stopped after %d commits: %s", commits, stderr.String())
 		}
-		d, err := Open(path, Options{})
+		d, err := Open(path, Options{MustExist: true})
 		if err != nil {
 			t.Fatalf("round %d: reopening after the kill: %v", round, err)
 		}
 		s := store(t, d, LiveNamespace("https://x", "k"), time.Hour)
-		for _, n := range done {
-			r, ok, err := s.Get(context.Background(), strconv.FormatInt(n, 10))
-			if err != nil || !ok || r.Address.ID != strconv.FormatInt(n, 10) {
-				t.Fatalf("round %d: entry %d committed before the kill: %v, %v, %v", round, n, r, ok, err)
+		for n := range committed {
+			r, ok, err := s.Get(context.Background(), strconv.FormatInt(n+1, 10))
+			if err != nil || !ok || r.Address.ID != strconv.FormatInt(n+1, 10) {
+				t.Fatalf("round %d: entry %d committed before the kill: %v, %v, %v", round, n+1, r, ok, err)
 			}
-		}
-		if err := d.b.Bolt.View(func(tx *bolt.Tx) error {
-			for err := range tx.Check() {
-				return err
-			}
-			return nil
-		}); err != nil {
-			t.Fatalf("round %d: consistency check: %v", round, err)
 		}
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
@@ -598,8 +589,7 @@ func BenchmarkGetMiss(b *testing.B) {
 	}
 }
 
-// BenchmarkPut is one goroutine: every Put waits for its own commit (and
-// Batch's delay).
+// BenchmarkPut is one goroutine: Puts are queued, a commit per batch.
 func BenchmarkPut(b *testing.B) {
 	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
 	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
@@ -611,7 +601,7 @@ func BenchmarkPut(b *testing.B) {
 }
 
 // BenchmarkPut8Workers is Puts from 8 goroutines, as from the default 8
-// workers of a run: they share commits.
+// workers of a run.
 func BenchmarkPut8Workers(b *testing.B) {
 	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
 	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
@@ -630,8 +620,7 @@ func BenchmarkPut8Workers(b *testing.B) {
 	wg.Wait()
 }
 
-// BenchmarkPutParallel is Puts from GOMAXPROCS×8 goroutines: they share
-// commits.
+// BenchmarkPutParallel is Puts from GOMAXPROCS×8 goroutines.
 func BenchmarkPutParallel(b *testing.B) {
 	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
 	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
@@ -644,10 +633,4 @@ func BenchmarkPutParallel(b *testing.B) {
 			mustPut(b, s, strconv.FormatInt(n.Add(1), 10), r)
 		}
 	})
-}
-
-// encodeEntry returns the stored value of body for key k at time at.
-func encodeEntry(k []byte, at time.Time, body []byte) []byte {
-	v := make([]byte, entryHeader, entryHeader+len(body))
-	return sealEntry(k, at, append(v, body...))
 }

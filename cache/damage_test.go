@@ -3,43 +3,30 @@ package cache
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/internal/sqlitefile/filetest"
 )
 
-// damageEnv makes the test binary run the damage matrix as a child: a
-// SIGBUS or SIGSEGV inside bbolt kills the process, which a test cannot
-// recover from, so the parent asserts the child's exit status instead.
-const damageEnv = "ADDRCLEAN_CACHE_DAMAGE_CHILD"
-
-// damageSeedEnv overrides the seed of the byte flips (default 1).
-const damageSeedEnv = "ADDRCLEAN_CACHE_DAMAGE_SEED"
-
-// fixtureNS are the namespaces of the damage fixture.
 var fixtureNS = []Namespace{
 	LiveNamespace("https://api.example.com", "k"),
 	{ID: "embedded-fixture", Label: "embedded fixture"},
 }
 
-// fixture is a closed cache file of about 30 pages: 160 entries in two
-// namespaces, a few larger than a page (overflow pages), so that damage can
-// land in meta, branch, leaf, overflow and freelist pages. want holds every
-// entry's answer as JSON, by namespace and key.
+// fixture writes a cache of two namespaces (160 answers, some over a page)
+// and returns its path and every answer's JSON by namespace and key.
 func fixture(t testing.TB, dir string, c *clock) (path string, want map[string]map[string]string) {
 	t.Helper()
 	path = filepath.Join(dir, "fixture.db")
@@ -75,41 +62,21 @@ func fixture(t testing.TB, dir string, c *clock) (path string, want map[string]m
 	return path, want
 }
 
-// exercise opens a damaged file and uses every operation on it. Each must
-// either work or fail with ErrCorrupt naming the file; an answer read back
-// must be the one stored (a damaged entry is a miss, never another answer).
-// whole says the file's pages in use are intact: then nothing may fail and
-// every answer must be there.
-func exercise(t *testing.T, path string, opts Options, want map[string]map[string]string, whole bool) {
+// use reads every answer of want from d and stores a new one: every Get is
+// an answer stored under its key or a miss, never another answer, and no
+// call fails but with ErrCorrupt naming the file. whole says the file is
+// intact: then every Get is a hit.
+func use(t *testing.T, d *DB, path string, want map[string]map[string]string, whole bool) {
 	t.Helper()
-	opts.MustExist = true
+	ctx := context.Background()
 	fail := func(op string, err error) {
 		t.Helper()
-		if whole {
-			t.Errorf("%s of a file with its pages intact: %v", op, err)
-			return
+		if err != nil && (whole || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path)) {
+			t.Errorf("%s: %v (want nil, or ErrCorrupt naming %s)", op, err, path)
 		}
-		wantCorrupt(t, op, path, err)
 	}
-	d, err := Open(path, opts)
-	if err != nil {
-		fail("Open", err)
-		return
-	}
-	use(t, d, path, want, fail, whole)
-	if err := d.Close(); err != nil {
-		fail("Close", err)
-	}
-}
-
-// use calls every operation of d, handing errors to fail. A Put that
-// succeeded must be read back when the file passed Open's check (checked).
-func use(t *testing.T, d *DB, path string, want map[string]map[string]string, fail func(string, error), whole bool) {
-	t.Helper()
-	if _, err := d.Stats(time.Hour); err != nil {
-		fail("Stats", err)
-	}
-	ctx := context.Background()
+	_, err := d.Stats(time.Hour)
+	fail("Stats", err)
 	for _, ns := range fixtureNS {
 		s, err := d.Store(ns, time.Hour)
 		if err != nil {
@@ -120,255 +87,207 @@ func use(t *testing.T, d *DB, path string, want map[string]map[string]string, fa
 			r, ok, err := s.Get(ctx, key)
 			switch {
 			case err != nil:
-				fail("Get", err)
+				t.Errorf("Get: %v (a broken cache is a miss)", err)
 			case ok:
 				if b, _ := json.Marshal(r); string(b) != w {
 					t.Errorf("Get(%q) = %s, want %s (a damaged entry read as an answer)", key, b, w)
 				}
 			case whole:
-				t.Errorf("Get(%q): a miss in a file with its pages intact", key)
+				t.Errorf("Get(%q): a miss in an intact file", key)
 			}
 		}
 		if err := s.Put(ctx, "a new address", answer("new")); err != nil {
-			fail("Put", err)
-		} else if r, ok, err := s.Get(ctx, "a new address"); err != nil {
-			fail("Get after Put", err)
-		} else if !ok || r.Address.ID != "new" {
-			t.Errorf("Get after Put = %v, %v", r, ok)
+			t.Errorf("Put: %v (a broken cache takes nothing, without an error)", err)
 		}
 	}
-	if _, err := d.Prune(30 * time.Minute); err != nil {
-		fail("Prune", err)
-	}
+	_, err = d.Prune(time.Hour)
+	fail("Prune", err)
 }
 
-func wantCorrupt(t *testing.T, op, path string, err error) {
-	t.Helper()
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
-		t.Errorf("%s: %v; want an error wrapping ErrCorrupt naming %s", op, err, path)
+// damages are the ways a file is damaged before or under a run: cut short
+// at page boundaries and inside pages, pages zeroed, bytes flipped.
+func damages(orig []byte, seeds int) map[string][]byte {
+	out := map[string][]byte{}
+	pages := len(orig) / 4096
+	for _, cut := range []int{0, 50, 100, 4096, 4096 + 1000, len(orig) / 2, len(orig) - 4096, len(orig) - 1} {
+		out[fmt.Sprintf("cut to %d bytes", cut)] = orig[:cut]
 	}
+	for p := 1; p <= pages; p++ {
+		out[fmt.Sprintf("page %d zeroed", p)] = filetest.ZeroPages(orig, p)
+	}
+	for seed := range seeds {
+		b := bytes.Clone(orig)
+		r := rand.New(rand.NewPCG(uint64(seed), 7))
+		for range 1 + seed%8 {
+			b[r.IntN(len(b))] ^= byte(1 + r.IntN(255))
+		}
+		out[fmt.Sprintf("bytes flipped, seed %d", seed)] = b
+	}
+	return out
 }
 
-// damage is one way of breaking the fixture.
-type damage struct {
-	name string
-	fn   func(b []byte) []byte
-}
-
-// damages lists the damage matrix for a file whose pages in use end at
-// used: truncation at every page boundary up to used and beyond, and to
-// half; every page in use zeroed; seeded byte flips in every page header
-// and element array, and at random offsets in the pages in use.
-func damages(size, used, pageSize int, seed uint64) []damage {
-	var ds []damage
-	for at := 0; at <= used; at += pageSize {
-		ds = append(ds, damage{fmt.Sprintf("truncate to %d", at), func(b []byte) []byte { return b[:at] }})
-	}
-	ds = append(ds,
-		damage{fmt.Sprintf("truncate to %d", size-pageSize), func(b []byte) []byte { return b[:size-pageSize] }},
-		damage{"truncate to half", func(b []byte) []byte { return b[:len(b)/2] }})
-	for p := 0; p*pageSize < used; p++ {
-		ds = append(ds, damage{fmt.Sprintf("zero page %d", p), func(b []byte) []byte {
-			clear(b[p*pageSize : (p+1)*pageSize])
-			return b
-		}})
-	}
-	rng := rand.New(rand.NewPCG(seed, 0))
-	flip := func(name string, off int) {
-		x := byte(1 + rng.IntN(255))
-		ds = append(ds, damage{fmt.Sprintf("%s: byte %d ^= %#x", name, off, x), func(b []byte) []byte {
-			b[off] ^= x
-			return b
-		}})
-	}
-	for p := 0; p*pageSize < used; p++ {
-		// The page header (id, flags, count, overflow) and the start of the
-		// element array.
-		flip(fmt.Sprintf("page %d header", p), p*pageSize+rng.IntN(16))
-		flip(fmt.Sprintf("page %d elements", p), p*pageSize+16+rng.IntN(64))
-	}
-	for range 40 { // most land in entries; the headers are covered above
-		flip("random", rng.IntN(used))
-	}
-	return ds
-}
-
-// TestDamagedFile: every damage of the matrix gives ErrCorrupt or a clean
-// miss from every operation, never a crash and never a wrong answer; a file
-// cut after its pages in use loses nothing; what Open accepts, bbolt's own
-// Tx.Check finds consistent. Before the fix this crashed at the first
-// truncation: SIGBUS in bbolt.Open reading the freelist.
+// TestDamagedFile: a cache damaged before a run (cut short, pages zeroed,
+// bytes flipped) never crashes the process or changes an answer. Opened
+// for housekeeping (MustExist), it is ErrCorrupt naming the file and
+// saying what to do, or it opens and its answers are exact or misses.
+// Opened by a run (Rebuild), it is moved aside, with a warning naming
+// both files, and a new cache is used, never refused.
 func TestDamagedFile(t *testing.T) {
-	if os.Getenv(damageEnv) == "" {
-		runDamageChild(t, "^TestDamagedFile$")
-		return
-	}
-	seed := uint64(1)
-	if s := os.Getenv(damageSeedEnv); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
 	c := newClock()
 	path, want := fixture(t, t.TempDir(), c)
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const pageSize = 4096
-	used := usedBytes(t, orig)
-	t.Logf("fixture: %d bytes, %d in use; seed %d (%s)", len(orig), used, seed, damageSeedEnv)
-	for _, dm := range damages(len(orig), used, pageSize, seed) {
-		t.Run(dm.name, func(t *testing.T) {
-			b := dm.fn(bytes.Clone(orig))
-			p := filepath.Join(t.TempDir(), "damaged.db")
-			if err := os.WriteFile(p, b, 0o600); err != nil {
+	if len(orig) < 8*4096 {
+		t.Fatalf("fixture of %d bytes: too small to damage page by page", len(orig))
+	}
+	refused := 0
+	for name, content := range damages(orig, 40) {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "c.db")
+			if err := os.WriteFile(p, content, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			whole := len(b) >= used && bytes.Equal(b[:used], orig[:used])
-			exercise(t, p, Options{Now: c.Now, noSync: true}, want, whole)
-			boltAgrees(t, p)
+			d, err := Open(p, Options{Now: c.Now, MustExist: true})
+			if err != nil {
+				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "addrclean cache clear --cache") {
+					t.Fatalf("Open: %v, want ErrCorrupt naming the file and what to do", err)
+				}
+				refused++
+			} else {
+				use(t, d, p, want, false)
+				if err := d.Close(); err != nil && !errors.Is(err, ErrCorrupt) {
+					t.Errorf("Close: %v", err)
+				}
+			}
+
+			// A run moves it aside (if Open refused it) and goes on.
+			if err := os.WriteFile(p, content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var log bytes.Buffer
+			d, err = Open(p, Options{Now: c.Now, Rebuild: true, Logger: zerolog.New(&log)})
+			if err != nil {
+				t.Fatalf("Open with Rebuild: %v", err)
+			}
+			use(t, d, p, want, false)
+			if err := d.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if moved, _ := filepath.Glob(p + ".damaged-*"); len(moved) > 0 {
+				if b, _ := os.ReadFile(moved[0]); !bytes.Equal(b, content) || !strings.Contains(log.String(), moved[0]) {
+					t.Errorf("moved aside to %s, changed or not named in %s", moved[0], log.String())
+				}
+			}
 		})
+	}
+	if refused == 0 {
+		t.Error("no damage was refused: the check is not looking")
 	}
 }
 
-// TestDamagedWhileOpen: damage done to the file after Open checked it (by
-// another program) is met by bbolt as a fault or a panic on the caller's
-// goroutine, and is ErrCorrupt, never a crash; after it every call fails
-// with it, so nothing is written on top of the damage.
+// TestDamagedWhileOpen: a cache cut short, zeroed, deleted or replaced
+// while a run uses it never crashes, never waits, never gives another
+// answer: reads or writes that fail make the cache a miss from then on,
+// said once, and Close returns.
 func TestDamagedWhileOpen(t *testing.T) {
-	if os.Getenv(damageEnv) == "" {
-		runDamageChild(t, "^TestDamagedWhileOpen$")
-		return
-	}
 	c := newClock()
 	path, want := fixture(t, t.TempDir(), c)
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const pageSize = 4096
-	used := usedBytes(t, orig)
-	var ds []damage
-	for _, at := range []int{used / 2, 2 * pageSize} {
-		ds = append(ds, damage{fmt.Sprintf("truncate to %d", at), func(b []byte) []byte { return b[:at] }})
+	tests := map[string]func(p string) error{
+		"cut to zero":  func(p string) error { return os.Truncate(p, 0) },
+		"cut to half":  func(p string) error { return os.Truncate(p, int64(len(orig)/2)) },
+		"cut to 5,000": func(p string) error { return os.Truncate(p, 5000) },
+		"pages zeroed": func(p string) error { return os.WriteFile(p, make([]byte, len(orig)), 0o600) },
+		"deleted":      os.Remove,
+		"replaced":     func(p string) error { return os.WriteFile(p+".new", []byte("other"), 0o600) },
+		"overwritten with text": func(p string) error {
+			return os.WriteFile(p, bytes.Repeat([]byte("name,address\n"), len(orig)/13), 0o600)
+		},
 	}
-	for p := 2; p*pageSize < used; p++ {
-		ds = append(ds, damage{fmt.Sprintf("zero page %d", p), func(b []byte) []byte {
-			clear(b[p*pageSize : (p+1)*pageSize])
-			return b
-		}})
-	}
-	met := 0
-	defer func() { t.Logf("%d of %d damages met as ErrCorrupt (the others hit free pages)", met, len(ds)) }()
-	for _, dm := range ds {
-		t.Run(dm.name, func(t *testing.T) {
+	for name, damage := range tests {
+		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "c.db")
 			if err := os.WriteFile(p, orig, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			d, err := Open(p, Options{Now: c.Now, noSync: true})
+			var log bytes.Buffer
+			d, err := Open(p, Options{Now: c.Now, Logger: zerolog.New(&log)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Written in place, as another program would: the memory map
-			// sees it at once.
-			b := dm.fn(bytes.Clone(orig))
-			if err := os.Truncate(p, int64(len(b))); err != nil {
+			if err := damage(p); err != nil {
 				t.Fatal(err)
 			}
-			f, err := os.OpenFile(p, os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = f.WriteAt(b, 0)
-			f.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var broken error
-			use(t, d, p, want, func(op string, err error) {
-				t.Helper()
-				wantCorrupt(t, op, p, err)
-				if broken == nil {
-					broken = err
+			if name == "replaced" {
+				if err := os.Rename(p+".new", p); err != nil {
+					t.Fatal(err)
 				}
-			}, false)
-			if broken != nil {
-				met++
-				if _, err := d.Stats(0); err == nil || err.Error() != broken.Error() {
-					t.Errorf("after %v, Stats = %v; want the same error", broken, err)
-				}
-			} else if strings.HasPrefix(dm.name, "truncate") {
-				t.Error("no error from a file cut short under it")
 			}
-			if err := d.Close(); err != nil {
-				t.Logf("Close: %v", err)
+			for range 2 {
+				for _, ns := range fixtureNS {
+					s := &Store{d: d, ns: ns.ID, ttl: time.Hour}
+					for key, w := range want[ns.ID] {
+						r, ok, err := s.Get(context.Background(), key)
+						if err != nil {
+							t.Fatalf("Get: %v", err)
+						}
+						if b, _ := json.Marshal(r); ok && string(b) != w {
+							t.Fatalf("Get(%q) = %s, want %s", key, b, w)
+						}
+						if err := s.Put(context.Background(), key+"x", answer("x")); err != nil {
+							t.Fatalf("Put: %v", err)
+						}
+					}
+				}
+			}
+			if err := d.Close(); err != nil && !errors.Is(err, ErrCorrupt) {
+				t.Errorf("Close: %v", err)
+			}
+			if strings.HasPrefix(name, "cut") && (d.Failed() == nil || !errors.Is(d.Failed(), ErrCorrupt)) {
+				// The fixture is larger than what the writes keep in
+				// memory: a cut file is met, and must be said.
+				t.Errorf("a cut cache did not fail: %v", d.Failed())
+			}
+			if d.Failed() != nil && strings.Count(log.String(), "failed during the run") != 1 {
+				t.Errorf("the failure was not said exactly once:\n%s", log.String())
 			}
 		})
 	}
 }
 
-// usedBytes is the size of the pages in use of the bbolt file b.
-func usedBytes(t *testing.T, b []byte) int {
-	t.Helper()
-	// The high-water mark is at byte 40 of a meta page's fields, after
-	// the page header's 16 bytes.
-	hwm := func(page []byte) uint64 { return binary.NativeEndian.Uint64(page[16+40:]) }
-	return int(max(hwm(b), hwm(b[4096:]))) * 4096
-}
-
-// boltAgrees fails if Open's full check accepts the file at path and
-// bbolt's Tx.Check finds it inconsistent. Once Open has checked the pages,
-// Tx.Check cannot fault or loop on them.
-func boltAgrees(t *testing.T, path string) {
-	t.Helper()
-	d, err := Open(path, Options{MustExist: true, noSync: true})
+// TestOldBbolt: a bbolt cache of an older addrclean is refused by the
+// housekeeping commands with a message that says what it is, and moved
+// aside by a run, which starts a new cache and says where the old one went.
+func TestOldBbolt(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.db")
+	old := filetest.Bbolt()
+	if err := os.WriteFile(p, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(p, Options{MustExist: true}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "bbolt") {
+		t.Fatalf("Open: %v", err)
+	}
+	var log bytes.Buffer
+	d, err := Open(p, Options{Rebuild: true, Logger: zerolog.New(&log)})
 	if err != nil {
-		return
+		t.Fatal(err)
 	}
-	defer d.Close()
-	if err := d.b.Bolt.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			return err
-		}
-		return nil
-	}); err != nil {
-		t.Errorf("Open's check accepted a file that bbolt's Tx.Check refuses: %v", err)
+	mustPut(t, store(t, d, fixtureNS[0], time.Hour), "k", answer("1"))
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// runDamageChild runs the test named by run in a child process and fails
-// unless the child passed: a fault in bbolt is a fatal error of the runtime
-// (or a signal), which only a parent can observe.
-func runDamageChild(t *testing.T, run string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a subprocess")
+	moved, _ := filepath.Glob(p + ".bbolt-*")
+	if len(moved) != 1 || !strings.Contains(log.String(), moved[0]) || !strings.Contains(log.String(), "older addrclean (bbolt)") {
+		t.Fatalf("moved %v, log %s", moved, log.String())
 	}
-	cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.count=1")
-	cmd.Env = append(os.Environ(), damageEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		return
+	if b, _ := os.ReadFile(moved[0]); !bytes.Equal(b, old) {
+		t.Error("the bbolt file was changed")
 	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			t.Fatalf("the child was killed by %v:\n%s", ws.Signal(), excerpt(out))
-		}
-	}
-	t.Fatalf("the child failed (%v):\n%s", err, excerpt(out))
-}
-
-// excerpt is the part of a child's output that explains its failure: around
-// a runtime crash or panic if there is one, else the end.
-func excerpt(b []byte) string {
-	const n = 3000
-	for _, mark := range []string{"\nfatal error: ", "\npanic: ", "\nunexpected fault address"} {
-		if i := bytes.Index(b, []byte(mark)); i >= 0 {
-			return string(b[max(0, i-n/2):min(len(b), i+n/2)])
-		}
-	}
-	return string(b[max(0, len(b)-n):])
 }
 
 // TestRecreate: 'cache clear' on a damaged file replaces it with an empty
@@ -383,20 +302,11 @@ func TestRecreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	foreign := filepath.Join(dir, "foreign.db")
-	fb, err := bolt.Open(foreign, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fb.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("theirs")); return err }); err != nil {
-		t.Fatal(err)
-	}
-	fb.Close()
+	filetest.Exec(t, foreign, "CREATE TABLE theirs (a text)")
 	foreignBytes, err := os.ReadFile(foreign)
 	if err != nil {
 		t.Fatal(err)
 	}
-	zeroMetas := bytes.Clone(orig)
-	clear(zeroMetas[:2*4096])
 	tests := []struct {
 		name    string
 		content []byte // nil: no file
@@ -404,11 +314,12 @@ func TestRecreate(t *testing.T) {
 	}{
 		{"cut to half", orig[:len(orig)/2], nil},
 		{"cut inside the first page", orig[:100], nil},
-		{"both meta pages zeroed", zeroMetas, ErrNotCache}, // no magic left: not recognisably a cache
+		{"first page zeroed", filetest.ZeroPages(orig, 1), nil},
+		{"a bbolt cache", filetest.Bbolt(), nil},
 		{"intact", orig, nil},
 		{"missing", nil, nil},
 		{"a CSV file", bytes.Repeat([]byte("name,address\n"), 1000), ErrNotCache},
-		{"another program's bbolt file", foreignBytes, ErrNotCache},
+		{"another program's SQLite file", foreignBytes, ErrNotCache},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -458,12 +369,10 @@ func TestRecreate(t *testing.T) {
 
 // FuzzOpen opens a cache file of any bytes and uses it: every call gives
 // an answer that was stored, a miss or an error; none crashes, hangs or
-// panics. The seeds are a small cache (10 entries, 8 pages), cut short and
-// with a byte flipped.
+// panics. The seeds are a small cache, cut short and with a byte flipped.
 func FuzzOpen(f *testing.F) {
 	c := newClock()
-	dir := f.TempDir()
-	path := filepath.Join(dir, "seed.db")
+	path := filepath.Join(f.TempDir(), "seed.db")
 	d, err := Open(path, Options{Now: c.Now})
 	if err != nil {
 		f.Fatal(err)
@@ -487,14 +396,14 @@ func FuzzOpen(f *testing.F) {
 	f.Add(seed)
 	f.Add(seed[:len(seed)/2])
 	flipped := bytes.Clone(seed)
-	flipped[2*4096+20] ^= 0x10
+	flipped[len(seed)-200] ^= 0x10
 	f.Add(flipped)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(t.TempDir(), "c.db")
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		d, err := Open(p, Options{Now: c.Now, MustExist: true, noSync: true})
+		d, err := Open(p, Options{Now: c.Now, MustExist: true})
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Open: %v, want ErrCorrupt", err)
@@ -525,84 +434,4 @@ func FuzzOpen(f *testing.F) {
 		_, err = d.Prune(time.Minute)
 		check("Prune", err)
 	})
-}
-
-// TestCheckAcceptsWhatBboltWrites: Open's check passes every state bbolt
-// leaves a file in through this package's use of it: page splits, values
-// over a page, entries and namespaces deleted (free pages, merged pages),
-// pages reused; and bbolt's Tx.Check agrees at each step.
-func TestCheckAcceptsWhatBboltWrites(t *testing.T) {
-	c := newClock()
-	path := filepath.Join(t.TempDir(), "c.db")
-	opts := Options{Now: c.Now, noSync: true}
-	reopen := func(step string) *DB {
-		t.Helper()
-		d, err := Open(path, opts)
-		if err != nil {
-			t.Fatalf("after %s: %v", step, err)
-		}
-		if err := d.b.Bolt.View(func(tx *bolt.Tx) error {
-			for err := range tx.Check() {
-				return err
-			}
-			return nil
-		}); err != nil {
-			t.Fatalf("after %s, bbolt's Tx.Check: %v", step, err)
-		}
-		return d
-	}
-	big := answer("big")
-	big.Form.Message.Value = strings.Repeat("x", 9000) // three pages
-	steps := []struct {
-		name string
-		do   func(d *DB) error
-	}{
-		{"5,000 entries in two namespaces", func(d *DB) error {
-			for n, ns := range fixtureNS {
-				s, err := d.Store(ns, time.Hour)
-				if err != nil {
-					return err
-				}
-				for i := range 2500 {
-					r := answer(strconv.Itoa(i))
-					if i%97 == 0 {
-						r = big
-					}
-					if err := s.Put(context.Background(), fmt.Sprint(n, i), r); err != nil {
-						return err
-					}
-				}
-				c.add(time.Minute)
-			}
-			return nil
-		}},
-		{"pruning the first namespace", func(d *DB) error {
-			_, err := d.Prune(90 * time.Second)
-			return err
-		}},
-		{"clearing", func(d *DB) error { _, err := d.Clear(); return err }},
-		{"filling again", func(d *DB) error {
-			s, err := d.Store(fixtureNS[1], time.Hour)
-			if err != nil {
-				return err
-			}
-			for i := range 1500 {
-				if err := s.Put(context.Background(), strconv.Itoa(i), big); err != nil {
-					return err
-				}
-			}
-			return nil
-		}},
-	}
-	d := reopen("creating")
-	for _, st := range steps {
-		if err := st.do(d); err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		if err := d.Close(); err != nil {
-			t.Fatal(err)
-		}
-		d = reopen(st.name)
-	}
-	d.Close()
 }

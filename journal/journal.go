@@ -3,27 +3,31 @@
 // continued by 'addrclean run --resume' without paying again for the rows
 // already verified.
 //
-// The file is a bbolt file, opened, checked and written through
-// internal/boltfile as the result cache is (the layout is in FORMAT.md
+// The file is an SQLite database, opened, checked and locked through
+// internal/sqlitefile as the result cache is (the schema is in FORMAT.md
 // beside this file): a header (Meta: what was read and how), the number of
 // runs that wrote to it, a done mark once a run has written every row, and
-// a bucket of row records keyed by row number. Every record is committed
-// before Record returns, rows that finish together sharing one transaction
-// (group commit), so a process killed at any instant keeps every row it
-// reported and a resumed run finds a file that opens cleanly. A record
-// whose checksum fails is skipped and counted, its row verified again; a
-// file bbolt cannot read is refused (ErrCorrupt), never a crash.
+// a table of row records keyed by row number, each with a CRC-32C. Records
+// are written in batches, a commit per few hundred rows or every second, so
+// a process killed at any instant loses at most the last second's rows
+// (they are verified again) and a resumed run finds a file that opens
+// cleanly. A record whose checksum fails is skipped and counted, its row
+// verified again; a file SQLite cannot read is refused (ErrCorrupt), never
+// a crash.
 //
-// Journals of the text format of earlier versions are refused with
-// ErrOldFormat.
+// Journals of earlier versions (the text format, then bbolt) are refused
+// with ErrOldFormat.
 package journal
 
 import (
 	"bytes"
+	"context"
+	"database/sql"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"maps"
@@ -33,16 +37,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
-
 	"github.com/addrclean/addrclean/api"
-	"github.com/addrclean/addrclean/internal/boltfile"
+	"github.com/addrclean/addrclean/internal/sqlitefile"
 )
 
-// Version is the format version written in the header: 1 was the text
-// format, 2 is bbolt.
-const Version = 2
+// Version is the format version: 1 was the text format, 2 bbolt, 3 is
+// SQLite.
+const Version = 3
 
 // ErrLocked is wrapped by Open's and Create's error when another process has
 // the journal open.
@@ -53,31 +54,39 @@ var ErrLocked = errors.New("in use by another addrclean run")
 var ErrCorrupt = errors.New("not a readable addrclean journal")
 
 // ErrOldFormat is wrapped, with ErrCorrupt, by Open's error about a journal
-// an older addrclean wrote in its text format.
+// an older addrclean wrote (the text format, or bbolt).
 var ErrOldFormat = errors.New("written by an older addrclean")
 
 // errNotJournal is wrapped, with ErrCorrupt, by errors about a file that
 // is not a journal at all.
 var errNotJournal = errors.New("not a journal")
 
-// Names inside the file.
-var (
-	metaBucket = []byte("addrclean-journal") // and "format" → "addrclean-journal/2"
-	headerKey  = []byte("header")            // → header as JSON
-	runsKey    = []byte("runs")              // → runs, 8 bytes big-endian
-	doneKey    = []byte("done")              // → rows written, present once a run finished
-	rowsBucket = []byte("rows")              // row number, 8 bytes big-endian → record
+// Format is the value of format in the file's addrclean_meta table.
+var Format = "addrclean-journal/" + strconv.Itoa(Version)
+
+// schema is the journal's table of rows; addrclean_meta holds the header
+// (FORMAT.md).
+var schema = []string{`CREATE TABLE journal_rows (
+	row      integer PRIMARY KEY, -- the input's data row number, 1-based
+	addr_key integer NOT NULL,    -- FNV-1a of the normalised address, as a signed 64-bit integer
+	flags    integer NOT NULL,    -- 1: the answer came from the cache; 2: the service refused the row
+	answer   text,                -- the service's JSON; NULL for a refused row
+	kind     text,                -- a refused row's kind and reason; NULL otherwise
+	reason   text,
+	crc      integer NOT NULL     -- CRC-32C of the record (FORMAT.md)
+)`}
+
+// Names in addrclean_meta.
+const (
+	headerKey = "header" // → header as JSON
+	runsKey   = "runs"   // → runs, decimal
+	doneKey   = "done"   // → rows written, present once a run finished
 )
 
-// fileOptions describe journals to boltfile.
-var fileOptions = boltfile.Options{
-	Kind: "journal", Marker: metaBucket, Format: []byte("addrclean-journal/" + strconv.Itoa(Version)),
+// fileOptions describe journals to sqlitefile.
+var fileOptions = sqlitefile.Options{
+	Kind: "journal", Format: Format, FormatFamily: "addrclean-journal/", Schema: schema,
 	Corrupt: ErrCorrupt, NotOurs: errNotJournal, Locked: ErrLocked,
-	// A commit is in the file when Record returns, safe from kill -9;
-	// waiting for the disk on each would cost about 2.5 ms per group of
-	// rows, most of an embedded run's throughput.
-	SyncEvery: time.Second,
-	InOrder:   true, // rows finish at most a few workers out of order
 }
 
 // Meta is what a journal was written for: resuming with a different input or
@@ -167,13 +176,34 @@ type header struct {
 // Journal is an open journal file, locked against other runs. Record and
 // Lookup may be called concurrently with each other.
 type Journal struct {
-	path string
-	db   *boltfile.DB
-	info Info
+	path   string
+	f      *sqlitefile.File
+	batch  *sqlitefile.Batch[record]
+	lookup *sql.Stmt
+	info   Info
 
 	rows    atomic.Int64 // row records written by this process
 	failed  atomic.Bool  // a write failed
-	changed int64        // Lookup only
+	broken  atomic.Pointer[error]
+	changed int64 // Lookup only
+}
+
+// note remembers err when it says the file is damaged, and returns it.
+func (j *Journal) note(err error) error {
+	if errors.Is(err, ErrCorrupt) {
+		j.broken.CompareAndSwap(nil, &err)
+	}
+	return err
+}
+
+// Broken returns the first error met while the journal was open that says
+// its file is damaged (cut short or overwritten under the run): its rows
+// can no longer be trusted. Nil when there was none.
+func (j *Journal) Broken() error {
+	if p := j.broken.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // Open opens and locks the journal at path and reads what it holds. A
@@ -185,13 +215,6 @@ func Open(path string) (*Journal, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
-	}
-	var damaged int64
-	o := fileOptions
-	o.Entry = func(k, v []byte) {
-		if !sound(k, v) {
-			damaged++
-		}
 	}
 	switch old, torn := oldFormat(path); {
 	case torn:
@@ -205,33 +228,104 @@ func Open(path string) (*Journal, error) {
 		return nil, fmt.Errorf("journal %s: %w (%w: the text format of earlier versions; "+
 			"resume the run with the older addrclean to keep its rows)", path, ErrOldFormat, ErrCorrupt)
 	}
-	db, err := boltfile.Open(path, o)
+	if s, _ := sqlitefile.SniffFile(path); s == sqlitefile.Bbolt {
+		return nil, fmt.Errorf("journal %s: %w (%w: the bbolt format of versions before SQLite; "+
+			"resume the run with the older addrclean to keep its rows)", path, ErrOldFormat, ErrCorrupt)
+	}
+	f, err := sqlitefile.Open(context.Background(), path, fileOptions)
 	if err != nil {
 		return nil, err
 	}
-	j := &Journal{path: path, db: db}
-	j.info = Info{Path: path, Updated: fi.ModTime(), Damaged: damaged, Headless: db.Fresh()}
-	if db.Fresh() {
-		return j, nil // bbolt wrote the empty file; the header never came
-	}
-	err = db.View(func(tx *bolt.Tx) error {
-		var h header
-		meta := tx.Bucket(metaBucket)
-		runs, rows := meta.Get(runsKey), tx.Bucket(rowsBucket)
-		if err := json.Unmarshal(meta.Get(headerKey), &h); err != nil || len(runs) != 8 || rows == nil {
-			return db.Corrupt("the header is damaged")
-		}
-		j.info.Meta, j.info.Created = h.Meta, h.Created
-		j.info.Runs = int(binary.BigEndian.Uint64(runs))
-		j.info.Complete = meta.Get(doneKey) != nil
-		j.info.Rows = int64(rows.Stats().KeyN) - damaged
-		return nil
-	})
+	j, err := start(f, path)
 	if err != nil {
-		_ = db.Close()
+		return nil, err
+	}
+	j.info = Info{Path: path, Updated: fi.ModTime()}
+	if err := j.read(); err != nil {
+		_ = j.Close()
 		return nil, err
 	}
 	return j, nil
+}
+
+// start prepares the statements of an open file.
+func start(f *sqlitefile.File, path string) (*Journal, error) {
+	j := &Journal{path: path, f: f}
+	err := f.Do(context.Background(), func(c *sql.Conn) error {
+		var err error
+		j.lookup, err = c.PrepareContext(context.Background(), "SELECT addr_key, flags, answer, kind, reason, crc FROM journal_rows WHERE row = ?")
+		return err
+	})
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	j.batch, err = sqlitefile.NewBatch(f, 0, 0, `INSERT INTO journal_rows (row, addr_key, flags, answer, kind, reason, crc) VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (row) DO UPDATE SET addr_key = excluded.addr_key, flags = excluded.flags, answer = excluded.answer,
+	kind = excluded.kind, reason = excluded.reason, crc = excluded.crc`,
+		func(r record) []any { return []any{r.row, r.key, r.flags, r.answer, r.kind, r.reason, r.crc} })
+	if err != nil {
+		_ = j.lookup.Close()
+		_ = f.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// read fills in the header and counts the records, checking each.
+func (j *Journal) read() error {
+	return j.f.Do(context.Background(), func(c *sql.Conn) error {
+		meta, err := readMeta(c)
+		if err != nil {
+			return err
+		}
+		hb, ok := meta[headerKey]
+		if !ok {
+			j.info.Headless = true // a run killed while it created the journal
+			return nil
+		}
+		var h header
+		runs, rerr := strconv.Atoi(meta[runsKey])
+		if err := json.Unmarshal([]byte(hb), &h); err != nil || rerr != nil || runs < 1 {
+			return j.f.Corrupt("the header is damaged")
+		}
+		j.info.Meta, j.info.Created, j.info.Runs = h.Meta, h.Created, runs
+		_, j.info.Complete = meta[doneKey]
+		rows, err := c.QueryContext(context.Background(), "SELECT row, addr_key, flags, answer, kind, reason, crc FROM journal_rows")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r record
+			if err := rows.Scan(&r.row, &r.key, &r.flags, &r.answer, &r.kind, &r.reason, &r.crc); err != nil {
+				return err
+			}
+			if _, ok := decodeRecord(r); ok {
+				j.info.Rows++
+			} else {
+				j.info.Damaged++
+			}
+		}
+		return rows.Err()
+	})
+}
+
+func readMeta(c *sql.Conn) (map[string]string, error) {
+	rows, err := c.QueryContext(context.Background(), "SELECT name, value FROM "+sqlitefile.MetaTable)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		m[k] = v
+	}
+	return m, rows.Err()
 }
 
 // oldFormat tells a journal of the text format (version 1): its first line
@@ -260,13 +354,19 @@ func oldFormat(path string) (old, torn bool) {
 // Create creates the journal at path for a run with meta (emptying a
 // journal there), locked against other runs.
 func Create(path string, meta Meta) (*Journal, error) {
-	db, err := boltfile.Open(path, fileOptions)
+	if s, _ := sqlitefile.SniffFile(path); s == sqlitefile.Bbolt {
+		return nil, fmt.Errorf("journal %s: %w (%w: the bbolt format of versions before SQLite)", path, ErrOldFormat, ErrCorrupt)
+	}
+	f, err := sqlitefile.Open(context.Background(), path, fileOptions)
 	if err != nil {
 		return nil, err
 	}
-	j := &Journal{path: path, db: db}
+	j, err := start(f, path)
+	if err != nil {
+		return nil, err
+	}
 	if err := j.Start(meta); err != nil {
-		_ = db.Close()
+		_ = j.Close()
 		return nil, err
 	}
 	return j, nil
@@ -282,27 +382,31 @@ func (j *Journal) Info() Info {
 // Path is the journal's file name.
 func (j *Journal) Path() string { return j.path }
 
+// setMeta writes name = value in the header table.
+func setMeta(tx *sql.Tx, name, value string) error {
+	_, err := tx.Exec("INSERT INTO "+sqlitefile.MetaTable+" (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value", name, value)
+	return err
+}
+
 // Start discards what the journal holds and begins it afresh for a run with
-// meta. (bbolt reuses the pages of the rows discarded; the file does not
-// shrink.)
+// meta.
 func (j *Journal) Start(meta Meta) error {
 	now := time.Now().UTC()
 	hb, err := json.Marshal(header{Created: now, Meta: meta})
 	if err != nil {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
-	err = j.db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{metaBucket, rowsBucket} {
-			if err := tx.DeleteBucket(b); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
-				return err
-			}
-		}
-		m, err := j.db.Mark(tx)
-		if err != nil {
+	if err := j.batch.Flush(); err != nil {
+		return err
+	}
+	err = j.f.Tx(context.Background(), func(tx *sql.Tx) error {
+		if _, err := tx.Exec("DELETE FROM journal_rows"); err != nil {
 			return err
 		}
-		_, err = tx.CreateBucket(rowsBucket)
-		return errors.Join(err, m.Put(headerKey, hb), m.Put(runsKey, be64(1)))
+		if _, err := tx.Exec("DELETE FROM "+sqlitefile.MetaTable+" WHERE name = ?", doneKey); err != nil {
+			return err
+		}
+		return errors.Join(setMeta(tx, headerKey, string(hb)), setMeta(tx, runsKey, "1"))
 	})
 	if err != nil {
 		return err
@@ -317,9 +421,11 @@ func (j *Journal) Continue() error {
 	if j.info.Headless {
 		return fmt.Errorf("journal %s: no intact header to continue from: %w", j.path, ErrCorrupt)
 	}
-	err := j.db.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(metaBucket)
-		return errors.Join(meta.Put(runsKey, be64(uint64(j.info.Runs)+1)), meta.Delete(doneKey))
+	err := j.f.Tx(context.Background(), func(tx *sql.Tx) error {
+		if _, err := tx.Exec("DELETE FROM "+sqlitefile.MetaTable+" WHERE name = ?", doneKey); err != nil {
+			return err
+		}
+		return setMeta(tx, runsKey, strconv.Itoa(j.info.Runs+1))
 	})
 	if err != nil {
 		return err
@@ -330,16 +436,17 @@ func (j *Journal) Continue() error {
 }
 
 // Record keeps a finished row. It returns once the row is committed, in a
-// transaction it may share with rows finishing at the same time: a process
-// killed after Record returned keeps the row.
+// transaction it shares with the rows recorded meanwhile (group commit): a
+// record stands for a paid call, and a process killed after Record
+// returned keeps it. The error of a failed commit is returned by this and
+// every later Record.
 func (j *Journal) Record(e Entry) error {
 	if e.Row < 1 {
 		return fmt.Errorf("journal %s: row %d: want a positive row number", j.path, e.Row)
 	}
-	k := be64(uint64(e.Row))
-	if err := j.db.Put(rowsBucket, k, encodeRecord(k, e)); err != nil {
+	if err := j.batch.AddWait(encodeRecord(e)); err != nil {
 		j.failed.Store(true)
-		return err
+		return j.note(err)
 	}
 	j.rows.Add(1)
 	return nil
@@ -347,7 +454,10 @@ func (j *Journal) Record(e Entry) error {
 
 // Complete records that the run wrote every one of its rows rows.
 func (j *Journal) Complete(rows int64) error {
-	err := j.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(doneKey, be64(uint64(rows))) })
+	if err := j.batch.Flush(); err != nil {
+		return err
+	}
+	err := j.f.Tx(context.Background(), func(tx *sql.Tx) error { return setMeta(tx, doneKey, strconv.FormatInt(rows, 10)) })
 	if err != nil {
 		return err
 	}
@@ -360,20 +470,32 @@ func (j *Journal) Complete(rows int64) error {
 // verified again) and counted in Changed.
 func (j *Journal) Lookup(row int, key uint64) (Entry, bool, error) {
 	var (
-		e     Entry
-		found bool
+		r      record
+		queued bool
 	)
-	err := j.db.View(func(tx *bolt.Tx) error {
-		k := be64(uint64(row))
-		if v := tx.Bucket(rowsBucket).Get(k); v != nil {
-			e, found = decodeRecord(k, v) // a damaged one Open counted
+	j.batch.Pending(func(rs []record) {
+		for i := len(rs) - 1; i >= 0; i-- {
+			if rs[i].row == int64(row) {
+				r, queued = rs[i], true
+				return
+			}
 		}
-		return nil
 	})
+	if !queued {
+		r.row = int64(row)
+		err := j.f.Do(context.Background(), func(*sql.Conn) error {
+			return j.lookup.QueryRow(row).Scan(&r.key, &r.flags, &r.answer, &r.kind, &r.reason, &r.crc)
+		})
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return Entry{}, false, nil
+		case err != nil:
+			return Entry{}, false, j.note(err)
+		}
+	}
+	e, ok := decodeRecord(r) // a damaged one Open counted
 	switch {
-	case err != nil:
-		return Entry{}, false, err
-	case !found:
+	case !ok:
 		return Entry{}, false, nil
 	case e.Key != key:
 		j.changed++
@@ -390,78 +512,120 @@ func (j *Journal) Failed() bool { return j.failed.Load() }
 // differs from the journalled one.
 func (j *Journal) Changed() int64 { return j.changed }
 
-// Close syncs and closes the journal, keeping the file.
-func (j *Journal) Close() error { return j.db.Close() }
+// Replaced reports that the file at the journal's path is no longer the one
+// opened (deleted or replaced during the run): the rows written since are
+// in a file no one will find.
+func (j *Journal) Replaced() bool { return j.f.Replaced() }
 
-// Remove closes the journal and deletes the file.
-func (j *Journal) Remove() error {
-	// Removed while still locked, so no other run can open it halfway.
-	if err := os.Remove(j.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		_ = j.Close()
-		return fmt.Errorf("journal %s: %w", j.path, err)
+// Close commits the rows waiting and closes the journal, keeping the file.
+func (j *Journal) Close() error {
+	err := j.batch.Close()
+	if err != nil {
+		j.failed.Store(true)
 	}
-	return j.Close()
+	if j.lookup != nil {
+		_ = j.lookup.Close()
+	}
+	return j.note(errors.Join(err, j.f.Close()))
 }
 
-func be64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+// Remove closes the journal and deletes the file (with its WAL). A file
+// that another took the place of while the journal was open is not
+// touched.
+func (j *Journal) Remove() error {
+	// Removed while still locked, so no other run can open it halfway.
+	if !j.Replaced() {
+		if err := os.Remove(j.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			_ = j.Close()
+			return fmt.Errorf("journal %s: %w", j.path, err)
+		}
+	}
+	err := j.Close()
+	if _, serr := os.Stat(j.path); errors.Is(serr, fs.ErrNotExist) {
+		sqlitefile.RemoveSidecars(j.path)
+	}
+	return err
+}
 
-// A row record is
+// Delete removes the journal file at path with its WAL, if any: for a
+// journal Open refused.
+func Delete(path string) error { return sqlitefile.Remove(path) }
+
+// A row record is stored in the columns of journal_rows; its CRC-32C
+// (Castagnoli) covers
 //
-//	version (1 byte) | CRC-32C (4 bytes) | address key (8 bytes) | flags (1 byte) | body
+//	row (8 bytes, big-endian) | address key (8 bytes, big-endian) | flags (1 byte) | body
 //
-// sealed by boltfile.Seal (the checksum covers the row number, the record's
-// key in bbolt, too), with the body the answer as the service's JSON, or for
-// a refused row (flagRefused) its kind, a NUL byte and its reason.
+// with the body the answer as the service's JSON, or for a refused row
+// (flagRefused) its kind, a NUL byte and its reason: a changed byte in any
+// column, or a damaged page that hands one row's record to another, fails
+// it.
+type record struct {
+	row, key, flags      int64
+	answer, kind, reason sql.NullString
+	crc                  int64
+}
+
 const (
-	recVersion  = 1
-	recHeader   = boltfile.SealSize + 9
 	flagCached  = 1
 	flagRefused = 2
 )
 
-// sound reports whether the record v under k passes its checksum.
-func sound(k, v []byte) bool {
-	return len(k) == 8 && len(v) > recHeader && v[0] == recVersion && boltfile.Sealed(k, v)
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+func (r record) sum() int64 {
+	var h [17]byte
+	binary.BigEndian.PutUint64(h[:], uint64(r.row))
+	binary.BigEndian.PutUint64(h[8:], uint64(r.key))
+	h[16] = byte(r.flags)
+	c := crc32.Update(0, crcTable, h[:])
+	if r.flags&flagRefused != 0 {
+		c = crc32.Update(c, crcTable, []byte(r.kind.String))
+		c = crc32.Update(c, crcTable, []byte{0})
+		return int64(crc32.Update(c, crcTable, []byte(r.reason.String)))
+	}
+	return int64(crc32.Update(c, crcTable, []byte(r.answer.String)))
 }
 
-// encodeRecord returns the stored record of e under the key k.
-func encodeRecord(k []byte, e Entry) []byte {
-	v := make([]byte, recHeader, recHeader+2048)
-	v[0] = recVersion
-	binary.BigEndian.PutUint64(v[boltfile.SealSize:], e.Key)
+// encodeRecord returns the stored record of e.
+func encodeRecord(e Entry) record {
+	r := record{row: int64(e.Row), key: int64(e.Key)}
 	if e.FromCache {
-		v[recHeader-1] |= flagCached
+		r.flags |= flagCached
 	}
 	if e.Response != nil {
-		v = api.AppendVerifyResponse(v, e.Response)
+		r.answer = sql.NullString{String: string(api.AppendVerifyResponse(make([]byte, 0, 2048), e.Response)), Valid: true}
 	} else {
-		v[recHeader-1] |= flagRefused
-		v = append(append(append(v, e.Kind...), 0), e.Err...)
+		r.flags |= flagRefused
+		r.kind = sql.NullString{String: e.Kind, Valid: true}
+		r.reason = sql.NullString{String: e.Err, Valid: true}
 	}
-	return boltfile.Seal(k, v)
+	r.crc = r.sum()
+	return r
 }
 
-// decodeRecord checks the record v stored under k and decodes it; ok is
-// false for a damaged record, and for one with neither an answer nor a
-// refusal (the row is verified again).
-func decodeRecord(k, v []byte) (e Entry, ok bool) {
-	if !sound(k, v) {
+// decodeRecord checks the record r and decodes it; ok is false for a
+// damaged record, and for one with neither an answer nor a refusal (the row
+// is verified again).
+func decodeRecord(r record) (e Entry, ok bool) {
+	if r.crc != r.sum() || r.row < 1 || r.flags&^(flagCached|flagRefused) != 0 {
 		return Entry{}, false
 	}
-	flags := v[recHeader-1]
-	e = Entry{Row: int(binary.BigEndian.Uint64(k)), Key: binary.BigEndian.Uint64(v[boltfile.SealSize:]), FromCache: flags&flagCached != 0}
-	body := v[recHeader:]
-	if flags&flagRefused != 0 {
-		kind, reason, _ := bytes.Cut(body, []byte{0})
-		e.Kind, e.Err = string(kind), string(reason)
-		return e, e.Kind != "" && e.Err != "" && e.Row > 0
+	e = Entry{Row: int(r.row), Key: uint64(r.key), FromCache: r.flags&flagCached != 0}
+	if r.flags&flagRefused != 0 {
+		if r.answer.Valid || !r.kind.Valid || !r.reason.Valid {
+			return Entry{}, false
+		}
+		e.Kind, e.Err = r.kind.String, r.reason.String
+		return e, e.Kind != "" && e.Err != ""
 	}
-	// The decoder copies what it keeps: the answer outlives the
-	// transaction's memory map.
-	resp, err := api.DecodeVerifyResponse(body)
+	if !r.answer.Valid || r.kind.Valid || r.reason.Valid {
+		return Entry{}, false
+	}
+	resp, err := api.DecodeVerifyResponse([]byte(r.answer.String))
 	if err != nil {
 		return Entry{}, false
 	}
 	e.Response = resp
-	return e, e.Row > 0
+	return e, true
 }

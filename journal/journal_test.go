@@ -3,6 +3,7 @@ package journal
 import (
 	"bufio"
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,9 +20,14 @@ import (
 	"sync/atomic"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/internal/sqlitefile/filetest"
+)
+
+var (
+	sqliteExec = filetest.Exec
+	bboltFile  = filetest.Bbolt
+	zeroPages  = filetest.ZeroPages
 )
 
 func answer(id string) *api.VerifyResponse {
@@ -142,20 +148,39 @@ func TestRecordRoundTrip(t *testing.T) {
 		entry(1), entry(7), entry(10),
 		{Row: 3, Key: 1<<64 - 1, Err: "service answered 400: \"bad\"\n\x00\x01 <b>é", Kind: "permanent"},
 	} {
-		k := be64(uint64(e.Row))
-		v := encodeRecord(k, e)
-		got, ok := decodeRecord(k, v)
+		r := encodeRecord(e)
+		got, ok := decodeRecord(r)
 		if !ok || !reflect.DeepEqual(got, e) {
 			t.Fatalf("%+v decoded to %+v, %v", e, got, ok)
 		}
-		if _, ok := decodeRecord(be64(uint64(e.Row+1)), v); ok {
+		other := r
+		other.row++
+		if _, ok := decodeRecord(other); ok {
 			t.Fatalf("row %d's record read as row %d's", e.Row, e.Row+1)
 		}
-		for i := range v {
-			d := bytes.Clone(v)
-			d[i] ^= 0x20
-			if _, ok := decodeRecord(k, d); ok {
-				t.Fatalf("byte %d changed, and the record still decodes", i)
+		for _, damage := range []func(*record){
+			func(r *record) { r.key ^= 1 << 40 },
+			func(r *record) { r.flags ^= flagCached },
+			func(r *record) { r.crc ^= 1 },
+			func(r *record) { r.answer.String = strings.Replace(r.answer.String, "Cork", "York", 1) },
+			func(r *record) {
+				if r.reason.Valid {
+					r.reason.String += "!"
+				}
+			},
+			func(r *record) {
+				if r.kind.Valid {
+					r.kind.String = "transient"
+				}
+			},
+		} {
+			d := r
+			damage(&d)
+			if d == r {
+				continue // the column this damage changes is empty here
+			}
+			if _, ok := decodeRecord(d); ok {
+				t.Fatalf("%+v changed to %+v, and the record still decodes", r, d)
 			}
 		}
 	}
@@ -164,12 +189,17 @@ func TestRecordRoundTrip(t *testing.T) {
 // FuzzDecodeRecord: no record, however damaged, panics the decoder, and
 // one it accepts has a positive row and either an answer or a refusal.
 func FuzzDecodeRecord(f *testing.F) {
-	k := be64(7)
-	f.Add(k, encodeRecord(k, entry(7)))
-	f.Add(be64(8), encodeRecord(be64(8), entry(8)))
-	f.Add(k, []byte{})
-	f.Fuzz(func(t *testing.T, k, v []byte) {
-		e, ok := decodeRecord(k, v)
+	for _, n := range []int{7, 8} {
+		r := encodeRecord(entry(n))
+		f.Add(r.row, r.key, r.flags, r.answer.String, r.kind.String, r.reason.String, r.crc)
+	}
+	f.Add(int64(0), int64(0), int64(0), "", "", "", int64(0))
+	f.Fuzz(func(t *testing.T, row, key, flags int64, answer, kind, reason string, crc int64) {
+		r := record{row: row, key: key, flags: flags, crc: crc,
+			answer: sql.NullString{String: answer, Valid: answer != ""}, kind: sql.NullString{String: kind, Valid: kind != ""},
+			reason: sql.NullString{String: reason, Valid: reason != ""}}
+		r.crc = r.sum() // past the checksum: what the decoder makes of the columns
+		e, ok := decodeRecord(r)
 		if ok && (e.Row < 1 || (e.Response == nil) == (e.Kind == "")) {
 			t.Fatalf("accepted %+v", e)
 		}
@@ -196,28 +226,16 @@ func TestOpenRefuses(t *testing.T) {
 	write(t, good, shuffled(300, 8, 1))
 	goodBytes, _ := os.ReadFile(good)
 	foreign := filepath.Join(dir, "foreign")
-	db, err := bolt.Open(foreign, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("theirs")); return err }); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	sqliteExec(t, foreign, "CREATE TABLE theirs (a text)")
 	foreignBytes, _ := os.ReadFile(foreign)
 	unknown := filepath.Join(dir, "unknown")
 	write(t, unknown, []int{1})
-	db, err = bolt.Open(unknown, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(metaBucket).Put([]byte("format"), []byte("addrclean-journal/99"))
-	}); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	sqliteExec(t, unknown, "UPDATE addrclean_meta SET value = 'addrclean-journal/99' WHERE name = 'format'")
 	unknownBytes, _ := os.ReadFile(unknown)
+	cache := filepath.Join(dir, "cache")
+	sqliteExec(t, cache, "CREATE TABLE addrclean_meta (name text PRIMARY KEY, value text NOT NULL)",
+		"INSERT INTO addrclean_meta VALUES ('format', 'addrclean-cache/2')")
+	cacheBytes, _ := os.ReadFile(cache)
 
 	tests := []struct {
 		name    string
@@ -228,8 +246,11 @@ func TestOpenRefuses(t *testing.T) {
 		{"not a journal", []byte("id,name\n1,x\n"), ErrCorrupt, "not a readable addrclean journal"},
 		{"zeros", make([]byte, 300), ErrCorrupt, "not a readable addrclean journal"},
 		{"the text format of earlier versions", oldJournal(), ErrOldFormat, "written by an older addrclean"},
-		{"another program's bbolt file", foreignBytes, ErrCorrupt, "another program"},
-		{"cut short", goodBytes[:len(goodBytes)/2], ErrCorrupt, "cut short"},
+		{"a bbolt journal of an older addrclean", bboltFile(), ErrOldFormat, "the bbolt format"},
+		{"another program's SQLite file", foreignBytes, ErrCorrupt, "another program"},
+		{"a result cache", cacheBytes, ErrCorrupt, "another kind"},
+		{"cut short", goodBytes[:len(goodBytes)/2], ErrCorrupt, "not a readable addrclean journal"},
+		{"pages zeroed", zeroPages(goodBytes, 2), ErrCorrupt, "not a readable addrclean journal"},
 		{"a newer format", unknownBytes, ErrCorrupt, `unknown format "addrclean-journal/99"`},
 	}
 	for _, tc := range tests {
@@ -602,8 +623,11 @@ func FuzzOpen(f *testing.F) {
 	})
 }
 
-// TestKilledWriter kills (SIGKILL) a process while it records rows: every
-// row it reported recorded is in the journal, which opens cleanly.
+// TestKilledWriter kills (SIGKILL) a process while it records rows from
+// eight goroutines: the journal opens cleanly, with no damaged record,
+// every record in it is a row recorded with exactly its result, and every
+// row whose Record returned before the last one the writer reported is
+// there.
 func TestKilledWriter(t *testing.T) {
 	if path := os.Getenv("JOURNAL_TEST_WRITER"); path != "" {
 		j, err := Create(path, testMeta)
@@ -612,18 +636,24 @@ func TestKilledWriter(t *testing.T) {
 			os.Exit(1)
 		}
 		var wg sync.WaitGroup
-		var mu sync.Mutex
 		var next atomic.Int64
+		var mu sync.Mutex
 		for range 8 {
 			wg.Go(func() {
 				for {
+					// Rows are recorded in order (under mu), each Record
+					// returning once it is committed.
+					mu.Lock()
 					n := int(next.Add(1))
-					if err := j.Record(entry(n)); err != nil {
+					err := j.Record(entry(n))
+					mu.Unlock()
+					if err != nil {
 						panic(err)
 					}
-					mu.Lock()
-					fmt.Println(n)
-					mu.Unlock()
+					if n%100 == 0 {
+						// Every row up to n was recorded: in the file.
+						fmt.Println(n)
+					}
 				}
 			})
 		}
@@ -641,29 +671,30 @@ func TestKilledWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 		sc := bufio.NewScanner(out)
-		var reported []int
-		want := 200 * (round + 1)
-		for len(reported) < want && sc.Scan() {
+		committed := 0
+		for commits := 0; commits < 3*(round+1) && sc.Scan(); commits++ {
 			n, err := strconv.Atoi(sc.Text())
 			if err != nil {
 				t.Fatalf("writer: %s", sc.Text())
 			}
-			reported = append(reported, n)
+			committed = n
 		}
 		if err := cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
 		_ = cmd.Wait()
-		if len(reported) < want {
-			t.Fatalf("round %d: the writer stopped after %d rows", round, len(reported))
+		if committed == 0 {
+			t.Fatalf("round %d: the writer committed nothing", round)
 		}
 		j := reopen(t, path)
-		if info := j.Info(); info.Damaged != 0 || info.Rows < int64(len(reported)) {
-			t.Fatalf("round %d: %d rows reported, journal %+v", round, len(reported), info)
+		info := j.Info()
+		if info.Damaged != 0 || info.Rows < int64(committed) {
+			t.Fatalf("round %d: %d rows committed, journal %+v", round, committed, info)
 		}
-		for _, n := range reported {
-			if e, ok, err := j.Lookup(n, entry(n).Key); !ok || err != nil || !reflect.DeepEqual(e, entry(n)) {
-				t.Fatalf("round %d: row %d reported recorded, then lost: %v %v", round, n, ok, err)
+		for n := 1; n <= int(info.Rows)+50; n++ {
+			e, ok, err := j.Lookup(n, entry(n).Key)
+			if err != nil || ok && !reflect.DeepEqual(e, entry(n)) || !ok && n <= committed {
+				t.Fatalf("round %d: row %d (committed up to %d): %v %v %+v", round, n, committed, ok, err, e)
 			}
 		}
 	}
@@ -687,6 +718,7 @@ func BenchmarkRecord(b *testing.B) {
 			}
 		}
 	})
+	b.ReportMetric(float64(next.Load())/float64(j.batch.Commits()), "rows/commit")
 }
 
 // BenchmarkResume is what --resume costs before and while it replays: Open
@@ -733,5 +765,60 @@ func BenchmarkOpen(b *testing.B) {
 		if err := j.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDamagedWhileOpen: a journal cut short, zeroed, deleted or replaced
+// while a run records into it never crashes or waits: Record and Lookup go
+// on or fail with ErrCorrupt naming the file (then Broken says so), Close
+// returns, and Remove leaves a replacing file alone.
+func TestDamagedWhileOpen(t *testing.T) {
+	tests := map[string]func(p string) error{
+		"cut to zero":  func(p string) error { return os.Truncate(p, 0) },
+		"cut to half":  func(p string) error { fi, _ := os.Stat(p); return os.Truncate(p, fi.Size()/2) },
+		"pages zeroed": func(p string) error { fi, _ := os.Stat(p); return os.WriteFile(p, make([]byte, fi.Size()), 0o600) },
+		"deleted":      os.Remove,
+		"replaced": func(p string) error {
+			if err := os.WriteFile(p+".new", []byte("other"), 0o600); err != nil {
+				return err
+			}
+			return os.Rename(p+".new", p)
+		},
+	}
+	for name, damage := range tests {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "j")
+			write(t, path, shuffled(600, 8, 6))
+			j := reopen(t, path)
+			if err := j.Continue(); err != nil {
+				t.Fatal(err)
+			}
+			if err := damage(path); err != nil {
+				t.Fatal(err)
+			}
+			var failed error
+			for n := 1; n <= 1200 && failed == nil; n++ {
+				e, ok, err := j.Lookup(n, entry(n).Key)
+				if ok && !reflect.DeepEqual(e, entry(n)) {
+					t.Fatalf("row %d: another record %+v", n, e)
+				}
+				if err == nil && n > 600 {
+					err = j.Record(entry(n))
+				}
+				failed = err
+			}
+			if failed != nil && (!errors.Is(failed, ErrCorrupt) || !strings.Contains(failed.Error(), path) || j.Broken() == nil) {
+				t.Fatalf("failed with %v (Broken %v), want ErrCorrupt naming the file", failed, j.Broken())
+			}
+			if got, want := j.Replaced(), name == "deleted" || name == "replaced"; got != want {
+				t.Errorf("Replaced = %v, want %v", got, want)
+			}
+			_ = j.Remove()
+			if name == "replaced" {
+				if b, err := os.ReadFile(path); err != nil || string(b) != "other" {
+					t.Errorf("Remove touched the file that replaced the journal: %q, %v", b, err)
+				}
+			}
+		})
 	}
 }

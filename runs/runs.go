@@ -278,6 +278,8 @@ func journalError(err error) error {
 	switch {
 	case errors.Is(err, journal.ErrLocked):
 		return fmt.Errorf("%w: another run is writing the same outputs", err)
+	case errors.Is(err, journal.ErrOldFormat):
+		return fmt.Errorf("%w; or delete it to start afresh (its rows are then verified again)", err)
 	case errors.Is(err, journal.ErrCorrupt):
 		return fmt.Errorf("%w: delete it to start afresh", err)
 	}
@@ -383,6 +385,9 @@ func (r *Run) finish(st pipeline.Stats, keep bool) (kept bool) {
 	r.j = nil
 	path := j.Path()
 	var err error
+	if lost := r.lost(j); lost {
+		return false
+	}
 	switch {
 	case st.Complete && keep:
 		if err = j.Complete(st.RowsWritten); err == nil {
@@ -399,6 +404,9 @@ func (r *Run) finish(st pipeline.Stats, keep bool) (kept bool) {
 		if err := j.Close(); err != nil {
 			r.log.Warn().Str("journal", path).Err(err).Msg("the journal was not closed cleanly; a resume drops any torn last record")
 		}
+		if !r.sound(path) {
+			return false
+		}
 		r.log.Info().Str("journal", path).Int64("rows", j.Info().Rows).
 			Msg("the journal keeps the finished rows: run the same command with --resume to continue")
 		return true
@@ -406,5 +414,46 @@ func (r *Run) finish(st pipeline.Stats, keep bool) (kept bool) {
 	if err != nil {
 		r.log.Error().Err(err).Msg("finishing the journal")
 	}
+	return false
+}
+
+// lost ends a journal whose file was damaged, deleted or replaced during
+// the run: its rows can no longer be found or trusted, so no --resume can
+// use them. A damaged one is removed (a resume would only be refused);
+// another file now at its path is left alone. Either way the next run,
+// with --resume or not, starts from the first row.
+func (r *Run) lost(j *journal.Journal) bool {
+	path := j.Path()
+	switch broken := j.Broken(); {
+	case j.Replaced():
+		_ = j.Close()
+		r.log.Warn().Str("journal", path).
+			Msg("the journal was deleted or replaced during the run: its rows are lost; the next run starts from the first row")
+		return true
+	case broken != nil:
+		err := j.Remove()
+		r.log.Warn().Str("journal", path).AnErr("damage", broken).AnErr("removing", err).
+			Msg("the journal was damaged during the run (changed or cut short by something else): removed it; the next run starts from the first row")
+		return true
+	}
+	return false
+}
+
+// sound checks a journal kept for --resume as the resume will: one cut or
+// overwritten under the run without the run meeting the damage (its pages
+// were in memory) would only be refused then. Such a journal is removed,
+// saying so, so that the next run starts cleanly from the first row.
+func (r *Run) sound(path string) bool {
+	j, err := journal.Open(path)
+	if err == nil {
+		_ = j.Close()
+		return true
+	}
+	if !errors.Is(err, journal.ErrCorrupt) {
+		return true // locked or gone: the next run says so
+	}
+	rmErr := journal.Delete(path)
+	r.log.Warn().Str("journal", path).AnErr("damage", err).AnErr("removing", rmErr).
+		Msg("the journal was damaged during the run (changed or cut short by something else): removed it; the next run starts from the first row")
 	return false
 }

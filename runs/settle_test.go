@@ -140,3 +140,76 @@ func TestSettleDuplicates(t *testing.T) {
 		}
 	}
 }
+
+// TestSettleDamagedJournal: a journal cut short or zeroed, deleted or
+// replaced while the run wrote to it is not left for a --resume that would
+// refuse it: a damaged one is removed, another file at its path is left
+// alone, and the log says the next run starts from the first row.
+func TestSettleDamagedJournal(t *testing.T) {
+	tests := map[string]struct {
+		damage func(p string) error
+		left   string // what is at the path after Settle: "" nothing
+	}{
+		"cut to zero": {func(p string) error { return os.Truncate(p, 0) }, ""},
+		"pages zeroed": {func(p string) error {
+			fi, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(p, make([]byte, fi.Size()), 0o600)
+		}, ""},
+		"deleted": {os.Remove, ""},
+		"replaced": {func(p string) error {
+			if err := os.WriteFile(p+".new", []byte("theirs"), 0o600); err != nil {
+				return err
+			}
+			return os.Rename(p+".new", p)
+		}, "theirs"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			// An interrupted run's journal, resumed: its first rows are in
+			// the file only, not in this run's WAL, which would write them
+			// back.
+			path := filepath.Join(t.TempDir(), "out.csv.journal")
+			j, err := journal.Create(path, journal.Meta{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			record := func(from, to int) {
+				for row := from; row <= to; row++ {
+					if err := j.Record(journal.Entry{Row: row, Key: uint64(row), Err: "no address", Kind: "input"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			record(1, 300)
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if j, err = journal.Open(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Continue(); err != nil {
+				t.Fatal(err)
+			}
+			record(301, 305)
+			if err := tt.damage(path); err != nil {
+				t.Fatal(err)
+			}
+			var logs bytes.Buffer
+			r := &Run{j: j, log: zerolog.New(&logs)}
+			st := pipeline.Stats{Interrupted: true}
+			if got := r.Settle(nil, &st, nil); got.Resumable {
+				t.Errorf("Settle = %+v: a journal lost or damaged is no journal to resume", got)
+			}
+			b, err := os.ReadFile(path)
+			if string(b) != tt.left || (tt.left == "") != errors.Is(err, os.ErrNotExist) {
+				t.Errorf("at the path after Settle: %d bytes, %v; want %q", len(b), err, tt.left)
+			}
+			if !strings.Contains(logs.String(), "the next run starts from the first row") {
+				t.Errorf("the log does not say what the next run does:\n%s", &logs)
+			}
+		})
+	}
+}

@@ -2,6 +2,8 @@ package writers
 
 import (
 	"bufio"
+	"context"
+	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/addrclean/addrclean/internal/sqlitefile"
 )
 
 // Duplicates summarises the rows of an enriched output that resolved to the
@@ -39,9 +41,9 @@ type DuplicateReporter interface {
 }
 
 // dupMemIDs bounds the address ids whose counts are kept in memory; past it
-// the counts move to a bbolt file on disk, so memory does not grow with the
-// number of distinct addresses. About 70 bytes an id: ~18 MB. Runs with
-// fewer distinct ids never touch the disk (which costs ~5 µs a row).
+// the counts move to a scratch SQLite file on disk, so memory does not grow
+// with the number of distinct addresses. About 70 bytes an id: ~18 MB. Runs
+// with fewer distinct ids never touch the disk.
 const dupMemIDs = 1 << 18
 
 // dupCount is one address id's row count and first row.
@@ -60,11 +62,12 @@ type dupIndex struct {
 	counts []dupCount
 	dir    string
 	prefix string
-	db     *bolt.DB // nil until mem first overflows
+	f      *sqlitefile.File // nil until mem first overflows
 	path   string
 }
 
-var dupBucket = []byte("dups")
+// dupSchema is the scratch file's table: an id's row count and first row.
+var dupSchema = []string{"CREATE TABLE dups (id text PRIMARY KEY, n integer NOT NULL, first integer NOT NULL) WITHOUT ROWID"}
 
 func newDupIndex(dir, prefix string, limit int) *dupIndex {
 	return &dupIndex{limit: limit, dir: dir, prefix: prefix, mem: make(map[string]int)}
@@ -87,45 +90,40 @@ func (x *dupIndex) add(id string, row int) error {
 	return nil
 }
 
-// spill merges the in-memory counts into the bbolt file and empties them.
+// spill merges the in-memory counts into the scratch file and empties them.
 func (x *dupIndex) spill() error {
 	if len(x.mem) == 0 {
 		return nil
 	}
-	if x.db == nil {
-		f, err := os.CreateTemp(x.dir, x.prefix+"dups-*")
+	ctx := context.Background()
+	if x.f == nil {
+		tf, err := os.CreateTemp(x.dir, x.prefix+"dups-*")
 		if err != nil {
 			return fmt.Errorf("duplicate counts: %w", err)
 		}
-		x.path = f.Name()
-		_ = f.Close()
-		// A scratch file: nothing survives a crash, so no fsync.
-		db, err := bolt.Open(x.path, 0o600, &bolt.Options{NoSync: true, NoFreelistSync: true, NoGrowSync: true})
+		x.path = tf.Name()
+		_ = tf.Close()
+		// A scratch file: nothing survives a crash, so no journal and no sync.
+		f, err := sqlitefile.Open(ctx, x.path, sqlitefile.Options{Kind: "duplicate counts", Format: "addrclean-dups/1",
+			FormatFamily: "addrclean-dups/", Schema: dupSchema, Scratch: true, Corrupt: errDupsCorrupt, NotOurs: errDupsCorrupt, Locked: errDupsCorrupt})
 		if err != nil {
-			_ = os.Remove(x.path)
+			_ = sqlitefile.Remove(x.path)
 			return fmt.Errorf("duplicate counts: %w", err)
 		}
-		x.db = db
+		x.f = f
 	}
-	err := x.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(dupBucket)
+	err := x.f.Tx(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, "INSERT INTO dups (id, n, first) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET n = n + excluded.n")
 		if err != nil {
 			return err
 		}
-		// In key order: bbolt splits nodes only at commit, so keys put in
-		// random order into one node move its entries on every insert
-		// (quadratic: 18 s for 65,536 ids); in order they append.
+		defer st.Close()
+		// In key order: each insert lands next to the last one in the
+		// b-tree, on a page already in memory. An id spilled before keeps
+		// its first row: earlier rows were spilled earlier.
 		for _, id := range slices.Sorted(maps.Keys(x.mem)) {
 			c := x.counts[x.mem[id]]
-			// bbolt keeps the value slice until the transaction ends: one each.
-			v := make([]byte, 16)
-			if old := b.Get([]byte(id)); len(old) == 16 {
-				c.n += int64(binary.BigEndian.Uint64(old[:8]))
-				c.first = int64(binary.BigEndian.Uint64(old[8:])) // earlier rows were spilled earlier
-			}
-			binary.BigEndian.PutUint64(v[:8], uint64(c.n))
-			binary.BigEndian.PutUint64(v[8:], uint64(c.first))
-			if err := b.Put([]byte(id), v); err != nil {
+			if _, err := st.ExecContext(ctx, id, c.n, c.first); err != nil {
 				return err
 			}
 		}
@@ -139,37 +137,55 @@ func (x *dupIndex) spill() error {
 	return nil
 }
 
+// errDupsCorrupt: the scratch file of duplicate counts cannot be read.
+var errDupsCorrupt = errors.New("scratch file unreadable")
+
 // lookup calls fn with a function giving an id's count. Once counting is
-// over, counts on disk are read in one read-only transaction.
-func (x *dupIndex) lookup(fn func(get func(id string) dupCount) error) error {
-	if x.db == nil {
-		return fn(func(id string) dupCount {
+// over, counts on disk are read through one prepared statement.
+func (x *dupIndex) lookup(fn func(get func(id string) (dupCount, error)) error) error {
+	if x.f == nil {
+		return fn(func(id string) (dupCount, error) {
 			if i, ok := x.mem[id]; ok {
-				return x.counts[i]
+				return x.counts[i], nil
 			}
-			return dupCount{}
+			return dupCount{}, nil
 		})
 	}
 	if err := x.spill(); err != nil {
 		return err
 	}
-	return x.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(dupBucket)
-		return fn(func(id string) dupCount {
-			v := b.Get([]byte(id))
-			if len(v) != 16 {
-				return dupCount{}
+	ctx := context.Background()
+	var fnErr error // the caller's (writing the output), not the file's
+	err := x.f.Do(ctx, func(c *sql.Conn) error {
+		st, err := c.PrepareContext(ctx, "SELECT n, first FROM dups WHERE id = ?")
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		fnErr = fn(func(id string) (dupCount, error) {
+			var dc dupCount
+			err := st.QueryRowContext(ctx, id).Scan(&dc.n, &dc.first)
+			if errors.Is(err, sql.ErrNoRows) {
+				return dupCount{}, nil
 			}
-			return dupCount{n: int64(binary.BigEndian.Uint64(v[:8])), first: int64(binary.BigEndian.Uint64(v[8:]))}
+			if err != nil {
+				return dupCount{}, fmt.Errorf("duplicate counts: %w", err)
+			}
+			return dc, nil
 		})
+		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("duplicate counts: %w", err)
+	}
+	return fnErr
 }
 
 func (x *dupIndex) close() {
-	if x.db != nil {
-		_ = x.db.Close()
-		_ = os.Remove(x.path)
-		x.db = nil
+	if x.f != nil {
+		_ = x.f.Close()
+		_ = sqlitefile.Remove(x.path)
+		x.f = nil
 	}
 }
 
@@ -332,10 +348,13 @@ func (d *dupPass) add(row int, id string, cells []string) error {
 // flush writes every held row through write, with the two duplicate cells
 // (at cols) filled for rows that have an address id.
 func (d *dupPass) flush(dupCol, firstCol int, write func(row int, cells []string) error) error {
-	err := d.idx.lookup(func(get func(id string) dupCount) error {
+	err := d.idx.lookup(func(get func(id string) (dupCount, error)) error {
 		return d.sp.replay(func(row int, id string, cells []string) error {
 			if id != "" {
-				c := get(id)
+				c, err := get(id)
+				if err != nil {
+					return err
+				}
 				cells[dupCol] = strconv.FormatInt(c.n, 10)
 				cells[firstCol] = strconv.FormatInt(c.first, 10)
 				if c.n > 1 && c.first == int64(row) {

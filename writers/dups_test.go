@@ -50,7 +50,7 @@ func writeDups(t *testing.T, path string, rs []Result) Duplicates {
 
 // TestDuplicateColumns checks av_duplicates and av_first_row against counts
 // worked out here, in every format, with the counts in memory and spilled
-// to disk (a limit of 2 ids forces the bbolt path), and that the outputs of
+// to disk (a limit of 2 ids forces the scratch file), and that the outputs of
 // both paths and of a second run are byte-identical.
 func TestDuplicateColumns(t *testing.T) {
 	rs := dupRows(60)
@@ -151,7 +151,8 @@ func TestDuplicateJSONL(t *testing.T) {
 
 // BenchmarkDupPass writes 100,000 enriched rows with distinct address ids
 // to CSV: held back, counted and written at Close. The ids/disk variant
-// lowers the in-memory limit so that the counts go through bbolt.
+// lowers the in-memory limit so that the counts go through the scratch
+// SQLite file.
 func BenchmarkDupPass(b *testing.B) {
 	r := dupRows(1)[0]
 	resps := make([]*api.VerifyResponse, 100000)

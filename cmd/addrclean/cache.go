@@ -28,8 +28,10 @@ var cacheNow = time.Now
 // process's lock on the cache file.
 var cacheLockTimeout = cache.DefaultTimeout
 
-// openCache opens the cache file of --cache: a locked or damaged one is fatal
-// (exit 1); log has the warnings about damaged entries (each is a miss).
+// openCache opens the cache file of --cache: a locked one is fatal (exit 1).
+// A run (!mustExist) moves a damaged cache, or a bbolt one of an older
+// addrclean, aside and starts a new one, saying so on log; the housekeeping
+// commands (mustExist) stop at it (exit 1) and say what to do.
 func openCache(path string, mustExist bool, log zerolog.Logger) (*cache.DB, error) {
 	d, err := cache.Open(path, cacheOptions(mustExist, log))
 	if err != nil {
@@ -39,7 +41,7 @@ func openCache(path string, mustExist bool, log zerolog.Logger) (*cache.DB, erro
 }
 
 func cacheOptions(mustExist bool, log zerolog.Logger) cache.Options {
-	return cache.Options{Timeout: cacheLockTimeout, MustExist: mustExist, Now: cacheNow, Logger: log}
+	return cache.Options{Timeout: cacheLockTimeout, MustExist: mustExist, Rebuild: !mustExist, Now: cacheNow, Logger: log}
 }
 
 // cacheNamespace is the namespace of the run's answers: the live service and
@@ -69,7 +71,7 @@ func cacheNamespace(o runOptions, embedded bool) (cache.Namespace, error) {
 
 // cacheStore is the run's namespace of --cache (nil without one). logCached
 // reports what the run took from it and gave to it, and the entries it
-// could not use (damaged, a warning; of an older version): verified again.
+// could not use (damaged, a warning): verified again.
 func (o *runOptions) cacheStore(cdb *cache.DB, embedded bool, log zerolog.Logger) (_ pipeline.Cache, logCached func(hits int64), _ error) {
 	if cdb == nil {
 		return nil, func(int64) {}, nil
@@ -90,10 +92,6 @@ func (o *runOptions) cacheStore(cdb *cache.DB, embedded bool, log zerolog.Logger
 		if n := cstore.Damaged(); n > 0 {
 			log.Warn().Str("cache", cdb.Path()).Int64("damaged", n).
 				Msgf("cache: %d entries failed their checksum and were verified again; if this recurs, check the disk, or start afresh with 'addrclean cache clear --cache %s'", n, cdb.Path())
-		}
-		if n := cstore.Outdated(); n > 0 {
-			log.Info().Str("cache", cdb.Path()).Int64("outdated", n).
-				Msgf("cache: %d entries written by an older version (without a checksum) were verified again and replaced", n)
 		}
 	}, nil
 }
@@ -117,14 +115,17 @@ const cacheUsage = `Usage: addrclean cache stats|prune|clear --cache PATH [flags
 Housekeeping of the result cache that 'addrclean run --cache PATH' keeps.
 
   stats   entries per namespace (service and key hash, or embedded reference),
-          how many are older than --cache-ttl, damaged or of an older format,
-          the oldest and newest, the file size
-  prune   remove the entries older than --cache-ttl, and the damaged ones and
-          those of an older format (they are only ever verified again)
-  clear   remove every entry (asks nothing; the file keeps its size and reuses it);
-          a damaged file that cannot be read is replaced by a new, empty one
+          how many are older than --cache-ttl or damaged, the oldest and
+          newest, the file size
+  prune   remove the entries older than --cache-ttl, and the damaged ones
+          (they are only ever verified again)
+  clear   remove every entry (asks nothing; the file shrinks); a damaged file
+          that cannot be read, or a bbolt cache of an older addrclean, is
+          replaced by a new, empty one
 
-Every command reads the whole file first and stops at a damaged one.
+The cache is an SQLite file (schema: docs/storage.md); sqlite3 can read it
+when no run holds it. Every command checks the whole file first and stops at
+a damaged one (a run moves it aside and starts a new one, saying so).
 A cache in use by a run is locked: the command waits a second, then fails.
 Exit codes: 0 done; 1 the cache is missing, locked or damaged (or, for clear,
 not a cache at all); 2 usage error.
@@ -200,7 +201,7 @@ func cmdCache(_ context.Context, args []string, s streams) error {
 		}
 		fmt.Fprintf(s.out, "pruned %d entries older than %s from %s\n", n.Expired, ttl, path)
 		if n.Unusable > 0 {
-			fmt.Fprintf(s.out, "pruned %d damaged entries or entries of an older format from %s\n", n.Unusable, path)
+			fmt.Fprintf(s.out, "pruned %d damaged entries from %s\n", n.Unusable, path)
 		}
 	}
 	return d.Close()
@@ -228,24 +229,24 @@ func clearCache(path string, s streams) error {
 	if err != nil {
 		return withCode(exitFatal, err)
 	}
-	fmt.Fprintf(s.out, "cache %s was damaged: replaced it with a new, empty cache (its entries are lost)\n", path)
+	fmt.Fprintf(s.out, "cache %s was damaged or of an older format: replaced it with a new, empty cache (its entries are lost)\n", path)
 	return d.Close()
 }
 
 // printCacheStats writes stats as a table.
 func printCacheStats(w io.Writer, st cache.Stats, ttl time.Duration) error {
 	fmt.Fprintf(w, "cache %s: %s, %d entries\n", st.Path, byteSize(st.Size), st.Entries)
-	if st.Damaged+st.Outdated > 0 {
-		fmt.Fprintf(w, "%d damaged and %d of an older format: misses, verified again; 'addrclean cache prune' removes them\n", st.Damaged, st.Outdated)
+	if st.Damaged > 0 {
+		fmt.Fprintf(w, "%d damaged: misses, verified again; 'addrclean cache prune' removes them\n", st.Damaged)
 	}
 	if len(st.Namespaces) == 0 {
 		_, err := fmt.Fprintln(w, "no namespaces")
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "NAMESPACE\tENTRIES\tOLDER THAN %s\tDAMAGED\tOLDER FORMAT\tOLDEST\tNEWEST\n", ttl)
+	fmt.Fprintf(tw, "NAMESPACE\tENTRIES\tOLDER THAN %s\tDAMAGED\tOLDEST\tNEWEST\n", ttl)
 	for _, ns := range st.Namespaces {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\n", ns.Label, ns.Entries, ns.Expired, ns.Damaged, ns.Outdated, stamp(ns.Oldest), stamp(ns.Newest))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", ns.Label, ns.Entries, ns.Expired, ns.Damaged, stamp(ns.Oldest), stamp(ns.Newest))
 	}
 	return tw.Flush()
 }

@@ -3,9 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
+	"database/sql"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,10 +23,9 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/cache"
+	"github.com/addrclean/addrclean/internal/sqlitefile/filetest"
 )
 
 // verifyCounter wraps the service and records every verify request's
@@ -339,48 +339,44 @@ func TestRunCacheDamagedEntryReverified(t *testing.T) {
 // flipLatitudes changes the first digit after "latitude": in every step-th
 // stored answer of the file's live namespaces, keeping the JSON valid, and
 // returns how many it changed.
-func flipLatitudes(t *testing.T, db string, step int) int {
+func flipLatitudes(t *testing.T, path string, step int) int {
 	t.Helper()
-	bdb, err := bolt.Open(db, 0o600, nil)
+	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer bdb.Close()
-	n := 0
-	err = bdb.Update(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			if !strings.HasPrefix(string(name), "live-") {
-				return nil
-			}
-			var keys, vals [][]byte
-			i := 0
-			_ = b.ForEach(func(k, v []byte) error {
-				at := bytes.Index(v, []byte(`"latitude":`))
-				if i++; i%step != 0 || at < 0 {
-					return nil
-				}
-				v = bytes.Clone(v)
-				d := &v[at+len(`"latitude":`)]
-				if *d < '0' || *d > '8' {
-					return nil
-				}
-				*d++
-				keys, vals = append(keys, bytes.Clone(k)), append(vals, v)
-				return nil
-			})
-			for i, k := range keys {
-				if err := b.Put(k, vals[i]); err != nil {
-					return err
-				}
-			}
-			n += len(keys)
-			return nil
-		})
-	})
+	defer db.Close()
+	rows, err := db.Query("SELECT namespace, key, answer FROM cache_answers WHERE namespace LIKE 'live-%' ORDER BY namespace, key")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	type change struct{ ns, key, answer string }
+	var changes []change
+	for i := 0; rows.Next(); {
+		var c change
+		if err := rows.Scan(&c.ns, &c.key, &c.answer); err != nil {
+			t.Fatal(err)
+		}
+		at := strings.Index(c.answer, `"latitude":`)
+		if i++; i%step != 0 || at < 0 {
+			continue
+		}
+		d := at + len(`"latitude":`)
+		if c.answer[d] < '0' || c.answer[d] > '8' {
+			continue
+		}
+		c.answer = c.answer[:d] + string(c.answer[d]+1) + c.answer[d+1:]
+		changes = append(changes, c)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range changes {
+		if _, err := db.Exec("UPDATE cache_answers SET answer = ? WHERE namespace = ? AND key = ?", c.answer, c.ns, c.key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return len(changes)
 }
 
 // childResult is the outcome of the real program run as a child process.
@@ -408,48 +404,44 @@ func runChild(t *testing.T, args ...string) childResult {
 	return r
 }
 
-// TestCacheDamagedFile: a damaged --cache file (cut short, its root page
-// zeroed, a flipped byte in its header) crashed 'addrclean run --cache' (SIGBUS
-// in bbolt) and 'addrclean cache stats' and 'prune' (SIGSEGV, or a panic).
-// Now each exits 1 naming the file and 'addrclean cache clear', leaves no
-// output behind, and 'cache clear' replaces the file with an empty cache
-// that the next run fills.
+// TestCacheDamagedFile: a damaged --cache file (cut short, a page zeroed,
+// its header changed) crashed 'addrclean run --cache' (SIGBUS in bbolt) and
+// 'addrclean cache stats' and 'prune' (SIGSEGV, or a panic). Now the
+// housekeeping commands exit 1 naming the file and 'addrclean cache clear';
+// a run moves the file aside, says where, starts a new cache and finishes
+// with the answers of an intact one; 'cache clear' replaces a damaged file
+// with an empty cache that the next run fills.
 func TestCacheDamagedFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts subprocesses")
 	}
 	t.Setenv("ADDRCLEAN_BASE_URL", "")
 	good := filepath.Join(t.TempDir(), "good.db")
-	wantExit(t, runCLI(t, t.TempDir(), "--country", "IE", "--limit", "150", "--cache", good, sampleCSV(t)), exitOK, exitRowErrors)
+	first := runCLI(t, t.TempDir(), "--country", "IE", "--limit", "150", "--cache", good, sampleCSV(t))
+	wantExit(t, first, exitOK, exitRowErrors)
 	orig, err := os.ReadFile(good)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const page = 4096
-	root, used := boltRoot(t, orig, page)
 	damages := []struct {
 		name   string
 		damage func([]byte) []byte
 	}{
-		{"cut to half its pages", func(b []byte) []byte { return b[:used/2] }},
+		{"cut to half its pages", func(b []byte) []byte { return b[:len(b)/page/2*page] }},
 		{"cut to three pages", func(b []byte) []byte { return b[:3*page] }},
-		{"root page zeroed", func(b []byte) []byte { clear(b[root*page : (root+1)*page]); return b }},
-		{"root page calls itself another", func(b []byte) []byte { b[root*page+1] ^= 0x40; return b }},
+		{"the answers' root page zeroed", func(b []byte) []byte { return filetest.ZeroPages(b, 4) }},
+		{"the page size changed", func(b []byte) []byte { b[16] ^= 0x40; return b }},
 	}
 	for _, dm := range damages {
 		t.Run(dm.name, func(t *testing.T) {
 			dir := t.TempDir()
 			db := filepath.Join(dir, "answers.db")
-			if err := os.WriteFile(db, dm.damage(bytes.Clone(orig)), 0o600); err != nil {
+			damaged := dm.damage(bytes.Clone(orig))
+			if err := os.WriteFile(db, damaged, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			out, review := filepath.Join(dir, "out.csv"), filepath.Join(dir, "review.csv")
-			runArgs := []string{"run", "--country", "IE", "--limit", "150", "--no-progress", "--cache", db, "-o", out, "--review", review, sampleCSV(t)}
-			for _, args := range [][]string{
-				{"cache", "stats", "--cache", db},
-				{"cache", "prune", "--cache", db},
-				runArgs,
-			} {
+			for _, args := range [][]string{{"cache", "stats", "--cache", db}, {"cache", "prune", "--cache", db}} {
 				r := runChild(t, args...)
 				if r.signal != "" || r.code != exitFatal {
 					t.Fatalf("%s: exit %d, signal %q, want exit %d\n%s", args[:2], r.code, r.signal, exitFatal, excerpt(r.stderr))
@@ -460,20 +452,32 @@ func TestCacheDamagedFile(t *testing.T) {
 					}
 				}
 			}
-			if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 1 {
-				t.Errorf("files left beside the cache: %q", left)
+			out, review := filepath.Join(dir, "out.csv"), filepath.Join(dir, "review.csv")
+			r := runChild(t, "run", "--country", "IE", "--limit", "150", "--no-progress", "--cache", db, "-o", out, "--review", review, sampleCSV(t))
+			if r.signal != "" || (r.code != exitOK && r.code != exitRowErrors) {
+				t.Fatalf("run: exit %d, signal %q\n%s", r.code, r.signal, excerpt(r.stderr))
 			}
-			// In-process from here: the children above show that nothing
-			// crashes on this file.
+			moved, _ := filepath.Glob(db + ".damaged-*")
+			if len(moved) != 1 || !strings.Contains(r.stderr, "cache "+db+" is damaged: moved it to "+moved[0]) {
+				t.Fatalf("moved aside to %q; stderr:\n%s", moved, excerpt(r.stderr))
+			}
+			if b, _ := os.ReadFile(moved[0]); !bytes.Equal(b, damaged) {
+				t.Error("the damaged file was changed when it was moved aside")
+			}
+			if b, _ := os.ReadFile(out); string(b) != first.enriched {
+				t.Error("the run over a damaged cache wrote other answers")
+			}
+
+			// cache clear replaces a damaged file.
+			if err := os.WriteFile(db, damaged, 0o600); err != nil {
+				t.Fatal(err)
+			}
 			code, stdout, stderr := runCache("clear", "--cache", db)
-			if code != exitOK || !strings.Contains(stdout, "cache "+db+" was damaged: replaced it with a new, empty cache") {
+			if code != exitOK || !strings.Contains(stdout, "cache "+db+" was damaged or of an older format: replaced it with a new, empty cache") {
 				t.Fatalf("cache clear: exit %d\n%s%s", code, stdout, stderr)
 			}
 			if code, stdout, stderr := runCache("stats", "--cache", db); code != exitOK || !strings.Contains(stdout, "0 entries") {
 				t.Fatalf("cache stats after clear: exit %d\n%s%s", code, stdout, stderr)
-			}
-			if r := runCLI(t, dir, "--country", "IE", "--limit", "20", "--cache", db, sampleCSV(t)); r.code != exitOK && r.code != exitRowErrors {
-				t.Fatalf("run after clear: exit %d\n%s", r.code, tail(r.stderr, 1500))
 			}
 		})
 	}
@@ -489,20 +493,25 @@ func TestCacheDamagedFile(t *testing.T) {
 	}
 }
 
-// boltRoot returns the root page and the bytes of pages in use of the bbolt
-// file b (pages of size page), from its current meta page: damage there is
-// met by every command, wherever a run's timing put the other pages.
-func boltRoot(t *testing.T, b []byte, page int) (root, used int) {
-	t.Helper()
-	ne := binary.NativeEndian
-	m := b[16:] // page 0's meta: magic, version, page size, flags, root, sequence, freelist, pages, txid
-	if m1 := b[page+16:]; ne.Uint64(m1[48:]) > ne.Uint64(m[48:]) {
-		m = m1
+// TestRunCacheOldBbolt: a bbolt cache of an older addrclean is moved aside
+// by a run (which says where, and what to do with it) and a new SQLite
+// cache takes its place.
+func TestRunCacheOldBbolt(t *testing.T) {
+	t.Setenv("ADDRCLEAN_BASE_URL", "")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "answers.db")
+	if err := os.WriteFile(db, filetest.Bbolt(), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if ne.Uint32(m) != 0xED0CDAED {
-		t.Fatal("not a bbolt file")
+	r := runCLI(t, t.TempDir(), "--country", "IE", "--limit", "20", "--cache", db, sampleCSV(t))
+	wantExit(t, r, exitOK, exitRowErrors)
+	moved, _ := filepath.Glob(db + ".bbolt-*")
+	if len(moved) != 1 || !strings.Contains(r.stderr, "written by an older addrclean (bbolt): moved it to "+moved[0]) {
+		t.Fatalf("moved %q; stderr:\n%s", moved, tail(r.stderr, 1500))
 	}
-	return int(ne.Uint64(m[16:])), int(ne.Uint64(m[40:])) * page
+	if code, stdout, _ := runCache("stats", "--cache", db); code != exitOK || !strings.Contains(stdout, "entries") || strings.Contains(stdout, " 0 entries") {
+		t.Fatalf("cache stats of the new cache: exit %d\n%s", code, stdout)
+	}
 }
 
 // excerpt is the part of a child's stderr that explains it: around a crash

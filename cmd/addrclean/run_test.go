@@ -178,20 +178,8 @@ func runCLI(t *testing.T, dir string, args ...string) runResult {
 	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "out.csv")
-	review := filepath.Join(dir, "review.csv")
 	sum := filepath.Join(dir, "summary.json")
-	full := append([]string{"run", "--log-format", "json", "--no-progress", "--api-key-file", keyFile,
-		"-o", out, "--review", review, "--summary", sum}, args...)
-	var stdout, stderr bytes.Buffer
-	code := runMain(context.Background(), full, streams{in: strings.NewReader(""), out: &stdout, err: &stderr})
-	res := runResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
-	if b, err := os.ReadFile(out); err == nil {
-		res.enriched = string(b)
-	}
-	if b, err := os.ReadFile(review); err == nil {
-		res.review = string(b)
-	}
+	res := runCLIQuiet(dir, append([]string{"--summary", sum}, args...)...)
 	if b, err := os.ReadFile(sum); err == nil {
 		_ = json.Unmarshal(b, &res.summary)
 	}

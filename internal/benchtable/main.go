@@ -42,6 +42,7 @@ func main() {
 	bin := flag.String("bin", "bin/addrclean", "addrclean binary to measure")
 	sizes := flag.String("rows", "100000,1000000", "comma-separated input sizes (rows) of the embedded runs; empty for none")
 	flag.BoolVar(&withJournal, "journal", true, "also measure the first size with --journal on")
+	flag.BoolVar(&withCache, "cache", false, "also measure the first size with --cache, into a new cache and again from it")
 	flag.StringVar(&keepDir, "dir", "", "keep the generated inputs and outputs in this directory (default: a temporary one, removed)")
 	refSize := flag.Int("reference", 100000, "addresses in the generated reference")
 	rateRows := flag.Int("rate-rows", 1500, "rows of the rate-utilisation run (0: none)")
@@ -61,6 +62,7 @@ func main() {
 var (
 	keepDir     string
 	withJournal bool
+	withCache   bool
 	quota       quotaRun
 )
 
@@ -152,7 +154,20 @@ func run(ctx context.Context, bin, sizes string, refSize, rateRows int, rate flo
 		if err := embedded(fmt.Sprintf("embedded, %d rows", n), args); err != nil {
 			return err
 		}
-		if withJournal && len(ms) == 1 {
+		if withCache && n == firstSize(sizes) {
+			// What the cache costs a run that fills it, and what a re-run
+			// that finds every answer in it costs.
+			db := filepath.Join(dir, "cache.db")
+			_ = os.Remove(db)
+			withDB := append(args[:1:1], append([]string{"--cache", db}, args[1:]...)...)
+			for _, pass := range []string{"new cache", "warm cache"} {
+				if err := embedded(fmt.Sprintf("embedded, %d rows, --cache (%s)", n, pass), withDB); err != nil {
+					return err
+				}
+			}
+			_ = os.Remove(db)
+		}
+		if withJournal && n == firstSize(sizes) {
 			// The journal a live run keeps, on the first size only: what
 			// resumability costs per row.
 			if err := embedded(fmt.Sprintf("embedded, %d rows, --journal on", n),
@@ -453,4 +468,14 @@ func foldKey(addr []string) uint64 {
 		h.Write([]byte(fold(f)))
 	}
 	return h.Sum64()
+}
+
+// firstSize is the first entry of -rows: the size the journal and cache
+// variants are measured at.
+func firstSize(sizes string) int {
+	var n int
+	if f := strings.FieldsFunc(sizes, func(r rune) bool { return r == ',' }); len(f) > 0 {
+		_, _ = fmt.Sscan(strings.TrimSpace(f[0]), &n)
+	}
+	return n
 }

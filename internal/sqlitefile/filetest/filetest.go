@@ -1,0 +1,56 @@
+// Package filetest makes the files that tests of the cache and the journal
+// open: another program's SQLite database, an old bbolt file, a file with
+// pages zeroed.
+package filetest
+
+import (
+	"database/sql"
+	"encoding/binary"
+	"testing"
+
+	_ "modernc.org/sqlite" // the driver
+)
+
+// Exec runs stmts on the SQLite database at path (created if missing), the
+// way sqlite3 would, and closes it.
+func Exec(t testing.TB, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+// Bbolt returns the first pages of a bbolt file as an older addrclean wrote
+// its cache and journal: two meta pages with bbolt's magic number.
+func Bbolt() []byte {
+	const page = 4096
+	b := make([]byte, 4*page)
+	for i := range 2 {
+		m := b[i*page:]
+		binary.LittleEndian.PutUint64(m, uint64(i)) // page id
+		binary.LittleEndian.PutUint16(m[8:], 0x04)  // meta page
+		binary.LittleEndian.PutUint32(m[16:], 0xED0CDAED)
+		binary.LittleEndian.PutUint32(m[20:], 2) // version
+		binary.LittleEndian.PutUint32(m[24:], page)
+	}
+	return b
+}
+
+// ZeroPages returns a copy of the SQLite file b with its page n (1-based,
+// of 4,096 bytes) zeroed, as a bad disk block or a hole would leave it.
+func ZeroPages(b []byte, n int) []byte {
+	c := append([]byte(nil), b...)
+	lo, hi := (n-1)*4096, n*4096
+	if lo >= len(c) {
+		return c
+	}
+	clear(c[lo:min(hi, len(c))])
+	return c
+}
