@@ -132,7 +132,19 @@ func TestMatch(t *testing.T) {
 			},
 		},
 		{
-			name: "wrong number", q: Query{Lines: []string{"13 Main Street", "V95 X2Y3"}, City: "Ennis"},
+			// Issue 24: the Eircode names 12 Main Street, and no house of
+			// the street is 13: the Eircode's address, the number corrected.
+			name: "wrong number, Eircode names the house", q: Query{Lines: []string{"13 Main Street", "V95 X2Y3"}, City: "Ennis"},
+			verdict: VerdictSuggest, level: LevelBuilding, id: "IE1",
+		},
+		{
+			// 14 Main Street exists with another Eircode: the number names
+			// a real house, so the Eircode does not overrule it.
+			name: "number of another house, Eircode of this one", q: Query{Lines: []string{"14 Main Street", "V95 X2Y3"}, City: "Ennis"},
+			verdict: VerdictSuggest, level: LevelBuilding, id: "IE2",
+		},
+		{
+			name: "wrong number, no postcode", q: Query{Lines: []string{"13 Main Street"}, City: "Ennis"},
 			verdict: VerdictConfirm,
 		},
 		{
