@@ -71,7 +71,7 @@ func familyCategories(recs []gazetteer.Record) []evalCategory {
 		{"24: estate or business park line", draw(all, 300, 2, []synth.Op{synth.OpEstateLine}, nil), 0.99},
 		{"24: unit or suite line", draw(all, 300, 2, []synth.Op{synth.OpSuiteLine}, nil), 0.99},
 		{"24: phone number line", draw(all, 300, 2, []synth.Op{synth.OpPhone}, nil), 0.99},
-		{"24: several noise lines", draw(all, 300, 2, nil, noise), 0.96},
+		{"24: several noise lines", draw(all, 300, 2, nil, noise), 0.99},
 		{"24: Saint as St/St./Saint, no postcode", draw(saints, 300, 1, []synth.Op{synth.OpSaintSpell}, nil), 0.99},
 		{"24: Saint as S., no postcode", draw(saints, 300, 1, []synth.Op{synth.OpSaintInitial}, nil), 0.99},
 		{"24: Rm/Flt/Apt/No./Flat4 in a building of several", draw(flats, 300, 2, []synth.Op{synth.OpSubAbbrev}, nil), 0.97},

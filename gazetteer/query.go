@@ -28,6 +28,9 @@ type query struct {
 	nums    []string
 	sub     string
 	subPart int      // 1 + the address part that gave sub; 0 when none
+	// estateParts has bit i set when address part i names a business
+	// park or estate ("Kestrel Business Park", "Northgate Trading Estate").
+	estateParts uint64
 	numIDs  []uint32 // ids of nums in Index.numIDs (noID when unknown)
 	subID   uint32   // id of sub; 0 when none, noID when unknown
 	pcRecs  []uint32 // the records having the postcode given
@@ -403,6 +406,9 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 			continue
 		}
 		pq.addr = append(pq.addr, p)
+		if len(pq.addr) <= 64 && estateName(toks) {
+			pq.estateParts |= 1 << (len(pq.addr) - 1)
+		}
 		if s, ok := floorFlat(toks); ok {
 			// "Ground Floor Flat", "Basement", "Top Floor": a flat named
 			// by where it is, as the reference keys it (subKey).
@@ -483,6 +489,24 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 	pq.pcHash = postcodeHash(pq.pc)
 	pq.countryKey, _ = packCountry(pq.country)
 	return pq
+}
+
+// estateKinds are the words before "Park", "Estate" or "Centre" in the
+// name of a business park or estate, folded.
+var estateKinds = map[string]bool{
+	"business": true, "industrial": true, "enterprise": true, "technology": true, "trading": true,
+	"retail": true, "science": true, "commercial": true, "office": true,
+}
+
+// estateName reports whether a part's tokens name a business park or an
+// estate: a kind word followed by a park, estate or centre.
+func estateName(toks []string) bool {
+	for i := 0; i+1 < len(toks); i++ {
+		if next := toks[i+1]; estateKinds[toks[i]] && (next == "pk" || next == "est" || next == "ctr") {
+			return true
+		}
+	}
+	return false
 }
 
 // floorWords name a flat by its floor or side.
