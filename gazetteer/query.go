@@ -28,9 +28,6 @@ type query struct {
 	nums    []string
 	sub     string
 	subPart int      // 1 + the address part that gave sub; 0 when none
-	// estateParts has bit i set when address part i names a business
-	// park or estate ("Kestrel Business Park", "Northgate Trading Estate").
-	estateParts uint64
 	numIDs  []uint32 // ids of nums in Index.numIDs (noID when unknown)
 	subID   uint32   // id of sub; 0 when none, noID when unknown
 	pcRecs  []uint32 // the records having the postcode given
@@ -49,10 +46,14 @@ type query struct {
 	blockTowns []uint32
 	regions    []uint32
 
-	poBox    bool     // an address part names a PO Box ("PO Box 12", "P.O. Box")
-	contact  bool     // a contact line ("c/o Mary Byrne", "FAO ...") was set aside
-	phone    bool     // a telephone number ("Tel: 087 123 4567") was set aside
-	respelt  bool     // "S." was read as Saint ("S. Patrick's Road")
+	poBox   bool // an address part names a PO Box ("PO Box 12", "P.O. Box")
+	contact bool // a contact line ("c/o Mary Byrne", "FAO ...") was set aside
+	phone   bool // a telephone number ("Tel: 087 123 4567") was set aside
+	respelt bool // "S." was read as Saint ("S. Patrick's Road")
+	// estateParts has bit i set when address part i names a business
+	// park or estate ("Kestrel Business Park", "Northgate Trading Estate").
+	estateParts uint64
+
 	addr     []string // address parts without postcode, town and county parts
 	cityIn   string   // the input's town, from the city field or a line
 	regionIn string   // the input's county, from the region field or a line
