@@ -10,7 +10,8 @@ func TestGluedUnit(t *testing.T) {
 		{"rm4", 2}, {"flat12b", 4}, {"apt3", 3}, {"apartment3", 9}, {"no7", 2}, {"flt10", 3},
 		{"unit4", 4}, {"suite210", 5},
 		{"rm", 0}, {"flat", 0}, {"rm4ab", 0}, {"nob4", 0}, {"14elm", 0}, {"a98", 0}, {"no", 0},
-		{"rmx", 0}, {"flat12bc", 0},
+		{"flata", 4}, {"rmb", 2}, {"flts", 0}, {"flats", 0}, {"noa", 0}, {"units", 0}, {"unite", 0}, {"roomy", 0},
+		{"flat12bc", 0}, {"flatab", 0},
 	} {
 		if got := gluedUnit(tc.w); got != tc.want {
 			t.Errorf("gluedUnit(%q) = %d, want %d", tc.w, got, tc.want)

@@ -494,6 +494,10 @@ func TestFlatsByLetterAndFloor(t *testing.T) {
 	}{
 		{[]string{"Flat A", "12 Main Street"}, "1", VerdictAccept},
 		{[]string{"Flat B, 12 Main St"}, "2", VerdictAccept},
+		// Issue 24: the flat abbreviated, or run into its letter.
+		{[]string{"FlatA", "12 Main Street"}, "1", VerdictAccept},
+		{[]string{"Flt. B, 12 Main St"}, "2", VerdictAccept},
+		{[]string{"Apt B 12 Main Street"}, "2", VerdictAccept},
 		{[]string{"Ground Floor Flat", "14 Main Street"}, "3", VerdictAccept},
 		{[]string{"First Floor Flat, 14 Main Street"}, "4", VerdictAccept},
 		{[]string{"Basement", "18 Main Street"}, "6", VerdictAccept},

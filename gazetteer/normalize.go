@@ -277,25 +277,32 @@ func gluedNumber(w string) int {
 var unitWords = []string{"apartment", "apt", "flat", "flt", "room", "rm", "unit", "suite", "no"}
 
 // gluedUnit returns where the number starts in a unit word glued to it
-// ("rm4" gives 2, "flat12b" gives 4), or 0 when w is not one.
+// ("rm4" gives 2, "flat12b" gives 4, "flata" gives 4), or 0 when w is not
+// one.
 func gluedUnit(w string) int {
 	if len(w) < 3 || w[0] < 'a' || w[0] > 'z' {
 		return 0
 	}
 	for _, u := range unitWords {
-		if len(w) > len(u) && w[:len(u)] == u && w[len(u)] >= '0' && w[len(u)] <= '9' {
-			// The rest must be a house or flat number: digits and at
-			// most one letter after them ("12b").
-			rest := w[len(u):]
-			d := 0
-			for d < len(rest) && rest[d] >= '0' && rest[d] <= '9' {
-				d++
-			}
-			if len(rest)-d <= 1 {
-				return len(u)
-			}
-			return 0
+		if len(w) <= len(u) || w[:len(u)] != u {
+			continue
 		}
+		rest := w[len(u):]
+		if len(rest) == 1 && (u == "flat" || u == "flt" || u == "apt" || u == "rm") && rest[0] >= 'a' && rest[0] <= 'z' && rest[0] != 's' {
+			// "FlatA", "RmB": a flat named by a letter; not "flats",
+			// nor "unite" or "roomy", which are words of their own.
+			return len(u)
+		}
+		// Else a house or flat number: digits and at most one letter
+		// after them ("12b").
+		d := 0
+		for d < len(rest) && rest[d] >= '0' && rest[d] <= '9' {
+			d++
+		}
+		if d > 0 && len(rest)-d <= 1 {
+			return len(u)
+		}
+		return 0
 	}
 	return 0
 }
