@@ -80,11 +80,17 @@ func (p *Perturber) applyFamily(in *Input, r *gazetteer.Record, op Op) bool {
 		}
 		in.Lines = insertLine(in.Lines, line, len(in.Lines)-p.rng.IntN(2)*len(in.Lines))
 	case OpSaintSpell, OpSaintInitial:
-		spell := func() string {
+		spell := func(was string) string {
 			if op == OpSaintInitial {
 				return "S."
 			}
-			return []string{"St", "St.", "Saint"}[p.rng.IntN(3)]
+			// Another spelling than the one written, so the op changes
+			// what it touches.
+			for {
+				if s := []string{"St", "St.", "Saint"}[p.rng.IntN(3)]; s != was {
+					return s
+				}
+			}
 		}
 		changed := false
 		for i, l := range in.Lines {
@@ -115,15 +121,15 @@ func insertLine(lines []string, l string, i int) []string {
 	return append(out, lines[i:]...)
 }
 
-// respellSaint writes every "St." or "St " that opens a word of s followed
-// by a capitalised name with spell().
-func respellSaint(s string, spell func() string) string {
+// respellSaint writes every "St.", "St" or "Saint" of s followed by a
+// capitalised name as spell(the word written).
+func respellSaint(s string, spell func(string) string) string {
 	words := strings.Split(s, " ")
 	changed := false
 	for i := 0; i+1 < len(words); i++ {
 		w, next := words[i], words[i+1]
 		if (w == "St." || w == "St" || w == "Saint") && next != "" && next[0] >= 'A' && next[0] <= 'Z' {
-			words[i], changed = spell(), true
+			words[i], changed = spell(w), true
 		}
 	}
 	if !changed {
