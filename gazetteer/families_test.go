@@ -74,6 +74,6 @@ func familyCategories(recs []gazetteer.Record) []evalCategory {
 		{"24: several noise lines", draw(all, 300, 2, nil, noise), 0.99},
 		{"24: Saint as St/St./Saint, no postcode", draw(saints, 300, 1, []synth.Op{synth.OpSaintSpell}, nil), 0.99},
 		{"24: Saint as S., no postcode", draw(saints, 300, 1, []synth.Op{synth.OpSaintInitial}, nil), 0.99},
-		{"24: Rm/Flt/Apt/No./Flat4 in a building of several", draw(flats, 300, 2, []synth.Op{synth.OpSubAbbrev}, nil), 0.97},
+		{"24: Rm/Flt/Apt/No./Flat4 in a building of several", draw(flats, 300, 2, []synth.Op{synth.OpSubAbbrev}, nil), 0.99},
 	}
 }

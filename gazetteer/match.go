@@ -590,6 +590,12 @@ func (ix *Index) score(pq *query, c *cand) {
 		ev.subState = ChangeIgnored
 	case k.sub == pq.subID || pq.subID == 0 && slices.Contains(pq.numIDs, k.sub) && (len(pq.numIDs) >= 2 || k.num == 0):
 		ev.subState = ChangeUnchanged
+		if pq.subID == 0 && k.num != 0 && !numberBefore(pq.numIDs, k.sub, k.num) {
+			// Two bare numbers ("No. 4, Riverside House, 11 Hanover
+			// Way"): the flat is written before the house number, so
+			// flat 11 of number 11 is the lesser reading.
+			score *= 0.9
+		}
 	case pq.subID == 0:
 		ev.subState = ChangeAdded
 		score *= 0.7
@@ -695,6 +701,13 @@ const (
 // system's.
 func ukPost(c uint16) bool {
 	return c == packedGB || c == packedJE || c == packedGG || c == packedIM
+}
+
+// numberBefore reports whether sub stands before num among the numbers
+// written.
+func numberBefore(numIDs []uint32, sub, num uint32) bool {
+	i := slices.Index(numIDs, sub)
+	return i >= 0 && slices.Contains(numIDs[i+1:], num)
 }
 
 // extraNumber reports whether the input has a number besides the record's
