@@ -280,8 +280,11 @@ var unitWords = []string{"apartment", "apt", "flat", "flt", "room", "rm", "unit"
 // ("rm4" gives 2, "flat12b" gives 4, "flata" gives 4), or 0 when w is not
 // one.
 func gluedUnit(w string) int {
-	if len(w) < 3 || w[0] < 'a' || w[0] > 'z' {
+	switch {
+	case len(w) < 3:
 		return 0
+	case w[0] != 'a' && w[0] != 'f' && w[0] != 'r' && w[0] != 'u' && w[0] != 's' && w[0] != 'n':
+		return 0 // no unit word starts so: most words, cheaply
 	}
 	for _, u := range unitWords {
 		if len(w) <= len(u) || w[:len(u)] != u {
