@@ -2,6 +2,7 @@ package gazetteer
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -40,6 +41,13 @@ func (ix *Index) decide(pq *query, cands []*cand) Match {
 			}
 			return m
 		}
+		if c := ix.postcodeNumber(pq, cands); c != nil {
+			// The postcode names the building the number was meant for.
+			ix.buildingMatch(pq, c, &m)
+			m.Score = c.score
+			m.Verdict = VerdictSuggest
+			return m
+		}
 		m.Ambiguous = best.score >= confidentScore
 		if ix.streetMatch(pq, cands, &m) {
 			return m
@@ -66,6 +74,91 @@ func (ix *Index) eircodeDecides(pq *query, c *cand) bool {
 	return c.s >= 0.5 || len(pq.toks) == 0
 }
 
+// postcodeNumber returns the candidate a postcode names when the one house
+// number written disagrees with it: the street is the candidate's, no
+// house of that street has the number written, and the postcode names one
+// building (an Eircode names one address), or it is a UK postcode in which
+// the candidate is the one property of the street whose number is close to
+// the one written ("71" for "17", "15" for "17"). Typing slips in a number
+// are common, and the postcode is then the better witness; the answer is
+// a Suggest, as the number is corrected.
+func (ix *Index) postcodeNumber(pq *query, cands []*cand) *cand {
+	if pq.pc == "" || len(pq.nums) != 1 || pq.sub != "" || !isDigitRun(pq.nums[0]) ||
+		pq.pcKind == Eircode && len(pq.pcRecs) != 1 || pq.pcKind != Eircode && pq.pcKind != UKPostcode {
+		return nil
+	}
+	var hit *cand
+	for _, c := range cands {
+		switch {
+		case c.score == 0 || c.s < streetScore:
+		case c.ev.numState == ChangeUnchanged:
+			return nil // a house of that street has the number written
+		case c.ev.numState == ChangeChanged && c.ev.pcState == ChangeUnchanged && ix.keys[c.n].sub == 0 &&
+			c.ev.subState == ChangeNone && !c.ev.streetTypo && !c.ev.unmatched &&
+			(pq.pcKind == Eircode || closeNumber(pq.nums[0], Fold(ix.rec(c.n).BuildingNumber))):
+			if hit != nil {
+				return nil // two properties of the postcode are as near
+			}
+			hit = c
+		}
+	}
+	if hit == nil || pq.pcKind == Eircode {
+		return hit
+	}
+	// The candidates are the best few: the postcode's other properties on
+	// the street are checked too.
+	r := ix.rec(hit.n)
+	for _, n := range pq.pcRecs {
+		o := ix.rec(n)
+		if n != hit.n && o.Street == r.Street && o.DependentStreet == r.DependentStreet && closeNumber(pq.nums[0], Fold(o.BuildingNumber)) {
+			return nil
+		}
+	}
+	return hit
+}
+
+// closeNumber reports whether the house number written, w, may be a slip
+// for n: two neighbouring digits swapped ("71" for "17"), a digit left out
+// or added ("7", "177"), or a number at most two away ("15" for "17"). A
+// digit changed for another is left out: "47" for "17" is as likely a
+// house of its own.
+func closeNumber(w, n string) bool {
+	if !isDigitRun(w) || !isDigitRun(n) || w == n {
+		return false
+	}
+	switch {
+	case len(w) == len(n):
+		i := 0
+		for w[i] == n[i] {
+			i++
+		}
+		if i+1 < len(w) && w[i] == n[i+1] && w[i+1] == n[i] && w[i+2:] == n[i+2:] {
+			return true
+		}
+	case len(w) == len(n)+1:
+		if oneLess(w, n) {
+			return true
+		}
+	case len(n) == len(w)+1:
+		if oneLess(n, w) {
+			return true
+		}
+	}
+	a, err1 := strconv.Atoi(w)
+	b, err2 := strconv.Atoi(n)
+	return err1 == nil && err2 == nil && a-b <= 2 && b-a <= 2
+}
+
+// oneLess reports whether short is long with one byte left out.
+func oneLess(long, short string) bool {
+	for i := range len(long) {
+		if long[:i]+long[i+1:] == short {
+			return true
+		}
+	}
+	return false
+}
+
 // buildingMatch fills m from a confident match to one record.
 func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
 	r := ix.rec(c.n)
@@ -85,7 +178,7 @@ func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
 	}
 	d := &m.Details
 	d.Organization = ev.orgState
-	m.UnusedInput = ev.unmatched
+	m.UnusedInput = ev.unmatched || pq.phone
 	switch {
 	case r.Street == "" && r.BuildingName == "":
 		d.Street = ChangeNone
@@ -102,7 +195,7 @@ func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
 	d.Region = ev.regionState
 	d.Postcode = ev.pcState
 	d.AddressLines = ChangeUnchanged
-	if !pq.sameTokens(pq.addr, m.Lines) {
+	if pq.phone || !pq.sameTokens(pq.addr, m.Lines) {
 		d.AddressLines = ChangeChanged
 	}
 	ix.amended(pq, m)
@@ -117,6 +210,9 @@ func (ix *Index) buildingMatch(pq *query, c *cand, m *Match) {
 		d.SubBuildingNumber == ChangeIgnored ||
 		d.City == ChangeChanged || d.Region == ChangeChanged || d.Postcode == ChangeChanged ||
 		d.Organization == ChangeChanged || ev.unmatched || ev.nameAbsent ||
+		// A telephone line dropped, or "S." read as Saint: the reader
+		// must see what was made of the input.
+		pq.phone || pq.respelt ||
 		// Without town and postcode the place itself was inferred: too
 		// much to accept unseen, even if nothing was corrected.
 		d.City == ChangeAdded && d.Postcode == ChangeAdded

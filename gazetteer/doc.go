@@ -22,4 +22,13 @@
 // type left out or given wrong ("Elm Road" for "Elm Lane") counts half,
 // and makes the match a Suggest. A match is confident when its score is
 // high and well ahead of the runner-up.
+//
+// Some input is set aside rather than matched, and the answer is then a
+// Suggest: a telephone number, the name of a business park or estate the
+// address does not explain, a unit line the address has no unit for.
+// "Rm4", "Flt. 2" and "FlatA" are flats; "S." before a name is read as
+// Saint (a Suggest, as it may be South). A postcode that names one
+// building (an Eircode, or a UK postcode with one property of the street
+// whose number is close to the one written) overrules a house number no
+// house of the street has, as a Suggest.
 package gazetteer

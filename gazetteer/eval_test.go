@@ -194,6 +194,7 @@ func TestEvaluation(t *testing.T) {
 		{"Jersey/Guernsey/Man as UK or Channel Is.", draw(crown, 300, 2, synth.OpCrownCountry), 0.99},
 	}
 	cats = append(cats, evalCategory{"PAF-style records", pafCases(rng, paf), 0.99})
+	cats = append(cats, familyCategories(slices.Concat(in, extra, paf))...)
 
 	var table strings.Builder
 	// right id: the right record, Accept or Suggest, of the cases that

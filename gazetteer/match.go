@@ -498,16 +498,18 @@ func (ix *Index) score(pq *query, c *cand) {
 	}
 	// A part that gave a unit ("Unit 4 Lavender Business Park") of which
 	// the record, with no units, explains no word (but a street type) is
-	// another address
-	// the input also names: it is left out of the input's words below,
-	// not held against the record, and still never cosmetic.
-	skipPart := -1
-	if pq.subPart > 0 && k.sub == 0 && int(pq.subPart-1) < 255 {
-		skipPart = pq.subPart - 1
+	// another address the input also names; so is the name of a business
+	// park or estate the record does not explain ("Kestrel Business
+	// Park"): such parts are left out of the input's words below, not
+	// held against the record, and still never cosmetic.
+	skip := pq.estateParts
+	if pq.subPart > 0 && k.sub == 0 && pq.subPart <= 64 {
+		skip |= 1 << (pq.subPart - 1)
+	}
+	if skip != 0 {
 		for i, q := range pq.toks {
-			if int(q.part) == skipPart && !q.typ && i < 64 && matchedQ&(1<<i) != 0 {
-				skipPart = -1
-				break
+			if q.part < 64 && !q.typ && i < 64 && matchedQ&(1<<i) != 0 {
+				skip &^= 1 << q.part
 			}
 		}
 	}
@@ -516,7 +518,7 @@ func (ix *Index) score(pq *query, c *cand) {
 	if len(pq.toks) > 0 {
 		var pn, pd, kn, kd float64
 		for i, q := range pq.toks {
-			if int(q.part) == skipPart {
+			if q.part < 64 && skip&(1<<q.part) != 0 {
 				ev.unmatched = true
 				continue
 			}
@@ -588,6 +590,12 @@ func (ix *Index) score(pq *query, c *cand) {
 		ev.subState = ChangeIgnored
 	case k.sub == pq.subID || pq.subID == 0 && slices.Contains(pq.numIDs, k.sub) && (len(pq.numIDs) >= 2 || k.num == 0):
 		ev.subState = ChangeUnchanged
+		if pq.subID == 0 && k.num != 0 && !numberBefore(pq.numIDs, k.sub, k.num) {
+			// Two bare numbers ("No. 4, Riverside House, 11 Hanover
+			// Way"): the flat is written before the house number, so
+			// flat 11 of number 11 is the lesser reading.
+			score *= 0.9
+		}
 	case pq.subID == 0:
 		ev.subState = ChangeAdded
 		score *= 0.7
@@ -693,6 +701,13 @@ const (
 // system's.
 func ukPost(c uint16) bool {
 	return c == packedGB || c == packedJE || c == packedGG || c == packedIM
+}
+
+// numberBefore reports whether sub stands before num among the numbers
+// written.
+func numberBefore(numIDs []uint32, sub, num uint32) bool {
+	i := slices.Index(numIDs, sub)
+	return i >= 0 && slices.Contains(numIDs[i+1:], num)
 }
 
 // extraNumber reports whether the input has a number besides the record's

@@ -132,7 +132,19 @@ func TestMatch(t *testing.T) {
 			},
 		},
 		{
-			name: "wrong number", q: Query{Lines: []string{"13 Main Street", "V95 X2Y3"}, City: "Ennis"},
+			// Issue 24: the Eircode names 12 Main Street, and no house of
+			// the street is 13: the Eircode's address, the number corrected.
+			name: "wrong number, Eircode names the house", q: Query{Lines: []string{"13 Main Street", "V95 X2Y3"}, City: "Ennis"},
+			verdict: VerdictSuggest, level: LevelBuilding, id: "IE1",
+		},
+		{
+			// 14 Main Street exists with another Eircode: the number names
+			// a real house, so the Eircode does not overrule it.
+			name: "number of another house, Eircode of this one", q: Query{Lines: []string{"14 Main Street", "V95 X2Y3"}, City: "Ennis"},
+			verdict: VerdictSuggest, level: LevelBuilding, id: "IE2",
+		},
+		{
+			name: "wrong number, no postcode", q: Query{Lines: []string{"13 Main Street"}, City: "Ennis"},
 			verdict: VerdictConfirm,
 		},
 		{
@@ -470,7 +482,9 @@ func TestFlatsByLetterAndFloor(t *testing.T) {
 		"4,,,First Floor Flat,,14,Main Street,Leeds,LS1 1AA,GB\n" +
 		"5,Acme Ltd,Accounts,,,16,Main Street,Leeds,LS1 1AA,GB\n" +
 		"6,,,Basement,,18,Main Street,Leeds,LS1 1AA,GB\n" +
-		"7,,,Top Floor,,18,Main Street,Leeds,LS1 1AA,GB\n"
+		"7,,,Top Floor,,18,Main Street,Leeds,LS1 1AA,GB\n" +
+		"8,,,Flat 4,Riverside House,11,Hanover Way,Leeds,LS1 1AB,GB\n" +
+		"9,,,Flat 11,Riverside House,11,Hanover Way,Leeds,LS1 1AB,GB\n"
 	ix, err := Load(t.Context(), strings.NewReader(csv))
 	if err != nil {
 		t.Fatal(err)
@@ -482,6 +496,14 @@ func TestFlatsByLetterAndFloor(t *testing.T) {
 	}{
 		{[]string{"Flat A", "12 Main Street"}, "1", VerdictAccept},
 		{[]string{"Flat B, 12 Main St"}, "2", VerdictAccept},
+		// Issue 24: the flat abbreviated, or run into its letter.
+		{[]string{"FlatA", "12 Main Street"}, "1", VerdictAccept},
+		{[]string{"Flt. B, 12 Main St"}, "2", VerdictAccept},
+		{[]string{"Apt B 12 Main Street"}, "2", VerdictAccept},
+		// Two bare numbers: the flat is written first.
+		{[]string{"No. 4", "Riverside House", "11 Hanover Way"}, "8", VerdictAccept},
+		{[]string{"No 11 Riverside House 11 Hanover Way"}, "9", VerdictAccept},
+		{[]string{"Rm4, Riverside House, 11 Hanover Way"}, "8", VerdictAccept},
 		{[]string{"Ground Floor Flat", "14 Main Street"}, "3", VerdictAccept},
 		{[]string{"First Floor Flat, 14 Main Street"}, "4", VerdictAccept},
 		{[]string{"Basement", "18 Main Street"}, "6", VerdictAccept},

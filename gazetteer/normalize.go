@@ -104,8 +104,9 @@ var abbreviations = map[string]string{
 	"mount": "mt", "mt": "mt",
 	"apartment": "flat", "apt": "flat", "apts": "flat", "flat": "flat",
 	"unit": "flat", "suite": "flat", "appt": "flat",
-	// PAF writes the rooms of halls of residence as "Room 4".
-	"room":  "flat",
+	// PAF writes the rooms of halls of residence as "Room 4"; people
+	// write "Rm 4" and "Flt 2".
+	"room": "flat", "rm": "flat", "flt": "flat",
 	"block": "blk", "blk": "blk", "blck": "blk",
 	// "Co." before a county name carries nothing the county does not.
 	"county": "", "co": "", "cty": "", "contae": "",
@@ -222,6 +223,14 @@ func appendTokens(dst []string, s string) []string {
 			dst = append(dst, w[:d])
 			w = w[d:]
 		}
+		// "Rm4", "Flat12B", "Apt3": a unit word glued to its number is
+		// the word and the number.
+		if d := gluedUnit(w); d > 0 {
+			if c := canon(w[:d]); c != "" {
+				dst = append(dst, c)
+			}
+			w = w[d:]
+		}
 		if w == "o" && len(dst) > first && dst[len(dst)-1] == "p" {
 			dst[len(dst)-1] = "po" // "P.O."
 			continue
@@ -261,6 +270,44 @@ func gluedNumber(w string) int {
 		}
 	}
 	return d
+}
+
+// unitWords are the words of a flat, room or unit that people glue to its
+// number ("Rm4", "Apt12", "No5"), folded.
+var unitWords = []string{"apartment", "apt", "flat", "flt", "room", "rm", "unit", "suite", "no"}
+
+// gluedUnit returns where the number starts in a unit word glued to it
+// ("rm4" gives 2, "flat12b" gives 4, "flata" gives 4), or 0 when w is not
+// one.
+func gluedUnit(w string) int {
+	switch {
+	case len(w) < 3:
+		return 0
+	case w[0] != 'a' && w[0] != 'f' && w[0] != 'r' && w[0] != 'u' && w[0] != 's' && w[0] != 'n':
+		return 0 // no unit word starts so: most words, cheaply
+	}
+	for _, u := range unitWords {
+		if len(w) <= len(u) || w[:len(u)] != u {
+			continue
+		}
+		rest := w[len(u):]
+		if len(rest) == 1 && (u == "flat" || u == "flt" || u == "apt" || u == "rm") && rest[0] >= 'a' && rest[0] <= 'z' && rest[0] != 's' {
+			// "FlatA", "RmB": a flat named by a letter; not "flats",
+			// nor "unite" or "roomy", which are words of their own.
+			return len(u)
+		}
+		// Else a house or flat number: digits and at most one letter
+		// after them ("12b").
+		d := 0
+		for d < len(rest) && rest[d] >= '0' && rest[d] <= '9' {
+			d++
+		}
+		if d > 0 && len(rest)-d <= 1 {
+			return len(u)
+		}
+		return 0
+	}
+	return 0
 }
 
 // ordinal returns the English ordinal suffix of a number of digits.

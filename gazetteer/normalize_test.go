@@ -46,6 +46,15 @@ func TestEquivalentSpellings(t *testing.T) {
 		{"Co. Cork", "County Cork"},
 		{"Co. Cork", "cork"},
 		{"PO Box 1234", "P.O. Box 1234"},
+		// Issue 24: rooms and flats as people abbreviate them.
+		{"Room 4", "Rm 4"},
+		{"Room 4", "Rm4"},
+		{"Room 4", "RM. 4"},
+		{"Flat 12B", "Flt12B"},
+		{"Flat 2", "Flt. 2"},
+		{"Apartment 3", "Apt.3"},
+		{"Apartment 3", "APARTMENT3"},
+		{"7 Church Lane", "No7 Church Lane"},
 	} {
 		if a, b := Fold(pair[0]), Fold(pair[1]); a != b {
 			t.Errorf("Fold(%q) = %q but Fold(%q) = %q", pair[0], a, pair[1], b)

@@ -3,6 +3,7 @@ package gazetteer
 import (
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/addrclean/addrclean/countries"
@@ -45,8 +46,14 @@ type query struct {
 	blockTowns []uint32
 	regions    []uint32
 
-	poBox    bool     // an address part names a PO Box ("PO Box 12", "P.O. Box")
-	contact  bool     // a contact line ("c/o Mary Byrne", "FAO ...") was set aside
+	poBox   bool // an address part names a PO Box ("PO Box 12", "P.O. Box")
+	contact bool // a contact line ("c/o Mary Byrne", "FAO ...") was set aside
+	phone   bool // a telephone number ("Tel: 087 123 4567") was set aside
+	respelt bool // "S." was read as Saint ("S. Patrick's Road")
+	// estateParts has bit i set when address part i names a business
+	// park or estate ("Kestrel Business Park", "Northgate Trading Estate").
+	estateParts uint64
+
 	addr     []string // address parts without postcode, town and county parts
 	cityIn   string   // the input's town, from the city field or a line
 	regionIn string   // the input's county, from the region field or a line
@@ -153,6 +160,93 @@ func contactLineSlow(part string) (string, bool) {
 	return "", true
 }
 
+// phonePrefixes open a telephone number: folded, without their separator.
+var phonePrefixes = []string{"tel", "telephone", "ph", "phone", "mob", "mobile", "m", "t", "fax", "cell", "landline"}
+
+// phonePart reports whether part holds a telephone number, alone or after
+// the address ("21 Main Street Tel 087 1234567"), and returns the address
+// before it. A number is a run of digit groups with 7 to 15 digits: after a
+// prefix ("Tel:", "Mob."), or opening with "+" ("+353 1 954 9785"), or a
+// whole part opening with 0 with 9 digits or more ("0121 501 4440"), which
+// no house number, postcode or range is.
+func phonePart(part string) (string, bool) {
+	digits := 0
+	for i := 0; i < len(part); i++ {
+		if part[i] >= '0' && part[i] <= '9' {
+			digits++
+		}
+	}
+	if digits < 7 {
+		return "", false // the common case, cheaply
+	}
+	words := strings.Fields(part)
+	for i, w := range words {
+		n, ok := phoneDigits(words[i:])
+		prefixed := false
+		if !ok && i+1 < len(words) {
+			p := strings.ToLower(strings.TrimRight(w, ":.-"))
+			if slices.Contains(phonePrefixes, p) {
+				n, ok = phoneDigits(words[i+1:])
+				prefixed = true
+			}
+		}
+		switch {
+		case !ok:
+		case prefixed && n >= 7 || w[0] == '+' && n >= 7 || i == 0 && w[0] == '0' && n >= 9:
+			return strings.Join(words[:i], " "), true
+		case w[0] == '(' && n >= 9:
+			return strings.Join(words[:i], " "), true
+		}
+	}
+	return "", false
+}
+
+// phoneDigits reports whether words are only digit groups (with "+",
+// "-", ".", "(" and ")") of at most 15 digits, and how many digits.
+func phoneDigits(words []string) (int, bool) {
+	n := 0
+	for _, w := range words {
+		for i := 0; i < len(w); i++ {
+			switch c := w[i]; {
+			case c >= '0' && c <= '9':
+				n++
+			case c == '+' && i == 0, c == '-', c == '.', c == '(', c == ')':
+			default:
+				return 0, false
+			}
+		}
+	}
+	return n, n > 0 && n <= 15
+}
+
+// saintInitial rewrites "S." opening a name ("S. Patrick's Road", "S.
+// Helier") as "St", and reports whether it did: the initial is how Saint is
+// abbreviated in many hands, but the same letter without its dot is as
+// often South, so only "S." is read this way.
+func saintInitial(s string) (string, bool) {
+	if !strings.Contains(s, "S.") && !strings.Contains(s, "s.") {
+		return s, false
+	}
+	words := strings.Fields(s)
+	changed := false
+	for i := 0; i+1 < len(words); i++ {
+		if w := words[i]; (w == "S." || w == "s.") && isLetterWord(words[i+1]) {
+			words[i], changed = "St", true
+		}
+	}
+	if !changed {
+		return s, false
+	}
+	return strings.Join(words, " "), true
+}
+
+// isLetterWord reports whether w opens with a letter and is not a single
+// letter ("S. A." is initials, not a name).
+func isLetterWord(w string) bool {
+	r, n := utf8.DecodeRuneInString(w)
+	return n < len(w) && unicode.IsLetter(r) && w[n] != '.'
+}
+
 // districtKey recognises Dublin postal districts written as "Dublin 2",
 // "Dublin 02", "D2", "D02", "D6W" in folded tokens, returning the town key.
 func districtKey(toks []string) (string, bool) {
@@ -220,7 +314,11 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 	}
 
 	var tmp [32]string
-	if c := Tidy(q.City); c != "" {
+	city := q.City
+	if c, ok := saintInitial(city); ok {
+		city, pq.respelt = c, true
+	}
+	if c := Tidy(city); c != "" {
 		toks := appendTokens(tmp[:0], c)
 		key := strings.Join(toks, " ")
 		if d, ok := districtKey(toks); ok {
@@ -246,8 +344,18 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 			pq.contact = true
 			p = rest
 		}
+		if rest, ok := phonePart(p); ok {
+			// A telephone number is not where the letter goes: set
+			// aside, but the answer then drops a line (never Accept).
+			pq.phone = true
+			p = rest
+		}
 		if p == "" {
 			continue
+		}
+		saint := false
+		if sp, ok := saintInitial(p); ok {
+			p, saint, pq.respelt = sp, true, true
 		}
 		toks := appendTokens(tmp[:0], p)
 		if len(toks) == 0 {
@@ -299,6 +407,9 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 			continue
 		}
 		pq.addr = append(pq.addr, p)
+		if len(pq.addr) <= 64 && estateName(toks) {
+			pq.estateParts |= 1 << (len(pq.addr) - 1)
+		}
 		if s, ok := floorFlat(toks); ok {
 			// "Ground Floor Flat", "Basement", "Top Floor": a flat named
 			// by where it is, as the reference keys it (subKey).
@@ -346,8 +457,16 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 				pq.toks = append(pq.toks, ix.qtok(canon(w[1:])))
 				pq.toks[len(pq.toks)-1].part = uint8(min(len(pq.addr)-1, 255))
 			default:
-				pq.toks = append(pq.toks, ix.qtok(w))
-				pq.toks[len(pq.toks)-1].part = uint8(min(len(pq.addr)-1, 255))
+				t := ix.qtok(w)
+				if saint && w == "st" {
+					// "S." read as Saint may still be South ("S. Circular
+					// Road"): that reading stays as a typo would.
+					if id, ok := ix.vocab["s"]; ok && !slices.Contains(t.alts, id) {
+						t.alts = append(t.alts, id)
+					}
+				}
+				t.part = uint8(min(len(pq.addr)-1, 255))
+				pq.toks = append(pq.toks, t)
 			}
 		}
 	}
@@ -371,6 +490,24 @@ func (ix *Index) parse(q Query, sc *scratch) *query {
 	pq.pcHash = postcodeHash(pq.pc)
 	pq.countryKey, _ = packCountry(pq.country)
 	return pq
+}
+
+// estateKinds are the words before "Park", "Estate" or "Centre" in the
+// name of a business park or estate, folded.
+var estateKinds = map[string]bool{
+	"business": true, "industrial": true, "enterprise": true, "technology": true, "trading": true,
+	"retail": true, "science": true, "commercial": true, "office": true,
+}
+
+// estateName reports whether a part's tokens name a business park or an
+// estate: a kind word followed by a park, estate or centre.
+func estateName(toks []string) bool {
+	for i := 0; i+1 < len(toks); i++ {
+		if next := toks[i+1]; estateKinds[toks[i]] && (next == "pk" || next == "est" || next == "ctr") {
+			return true
+		}
+	}
+	return false
 }
 
 // floorWords name a flat by its floor or side.

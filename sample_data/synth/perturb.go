@@ -89,6 +89,7 @@ var cosmetic = map[Op]bool{
 	OpCase: true, OpAbbrev: true, OpPunct: true, OpSpacing: true, OpDropPC: true,
 	OpDropCounty: true, OpDropTown: true, OpReorder: true, OpNoise: true,
 	OpGlueNumber: true, OpIrish: true, OpSaint: true, OpCrownCountry: true,
+	OpSaintSpell: true, OpSubAbbrev: true,
 }
 
 // Case is one evaluation case: a messy input, the record it came from, and
@@ -154,9 +155,9 @@ func (p *Perturber) Random(r *gazetteer.Record) Case {
 func (p *Perturber) Mess(r *gazetteer.Record, ops ...Op) Case {
 	c := Case{Input: p.Clean(r), TrueID: r.ID}
 	// Order matters: structural changes first, spelling last.
-	order := []Op{OpDropPC, OpWrongPC, OpDropCounty, OpWrongCounty, OpDropNumber, OpDropTown,
-		OpWrongType, OpDropType, OpIrish, OpCrownCountry, OpUnitLine, OpDropStreet, OpDropName,
-		OpTypo, OpTownTypo, OpNoise, OpNote, OpExtraSub, OpReorder, OpGlueNumber, OpSaint, OpAbbrev, OpPunct, OpSpacing, OpCase}
+	order := slices.Concat([]Op{OpDropPC, OpWrongPC, OpDropCounty, OpWrongCounty, OpDropNumber, OpDropTown,
+		OpWrongType, OpDropType, OpIrish, OpCrownCountry, OpUnitLine, OpDropStreet, OpDropName},
+		familyOrder, []Op{OpTypo, OpTownTypo, OpNoise, OpNote, OpExtraSub, OpReorder, OpGlueNumber, OpSaint, OpAbbrev, OpPunct, OpSpacing, OpCase})
 	for _, op := range order {
 		if slices.Contains(ops, op) && p.apply(&c.Input, r, op) {
 			c.Ops = append(c.Ops, op)
@@ -411,6 +412,8 @@ func (p *Perturber) apply(in *Input, r *gazetteer.Record, op Op) bool {
 			}
 		}
 		return changed
+	default:
+		return p.applyFamily(in, r, op)
 	}
 	return true
 }
