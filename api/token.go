@@ -22,7 +22,6 @@ import (
 // call.
 type tokenSource struct {
 	fetch    func(ctx context.Context) (string, error)
-	now      func() time.Time
 	lifetime time.Duration // 0: no proactive refresh
 	log      zerolog.Logger
 	stats    *clientStats
@@ -122,7 +121,7 @@ func (ts *tokenSource) get(ctx context.Context, minGen uint64) (Secret, uint64, 
 
 // stale reports whether the token is past the lifetime hint. ts.mu is held.
 func (ts *tokenSource) stale() bool {
-	return ts.lifetime > 0 && ts.now().Sub(ts.fetchedAt) >= refreshAt(ts.lifetime)
+	return ts.lifetime > 0 && time.Since(ts.fetchedAt) >= refreshAt(ts.lifetime)
 }
 
 // reason says why a fetch starts, for the debug log. ts.mu is held.
@@ -175,8 +174,9 @@ func (ts *tokenSource) run(ctx context.Context, flight uint64, reason string) (a
 		return nil, err
 	}
 	refresh := ts.gen > 0
-	age := ts.now().Sub(ts.fetchedAt)
-	ts.token, ts.fetchedAt = Secret(tok), ts.now()
+	now := time.Now()
+	age := now.Sub(ts.fetchedAt)
+	ts.token, ts.fetchedAt = Secret(tok), now
 	ts.gen++
 	// Log before waking the waiters, so the line precedes their requests.
 	if refresh {
