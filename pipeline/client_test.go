@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -14,85 +13,48 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/service"
+	"github.com/addrclean/addrclean/service/servicetest"
 )
 
-const (
-	testKey   = "pub_0b9d6c1e-7f3a-4c2e-9a51-3d8e2f6a1b47"
-	testToken = "tok_secret_5f1c9e2a7b3d4c6e8f0a"
-)
+const testKey = "pub_0b9d6c1e-7f3a-4c2e-9a51-3d8e2f6a1b47"
 
-// faultyService is a small stand-in for the service on httptest: it hands
-// out testToken for testKey and answers verify requests, failing them on
-// purpose according to the first address line:
+// faultPlan has the real service fail verify requests on purpose according
+// to their first address line:
 //
 //	"Flaky ..."  503 on the first two attempts
 //	"Busy ..."   429 with Retry-After: 1 on the first attempt
 //	"Drop ..."   the connection is closed without an answer, first attempt
 //	"Bad ..."    400 with an error envelope, always
-//	anything else: Accept.
-type faultyService struct {
+//
+// and lets the service answer anything else. busyAt says when the "Busy"
+// row's attempts came.
+type faultPlan struct {
 	mu       sync.Mutex
 	attempts map[string]int
-	busyAt   []time.Time // when the "Busy" row's attempts came
+	busyAt   []time.Time
 }
 
-func (f *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case "/3.0/createtoken":
-		if user, _, ok := r.BasicAuth(); !ok || user != testKey {
-			writeEnvelope(w, http.StatusUnauthorized, "The API key is not valid.")
-			return
-		}
-		_ = json.NewEncoder(w).Encode(api.TokenResponse{Token: testToken, Type: "Token Create"})
-	case "/3.0/verify":
-		if err := r.ParseForm(); err != nil || r.Form.Get("token") != testToken {
-			writeEnvelope(w, http.StatusUnauthorized, "The token is not valid.")
-			return
-		}
-		line := r.Form.Get("addressLine")
-		f.mu.Lock()
-		f.attempts[line]++
-		n := f.attempts[line]
-		if strings.HasPrefix(line, "Busy") {
-			f.busyAt = append(f.busyAt, time.Now())
-		}
-		f.mu.Unlock()
-		switch {
-		case strings.HasPrefix(line, "Flaky") && n <= 2:
-			writeEnvelope(w, http.StatusServiceUnavailable, "Try again.")
-		case strings.HasPrefix(line, "Busy") && n == 1:
-			w.Header().Set("Retry-After", "1")
-			writeEnvelope(w, http.StatusTooManyRequests, "Slow down.")
-		case strings.HasPrefix(line, "Drop") && n == 1:
-			if hj, ok := w.(http.Hijacker); ok {
-				if conn, _, err := hj.Hijack(); err == nil {
-					_ = conn.Close()
-					return
-				}
-			}
-			w.WriteHeader(http.StatusBadGateway)
-		case strings.HasPrefix(line, "Bad"):
-			writeEnvelope(w, http.StatusBadRequest, "addressLine is not valid.")
-		default:
-			_ = json.NewEncoder(w).Encode(map[string]any{
-				"type":        "verify",
-				"action":      "Accept",
-				"information": map[string]any{"status": "Verified", "matchLevel": "Building", "complete": true},
-				"address":     map[string]any{"label": []string{line}, "highlights": [][]int{{}}},
-			})
-		}
-	default:
-		writeEnvelope(w, http.StatusNotFound, "Not found.")
+func (p *faultPlan) fault(c servicetest.Call) servicetest.Fault {
+	line := c.Form.Get("addressLine")
+	p.mu.Lock()
+	p.attempts[line]++
+	n := p.attempts[line]
+	if strings.HasPrefix(line, "Busy") {
+		p.busyAt = append(p.busyAt, time.Now())
 	}
-}
-
-func writeEnvelope(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"type": "error",
-		"form": map[string]any{"language": "en", "message": map[string]any{"id": 1, "severity": "Error", "value": msg}},
-	})
+	p.mu.Unlock()
+	switch {
+	case strings.HasPrefix(line, "Flaky") && n <= 2:
+		return servicetest.Fault{Status: http.StatusServiceUnavailable, Message: "Try again."}
+	case strings.HasPrefix(line, "Busy") && n == 1:
+		return servicetest.Fault{Status: http.StatusTooManyRequests, Message: "Slow down.", RetryAfter: "1"}
+	case strings.HasPrefix(line, "Drop") && n == 1:
+		return servicetest.Fault{Drop: true}
+	case strings.HasPrefix(line, "Bad"):
+		return servicetest.Fault{Status: http.StatusBadRequest, Message: "addressLine is not valid."}
+	}
+	return servicetest.Fault{}
 }
 
 // TestWithAPIClient runs the pipeline through the real api.Client against
@@ -103,9 +65,10 @@ func TestWithAPIClient(t *testing.T) {
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
 		t.Run(method, func(t *testing.T) {
 			t.Parallel() // the real sockets keep the real clock: the 429 costs a second
-			svc := &faultyService{attempts: map[string]int{}}
-			srv := httptest.NewServer(svc)
-			defer srv.Close()
+			plan := &faultPlan{attempts: map[string]int{}}
+			svc := servicetest.New(t, service.NewIntegration(testKey))
+			svc.Plan = plan.fault
+			srv := servicetest.Start(t, svc)
 			var logs bytes.Buffer
 			log := zerolog.New(zerolog.SyncWriter(&logs)).Level(zerolog.DebugLevel)
 			client, err := api.New(srv.URL, api.Secret(testKey), api.WithMethod(method), api.WithLogger(log))
@@ -145,13 +108,17 @@ func TestWithAPIClient(t *testing.T) {
 			if st.RateLimited != 1 || !okRetries || st.CallsSaved != 1 {
 				t.Errorf("429s %d, retries %d, saved %d; want 1, 3, 1", st.RateLimited, st.Retries, st.CallsSaved)
 			}
-			svc.mu.Lock()
-			defer svc.mu.Unlock()
-			if len(svc.busyAt) != 2 || svc.busyAt[1].Sub(svc.busyAt[0]) < time.Second {
-				t.Errorf("attempts at %v: the 429's Retry-After of 1s was not honoured", svc.busyAt)
+			plan.mu.Lock()
+			defer plan.mu.Unlock()
+			if len(plan.busyAt) != 2 || plan.busyAt[1].Sub(plan.busyAt[0]) < time.Second {
+				t.Errorf("attempts at %v: the 429's Retry-After of 1s was not honoured", plan.busyAt)
 			}
 			out, _ := json.Marshal(got)
-			for _, secret := range []string{testKey, testToken} {
+			tokens := svc.Tokens()
+			if len(tokens) == 0 {
+				t.Fatal("the service issued no token")
+			}
+			for _, secret := range append([]string{testKey}, tokens...) {
 				if bytes.Contains(out, []byte(secret)) || bytes.Contains(logs.Bytes(), []byte(secret)) {
 					t.Fatalf("a secret leaked into the results or the logs:\n%s", logs.String())
 				}
@@ -163,16 +130,8 @@ func TestWithAPIClient(t *testing.T) {
 // TestBadKeyIsFatal checks that a refused key stops the run at once with an
 // error that wraps api.ErrUnauthorized, after very few requests.
 func TestBadKeyIsFatal(t *testing.T) {
-	var count int64
-	var mu sync.Mutex
-	svc := &faultyService{attempts: map[string]int{}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		count++
-		mu.Unlock()
-		svc.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+	svc := servicetest.New(t, service.NewIntegration(testKey))
+	srv := servicetest.Start(t, svc)
 	client, err := api.New(srv.URL, api.Secret("pub_wrong-key-0000"))
 	if err != nil {
 		t.Fatal(err)
@@ -186,9 +145,7 @@ func TestBadKeyIsFatal(t *testing.T) {
 	if strings.Contains(err.Error(), "pub_wrong-key-0000") {
 		t.Fatal("the key is in the error")
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if count > 16 || st.RowsWritten != 0 {
-		t.Fatalf("%d requests, %d rows written after a refused key", count, st.RowsWritten)
+	if n := svc.Requests(); n > 16 || st.RowsWritten != 0 {
+		t.Fatalf("%d requests, %d rows written after a refused key", n, st.RowsWritten)
 	}
 }
