@@ -248,7 +248,7 @@ func TestRunBadKeyStopsAtOnce(t *testing.T) {
 	if strings.Contains(stderr.String(), "pub_wrong-key") {
 		t.Error("the key appears in stderr")
 	}
-	if n := calls.Load(); n > 20 {
+	if n := calls.Requests(); n > 20 {
 		t.Errorf("%d requests after a refused key; the run should stop at once", n)
 	}
 	for _, f := range []string{"o.csv", "r.csv"} {
