@@ -53,7 +53,7 @@ func mustLink(t *testing.T, oldname, newname string, symbolic bool) string {
 func countRequests(t *testing.T) (*httptest.Server, *servicetest.Faults) {
 	t.Helper()
 	var f *servicetest.Faults
-	srv := newTestService(t, 0, nil, func(h http.Handler) http.Handler {
+	srv := newTestService(t, func(h http.Handler) http.Handler {
 		f = servicetest.Wrap(h)
 		return f
 	})

@@ -30,23 +30,25 @@ const testKey = "pub_0d5e2c1f-test-key-never-printed"
 
 func sampleIx(t *testing.T) *gazetteer.Index { return servicetest.SampleIndex(t) }
 
-// fakeClock advances one second every `every` readings, so tokens with a
-// one-second lifetime expire again and again during a run without sleeping.
-type fakeClock struct {
-	mu    sync.Mutex
-	now   time.Time
-	n     int
-	every int
+// tokenUses has tokens expire after a number of uses, as a lifetime of a
+// few seconds would under load, but never before their first use (that
+// would rightly be fatal), and without a clock to move.
+type tokenUses struct {
+	mu   sync.Mutex
+	max  int
+	uses map[string]int
 }
 
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	if c.every > 0 && c.n%c.every == 0 {
-		c.now = c.now.Add(time.Second)
+func (u *tokenUses) plan(c servicetest.Call) servicetest.Fault {
+	u.mu.Lock()
+	tok := c.Form.Get("token")
+	u.uses[tok]++
+	expired := u.uses[tok] > u.max
+	u.mu.Unlock()
+	if expired {
+		return servicetest.Fault{Status: http.StatusUnauthorized, Message: "The token has expired."}
 	}
-	return c.now
+	return faultPlan(c)
 }
 
 // faultPlan breaks some verify calls in the ways a real network and service
@@ -73,18 +75,13 @@ func faultPlan(c servicetest.Call) servicetest.Fault {
 	return servicetest.Fault{}
 }
 
-// newTestService starts the real service handler for testKey, with token
-// lifetime ttl on clock.
-func newTestService(t *testing.T, ttl time.Duration, clock func() time.Time, wrap func(http.Handler) http.Handler) *httptest.Server {
+// newTestService starts the real service handler for testKey, wrapped by
+// wrap when it is not nil.
+func newTestService(t *testing.T, wrap func(http.Handler) http.Handler) *httptest.Server {
 	t.Helper()
 	in := service.NewIntegration(testKey)
-	in.TokenTTL = ttl
 	in.Location = true
-	opts := []service.Option{}
-	if clock != nil {
-		opts = append(opts, service.WithClock(clock))
-	}
-	svc, err := service.New(sampleIx(t), []service.Integration{in}, opts...)
+	svc, err := service.New(sampleIx(t), []service.Integration{in})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,20 +139,18 @@ func sampleCSV(t *testing.T) string {
 
 func TestRunFaultyServiceMatchesCleanRun(t *testing.T) {
 	in := sampleCSV(t)
-	clean := newTestService(t, 0, nil, nil)
+	clean := newTestService(t, nil)
 	want := runCLI(t, t.TempDir(), "--base-url", clean.URL, "--rate", "0", "--country", "IE", "--limit", "300", in)
 	if want.code != exitOK && want.code != exitRowErrors {
 		t.Fatalf("clean run exit %d\n%s", want.code, want.stderr)
 	}
 
-	// Tokens live 5 s of a clock that ticks a second every 20 readings: a
-	// token expires after about 100 requests, several times in the run, but
-	// never before its first use (that would rightly be fatal).
-	clock := &fakeClock{now: time.Now(), every: 20}
+	// A token expires after 100 uses: several times in the run.
+	uses := &tokenUses{max: 100, uses: map[string]int{}}
 	var f *servicetest.Faults
-	faulty := newTestService(t, 5*time.Second, clock.Now, func(h http.Handler) http.Handler {
+	faulty := newTestService(t, func(h http.Handler) http.Handler {
 		f = servicetest.Wrap(h)
-		f.Plan = faultPlan
+		f.Plan = uses.plan
 		return f
 	})
 	got := runCLI(t, t.TempDir(), "--base-url", faulty.URL, "--rate", "0", "--country", "IE", "--retries", "8", "--limit", "300", in)

@@ -84,7 +84,7 @@ func TestRunTableReadOnlyInput(t *testing.T) {
 // while the run is under way.
 func hookedService(t *testing.T, at map[int64]func()) string {
 	t.Helper()
-	srv := newTestService(t, 0, nil, func(next http.Handler) http.Handler {
+	srv := newTestService(t, func(next http.Handler) http.Handler {
 		f := servicetest.Wrap(next)
 		f.Plan = func(c servicetest.Call) servicetest.Fault {
 			if hook := at[c.N]; hook != nil {

@@ -201,7 +201,7 @@ func TestHelpAndBadFlags(t *testing.T) {
 func TestInterruptedWithoutJournalSaysSo(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	srv := newTestService(t, 0, nil, func(h http.Handler) http.Handler {
+	srv := newTestService(t, func(h http.Handler) http.Handler {
 		f := servicetest.Wrap(h)
 		f.Plan = func(c servicetest.Call) servicetest.Fault {
 			if c.N == 3 {
