@@ -611,6 +611,40 @@ func TestCancelledWaiter(t *testing.T) {
 		}
 		<-cancelled // the server saw the fetch go away
 	})
+	t.Run("a later caller starts afresh", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// The abandoned fetch outlives its cancellation until hold
+			// closes: a caller that joined it would wait for it, and the
+			// bubble would report the deadlock.
+			hold := make(chan struct{})
+			var calls atomic.Int64
+			ts := &tokenSource{log: zerolog.Nop(), stats: &clientStats{}, fetch: func(ctx context.Context) (string, error) {
+				if calls.Add(1) == 1 {
+					<-ctx.Done()
+					<-hold
+					return "", ctx.Err()
+				}
+				return "tok_second", nil
+			}}
+			defer close(hold)
+			ctx, cancel := context.WithCancel(context.Background())
+			errA := make(chan error, 1)
+			go func() { _, _, err := ts.get(ctx, 1); errA <- err }()
+			synctest.Wait()
+			cancel()
+			if err := <-errA; !errors.Is(err, context.Canceled) {
+				t.Errorf("err = %v, want context.Canceled", err)
+			}
+			synctest.Wait() // the first fetch now waits on hold
+			tok, gen, err := ts.get(context.Background(), 1)
+			if err != nil || tok != "tok_second" || gen != 1 {
+				t.Errorf("later caller: %q, generation %d, %v; want the second fetch's token", tok.Reveal(), gen, err)
+			}
+			if n := calls.Load(); n != 2 {
+				t.Errorf("%d fetches, want 2", n)
+			}
+		})
+	})
 }
 
 // TestLogsNeverShowSecrets also prints the Client itself.
