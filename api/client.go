@@ -40,7 +40,6 @@ type Client struct {
 	userAgent string
 	method    string
 	log       zerolog.Logger
-	now       func() time.Time
 
 	tokens *tokenSource
 	stats  clientStats
@@ -138,7 +137,6 @@ func New(baseURL string, key Secret, opts ...Option) (*Client, error) {
 		userAgent: DefaultUserAgent,
 		method:    http.MethodPost,
 		log:       zerolog.Nop(),
-		now:       time.Now,
 	}
 	c.tokens = &tokenSource{fetch: c.createToken, stats: &c.stats}
 	for _, o := range opts {
@@ -147,7 +145,6 @@ func New(baseURL string, key Secret, opts ...Option) (*Client, error) {
 	if c.method != http.MethodPost && c.method != http.MethodGet {
 		return nil, fmt.Errorf("api: method %q: want GET or POST", c.method)
 	}
-	c.tokens.now = func() time.Time { return c.now() }
 	c.tokens.log = c.log
 	c.hdrUA = []string{c.userAgent}
 	return c, nil
@@ -449,7 +446,7 @@ func (c *Client) scrubList(tokens ...string) []string {
 
 // statusError builds the StatusError of an answer, its message scrubbed.
 func (c *Client) statusError(op string, hr *http.Response, body []byte, secrets []string) *StatusError {
-	se := newStatusError(op, hr, body, c.now())
+	se := newStatusError(op, hr, body, time.Now())
 	se.Message = scrub(se.Message, secrets...)
 	se.Location = scrub(se.Location, secrets...)
 	return se

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -242,41 +243,50 @@ func TestConcurrent401(t *testing.T) {
 }
 
 // TestLifetimeRefresh crosses the lifetime hint with 200 requests in flight:
-// one proactive refresh, no 401 at all.
+// one proactive refresh, no 401 at all. The client runs in a synctest
+// bubble, whose clock moves only when the test sleeps; the service runs
+// outside it, on real sockets.
 func TestLifetimeRefresh(t *testing.T) {
 	const n = 200
 	f := newFakeService(t)
-	clock := newFakeClock()
-	c := f.client(t, WithTokenLifetime(10*time.Minute))
-	c.now = clock.Now
-	ctx := context.Background()
-	if _, err := c.Verify(ctx, testAddress); err != nil {
-		t.Fatal(err)
-	}
-	clock.Advance(9 * time.Minute) // 10m - min(10m/10, 1m): due now
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			if _, err := c.Verify(ctx, testAddress); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	if got := f.tokenCalls.Load(); got != 2 {
-		t.Errorf("createtoken called %d times, want 2", got)
-	}
-	if st := c.Stats(); st.TokenRefreshes != 1 || st.TokenRetries != 0 {
-		t.Errorf("Stats() = %+v", st)
-	}
-	// Before the next refresh is due, no further token is fetched.
-	clock.Advance(8 * time.Minute)
-	if _, err := c.Verify(ctx, testAddress); err != nil {
-		t.Fatal(err)
-	}
-	if got := f.tokenCalls.Load(); got != 2 {
-		t.Errorf("createtoken called %d times before the lifetime, want 2", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := f.client(t, WithTokenLifetime(10*time.Minute))
+		// Idle connections read their sockets in the bubble: no goroutine
+		// there may wait on the network while the clock is to move, and
+		// none may outlive the bubble.
+		idle := c.hc.CloseIdleConnections
+		defer idle()
+		ctx := context.Background()
+		if _, err := c.Verify(ctx, testAddress); err != nil {
+			t.Fatal(err)
+		}
+		idle()
+		time.Sleep(9 * time.Minute) // 10m - min(10m/10, 1m): due now
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				if _, err := c.Verify(ctx, testAddress); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if got := f.tokenCalls.Load(); got != 2 {
+			t.Errorf("createtoken called %d times, want 2", got)
+		}
+		if st := c.Stats(); st.TokenRefreshes != 1 || st.TokenRetries != 0 {
+			t.Errorf("Stats() = %+v", st)
+		}
+		// Before the next refresh is due, no further token is fetched.
+		idle()
+		time.Sleep(8 * time.Minute)
+		if _, err := c.Verify(ctx, testAddress); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.tokenCalls.Load(); got != 2 {
+			t.Errorf("createtoken called %d times before the lifetime, want 2", got)
+		}
+	})
 }
 
 func TestFreshTokenRejectedIsFatal(t *testing.T) {
@@ -346,7 +356,9 @@ func checkUnauthorized(t *testing.T, err error, f *fakeService) {
 }
 
 func TestStatusErrors(t *testing.T) {
-	date := time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)
+	// The clock of a synctest bubble, where each case runs: a Retry-After
+	// date is read against it.
+	date := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name       string
 		handler    func(w http.ResponseWriter)
@@ -400,33 +412,35 @@ func TestStatusErrors(t *testing.T) {
 					tt.handler(w)
 					return true
 				}
-				c := f.client(t, WithMethod(method))
-				c.now = func() time.Time { return date }
-				_, err := c.Verify(context.Background(), testAddress)
-				if err == nil {
-					t.Fatal("no error")
-				}
-				assertNoSecrets(t, err, f.secrets())
-				if k := Classify(err); k != tt.kind {
-					t.Errorf("Classify(%v) = %v, want %v", err, k, tt.kind)
-				}
-				var se *StatusError
-				if !errors.As(err, &se) {
-					t.Fatalf("%v is not a *StatusError", err)
-				}
-				if se.StatusCode != tt.status || se.Message != tt.message || se.Op != "verify" {
-					t.Errorf("StatusError = %+v", se)
-				}
-				if se.RetryAfter != tt.retryAfter {
-					t.Errorf("RetryAfter = %v, want %v", se.RetryAfter, tt.retryAfter)
-				}
-				var rl *RateLimitedError
-				if got := errors.As(err, &rl); got != (tt.status == 429) {
-					t.Fatalf("RateLimitedError: %v, want %v", got, tt.status == 429)
-				}
-				if rl != nil && rl.RetryAfter != tt.retryAfter {
-					t.Errorf("RateLimitedError.RetryAfter = %v, want %v", rl.RetryAfter, tt.retryAfter)
-				}
+				synctest.Test(t, func(t *testing.T) {
+					c := f.client(t, WithMethod(method))
+					defer c.hc.CloseIdleConnections() // no socket reader may outlive the bubble
+					_, err := c.Verify(context.Background(), testAddress)
+					if err == nil {
+						t.Fatal("no error")
+					}
+					assertNoSecrets(t, err, f.secrets())
+					if k := Classify(err); k != tt.kind {
+						t.Errorf("Classify(%v) = %v, want %v", err, k, tt.kind)
+					}
+					var se *StatusError
+					if !errors.As(err, &se) {
+						t.Fatalf("%v is not a *StatusError", err)
+					}
+					if se.StatusCode != tt.status || se.Message != tt.message || se.Op != "verify" {
+						t.Errorf("StatusError = %+v", se)
+					}
+					if se.RetryAfter != tt.retryAfter {
+						t.Errorf("RetryAfter = %v, want %v", se.RetryAfter, tt.retryAfter)
+					}
+					var rl *RateLimitedError
+					if got := errors.As(err, &rl); got != (tt.status == 429) {
+						t.Fatalf("RateLimitedError: %v, want %v", got, tt.status == 429)
+					}
+					if rl != nil && rl.RetryAfter != tt.retryAfter {
+						t.Errorf("RateLimitedError.RetryAfter = %v, want %v", rl.RetryAfter, tt.retryAfter)
+					}
+				})
 			})
 		}
 	}
@@ -596,6 +610,40 @@ func TestCancelledWaiter(t *testing.T) {
 			t.Errorf("err = %v, want context.Canceled", err)
 		}
 		<-cancelled // the server saw the fetch go away
+	})
+	t.Run("a later caller starts afresh", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// The abandoned fetch outlives its cancellation until hold
+			// closes: a caller that joined it would wait for it, and the
+			// bubble would report the deadlock.
+			hold := make(chan struct{})
+			var calls atomic.Int64
+			ts := &tokenSource{log: zerolog.Nop(), stats: &clientStats{}, fetch: func(ctx context.Context) (string, error) {
+				if calls.Add(1) == 1 {
+					<-ctx.Done()
+					<-hold
+					return "", ctx.Err()
+				}
+				return "tok_second", nil
+			}}
+			defer close(hold)
+			ctx, cancel := context.WithCancel(context.Background())
+			errA := make(chan error, 1)
+			go func() { _, _, err := ts.get(ctx, 1); errA <- err }()
+			synctest.Wait()
+			cancel()
+			if err := <-errA; !errors.Is(err, context.Canceled) {
+				t.Errorf("err = %v, want context.Canceled", err)
+			}
+			synctest.Wait() // the first fetch now waits on hold
+			tok, gen, err := ts.get(context.Background(), 1)
+			if err != nil || tok != "tok_second" || gen != 1 {
+				t.Errorf("later caller: %q, generation %d, %v; want the second fetch's token", tok.Reveal(), gen, err)
+			}
+			if n := calls.Load(); n != 2 {
+				t.Errorf("%d fetches, want 2", n)
+			}
+		})
 	})
 }
 

@@ -4,40 +4,36 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
-	"os"
 	"time"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/gazetteer"
+	sampledata "github.com/addrclean/addrclean/sample_data"
+	"github.com/addrclean/addrclean/service"
 )
 
-// newExampleService stands in for the live service.
-func newExampleService() *httptest.Server {
-	answer, _ := os.ReadFile("testdata/verify_response.json")
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /3.0/createtoken", func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.WriteString(w, `{"token":"tok_example_0001","type":"Token Create","transactionId":"1"}`)
-	})
-	mux.HandleFunc("POST /3.0/verify", func(w http.ResponseWriter, r *http.Request) {
-		if r.FormValue("country") == "XX" {
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"type":"error","form":{"language":"en","message":{"id":4003,"severity":"Error","value":"Unknown country"}}}`)
-			return
-		}
-		_, _ = w.Write(answer)
-	})
-	return httptest.NewServer(mux)
+// newExampleService starts the real service over the sample reference,
+// with one integration for key.
+func newExampleService(key api.Secret) *httptest.Server {
+	ix, err := gazetteer.Load(context.Background(), sampledata.Reference())
+	if err != nil {
+		panic(err)
+	}
+	svc, err := service.New(ix, []service.Integration{service.NewIntegration(key.Reveal())})
+	if err != nil {
+		panic(err)
+	}
+	return httptest.NewServer(svc)
 }
 
 func ExampleClient() {
-	srv := newExampleService()
-	defer srv.Close()
-
 	// The key usually comes from a file or the environment; as a Secret it
 	// prints as [REDACTED] wherever it ends up.
 	key := api.Secret("pub_00000000-0000-0000-0000-000000000000")
+	srv := newExampleService(key)
+	defer srv.Close()
+
 	c, err := api.New(srv.URL, key, api.WithTokenLifetime(15*time.Minute))
 	if err != nil {
 		fmt.Println(err)
@@ -45,8 +41,8 @@ func ExampleClient() {
 	}
 	ctx := context.Background()
 	resp, err := c.Verify(ctx, api.Address{
-		Lines:   []string{"12 Georges St Upr"},
-		City:    "Dún Laoghaire",
+		Lines:   []string{"Apt 1 The Maltings", "38 Parnell Gdns"},
+		City:    "Dublin",
 		Country: "IE",
 	})
 	if err != nil {
@@ -63,8 +59,8 @@ func ExampleClient() {
 	fmt.Println("key:", key)
 	fmt.Printf("%+v\n", c.Stats())
 	// Output:
-	// Suggest IE-A96-X2Y3 12 Upper George's Street
-	// permanent api: verify: HTTP 400 Bad Request: Unknown country
+	// Suggest IE00000001 Apartment 1
+	// permanent api: verify: HTTP 400 Bad Request: The country is not a recognised ISO code or country name.
 	// permanent true
 	// key: [REDACTED]
 	// {TokenRequests:1 TokenRefreshes:0 VerifyRequests:2 TokenRetries:0}

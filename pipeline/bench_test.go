@@ -2,8 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"sort"
 	"strconv"
@@ -12,7 +10,10 @@ import (
 	"time"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/gazetteer"
 	"github.com/addrclean/addrclean/ratelimit"
+	"github.com/addrclean/addrclean/service"
+	"github.com/addrclean/addrclean/service/servicetest"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -116,21 +117,24 @@ func BenchmarkDedupKey(b *testing.B) {
 	}
 }
 
-// BenchmarkWithAPIClient runs rows through the real api.Client to a
-// loopback httptest server that answers a fixed body: the pipeline plus a
-// real HTTP round trip, without the matching cost of the service. One op is
-// one row.
+// acceptAll matches every query to itself, at building level.
+type acceptAll struct{}
+
+func (acceptAll) Match(q gazetteer.Query) gazetteer.Match {
+	return gazetteer.Match{Verdict: gazetteer.VerdictAccept, Level: gazetteer.LevelBuilding,
+		Lines: q.Lines, City: q.City, Region: q.Region, Country: q.Country}
+}
+
+// BenchmarkWithAPIClient runs rows through the real api.Client to the real
+// service handler on a loopback httptest server, with a matcher that
+// accepts every address: the pipeline plus a real HTTP round trip, without
+// the matching cost of the service. One op is one row.
 func BenchmarkWithAPIClient(b *testing.B) {
-	body := []byte(`{"type":"verify","action":"Accept","information":{"status":"Verified","matchLevel":"Building","complete":true},"address":{"label":["1 Main Street"],"highlights":[[]]}}`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/3.0/createtoken" {
-			_, _ = w.Write([]byte(`{"token":"` + testToken + `","type":"Token Create"}`))
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(body)
-	}))
-	defer srv.Close()
+	svc, err := service.New(acceptAll{}, []service.Integration{service.NewIntegration(testKey)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := servicetest.Start(b, servicetest.Wrap(svc))
 	client, err := api.New(srv.URL, api.Secret(testKey))
 	if err != nil {
 		b.Fatal(err)

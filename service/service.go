@@ -40,7 +40,6 @@ type Option func(*config)
 
 type config struct {
 	secret  []byte
-	now     func() time.Time
 	log     zerolog.Logger
 	maxBody int64
 	baseURL string
@@ -51,11 +50,6 @@ type config struct {
 // tokens; without it each Service draws a random secret.
 func WithSigningSecret(secret []byte) Option {
 	return func(c *config) { c.secret = bytes.Clone(secret) }
-}
-
-// WithClock sets the clock used for token expiry and rate limits.
-func WithClock(now func() time.Time) Option {
-	return func(c *config) { c.now = now }
 }
 
 // WithLogger sets the logger. Requests are logged at debug level, without
@@ -79,7 +73,6 @@ func WithBaseURL(u string) Option {
 type Service struct {
 	m       Matcher
 	sign    signer
-	now     func() time.Time
 	log     zerolog.Logger
 	maxBody int64
 	baseURL string
@@ -109,7 +102,7 @@ func New(m Matcher, integrations []Integration, opts ...Option) (*Service, error
 	if len(integrations) == 0 {
 		return nil, errors.New("service: no integrations")
 	}
-	c := config{now: time.Now, log: zerolog.Nop(), maxBody: DefaultMaxBodyBytes}
+	c := config{log: zerolog.Nop(), maxBody: DefaultMaxBodyBytes}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -122,14 +115,11 @@ func New(m Matcher, integrations []Integration, opts ...Option) (*Service, error
 	if len(c.secret) < MinSecretLen {
 		return nil, fmt.Errorf("service: signing secret shorter than %d bytes", MinSecretLen)
 	}
-	if c.now == nil {
-		return nil, errors.New("service: nil clock")
-	}
 	if c.maxBody <= 0 {
 		return nil, errors.New("service: max body size must be positive")
 	}
 	s := &Service{
-		m: m, sign: newSigner(c.secret), now: c.now, log: c.log,
+		m: m, sign: newSigner(c.secret), log: c.log,
 		maxBody: c.maxBody, baseURL: strings.TrimRight(c.baseURL, "/"),
 		byKey: make(map[string]*integration, len(integrations)),
 		byKID: make(map[[kidLen]byte]*integration, len(integrations)),
@@ -218,7 +208,7 @@ func (s *Service) round(f float64) float64 {
 
 // ServeHTTP routes a request. A panic in a handler becomes a 500 answer.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := s.now()
+	start := time.Now()
 	status := 0
 	defer func() {
 		if v := recover(); v != nil {
@@ -231,7 +221,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if e := s.log.Debug(); e.Enabled() {
 			e.Str("method", r.Method).Str("path", r.URL.Path).Int("status", status).
-				Dur("took", s.now().Sub(start)).Msg("request")
+				Dur("took", time.Since(start)).Msg("request")
 		}
 	}()
 	switch r.URL.Path {
@@ -278,7 +268,7 @@ func (s *Service) createToken(w http.ResponseWriter, r *http.Request) int {
 		w.Header().Set("WWW-Authenticate", `Basic realm="addrclean"`)
 		return s.writeError(w, errUnknownAPIKey)
 	}
-	now := s.now()
+	now := time.Now()
 	if e := s.limit(w, it, now); e != nil {
 		return s.writeError(w, e)
 	}

@@ -503,7 +503,6 @@ func TestNewValidates(t *testing.T) {
 		{"negative rate", fixtures(), []Integration{bad}, nil},
 		{"short secret", fixtures(), []Integration{NewIntegration(testKey)}, []Option{WithSigningSecret([]byte("short"))}},
 		{"zero body", fixtures(), []Integration{NewIntegration(testKey)}, []Option{WithMaxBodyBytes(0)}},
-		{"nil clock", fixtures(), []Integration{NewIntegration(testKey)}, []Option{WithClock(nil)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/addrclean/addrclean/api"
@@ -50,7 +51,7 @@ func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
 	if tok == "" {
 		return s.writeError(w, errMissingToken)
 	}
-	now := s.now()
+	now := time.Now()
 	kid, e := s.sign.check(tok, now)
 	if e != nil {
 		return s.writeError(w, e)

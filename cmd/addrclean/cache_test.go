@@ -62,7 +62,7 @@ func (c *verifyCounter) reset() []string {
 func countingService(t *testing.T) (*httptest.Server, *verifyCounter) {
 	t.Helper()
 	var vc *verifyCounter
-	srv := newTestService(t, 0, nil, func(h http.Handler) http.Handler {
+	srv := newTestService(t, func(h http.Handler) http.Handler {
 		vc = &verifyCounter{next: h}
 		return vc
 	})

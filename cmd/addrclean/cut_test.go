@@ -109,7 +109,7 @@ func TestRunStateCutDuringRun(t *testing.T) {
 	}
 	const trials, limit = 50, "40"
 	var svc *cutService
-	srv := newTestService(t, 0, nil, func(h http.Handler) http.Handler {
+	srv := newTestService(t, func(h http.Handler) http.Handler {
 		svc = &cutService{next: h}
 		return svc
 	})

@@ -47,7 +47,7 @@ func TestRunDoesNotFollowRedirects(t *testing.T) {
 // 429s and finishes with the same outputs as an unlimited run.
 func TestRunAdaptsToServiceQuota(t *testing.T) {
 	in := sampleCSV(t)
-	clean := newTestService(t, 0, nil, nil)
+	clean := newTestService(t, nil)
 	want := runCLI(t, t.TempDir(), "--base-url", clean.URL, "--rate", "0", "--country", "IE", "--limit", "120", in)
 
 	integ := service.NewIntegration(testKey)

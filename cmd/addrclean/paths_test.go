@@ -7,8 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
+
+	"github.com/addrclean/addrclean/service/servicetest"
 )
 
 // snapshot is every file of dir: its content, or a link's target.
@@ -47,18 +48,16 @@ func mustLink(t *testing.T, oldname, newname string, symbolic bool) string {
 	return newname
 }
 
-// countRequests is the real service handler, counting every request it
-// is sent.
-func countRequests(t *testing.T) (*httptest.Server, *atomic.Int64) {
+// countRequests is the real service handler; its Requests counts every
+// request it is sent.
+func countRequests(t *testing.T) (*httptest.Server, *servicetest.Faults) {
 	t.Helper()
-	calls := new(atomic.Int64)
-	srv := newTestService(t, 0, nil, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			calls.Add(1)
-			h.ServeHTTP(w, r)
-		})
+	var f *servicetest.Faults
+	srv := newTestService(t, func(h http.Handler) http.Handler {
+		f = servicetest.Wrap(h)
+		return f
 	})
-	return srv, calls
+	return srv, f
 }
 
 // checkRefused checks a command's exit 2, want in its stderr (with "dir/"
@@ -162,14 +161,14 @@ func TestRunRefusesOutputOverInput(t *testing.T) {
 			}
 			args := tt.args(t, dir)
 			before := snapshot(t, dir)
-			calls.Store(0)
+			start := calls.Requests()
 			var keyArgs []string
 			if !strings.Contains(strings.Join(args, " "), "--api-key-file") {
 				keyArgs = []string{"--api-key-file", dir + "/key"}
 			}
 			code, _, stderr := cli(append(append([]string{"run", "--no-progress", "--base-url", srv.URL}, keyArgs...), args...)...)
 			checkRefused(t, dir, before, code, stderr, tt.want)
-			if n := calls.Load(); n != 0 {
+			if n := calls.Requests() - start; n != 0 {
 				t.Errorf("%d calls to the service before the refusal", n)
 			}
 		})

@@ -88,7 +88,7 @@ func (c *callLog) take() map[string]int {
 
 func loggedService(t *testing.T) (srvURL string, c *callLog) {
 	t.Helper()
-	srv := newTestService(t, 0, nil, func(h http.Handler) http.Handler {
+	srv := newTestService(t, func(h http.Handler) http.Handler {
 		c = &callLog{next: h, calls: map[string]int{}}
 		return c
 	})

@@ -12,146 +12,76 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/addrclean/addrclean/gazetteer"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/runs"
-	sampledata "github.com/addrclean/addrclean/sample_data"
 	"github.com/addrclean/addrclean/service"
+	"github.com/addrclean/addrclean/service/servicetest"
 	"github.com/addrclean/addrclean/writers"
 	"github.com/xuri/excelize/v2"
 )
 
 const testKey = "pub_0d5e2c1f-test-key-never-printed"
 
-var (
-	sampleIndexOnce sync.Once
-	sampleIndex     *gazetteer.Index
-	sampleIndexErr  error
-)
+func sampleIx(t *testing.T) *gazetteer.Index { return servicetest.SampleIndex(t) }
 
-func sampleIx(t *testing.T) *gazetteer.Index {
-	t.Helper()
-	sampleIndexOnce.Do(func() {
-		sampleIndex, sampleIndexErr = gazetteer.Load(context.Background(), sampledata.Reference())
-	})
-	if sampleIndexErr != nil {
-		t.Fatal(sampleIndexErr)
+// tokenUses has tokens expire after a number of uses, as a lifetime of a
+// few seconds would under load, but never before their first use (that
+// would rightly be fatal), and without a clock to move.
+type tokenUses struct {
+	mu   sync.Mutex
+	max  int
+	uses map[string]int
+}
+
+func (u *tokenUses) plan(c servicetest.Call) servicetest.Fault {
+	u.mu.Lock()
+	tok := c.Form.Get("token")
+	u.uses[tok]++
+	expired := u.uses[tok] > u.max
+	u.mu.Unlock()
+	if expired {
+		return servicetest.Fault{Status: http.StatusUnauthorized, Message: "The token has expired."}
 	}
-	return sampleIndex
+	return faultPlan(c)
 }
 
-// fakeClock advances one second every `every` readings, so tokens with a
-// one-second lifetime expire again and again during a run without sleeping.
-type fakeClock struct {
-	mu    sync.Mutex
-	now   time.Time
-	n     int
-	every int
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	if c.every > 0 && c.n%c.every == 0 {
-		c.now = c.now.Add(time.Second)
-	}
-	return c.now
-}
-
-// faults wraps the service and breaks some verify calls in the ways a real
-// network and service break: 5xx, dropped connections, truncated bodies,
-// bursts of 429, slow answers. Faults are chosen by the call's sequence
-// number, so a run is reproducible; every fault is transient, so a faulty run
-// must produce exactly the outputs of a clean one.
-type faults struct {
-	next     http.Handler
-	calls    atomic.Int64
-	injected atomic.Int64
-	mu       sync.Mutex
-	tokens   []string
-}
-
-func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.HasSuffix(r.URL.Path, "/createtoken") {
-		rec := httptest.NewRecorder()
-		f.next.ServeHTTP(rec, r)
-		var tr struct{ Token string }
-		_ = json.Unmarshal(rec.Body.Bytes(), &tr)
-		f.mu.Lock()
-		f.tokens = append(f.tokens, tr.Token)
-		f.mu.Unlock()
-		copyResponse(w, rec, -1)
-		return
-	}
-	n := f.calls.Add(1)
-	switch {
+// faultPlan breaks some verify calls in the ways a real network and service
+// break: 5xx, dropped connections, truncated bodies, bursts of 429, slow
+// answers. Faults are chosen by the call's sequence number, so a run is
+// reproducible; every fault is transient, so a faulty run must produce
+// exactly the outputs of a clean one.
+func faultPlan(c servicetest.Call) servicetest.Fault {
+	switch n := c.N; {
 	case n%17 == 3:
-		f.injected.Add(1)
-		http.Error(w, `{"type":"error","form":{"language":"en","message":{"id":9999,"severity":"Error","value":"injected"}}}`, http.StatusServiceUnavailable)
+		return servicetest.Fault{Status: http.StatusServiceUnavailable, Message: "injected"}
 	case n%37 == 6:
-		f.injected.Add(1)
-		w.WriteHeader(http.StatusInternalServerError)
+		return servicetest.Fault{Status: http.StatusInternalServerError}
 	case n%41 == 5:
-		f.injected.Add(1)
-		panic(http.ErrAbortHandler) // connection dropped before an answer
+		return servicetest.Fault{Drop: true} // connection dropped before an answer
 	case n%43 == 7:
-		f.injected.Add(1)
-		rec := httptest.NewRecorder()
-		f.next.ServeHTTP(rec, r)
-		copyResponse(w, rec, rec.Body.Len()/2) // truncated body
+		return servicetest.Fault{Truncate: true}
 	case n%150 >= 10 && n%150 < 13:
-		// A burst of 429s; each pauses every worker for a second.
-		f.injected.Add(1)
-		w.Header().Set("Retry-After", "0")
-		w.WriteHeader(http.StatusTooManyRequests)
+		// A burst of 429s; each pauses every worker.
+		return servicetest.Fault{Status: http.StatusTooManyRequests, RetryAfter: "0"}
 	case n%31 == 1:
-		time.Sleep(20 * time.Millisecond) // a slow answer, not a wait for an event
-		f.next.ServeHTTP(w, r)
-	default:
-		f.next.ServeHTTP(w, r)
+		return servicetest.Fault{Delay: 20 * time.Millisecond}
 	}
+	return servicetest.Fault{}
 }
 
-// copyResponse writes rec to w; a limit >= 0 sends only that much of the
-// body and then drops the connection.
-func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder, limit int) {
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
-	}
-	body := rec.Body.Bytes()
-	if limit >= 0 {
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(body[:limit])
-		if fl, ok := w.(http.Flusher); ok {
-			fl.Flush()
-		}
-		panic(http.ErrAbortHandler)
-	}
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(body)
-}
-
-// newTestService starts the real service handler for testKey, with token
-// lifetime ttl on clock.
-func newTestService(t *testing.T, ttl time.Duration, clock func() time.Time, wrap func(http.Handler) http.Handler) *httptest.Server {
+// newTestService starts the real service handler for testKey, wrapped by
+// wrap when it is not nil.
+func newTestService(t *testing.T, wrap func(http.Handler) http.Handler) *httptest.Server {
 	t.Helper()
 	in := service.NewIntegration(testKey)
-	in.TokenTTL = ttl
 	in.Location = true
-	opts := []service.Option{}
-	if clock != nil {
-		opts = append(opts, service.WithClock(clock))
-	}
-	svc, err := service.New(sampleIx(t), []service.Integration{in}, opts...)
+	svc, err := service.New(sampleIx(t), []service.Integration{in})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,19 +127,18 @@ func sampleCSV(t *testing.T) string {
 
 func TestRunFaultyServiceMatchesCleanRun(t *testing.T) {
 	in := sampleCSV(t)
-	clean := newTestService(t, 0, nil, nil)
+	clean := newTestService(t, nil)
 	want := runCLI(t, t.TempDir(), "--base-url", clean.URL, "--rate", "0", "--country", "IE", "--limit", "300", in)
 	if want.code != exitOK && want.code != exitRowErrors {
 		t.Fatalf("clean run exit %d\n%s", want.code, want.stderr)
 	}
 
-	// Tokens live 5 s of a clock that ticks a second every 20 readings: a
-	// token expires after about 100 requests, several times in the run, but
-	// never before its first use (that would rightly be fatal).
-	clock := &fakeClock{now: time.Now(), every: 20}
-	var f *faults
-	faulty := newTestService(t, 5*time.Second, clock.Now, func(h http.Handler) http.Handler {
-		f = &faults{next: h}
+	// A token expires after 100 uses: several times in the run.
+	uses := &tokenUses{max: 100, uses: map[string]int{}}
+	var f *servicetest.Faults
+	faulty := newTestService(t, func(h http.Handler) http.Handler {
+		f = servicetest.Wrap(h)
+		f.Plan = uses.plan
 		return f
 	})
 	got := runCLI(t, t.TempDir(), "--base-url", faulty.URL, "--rate", "0", "--country", "IE", "--retries", "8", "--limit", "300", in)
@@ -225,12 +154,10 @@ func TestRunFaultyServiceMatchesCleanRun(t *testing.T) {
 	checkEveryRowOnceInOrder(t, in, got.enriched, 300)
 	for _, k := range []string{"retries", "rate_limited", "token_refreshes"} {
 		if v, _ := got.summary[k].(float64); v == 0 {
-			t.Errorf("summary %s = 0, want > 0 (faults injected: %d)", k, f.injected.Load())
+			t.Errorf("summary %s = 0, want > 0 (faults injected: %d)", k, f.Injected())
 		}
 	}
-	f.mu.Lock()
-	secrets := append([]string{testKey}, f.tokens...)
-	f.mu.Unlock()
+	secrets := append([]string{testKey}, f.Tokens()...)
 	for _, s := range secrets {
 		if s == "" {
 			continue
@@ -304,7 +231,7 @@ func TestRunBadKeyStopsAtOnce(t *testing.T) {
 	if strings.Contains(stderr.String(), "pub_wrong-key") {
 		t.Error("the key appears in stderr")
 	}
-	if n := calls.Load(); n > 20 {
+	if n := calls.Requests(); n > 20 {
 		t.Errorf("%d requests after a refused key; the run should stop at once", n)
 	}
 	for _, f := range []string{"o.csv", "r.csv"} {

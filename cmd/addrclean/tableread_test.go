@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/addrclean/addrclean/internal/pgtest"
+	"github.com/addrclean/addrclean/service/servicetest"
 	"github.com/addrclean/addrclean/table"
 	"github.com/addrclean/addrclean/table/postgres"
 	"github.com/addrclean/addrclean/table/tabletest"
@@ -78,26 +79,21 @@ func TestRunTableReadOnlyInput(t *testing.T) {
 	}
 }
 
-// hooked is the real service with a hook run before the verify call of
-// the numbers given: the hook sees the database while the run is under way.
-type hooked struct {
-	next  http.Handler
-	calls atomic.Int64
-	at    map[int64]func()
-}
-
-func (h *hooked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.Contains(r.URL.Path, "verify") {
-		if f := h.at[h.calls.Add(1)]; f != nil {
-			f()
-		}
-	}
-	h.next.ServeHTTP(w, r)
-}
-
+// hookedService is the real service handler; at[n], when set, is called
+// before the n-th verify request is served: the hook sees the database
+// while the run is under way.
 func hookedService(t *testing.T, at map[int64]func()) string {
 	t.Helper()
-	srv := newTestService(t, 0, nil, func(next http.Handler) http.Handler { return &hooked{next: next, at: at} })
+	srv := newTestService(t, func(next http.Handler) http.Handler {
+		f := servicetest.Wrap(next)
+		f.Plan = func(c servicetest.Call) servicetest.Fault {
+			if hook := at[c.N]; hook != nil {
+				hook()
+			}
+			return servicetest.Fault{}
+		}
+		return f
+	})
 	return srv.URL
 }
 

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/service/servicetest"
 )
 
 // One warning per blank row flooded the terminal: the first repeatLimit of
@@ -201,14 +201,15 @@ func TestHelpAndBadFlags(t *testing.T) {
 func TestInterruptedWithoutJournalSaysSo(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var calls atomic.Int64
-	srv := newTestService(t, 0, nil, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.HasSuffix(r.URL.Path, "/verify") && calls.Add(1) == 3 {
+	srv := newTestService(t, func(h http.Handler) http.Handler {
+		f := servicetest.Wrap(h)
+		f.Plan = func(c servicetest.Call) servicetest.Fault {
+			if c.N == 3 {
 				cancel() // as Ctrl-C would
 			}
-			h.ServeHTTP(w, r)
-		})
+			return servicetest.Fault{}
+		}
+		return f
 	})
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "key")
