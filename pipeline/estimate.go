@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/addrclean/addrclean/readers"
 )
 
 // Estimate is what a run would do with its input, counted without a call:
@@ -32,17 +34,22 @@ type Estimate struct {
 	CallsToPay int64 `json:"calls_to_pay"`
 }
 
-// EstimateRun reads cfg.Source to the end (or cfg.Limit) and counts what Run
-// would do with it, without a call: it decides every row as Run's feeder
-// does, through the same dedup (so the same folding, and memory bounded by
-// DedupCache and the spill's fixed index whatever the input's size), then
-// asks the journal and the cache, in Run's order, about each distinct
-// request. It only reads them: Verifier, Limiter and Outputs are not used,
-// nothing is journalled or cached.
-func EstimateRun(ctx context.Context, cfg Config) (Estimate, error) {
-	if cfg.Source == nil || cfg.Mapper == nil {
-		return Estimate{}, errors.New("pipeline: estimate: no source or mapper")
-	}
+// Estimator counts what Run would do with the rows it is given, without a
+// call: it decides every row as Run's feeder does, through the same dedup
+// (so the same folding, and memory bounded by DedupCache and the spill's
+// fixed index whatever the input's size), then asks the journal and the
+// cache, in Run's order, about each distinct request. It only reads them:
+// nothing is journalled or cached. It is not safe for concurrent use.
+type Estimator struct {
+	cfg   Config
+	dedup *dedup
+	e     Estimate
+}
+
+// NewEstimator counts for cfg's Journal, Cache, Limit, DedupCache and
+// SpillDir; Source, Mapper, Verifier, Limiter and Outputs are not used.
+// Close it.
+func NewEstimator(cfg Config) *Estimator {
 	cfg = cfg.withDefaults()
 	size := cfg.DedupCache
 	if size <= 0 {
@@ -50,50 +57,72 @@ func EstimateRun(ctx context.Context, cfg Config) (Estimate, error) {
 		// to; counting distinct requests needs them kept.
 		size = DefaultDedupCache
 	}
-	d := newDedup(size, cfg.SpillDir)
-	defer func() { _ = d.close() }()
-	var e Estimate
-	for cfg.Limit <= 0 || e.Rows < cfg.Limit {
-		if err := ctx.Err(); err != nil {
-			return e, err
-		}
+	return &Estimator{cfg: cfg, dedup: newDedup(size, cfg.SpillDir)}
+}
+
+// Add counts the next row in input order, mapped as m. Rows past
+// Config.Limit are not counted: the run does not read them.
+func (x *Estimator) Add(ctx context.Context, row readers.Row, m readers.Mapped) error {
+	if x.cfg.Limit > 0 && x.e.Rows >= x.cfg.Limit {
+		return nil
+	}
+	x.e.Rows++
+	if m.Err != nil {
+		x.e.NotSent++
+		return nil
+	}
+	key := dedupKey(m.Address)
+	rl, f, _, err := x.dedup.acquire(key)
+	if err != nil {
+		return fmt.Errorf("pipeline: estimate: row %d: %w", row.Num, err)
+	}
+	if rl != roleLeader {
+		return nil
+	}
+	// A finished, cacheable verdict: later duplicates are hits, as the
+	// leader's answer makes them in the run.
+	x.dedup.finish(key, f, verdict{})
+	x.e.DistinctRequests++
+	switch by, err := estimateAnswered(ctx, x.cfg, row.Num, key); {
+	case err != nil:
+		return err
+	case by == byJournal:
+		x.e.JournalAnswers++
+	case by == byCache:
+		x.e.CacheAnswers++
+	default:
+		x.e.CallsToPay++
+	}
+	return nil
+}
+
+// Estimate is the count so far.
+func (x *Estimator) Estimate() Estimate { return x.e }
+
+// Close removes the dedup's spill.
+func (x *Estimator) Close() error { return x.dedup.close() }
+
+// EstimateRun counts what Run would do with cfg.Source, read to its end (or
+// cfg.Limit): see Estimator.
+func EstimateRun(ctx context.Context, cfg Config) (Estimate, error) {
+	if cfg.Source == nil || cfg.Mapper == nil {
+		return Estimate{}, errors.New("pipeline: estimate: no source or mapper")
+	}
+	x := NewEstimator(cfg)
+	defer func() { _ = x.Close() }()
+	for cfg.Limit <= 0 || x.e.Rows < cfg.Limit {
 		row, err := cfg.Source.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return e, fmt.Errorf("pipeline: estimate: reading input after %d rows: %w", e.Rows, err)
+			return x.e, fmt.Errorf("pipeline: estimate: reading input after %d rows: %w", x.e.Rows, err)
 		}
-		e.Rows++
-		m := cfg.Mapper.Map(row)
-		if m.Err != nil {
-			e.NotSent++
-			continue
-		}
-		key := dedupKey(m.Address)
-		rl, f, _, err := d.acquire(key)
-		if err != nil {
-			return e, fmt.Errorf("pipeline: estimate: row %d: %w", row.Num, err)
-		}
-		if rl != roleLeader {
-			continue
-		}
-		// A finished, cacheable verdict: later duplicates are hits, as the
-		// leader's answer makes them in the run.
-		d.finish(key, f, verdict{})
-		e.DistinctRequests++
-		switch answered, err := estimateAnswered(ctx, cfg, row.Num, key); {
-		case err != nil:
-			return e, err
-		case answered == byJournal:
-			e.JournalAnswers++
-		case answered == byCache:
-			e.CacheAnswers++
-		default:
-			e.CallsToPay++
+		if err := x.Add(ctx, row, cfg.Mapper.Map(row)); err != nil {
+			return x.e, err
 		}
 	}
-	return e, nil
+	return x.e, nil
 }
 
 type answeredBy int
