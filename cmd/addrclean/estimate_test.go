@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/addrclean/addrclean/internal/pgtest"
+)
+
+// billed is the real service counting the verify calls it is paid for;
+// stop, when set, is called at call stopAt (an interrupt mid-run).
+type billed struct {
+	next   http.Handler
+	calls  atomic.Int64
+	stopAt atomic.Int64
+	stop   atomic.Pointer[context.CancelFunc]
+}
+
+func (b *billed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/verify") {
+		if n := b.calls.Add(1); n == b.stopAt.Load() {
+			if f := b.stop.Load(); f != nil {
+				(*f)()
+			}
+		}
+	}
+	b.next.ServeHTTP(w, r)
+}
+
+// runSummary runs 'addrclean run' in-process with ctx, and returns its exit
+// code, its stderr and its --summary.
+func runSummary(t *testing.T, ctx context.Context, dir string, args ...string) (int, string, map[string]any) {
+	t.Helper()
+	keyFile, sum := filepath.Join(dir, "key"), filepath.Join(dir, "summary.json")
+	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Remove(sum)
+	full := append([]string{"run", "--log-format", "json", "--no-progress", "--api-key-file", keyFile, "--summary", sum}, args...)
+	var stdout, stderr bytes.Buffer
+	code := runMain(ctx, full, streams{in: strings.NewReader(""), out: &stdout, err: &stderr})
+	var m map[string]any
+	if b, err := os.ReadFile(sum); err == nil {
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return code, stderr.String(), m
+}
+
+// TestRunEstimateIsTheRun: for every kind of source (CSV, XLSX, a
+// PostgreSQL table, schema-qualified, and a query, an SQLite table), the
+// dry run's calls to pay are the calls the same command then makes, and
+// its cache and journal answers are the run's cache hits and resumed
+// rows: with nothing yet, after an interrupted run (--resume, with the
+// cache it filled) and once everything is cached.
+func TestRunEstimateIsTheRun(t *testing.T) {
+	isolateJournals(t)
+	pgURL := pgtest.RequireDB(t)
+	loadSample(t, pgURL, "customers")
+	dbExec(t, pgURL, "CREATE SCHEMA crm", "ALTER TABLE customers SET SCHEMA crm")
+	sqliteURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
+	loadSample(t, sqliteURL, "customers")
+	xlsx, err := filepath.Abs("../../sample_data/customers.xlsx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &billed{}
+	base := newTestService(t, 0, nil, func(h http.Handler) http.Handler { svc.next = h; return svc }).URL
+
+	tableOut := []string{"--id-col", "Customer ID", "--out-table", "av", "--review-table", "av_review"}
+	for _, src := range []struct {
+		name string
+		args func(dir string) []string
+	}{
+		{"csv", func(dir string) []string {
+			return []string{"-o", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"), sampleCSV(t)}
+		}},
+		{"xlsx", func(dir string) []string {
+			return []string{"-o", filepath.Join(dir, "out.xlsx"), "--review", filepath.Join(dir, "review.xlsx"), xlsx}
+		}},
+		{"postgres table", func(string) []string {
+			return append(append([]string{}, tableOut...), "--table", `crm."customers"`, pgURL)
+		}},
+		{"postgres query", func(string) []string {
+			return append(append([]string{}, tableOut...), "--out-db", pgURL, "--query", `SELECT * FROM crm.customers WHERE "Country" <> 'France'`, pgURL)
+		}},
+		{"sqlite table", func(string) []string {
+			return append(append([]string{}, tableOut...), "--table", "customers", sqliteURL)
+		}},
+	} {
+		t.Run(src.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cacheFile := filepath.Join(dir, "answers.cache")
+			common := append([]string{"--base-url", base, "--rate", "0", "--country", "IE", "--retries", "0"}, src.args(dir)...)
+			withCache := append([]string{"--cache", cacheFile}, common...)
+			if strings.HasPrefix(src.name, "postgres") || strings.HasPrefix(src.name, "sqlite") {
+				dbExec(t, common[len(common)-1], `DROP TABLE IF EXISTS av`, `DROP TABLE IF EXISTS av_review`, `DROP TABLE IF EXISTS av_runs`)
+			}
+			step := func(name string, args []string, interruptAt int64) {
+				t.Helper()
+				_, cacheErr := os.Stat(cacheFile)
+				code, stderr, est := runSummary(t, context.Background(), dir, append([]string{"--dry-run", "--price-per-call", "EUR 0.01"}, args...)...)
+				if code != 0 || est == nil {
+					t.Fatalf("%s: dry run exit %d:\n%s", name, code, tail(messages(stderr), 2000))
+				}
+				if _, err := os.Stat(cacheFile); (err == nil) != (cacheErr == nil) {
+					t.Fatalf("%s: the dry run created the cache", name)
+				}
+				e, _ := est["estimate"].(map[string]any)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				svc.calls.Store(0)
+				svc.stopAt.Store(interruptAt)
+				svc.stop.Store(&cancel)
+				code, stderr, run := runSummary(t, ctx, dir, args...)
+				if interruptAt > 0 {
+					if code != exitInterrupted {
+						t.Fatalf("%s: exit %d, want an interrupt:\n%s", name, code, tail(messages(stderr), 2000))
+					}
+					return
+				}
+				if code != 0 && code != exitRowErrors || run == nil {
+					t.Fatalf("%s: exit %d:\n%s", name, code, tail(messages(stderr), 2000))
+				}
+				for _, f := range []struct{ est, run string }{
+					{"rows", "rows_read"}, {"calls_to_pay", "calls_made"}, {"cache_answers", "cache_hits"}, {"journal_answers", "rows_resumed"},
+				} {
+					if e[f.est] != run[f.run] {
+						t.Errorf("%s: estimate %s = %v, the run's %s = %v", name, f.est, e[f.est], f.run, run[f.run])
+					}
+				}
+				calls := e["calls_to_pay"].(float64)
+				if float64(svc.calls.Load()) != calls {
+					t.Errorf("%s: the service was paid for %d calls, the estimate said %v", name, svc.calls.Load(), calls)
+				}
+				if want := calls / 100; e["cost"] != want {
+					t.Errorf("%s: cost %v, want %v", name, e["cost"], want)
+				}
+				t.Logf("%s: %v", name, e)
+			}
+			step("no cache, no journal", common, 0)
+			step("interrupted", withCache, 120)
+			step("resumed with the cache it filled", append([]string{"--resume"}, withCache...), 0)
+			step("all cached", withCache, 0)
+		})
+	}
+}
+
+// TestRunPricePerCall: the price comes from the flag, else from
+// ADDRCLEAN_PRICE_PER_CALL, in the currency as written; a price that is not
+// one is a usage error, of the dry run and of the run alike.
+func TestRunPricePerCall(t *testing.T) {
+	in := sampleCSV(t)
+	t.Setenv("ADDRCLEAN_PRICE_PER_CALL", "0,5 £")
+	for _, tc := range []struct {
+		args []string
+		code int
+		text string
+	}{
+		{[]string{"--dry-run"}, exitOK, "0,50 £"},
+		{[]string{"--dry-run", "--price-per-call", "$0.002"}, exitOK, "$0.002"},
+		{[]string{"--dry-run", "--price-per-call", "-0.002"}, exitUsage, ""},
+		{[]string{"--price-per-call", "1,000.50 EUR"}, exitUsage, ""},
+	} {
+		dir := t.TempDir()
+		code, stderr, sum := runSummary(t, context.Background(), dir, append(tc.args, "--country", "IE", "--limit", "1", in)...)
+		if code != tc.code {
+			t.Errorf("%q: exit %d, want %d:\n%s", tc.args, code, tc.code, tail(messages(stderr), 1000))
+			continue
+		}
+		if tc.text == "" {
+			if !strings.Contains(stderr, "want an amount per call") {
+				t.Errorf("%q: %s", tc.args, tail(messages(stderr), 1000))
+			}
+			continue
+		}
+		if e, _ := sum["estimate"].(map[string]any); e == nil || e["cost_text"] != tc.text {
+			t.Errorf("%q: estimate %v, want cost %q", tc.args, sum["estimate"], tc.text)
+		}
+	}
+}
