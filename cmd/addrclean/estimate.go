@@ -15,6 +15,7 @@ import (
 	"github.com/addrclean/addrclean/estimate"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/report"
 	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/table"
 )
@@ -114,7 +115,19 @@ func (o *runOptions) estimateRun(ctx context.Context, ropts readers.Options, spe
 	if err := fig.Print(s.out); err != nil {
 		return err
 	}
-	return o.writeDryRunSummary(fig)
+	if err := o.writeDryRunSummary(fig); err != nil {
+		return err
+	}
+	if o.report == "" {
+		return nil
+	}
+	page := &report.EstimatePage{Title: o.input, At: time.Now().UTC(), Estimate: fig,
+		Run: report.RunInfo{Input: o.input, Version: version, Reference: o.referenceText()}}
+	if err := page.WriteFile(o.report); err != nil {
+		return withCode(exitFatal, err)
+	}
+	log.Info().Str("report", o.report).Msg("estimate report written")
+	return nil
 }
 
 // openDrySource opens the input read only: a file, or a table or query.

@@ -155,8 +155,9 @@ func TestRunEstimateIsTheRun(t *testing.T) {
 }
 
 // TestRunPricePerCall: the price comes from the flag, else from
-// ADDRCLEAN_PRICE_PER_CALL, in the currency as written; a price that is not
-// one is a usage error, of the dry run and of the run alike.
+// ADDRCLEAN_PRICE_PER_CALL, in the currency as written, in --summary and on
+// the Estimate card of --report; a price that is not one is a usage error,
+// of the dry run and of the run alike.
 func TestRunPricePerCall(t *testing.T) {
 	in := sampleCSV(t)
 	t.Setenv("ADDRCLEAN_PRICE_PER_CALL", "0,5 £")
@@ -184,6 +185,14 @@ func TestRunPricePerCall(t *testing.T) {
 		}
 		if e, _ := sum["estimate"].(map[string]any); e == nil || e["cost_text"] != tc.text {
 			t.Errorf("%q: estimate %v, want cost %q", tc.args, sum["estimate"], tc.text)
+		}
+		// With --report, the same figures on the Estimate card.
+		page := filepath.Join(dir, "estimate.html")
+		if code, stderr, _ := runSummary(t, context.Background(), dir, append(tc.args, "--report", page, "--country", "IE", "--limit", "1", in)...); code != exitOK {
+			t.Fatalf("%q --report: exit %d:\n%s", tc.args, code, tail(messages(stderr), 1000))
+		}
+		if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "<h2>Estimate</h2>") || !strings.Contains(string(b), "<b>"+tc.text+"</b>") {
+			t.Errorf("%q: no Estimate card with %s: %v\n%s", tc.args, tc.text, err, b)
 		}
 	}
 }
