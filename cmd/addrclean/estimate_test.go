@@ -148,6 +148,12 @@ func TestRunEstimateIsTheRun(t *testing.T) {
 			}
 			step("no cache, no journal", common, 0)
 			step("interrupted", withCache, 120)
+			// As the run, the dry run refuses to start afresh over the
+			// unfinished journal without --resume.
+			if code, stderr, _ := runSummary(t, context.Background(), dir, append([]string{"--dry-run"}, withCache...)...); code != exitUsage ||
+				!strings.Contains(stderr, "finished rows of an interrupted run") {
+				t.Errorf("dry run over an unfinished journal without --resume: exit %d:\n%s", code, tail(messages(stderr), 1000))
+			}
 			step("resumed with the cache it filled", append([]string{"--resume"}, withCache...), 0)
 			step("all cached", withCache, 0)
 		})
