@@ -138,11 +138,26 @@ func New(e pipeline.Estimate, rate float64, burst int, price *Price) Figures {
 		f.SecondsAtRate = &s
 	}
 	if price != nil {
-		amount, text := price.Times(e.CallsToPay)
-		n := json.Number(amount)
-		f.PricePerCall, f.Currency, f.Cost, f.CostText = price.String(), price.Currency(), &n, text
+		sp := price.Spent(e.CallsToPay)
+		f.PricePerCall, f.Currency, f.Cost, f.CostText = sp.PricePerCall, sp.Currency, &sp.Cost, sp.CostText
 	}
 	return f
+}
+
+// Spent is what calls cost at a price: the "spent" object of a run's
+// --summary, beside its calls_made.
+type Spent struct {
+	Calls        int64       `json:"calls"`
+	PricePerCall string      `json:"price_per_call"`
+	Currency     string      `json:"currency,omitempty"`
+	Cost         json.Number `json:"cost"`
+	CostText     string      `json:"cost_text"`
+}
+
+// Spent is the cost of n calls at p.
+func (p Price) Spent(n int64) Spent {
+	amount, text := p.Times(n)
+	return Spent{Calls: n, PricePerCall: p.String(), Currency: p.Currency(), Cost: json.Number(amount), CostText: text}
 }
 
 // Print writes the figures for people, under the dry run's mapping

@@ -2,6 +2,9 @@ package report
 
 import (
 	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,5 +37,32 @@ func TestEstimatePage(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden.Check(t, tc.name, withoutStyle(t, page.Bytes()))
+	}
+}
+
+// TestCostSpent: a run given a price says on its Cost card what its calls
+// cost, from the summary's "spent".
+func TestCostSpent(t *testing.T) {
+	st, err := ReadSummary(filepath.Join("testdata", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	price, err := estimate.ParsePrice("0.004 EUR")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := price.Spent(st.CallsMade)
+	st.Spent = &sp
+	d, err := Build(context.Background(), filepath.Join("testdata", "enriched.csv"), Options{Summary: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := d.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	want := "<b>" + sp.CostText + "</b><span>spent on the calls made</span>"
+	if st.CallsMade == 0 || !strings.Contains(page.String(), want) {
+		t.Fatalf("no %q on the page (calls %d)", want, st.CallsMade)
 	}
 }

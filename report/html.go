@@ -249,7 +249,8 @@ const pageHTML = `<!DOCTYPE html>
 <div class="kpi"><b>{{.RateLimited}}</b><span>429 answers</span></div>
 <div class="kpi"><b>{{.TokenRefreshes}}</b><span>token refreshes</span></div>
 <div class="kpi"><b>{{printf "%.1f" .ElapsedSeconds}} s</b><span>elapsed</span></div>
-{{if .RowsResumed}}<div class="kpi"><b>{{.RowsResumed}}</b><span>rows resumed</span></div>{{end}}
+{{if .RowsResumed}}<div class="kpi"><b>{{.RowsResumed}}</b><span>rows resumed</span></div>{{end}}{{if .Spent}}<div class="kpi"><b>{{.Spent}}</b><span>spent on the calls made</span></div>
+{{end}}
 </div>{{else}}<p class="none">Not known: pass the run's --summary file to addrclean report (a run into an --out-table keeps it in the table's _runs table).</p>{{end}}
 </section>
 <section>

@@ -55,10 +55,7 @@ func (o *runOptions) parsePrice() (*estimate.Price, error) {
 // the input with the run's own dedup and read-only lookups in its journal
 // (--resume) and cache. Nothing is called, written, journalled or cached.
 func (o *runOptions) estimateRun(ctx context.Context, ropts readers.Options, spec readers.MappingSpec, s streams, log zerolog.Logger) error {
-	price, err := o.parsePrice()
-	if err != nil {
-		return err
-	}
+	price := o.price // checked by validate
 	defer o.closeTables()
 	src, err := o.openDrySource(ctx, ropts, spec)
 	if err != nil {

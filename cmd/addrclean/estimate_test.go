@@ -120,7 +120,7 @@ func TestRunEstimateIsTheRun(t *testing.T) {
 				svc.calls.Store(0)
 				svc.stopAt.Store(interruptAt)
 				svc.stop.Store(&cancel)
-				code, stderr, run := runSummary(t, ctx, dir, args...)
+				code, stderr, run := runSummary(t, ctx, dir, append([]string{"--price-per-call", "EUR 0.01"}, args...)...)
 				if interruptAt > 0 {
 					if code != exitInterrupted {
 						t.Fatalf("%s: exit %d, want an interrupt:\n%s", name, code, tail(messages(stderr), 2000))
@@ -143,6 +143,10 @@ func TestRunEstimateIsTheRun(t *testing.T) {
 				}
 				if want := calls / 100; e["cost"] != want {
 					t.Errorf("%s: cost %v, want %v", name, e["cost"], want)
+				}
+				// The run's summary says what its calls cost: the estimate.
+				if spent, _ := run["spent"].(map[string]any); spent == nil || spent["cost"] != e["cost"] || spent["cost_text"] != e["cost_text"] {
+					t.Errorf("%s: the run spent %v, the estimate said %v (%v)", name, run["spent"], e["cost"], e["cost_text"])
 				}
 				t.Logf("%s: %v", name, e)
 			}

@@ -371,7 +371,8 @@ func (o *runOptions) validate() error {
 	case o.headerRow < 0:
 		return usageErrorf("--header-row %d: want the row number of the header, 1 or more", o.headerRow)
 	}
-	if _, err := o.parsePrice(); err != nil {
+	var err error
+	if o.price, err = o.parsePrice(); err != nil {
 		return err
 	}
 	if _, err := readers.NormaliseEncoding(o.encoding); err != nil {
