@@ -13,6 +13,7 @@ import (
 
 	"github.com/addrclean/addrclean/cache"
 	"github.com/addrclean/addrclean/estimate"
+	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/report"
@@ -76,13 +77,7 @@ func (o *runOptions) estimateRun(ctx context.Context, ropts readers.Options, spe
 	if cstore != nil {
 		cfg.Cache = cstore
 	}
-	outPath, reviewPath, err := o.resolveOutputs()
-	if err != nil {
-		return err
-	}
-	j, err := o.policy.Peek(o.journalPathFor(outPath, reviewPath), func() (runs.Identity, error) {
-		return runIdentity(ctx, *o, src, mapper)
-	})
+	j, err := o.peekJournal(ctx, src, mapper, log)
 	if err != nil {
 		return err // as the run refuses
 	}
@@ -125,6 +120,23 @@ func (o *runOptions) estimateRun(ctx context.Context, ropts readers.Options, spe
 	}
 	log.Info().Str("report", o.report).Msg("estimate report written")
 	return nil
+}
+
+// peekJournal is the journal the run would continue, read only (nil if
+// none). A dry run does not check the outputs (stdin needs none named, for
+// one): where they do not name a journal, none answers.
+func (o *runOptions) peekJournal(ctx context.Context, src readers.Reader, mapper *readers.Mapper, log zerolog.Logger) (*journal.Journal, error) {
+	if !o.policy.MayKeep() {
+		return nil, nil
+	}
+	outPath, reviewPath, err := o.resolveOutputs()
+	if err != nil {
+		log.Debug().Err(err).Msg("no journal: the outputs are not settled")
+		return nil, nil
+	}
+	return o.policy.Peek(o.journalPathFor(outPath, reviewPath), func() (runs.Identity, error) {
+		return runIdentity(ctx, *o, src, mapper)
+	})
 }
 
 // openDrySource opens the input read only: a file, or a table or query.

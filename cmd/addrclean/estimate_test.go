@@ -206,3 +206,18 @@ func TestRunPricePerCall(t *testing.T) {
 		}
 	}
 }
+
+// TestRunDryRunStdin: a dry run over stdin needs no outputs named, as
+// before the estimate, and estimates it (there is no journal to read).
+func TestRunDryRunStdin(t *testing.T) {
+	in, err := os.ReadFile(sampleCSV(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := runMain(t.Context(), []string{"run", "--dry-run", "--log-format", "json", "--resume", "-"},
+		streams{in: bytes.NewReader(in), out: &stdout, err: &stderr})
+	if code != exitOK || !strings.Contains(stdout.String(), "calls to pay       478") {
+		t.Fatalf("exit %d:\n%s\n%s", code, stdout.String(), tail(messages(stderr.String()), 1000))
+	}
+}
