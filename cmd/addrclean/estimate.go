@@ -172,6 +172,12 @@ func (o *runOptions) dryRunCache(embedded bool, log zerolog.Logger) (*cache.Stor
 		log.Info().Str("cache", o.cache).Msg("the cache does not exist yet: it answers nothing")
 		return nil, none, nil
 	}
+	if errors.Is(err, cache.ErrCorrupt) && !errors.Is(err, cache.ErrNotCache) {
+		// The run moves a damaged cache aside and starts an empty one.
+		log.Warn().Err(err).Str("cache", o.cache).
+			Msg("the cache is damaged: the run will move it aside and start an empty one, so it is counted as answering nothing")
+		return nil, none, nil
+	}
 	if err != nil {
 		return nil, none, err
 	}

@@ -221,3 +221,34 @@ func TestRunDryRunStdin(t *testing.T) {
 		t.Fatalf("exit %d:\n%s\n%s", code, stdout.String(), tail(messages(stderr.String()), 1000))
 	}
 }
+
+// TestRunDryRunDamagedCache: a damaged cache, which the run moves aside to
+// start an empty one, answers nothing in the estimate either (with a
+// warning), and the run then makes the calls the estimate said.
+func TestRunDryRunDamagedCache(t *testing.T) {
+	dir := t.TempDir()
+	cacheFile := filepath.Join(dir, "answers.cache")
+	args := []string{"--cache", cacheFile, "-o", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"), sampleCSV(t)}
+	if code, stderr, _ := runSummary(t, t.Context(), dir, args...); code != exitRowErrors {
+		t.Fatalf("filling the cache: exit %d:\n%s", code, tail(messages(stderr), 1000))
+	}
+	f, err := os.OpenFile(cacheFile, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(bytes.Repeat([]byte("X"), 64), 4096); err != nil { // the second page
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr, est := runSummary(t, t.Context(), dir, append([]string{"--dry-run"}, args...)...)
+	e, _ := est["estimate"].(map[string]any)
+	if code != exitOK || e == nil || e["cache_answers"] != 0.0 || !strings.Contains(stderr, "the cache is damaged") {
+		t.Fatalf("dry run: exit %d, %v:\n%s", code, e, tail(messages(stderr), 1000))
+	}
+	code, stderr, run := runSummary(t, t.Context(), dir, args...)
+	if code != exitRowErrors || run["calls_made"] != e["calls_to_pay"] || run["cache_hits"] != 0.0 {
+		t.Fatalf("run: exit %d, calls %v, cache hits %v; estimate %v:\n%s", code, run["calls_made"], run["cache_hits"], e, tail(messages(stderr), 1000))
+	}
+}
