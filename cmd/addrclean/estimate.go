@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -201,15 +200,8 @@ func (o *runOptions) writeDryRunSummary(fig estimate.Figures) error {
 	}
 	sum := dryRunSummary{Input: o.input, Version: version, Reference: o.referenceText(), DryRun: true,
 		At: time.Now().UTC().Truncate(time.Second), Estimate: fig}
-	b, err := json.MarshalIndent(sum, "", "  ")
-	if err == nil {
-		err = writeAtomically(o.summary, func(f *os.File) error {
-			_, err := f.Write(append(b, '\n'))
-			return err
-		})
-	}
-	if err != nil {
-		return withCode(exitFatal, fmt.Errorf("--summary: %w", err))
+	if err := writeSummaryJSON(o.summary, sum); err != nil {
+		return withCode(exitFatal, err)
 	}
 	return nil
 }

@@ -104,9 +104,14 @@ func (o *runOptions) writeSummary(st pipeline.Stats, out, review string) error {
 	if o.summary == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(o.runSummary(st, out, review), "", "  ")
+	return writeSummaryJSON(o.summary, o.runSummary(st, out, review))
+}
+
+// writeSummaryJSON writes v as indented JSON to path, atomically.
+func writeSummaryJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err == nil {
-		err = writeAtomically(o.summary, func(f *os.File) error {
+		err = writeAtomically(path, func(f *os.File) error {
 			_, err := f.Write(append(b, '\n'))
 			return err
 		})
