@@ -52,6 +52,13 @@ func Inspect(ctx context.Context, path string, opts Options, spec MappingSpec, s
 // InspectReader is Inspect over a reader the caller opened and closes (a
 // database table, say); path is what the report and errors call it.
 func InspectReader(ctx context.Context, path string, r Reader, spec MappingSpec, sample int) (*Report, error) {
+	return InspectEach(ctx, path, r, spec, sample, nil)
+}
+
+// InspectEach is InspectReader, calling each (when not nil) with every row
+// and its mapping as it goes, so that a dry run counts more in the same
+// pass; an error from each stops it.
+func InspectEach(ctx context.Context, path string, r Reader, spec MappingSpec, sample int, each func(Row, Mapped) error) (*Report, error) {
 	m, err := MapperFor(r, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -80,6 +87,11 @@ func InspectReader(ctx context.Context, path string, r Reader, spec MappingSpec,
 			rep.LongRows++
 		}
 		mp := m.Map(row)
+		if each != nil {
+			if err := each(row, mp); err != nil {
+				return nil, err
+			}
+		}
 		switch {
 		case errors.Is(mp.Err, ErrNoAddress):
 			rep.NoAddress++

@@ -143,13 +143,17 @@ func (d *Data) WriteHTML(w io.Writer) error {
 
 // WriteFile renders the report into path, atomically: a temporary file
 // beside it, renamed into place.
-func (d *Data) WriteFile(path string) error {
+func (d *Data) WriteFile(path string) error { return writeFile(path, d.WriteHTML) }
+
+// writeFile writes a page into path through a temporary file beside it,
+// renamed into place once complete.
+func writeFile(path string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := d.WriteHTML(tmp); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return fmt.Errorf("report %s: %w", path, err)
 	}
@@ -167,13 +171,8 @@ func (d *Data) WriteFile(path string) error {
 	return nil
 }
 
-const pageHTML = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>addrclean report: {{.Title}}</title>
-<style>
+// pageStyle is the style of every page, inline: the page stands alone.
+const pageStyle = `<style>
 body{font:15px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f5f6f8;color:#1f2328}
 header{background:#263238;color:#fff;padding:18px 28px}
 header h1{margin:0;font-size:22px}
@@ -200,7 +199,15 @@ svg.map{display:block;border:1px solid #b0bec5;border-radius:4px;width:100%;max-
 header dl{display:flex;flex-wrap:wrap;gap:4px 22px;margin:8px 0 0;font-size:13px}
 header dt{color:#90a4ae;display:inline}
 header dd{display:inline;margin:0 0 0 5px;color:#eceff1}
-</style>
+</style>`
+
+const pageHTML = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>addrclean report: {{.Title}}</title>
+` + pageStyle + `
 </head>
 <body>
 <header>
@@ -242,7 +249,8 @@ header dd{display:inline;margin:0 0 0 5px;color:#eceff1}
 <div class="kpi"><b>{{.RateLimited}}</b><span>429 answers</span></div>
 <div class="kpi"><b>{{.TokenRefreshes}}</b><span>token refreshes</span></div>
 <div class="kpi"><b>{{printf "%.1f" .ElapsedSeconds}} s</b><span>elapsed</span></div>
-{{if .RowsResumed}}<div class="kpi"><b>{{.RowsResumed}}</b><span>rows resumed</span></div>{{end}}
+{{if .RowsResumed}}<div class="kpi"><b>{{.RowsResumed}}</b><span>rows resumed</span></div>{{end}}{{if .Spent}}<div class="kpi"><b>{{.Spent}}</b><span>spent on the calls made</span></div>
+{{end}}
 </div>{{else}}<p class="none">Not known: pass the run's --summary file to addrclean report (a run into an --out-table keeps it in the table's _runs table).</p>{{end}}
 </section>
 <section>

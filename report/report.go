@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/addrclean/addrclean/estimate"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/runfile"
@@ -39,6 +40,9 @@ type Summary struct {
 	Finished  time.Time `json:"finished,omitzero"`
 	// Tables are what the run did to each output table.
 	Tables []TableCounts `json:"tables,omitempty"`
+	// Spent is what the calls made cost at --price-per-call; nil without
+	// a price.
+	Spent *estimate.Spent `json:"spent,omitempty"`
 	pipeline.Stats
 }
 
@@ -96,6 +100,9 @@ type Cost struct {
 	TokenRefreshes int64   `json:"token_refreshes"`
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	RowsResumed    int64   `json:"rows_resumed"`
+	// Spent is the calls' cost as the user writes money, when the run was
+	// given a price.
+	Spent string `json:"spent,omitempty"`
 }
 
 // Group is one set of rows sharing an address id.
@@ -277,6 +284,9 @@ func BuildFrom(ctx context.Context, en *runfile.Enriched, opts Options) (*Data, 
 			CallsMade: st.CallsMade, CallsSaved: st.CallsSaved, CacheHits: st.CacheHits, Retries: st.Retries,
 			RateLimited: st.RateLimited, TokenRefreshes: st.TokenRefreshes, ElapsedSeconds: st.ElapsedSeconds,
 			RowsResumed: st.RowsResumed,
+		}
+		if st.Spent != nil {
+			d.Cost.Spent = st.Spent.CostText
 		}
 	}
 	return d, nil

@@ -235,10 +235,33 @@ func (p Policy) Open(path string, id func() (Identity, error), outputs []string,
 	return &Run{j: j, keep: p.Keep, log: log}, nil
 }
 
+// startOver decides whether a run starts afresh over the journal an earlier
+// run left, or continues it; it refuses an unfinished journal without
+// --resume, and a journal of another run.
+func (p Policy) startOver(info journal.Info, meta journal.Meta) (bool, error) {
+	switch {
+	case info.Headless || p.Restart || (!p.Resume && (info.Complete || info.Rows == 0)):
+		return true, nil
+	case !p.Resume:
+		return false, usagef("%s holds %d finished rows of an interrupted run (last written %s): "+
+			"run the same command with --resume to continue it without paying for them again, or with --restart to discard them and start afresh",
+			info.Path, info.Rows, info.Updated.Format("2006-01-02 15:04:05"))
+	}
+	if diff := info.Meta.Diff(meta); len(diff) > 0 {
+		return false, usagef("--resume: %s was written for a different run: %s. "+
+			"Resume with the same input and options, or pass --restart instead of --resume to discard it and start afresh",
+			info.Path, strings.Join(diff, "; "))
+	}
+	return false, nil
+}
+
 // reuse starts afresh, continues or refuses the journal an earlier run left.
 func (p Policy) reuse(j *journal.Journal, meta journal.Meta, log zerolog.Logger) error {
 	info, path := j.Info(), j.Path()
-	startOver := info.Headless || p.Restart || (!p.Resume && (info.Complete || info.Rows == 0))
+	startOver, err := p.startOver(info, meta)
+	if err != nil {
+		return err
+	}
 	switch {
 	case info.Headless:
 		log.Warn().Str("journal", path).Msg("the journal has no intact header (a run was killed while it created it); it holds no rows: starting afresh")
@@ -249,18 +272,9 @@ func (p Policy) reuse(j *journal.Journal, meta journal.Meta, log zerolog.Logger)
 		}
 	case startOver:
 		log.Info().Str("journal", path).Msg("replacing the journal of a finished run")
-	case !p.Resume:
-		return usagef("%s holds %d finished rows of an interrupted run (last written %s): "+
-			"run the same command with --resume to continue it without paying for them again, or with --restart to discard them and start afresh",
-			path, info.Rows, info.Updated.Format("2006-01-02 15:04:05"))
 	}
 	if startOver {
 		return j.Start(meta)
-	}
-	if diff := info.Meta.Diff(meta); len(diff) > 0 {
-		return usagef("--resume: %s was written for a different run: %s. "+
-			"Resume with the same input and options, or pass --restart instead of --resume to discard it and start afresh",
-			path, strings.Join(diff, "; "))
 	}
 	if info.Damaged > 0 {
 		log.Warn().Str("journal", path).Int64("damaged", info.Damaged).

@@ -172,11 +172,16 @@ func (o *runOptions) runSummary(st pipeline.Stats, out, review string) *report.S
 	if o.finished.IsZero() {
 		o.finished = time.Now().UTC().Truncate(time.Second)
 	}
-	return &report.Summary{
+	sum := &report.Summary{
 		Input: o.input, Enriched: out, Review: review, Version: version, Reference: o.referenceText(),
 		Started: o.finished.Add(-st.Elapsed.Round(time.Second)), Finished: o.finished,
 		Tables: o.tableCounts(), Stats: st,
 	}
+	if o.price != nil {
+		sp := o.price.Spent(st.CallsMade)
+		sum.Spent = &sp
+	}
+	return sum
 }
 
 // recordRun keeps the run's summary in the runs table next to its

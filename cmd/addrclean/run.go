@@ -69,15 +69,8 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 			return usageErrorf("--report reads the enriched output back: give -o a path, not -")
 		}
 	}
-	if o.dryRun && o.isTableSource() {
-		return o.dryRunTable(ctx, spec, s.out)
-	}
 	if o.dryRun {
-		rep, err := readers.Inspect(ctx, o.input, ropts, spec, 5)
-		if err != nil {
-			return inputError(err)
-		}
-		return rep.Print(s.out)
+		return o.estimateRun(ctx, ropts, spec, s, log)
 	}
 	outPath, reviewPath, err := o.outputs(&ropts)
 	if err != nil {
@@ -220,6 +213,7 @@ func parseRun(args []string, s streams) (*runOptions, error) {
 	}
 	o.rateSet = flagWasSet(fs, "rate")
 	o.cacheTTLSet = flagWasSet(fs, "cache-ttl")
+	o.priceSet = flagWasSet(fs, "price-per-call")
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
@@ -376,6 +370,10 @@ func (o *runOptions) validate() error {
 		return usageErrorf("--limit %d: want 0 (all rows) or more", o.limit)
 	case o.headerRow < 0:
 		return usageErrorf("--header-row %d: want the row number of the header, 1 or more", o.headerRow)
+	}
+	var err error
+	if o.price, err = o.parsePrice(); err != nil {
+		return err
 	}
 	if _, err := readers.NormaliseEncoding(o.encoding); err != nil {
 		return usageErrorf("--encoding: %w", err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/addrclean/addrclean/estimate"
 	"github.com/addrclean/addrclean/runs"
 )
 
@@ -51,6 +52,12 @@ type runOptions struct {
 	tables                          tableOptions // table.go
 	tr                              *tableRun
 	finished                        time.Time // when the run ended, for its summary (report.go)
+
+	// --price-per-call (estimate.go): as given, whether given, and parsed
+	// by validate (nil without a price).
+	pricePerCall string
+	priceSet     bool
+	price        *estimate.Price
 }
 
 const runUsage = `Usage: addrclean run [flags] INPUT
@@ -148,7 +155,8 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.cacheTTL, "cache-ttl", 30*24*time.Hour, "reuse cached answers up to this age; older ones are verified again")
 	fs.BoolVar(&o.markCached, "mark-cached", false, "add a last column av_cached (true when the answer came from --cache) to the enriched output")
 	fs.IntVar(&o.limit, "limit", 0, "only the first N data rows (0 = all)")
-	fs.BoolVar(&o.dryRun, "dry-run", false, "read, map and check the input; no service calls")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "read, map and check the input, and estimate the run: rows, distinct requests, answers of --cache\nand of a --resume journal, calls to pay, time at --rate and cost; no service calls")
+	fs.StringVar(&o.pricePerCall, "price-per-call", "", "the service's `PRICE` of one call, as 0.004, 0.004 EUR or €0.004 (env ADDRCLEAN_PRICE_PER_CALL):\n--dry-run shows the cost of the calls to pay in that currency, a run what its calls cost")
 	fs.StringVar(&o.summary, "summary", "", "also write the run's summary as JSON to `PATH`")
 	fs.StringVar(&o.report, "report", "", "also write the after-run report, one self-contained HTML page, to `PATH`.html\n(built from the enriched output and the run's statistics; see 'addrclean report')")
 	fs.StringVar(&o.logFormat, "log-format", "auto", "auto, console or json (json: one object per stderr line)")

@@ -20,6 +20,9 @@ import (
 func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st pipeline.Stats, out, review string, written bool) {
 	if asJSON {
 		ev := log.Info().Str("input", o.input).Interface("summary", st)
+		if o.price != nil {
+			ev = ev.Interface("spent", o.price.Spent(st.CallsMade))
+		}
 		if written {
 			for k, v := range map[string]string{"enriched": out, "review": review} {
 				if v != "" {
@@ -53,6 +56,10 @@ func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st
 	}
 	fmt.Fprintf(&b, "  calls %d (saved by deduplication %d, answered from the cache %d), retries %d, 429s %d, token refreshes %d, rate %.1f/s (limit %s)\n",
 		st.CallsMade, st.CallsSaved, st.CacheHits, st.Retries, st.RateLimited, st.TokenRefreshes, st.EffectiveRate, rateString(st.RateLimit))
+	if o.price != nil {
+		sp := o.price.Spent(st.CallsMade)
+		fmt.Fprintf(&b, "  cost        %s (%d calls at %s)\n", sp.CostText, sp.Calls, sp.PricePerCall)
+	}
 	if d := st.Duplicates; d != nil && d.Groups > 0 {
 		fmt.Fprintf(&b, "  duplicates  %d addresses shared by %d rows (%d rows a merge would fold; largest %d rows, %s)\n",
 			d.Groups, d.Rows, d.Extra, d.Largest, d.LargestID)
@@ -97,9 +104,14 @@ func (o *runOptions) writeSummary(st pipeline.Stats, out, review string) error {
 	if o.summary == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(o.runSummary(st, out, review), "", "  ")
+	return writeSummaryJSON(o.summary, o.runSummary(st, out, review))
+}
+
+// writeSummaryJSON writes v as indented JSON to path, atomically.
+func writeSummaryJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err == nil {
-		err = writeAtomically(o.summary, func(f *os.File) error {
+		err = writeAtomically(path, func(f *os.File) error {
 			_, err := f.Write(append(b, '\n'))
 			return err
 		})

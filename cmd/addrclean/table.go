@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -418,25 +417,4 @@ func (o *runOptions) shownOutputs(out, review string) (string, string) {
 		return strings.Join(parts, " and ")
 	}
 	return join(out, tr.outName), join(review, tr.revName)
-}
-
-// dryRunTable is --dry-run over a table or query: read, map and count every
-// row, as for a file.
-func (o *runOptions) dryRunTable(ctx context.Context, spec readers.MappingSpec, w io.Writer) error {
-	defer o.closeTables()
-	db, err := table.Open(ctx, o.tr.src, table.Options{ReadOnly: true})
-	if err != nil {
-		return readError(ctx, err)
-	}
-	o.tr.srcDB = db
-	src, err := o.tr.openSource(ctx, spec, o.input, zerolog.Nop())
-	if err != nil {
-		return readError(ctx, err)
-	}
-	defer src.Close()
-	rep, err := readers.InspectReader(ctx, o.input, src, spec, 5)
-	if err != nil {
-		return readError(ctx, err)
-	}
-	return rep.Print(w)
 }

@@ -1,0 +1,126 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/journal"
+	"github.com/addrclean/addrclean/readers"
+)
+
+// TestEstimateIsTheRun checks that the estimate counts what the run then
+// does: its calls, its cache answers, its resumed rows, over duplicates
+// near and far (past the memory of the dedup, through the spill), case and
+// space variants, rows with no address, --limit, a cache and a journal.
+func TestEstimateIsTheRun(t *testing.T) {
+	const n = 2000
+	cells := func(i int) []string {
+		switch {
+		case i%89 == 0:
+			return []string{"", "IE"} // no address: Error without a call
+		case i%7 == 0:
+			return distinct(i % 50) // far-apart duplicates of early rows
+		case i%11 == 0:
+			c := distinct(i - 1) // a case and white space variant of the row before
+			c[0] = "  " + strings.ToUpper(c[0]) + " "
+			return c
+		}
+		return distinct(i)
+	}
+	cached := map[string]*api.VerifyResponse{}
+	for _, i := range []int{3, 7, 1001, 1999} {
+		a := cellMapper.Map(readers.Row{Num: i, Cells: cells(i)}).Address
+		cached[dedupKey(a)] = answer(a, api.ActionAccept)
+	}
+	for _, tc := range []struct {
+		name    string
+		cache   bool
+		journal bool
+		limit   int64
+		dedup   int
+	}{
+		{name: "plain"},
+		{name: "spill", dedup: 1},
+		{name: "limit", limit: 700},
+		{name: "cache", cache: true},
+		{name: "journal", journal: true},
+		{name: "journal and cache", journal: true, cache: true, dedup: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := func(v Verifier) Config {
+				c := Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Verifier: v, Limit: tc.limit,
+					DedupCache: tc.dedup, SpillDir: t.TempDir(), Workers: 4}
+				if tc.cache {
+					c.Cache = &mapCache{m: maps.Clone(cached)}
+				}
+				return c.with(&memWriter{})
+			}
+			var j *journal.Journal
+			if tc.journal {
+				// A first run, interrupted, leaves a journal to resume.
+				path := filepath.Join(t.TempDir(), "out.journal")
+				var err error
+				if j, err = journal.Create(path, journal.Meta{Options: map[string]string{"test": "1"}}); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(testCtx(t))
+				first := cfg(&fakeVerifier{fn: func(_ context.Context, a api.Address, call int64) (*api.VerifyResponse, error) {
+					if call == 600 {
+						cancel()
+					}
+					return answer(a, api.ActionAccept), nil
+				}})
+				first.Journal = j
+				if _, err := Run(ctx, first); !errors.Is(err, context.Canceled) {
+					t.Fatalf("first run: %v", err)
+				}
+				if err := j.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if j, err = journal.Open(path); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = j.Close() })
+			}
+			ecfg := cfg(nil)
+			if j != nil {
+				ecfg.Journal = j
+			}
+			est, err := EstimateRun(testCtx(t), ecfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j != nil {
+				if err := j.Continue(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v := &fakeVerifier{}
+			rcfg := cfg(v)
+			if j != nil {
+				rcfg.Journal = j
+			}
+			st, err := Run(testCtx(t), rcfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Estimate{Rows: st.RowsRead, NotSent: st.Errors[ErrKindInput], JournalAnswers: st.RowsResumed,
+				CacheAnswers: st.CacheHits, CallsToPay: st.CallsMade}
+			got.DistinctRequests = got.JournalAnswers + got.CacheAnswers + got.CallsToPay
+			if est != got {
+				t.Errorf("estimate %+v\n     run %+v", est, got)
+			}
+			if est.CallsToPay != v.calls.Load() || est.CallsToPay == 0 || est.DistinctRequests >= est.Rows-est.NotSent {
+				t.Errorf("calls: estimate %d, service %d; distinct %d of %d rows", est.CallsToPay, v.calls.Load(), est.DistinctRequests, est.Rows)
+			}
+			if (tc.cache && est.CacheAnswers == 0) || (tc.journal && est.JournalAnswers == 0) {
+				t.Errorf("the cache or the journal answered nothing: %+v", est)
+			}
+		})
+	}
+}

@@ -1,0 +1,36 @@
+package runs
+
+import (
+	"errors"
+	"io/fs"
+
+	"github.com/addrclean/addrclean/journal"
+)
+
+// Peek opens, read only, the journal that Open would continue for this
+// run, so that a dry run can count the rows it answers: nil when the run
+// would keep none, start afresh or find none. It refuses as Open does (an
+// unfinished journal without --resume, or one of another run), since the
+// run itself would not start. Nothing is written; the caller closes the
+// journal.
+func (p Policy) Peek(path string, id func() (Identity, error)) (*journal.Journal, error) {
+	if keep, _ := p.keeps(path); !keep {
+		return nil, nil
+	}
+	j, err := journal.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, journalError(err)
+	}
+	who, err := id()
+	if err == nil {
+		var fresh bool
+		if fresh, err = p.startOver(j.Info(), who.meta()); err == nil && !fresh {
+			return j, nil
+		}
+	}
+	_ = j.Close()
+	return nil, err
+}
