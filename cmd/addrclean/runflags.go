@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/runs"
 )
 
@@ -40,6 +41,8 @@ type runOptions struct {
 	markCached                      bool
 	limit                           int
 	dryRun                          bool
+	shardSpec                       string         // --shard as written
+	shard                           pipeline.Shard // parsed --shard (shard.go)
 	summary                         string
 	report                          string
 	logFormat, logLevel             string
@@ -149,6 +152,7 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.markCached, "mark-cached", false, "add a last column av_cached (true when the answer came from --cache) to the enriched output")
 	fs.IntVar(&o.limit, "limit", 0, "only the first N data rows (0 = all)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "read, map and check the input; no service calls")
+	fs.StringVar(&o.shardSpec, "shard", "", "verify only part `I/N` of the input (I from 0 to N-1), split by the hash of the folded address,\nso that N runners upsert into the same --out-table/--review-table and pay once per address\n(table outputs only; see docs/scaling-out.md)")
 	fs.StringVar(&o.summary, "summary", "", "also write the run's summary as JSON to `PATH`")
 	fs.StringVar(&o.report, "report", "", "also write the after-run report, one self-contained HTML page, to `PATH`.html\n(built from the enriched output and the run's statistics; see 'addrclean report')")
 	fs.StringVar(&o.logFormat, "log-format", "auto", "auto, console or json (json: one object per stderr line)")
