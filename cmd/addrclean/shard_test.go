@@ -30,7 +30,7 @@ func addVariants(t *testing.T, dbURL string) int {
 }
 
 // TestRunTableShards: three runners with --shard 0/3, 1/3 and 2/3 over one
-// PostgreSQL table, side by side, upserting into one out-table and one
+// table (PostgreSQL, and SQLite with the outputs in the input's file), side by side, upserting into one out-table and one
 // review table, leave both tables row for row as one unsharded run leaves
 // its own, and pay between them the calls of the unsharded run: every
 // distinct request once. Then, run one after the other over review rows
@@ -38,7 +38,18 @@ func addVariants(t *testing.T, dbURL string) int {
 // no other shard's.
 func TestRunTableShards(t *testing.T) {
 	isolateJournals(t)
-	dbURL := pgtest.RequireDB(t)
+	for _, kind := range []string{"postgres", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			dbURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
+			if kind == "postgres" {
+				dbURL = pgtest.RequireDB(t)
+			}
+			testShards(t, dbURL)
+		})
+	}
+}
+
+func testShards(t *testing.T, dbURL string) {
 	n := loadSample(t, dbURL, "customers")
 	n += addVariants(t, dbURL)
 	base, calls := loggedService(t)
