@@ -432,8 +432,9 @@ func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, gap bo
 func (r *runner) progress(st *Stats, now time.Time) Progress {
 	a := st.Actions
 	p := Progress{
-		RowsRead: r.rowsRead.Load(),
-		RowsDone: st.RowsWritten,
+		RowsRead:        r.rowsRead.Load(),
+		RowsDone:        st.RowsWritten,
+		RowsOtherShards: r.otherShards.Load(),
 		Actions: Counts{Accept: a[string(api.ActionAccept)], Suggest: a[string(api.ActionSuggest)],
 			Confirm: a[string(api.ActionConfirm)], Reject: a[string(api.ActionReject)], Error: a[ActionError]},
 		CallsMade:   r.callsMade.Load(),

@@ -128,10 +128,17 @@ func runShardStats(t *testing.T, cells func(int) []string, n int, limit int64, s
 	t.Helper()
 	v := &fakeVerifier{}
 	w := &memWriter{}
+	var last Progress
 	st, err := Run(testCtx(t), Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Verifier: v,
-		Outputs: []writers.Writer{w}, Workers: 4, Shard: s, Limit: limit, Jitter: noJitter})
+		Outputs: []writers.Writer{w}, Workers: 4, Shard: s, Limit: limit, Jitter: noJitter,
+		Progress: func(p Progress) { last = p }})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A progress bar over the whole input's rows ends at its end.
+	if got := last.RowsDone + last.RowsOtherShards; got != st.RowsRead+st.RowsOtherShards || last.RowsOtherShards != st.RowsOtherShards {
+		t.Errorf("shard %v: the last progress reaches row %d (%d passed over), the run read %d", s, got, last.RowsOtherShards,
+			st.RowsRead+st.RowsOtherShards)
 	}
 	if st.CallsMade != v.calls.Load() {
 		t.Fatalf("%d calls counted, %d made", st.CallsMade, v.calls.Load())

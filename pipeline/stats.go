@@ -36,6 +36,9 @@ type Progress struct {
 	RowsRead int64
 	// RowsDone is the number of rows written, in order.
 	RowsDone int64
+	// RowsOtherShards counts the rows read and passed over because they
+	// belong to another shard (Config.Shard).
+	RowsOtherShards int64
 	// Actions counts the written rows per action.
 	Actions Counts
 	// CallsMade counts verify attempts, retries included.
