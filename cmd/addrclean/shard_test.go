@@ -30,12 +30,12 @@ func addVariants(t *testing.T, dbURL string) int {
 }
 
 // TestRunTableShards: three runners with --shard 0/3, 1/3 and 2/3 over one
-// table (PostgreSQL, and SQLite with the outputs in the input's file), side by side, upserting into one out-table and one
-// review table, leave both tables row for row as one unsharded run leaves
-// its own, and pay between them the calls of the unsharded run: every
-// distinct request once. Then, run one after the other over review rows
-// that no longer need review, each shard deletes its own stale rows and
-// no other shard's.
+// table (PostgreSQL, and SQLite with the outputs in the input's file), side
+// by side, upserting into one out-table and one review table, leave both
+// tables row for row as one unsharded run leaves its own, and pay between
+// them the calls of the unsharded run: every distinct request once. Then,
+// run one after the other over review rows that no longer need review,
+// each shard deletes its own stale rows and no other shard's.
 func TestRunTableShards(t *testing.T) {
 	isolateJournals(t)
 	for _, kind := range []string{"postgres", "sqlite"} {
@@ -49,6 +49,7 @@ func TestRunTableShards(t *testing.T) {
 	}
 }
 
+// testShards is TestRunTableShards in the database at dbURL.
 func testShards(t *testing.T, dbURL string) {
 	n := loadSample(t, dbURL, "customers")
 	n += addVariants(t, dbURL)
