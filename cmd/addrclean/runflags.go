@@ -98,6 +98,12 @@ Examples:
     addrclean run --table crm.customers --id-col id \
       --out-table crm.customers_av --review-table crm.customers_review \
       postgres://etl@db.example.com/crm
+  One table split over three runners (three machines, or a Kubernetes Indexed Job with
+  --shard $JOB_COMPLETION_INDEX/3), each paying for its part, into the same tables;
+  --rate is per runner (docs/scaling-out.md):
+    addrclean run --shard 0/3 --rate 6 --table crm.customers --id-col id \
+      --out-table crm.customers_av --review-table crm.customers_review \
+      postgres://etl@db.example.com/crm
   A query over SQLite, the results in files:
     addrclean run --query "SELECT id, street, town, eircode FROM cust WHERE active" \
       --id-col id -o cust.cleaned.csv sqlite:crm.db
