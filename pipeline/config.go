@@ -146,8 +146,14 @@ type Config struct {
 	Outputs []writers.Writer
 
 	// Limit, when positive, stops the run after that many data rows, as if
-	// the input ended there (--limit).
+	// the input ended there (--limit). Rows of other shards count: each
+	// shard of a limited input takes its part of the same first rows.
 	Limit int64
+	// Shard, when not Whole, restricts the run to one part of the input
+	// (--shard I/N): the rows of the other parts are read, counted in
+	// Stats.RowsOtherShards and passed over, written nowhere and never
+	// sent. Row numbers stay those of the whole input.
+	Shard Shard
 
 	// Workers is the number of concurrent calls (default 8).
 	Workers int

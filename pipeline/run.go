@@ -43,6 +43,7 @@ type runner struct {
 	start   time.Time
 
 	rowsRead    atomic.Int64
+	otherShards atomic.Int64 // rows of other shards, passed over
 	callsMade   atomic.Int64
 	callsSaved  atomic.Int64
 	cacheHits   atomic.Int64
@@ -126,6 +127,8 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	r.followers.Wait()
 
 	st.RowsRead = r.rowsRead.Load()
+	st.Shard = cfg.Shard.String()
+	st.RowsOtherShards = r.otherShards.Load()
 	st.CallsMade = r.callsMade.Load()
 	st.CallsSaved = r.callsSaved.Load()
 	st.CacheHits = r.cacheHits.Load()
@@ -266,7 +269,7 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 		if ctx.Err() != nil {
 			return false, nil
 		}
-		if r.cfg.Limit > 0 && r.rowsRead.Load() >= r.cfg.Limit {
+		if r.cfg.Limit > 0 && r.rowsRead.Load()+r.otherShards.Load() >= r.cfg.Limit {
 			return true, nil
 		}
 		row, err := r.cfg.Source.Next(ctx)
@@ -279,8 +282,13 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 			}
 			return false, err
 		}
-		r.rowsRead.Add(1)
 		m := r.cfg.Mapper.Map(row)
+		key := dedupKey(m.Address)
+		if !r.cfg.Shard.hasKey(key) {
+			r.otherShards.Add(1)
+			continue
+		}
+		r.rowsRead.Add(1)
 		s := make(slot, 1)
 		select {
 		case queue <- s:
@@ -294,7 +302,6 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 			continue
 		}
 		addr := m.Address
-		key := dedupKey(addr)
 		// Deduplication is decided here, in input order (see dedup).
 		rl, f, hit, err := r.dedup.acquire(key)
 		if err != nil {
@@ -425,8 +432,9 @@ func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, gap bo
 func (r *runner) progress(st *Stats, now time.Time) Progress {
 	a := st.Actions
 	p := Progress{
-		RowsRead: r.rowsRead.Load(),
-		RowsDone: st.RowsWritten,
+		RowsRead:        r.rowsRead.Load(),
+		RowsDone:        st.RowsWritten,
+		RowsOtherShards: r.otherShards.Load(),
 		Actions: Counts{Accept: a[string(api.ActionAccept)], Suggest: a[string(api.ActionSuggest)],
 			Confirm: a[string(api.ActionConfirm)], Reject: a[string(api.ActionReject)], Error: a[ActionError]},
 		CallsMade:   r.callsMade.Load(),

@@ -36,6 +36,9 @@ type Progress struct {
 	RowsRead int64
 	// RowsDone is the number of rows written, in order.
 	RowsDone int64
+	// RowsOtherShards counts the rows read and passed over because they
+	// belong to another shard (Config.Shard).
+	RowsOtherShards int64
 	// Actions counts the written rows per action.
 	Actions Counts
 	// CallsMade counts verify attempts, retries included.
@@ -57,8 +60,14 @@ type Progress struct {
 
 // Stats summarises a run; it is the body of --summary.
 type Stats struct {
-	// RowsRead is the number of rows taken from the Source.
+	// RowsRead is the number of rows taken from the Source (of the run's
+	// shard, with Config.Shard).
 	RowsRead int64 `json:"rows_read"`
+	// Shard is Config.Shard as "I/N"; empty for the whole input.
+	Shard string `json:"shard,omitempty"`
+	// RowsOtherShards counts the rows read and passed over because they
+	// belong to another shard.
+	RowsOtherShards int64 `json:"rows_other_shards,omitempty"`
 	// RowsWritten is the number of rows written to the outputs, in order.
 	RowsWritten int64 `json:"rows_written"`
 	// Actions counts written rows per action (Accept, Suggest, Confirm,

@@ -110,9 +110,14 @@ func (p *progress) update(s pipeline.Progress) {
 		done, _ := p.src.(readers.ProgressReporter).Progress()
 		_ = p.bar.Set64(writtenBytes(done, s))
 	} else {
-		_ = p.bar.Set64(s.RowsDone)
+		_ = p.bar.Set64(rowsThrough(s))
 	}
 }
+
+// rowsThrough is how far into the input the rows written reach, in rows:
+// a shard's bar counts against the whole table's rows, so the rows of the
+// other shards passed over count too, or it would end at 1/N.
+func rowsThrough(s pipeline.Progress) int64 { return s.RowsDone + s.RowsOtherShards }
 
 // writtenBytes estimates how far into the input the rows written reach:
 // the reader is ahead of the writer by the rows in flight (and its read

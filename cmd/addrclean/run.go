@@ -148,7 +148,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 
 	prog := newProgress(errw, src, log, o.noProgress || !s.tty)
 	stats, runErr := pipeline.Run(ctx, pipeline.Config{
-		Source: src, Limit: int64(o.limit), Mapper: mapper, Verifier: conn.client, Limiter: ratelimit.New(rate, o.burst),
+		Source: src, Limit: int64(o.limit), Shard: o.shard, Mapper: mapper, Verifier: conn.client, Limiter: ratelimit.New(rate, o.burst),
 		Outputs: outs, Workers: o.workers, Retries: cmp.Or(o.retries, -1), // the pipeline reads 0 as "the default"
 		Timeout: o.timeout, MaxWait: o.maxWait, Cache: pcache, Logger: log, Progress: prog.update, Journal: run.Journal(),
 		LimitErrors: o.errorLimit.set, MaxErrors: o.errorLimit.rows, MaxErrorShare: o.errorLimit.share,
@@ -215,6 +215,9 @@ func parseRun(args []string, s streams) (*runOptions, error) {
 	o.cacheTTLSet = flagWasSet(fs, "cache-ttl")
 	o.priceSet = flagWasSet(fs, "price-per-call")
 	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if err := o.parseShard(); err != nil {
 		return nil, err
 	}
 	if o.errorLimit, err = parseMaxErrors(o.maxErrors); err != nil {
@@ -335,6 +338,10 @@ func runIdentity(ctx context.Context, o runOptions, src readers.Reader, mapper *
 		id.Embedded = strings.TrimPrefix(ns.ID, "embedded-")
 	}
 	o.tableMeta(id.Extra)
+	if sh := o.shard.String(); sh != "" {
+		// A shard resumes its own rows only.
+		id.Extra["--shard"] = sh
+	}
 	return id, nil
 }
 

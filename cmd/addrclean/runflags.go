@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/addrclean/addrclean/estimate"
+	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/runs"
 )
 
@@ -41,6 +42,8 @@ type runOptions struct {
 	markCached                      bool
 	limit                           int
 	dryRun                          bool
+	shardSpec                       string         // --shard as written
+	shard                           pipeline.Shard // parsed --shard (shard.go)
 	summary                         string
 	report                          string
 	logFormat, logLevel             string
@@ -102,6 +105,12 @@ Examples:
     addrclean run --table crm.customers --id-col id \
       --out-table crm.customers_av --review-table crm.customers_review \
       postgres://etl@db.example.com/crm
+  One table split over three runners (three machines, or a Kubernetes Indexed Job with
+  --shard $JOB_COMPLETION_INDEX/3), each paying for its part, into the same tables;
+  --rate is per runner (docs/scaling-out.md):
+    addrclean run --shard 0/3 --rate 6 --table crm.customers --id-col id \
+      --out-table crm.customers_av --review-table crm.customers_review \
+      postgres://etl@db.example.com/crm
   A query over SQLite, the results in files:
     addrclean run --query "SELECT id, street, town, eircode FROM cust WHERE active" \
       --id-col id -o cust.cleaned.csv sqlite:crm.db
@@ -157,6 +166,7 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.limit, "limit", 0, "only the first N data rows (0 = all)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "read, map and check the input, and estimate the run: rows, distinct requests, answers of --cache\nand of a --resume journal, calls to pay, time at --rate and cost; no service calls")
 	fs.StringVar(&o.pricePerCall, "price-per-call", "", "the service's `PRICE` of one call, as 0.004, 0.004 EUR or €0.004 (env ADDRCLEAN_PRICE_PER_CALL):\n--dry-run shows the cost of the calls to pay in that currency, a run what its calls cost")
+	fs.StringVar(&o.shardSpec, "shard", "", "verify only part `I/N` of the input (I from 0 to N-1), split by the hash of the folded address,\nso that N runners upsert into the same --out-table/--review-table and pay once per address\n(table outputs only; see docs/scaling-out.md)")
 	fs.StringVar(&o.summary, "summary", "", "also write the run's summary as JSON to `PATH`")
 	fs.StringVar(&o.report, "report", "", "also write the after-run report, one self-contained HTML page, to `PATH`.html\n(built from the enriched output and the run's statistics; see 'addrclean report')")
 	fs.StringVar(&o.logFormat, "log-format", "auto", "auto, console or json (json: one object per stderr line)")

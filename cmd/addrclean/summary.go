@@ -40,6 +40,9 @@ func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st
 	fmt.Fprintf(&b, "\nSummary of %s\n", o.input)
 	fmt.Fprintf(&b, "  rows read %d, written %d in %.1fs (%.0f rows/s)%s\n", st.RowsRead, st.RowsWritten, st.ElapsedSeconds, st.RowsPerSecond,
 		map[bool]string{true: ", INTERRUPTED", false: ""}[st.Interrupted])
+	if st.Shard != "" {
+		fmt.Fprintf(&b, "  shard %s: %d rows of the other shards passed over (not sent, not written)\n", st.Shard, st.RowsOtherShards)
+	}
 	switch st.Stopped {
 	case "service_unavailable":
 		fmt.Fprintf(&b, "  STOPPED: the service kept failing (circuit breaker); the rows not written were not tried\n")

@@ -313,6 +313,11 @@ func (o *runOptions) journalPathFor(out, review string) string {
 	if tr.hasOutputs() {
 		id = tr.out.Display + "\x00" + tr.outName.String() + "\x00" + tr.revName.String()
 	}
+	if sh := o.shard.String(); sh != "" {
+		// Shards of one set run side by side on one machine too: each
+		// keeps its own journal, and locks only its own.
+		id += "\x00shard " + sh
+	}
 	h := sha256.Sum256([]byte(id))
 	dir, err := os.UserCacheDir()
 	if err != nil {

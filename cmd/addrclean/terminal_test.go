@@ -123,6 +123,23 @@ func TestWrittenBytes(t *testing.T) {
 	}
 }
 
+// A shard's bar is over the whole table's rows (readers.RowCounter): the
+// rows of the other shards, passed over, count as gone through.
+func TestRowsThrough(t *testing.T) {
+	for _, tt := range []struct {
+		s    pipeline.Progress
+		want int64
+	}{
+		{pipeline.Progress{RowsRead: 100, RowsDone: 90}, 90},
+		{pipeline.Progress{RowsRead: 171, RowsDone: 171, RowsOtherShards: 329}, 500},
+		{pipeline.Progress{RowsRead: 10, RowsDone: 4, RowsOtherShards: 20}, 24},
+	} {
+		if got := rowsThrough(tt.s); got != tt.want {
+			t.Errorf("rowsThrough(%+v) = %d, want %d", tt.s, got, tt.want)
+		}
+	}
+}
+
 // The progress event had rate as a string ("500/s"); the summary has
 // numbers.
 func TestProgressEventRatesAreNumbers(t *testing.T) {

@@ -62,7 +62,11 @@ func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database
 		// WAL is persistent, and what lets a reader and the writer share
 		// the file; the writer opens first so that the file exists.
 		// The busy timeout is the lock timeout of every DDL and write.
-		rw, err := openHandle(ctx, u, "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"+
+		// Transactions take the write lock when they begin (_txlock):
+		// one that read first and then wrote would fail at once, without
+		// waiting, when another process (a shard beside it) had committed
+		// since its read, since SQLite cannot upgrade a stale snapshot.
+		rw, err := openHandle(ctx, u, "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"+
 			fmt.Sprintf("&_pragma=busy_timeout(%d)", max(d.lockWait.Milliseconds(), 1)))
 		if err != nil {
 			return nil, err
