@@ -166,6 +166,9 @@ func (f Figures) Print(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "estimate (what the same command without --dry-run would do now):\n")
 	fmt.Fprintf(&b, "  rows               %d\n", f.Rows)
+	if f.RowsOtherShards > 0 {
+		fmt.Fprintf(&b, "  other shards' rows %d (--shard: passed over, counted by their own runners)\n", f.RowsOtherShards)
+	}
 	fmt.Fprintf(&b, "  not sent           %d (Error without a call: no address or no country)\n", f.NotSent)
 	fmt.Fprintf(&b, "  distinct requests  %d (after folding case and white space)\n", f.DistinctRequests)
 	fmt.Fprintf(&b, "  journal answers    %d (--resume)\n", f.JournalAnswers)

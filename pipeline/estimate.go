@@ -15,8 +15,12 @@ import (
 // Stats.CallsMade, CacheAnswers Stats.CacheHits, JournalAnswers
 // Stats.RowsResumed.
 type Estimate struct {
-	// Rows is the number of data rows the run reads (Limit applied).
+	// Rows is the number of data rows the run reads (Limit applied): those
+	// of its Config.Shard.
 	Rows int64 `json:"rows"`
+	// RowsOtherShards counts the rows of the other shards, passed over as
+	// the run passes them over (Limit counts them too).
+	RowsOtherShards int64 `json:"rows_other_shards,omitempty"`
 	// NotSent counts rows that are Error without a call (no address, no
 	// country).
 	NotSent int64 `json:"not_sent"`
@@ -63,7 +67,12 @@ func NewEstimator(cfg Config) *Estimator {
 // Add counts the next row in input order, mapped as m. Rows past
 // Config.Limit are not counted: the run does not read them.
 func (x *Estimator) Add(ctx context.Context, row readers.Row, m readers.Mapped) error {
-	if x.cfg.Limit > 0 && x.e.Rows >= x.cfg.Limit {
+	if x.cfg.Limit > 0 && x.e.Rows+x.e.RowsOtherShards >= x.cfg.Limit {
+		return nil
+	}
+	key := dedupKey(m.Address)
+	if !x.cfg.Shard.hasKey(key) {
+		x.e.RowsOtherShards++
 		return nil
 	}
 	x.e.Rows++
@@ -71,7 +80,6 @@ func (x *Estimator) Add(ctx context.Context, row readers.Row, m readers.Mapped) 
 		x.e.NotSent++
 		return nil
 	}
-	key := dedupKey(m.Address)
 	rl, f, _, err := x.dedup.acquire(key)
 	if err != nil {
 		return fmt.Errorf("pipeline: estimate: row %d: %w", row.Num, err)

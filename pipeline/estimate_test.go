@@ -43,6 +43,7 @@ func TestEstimateIsTheRun(t *testing.T) {
 		journal bool
 		limit   int64
 		dedup   int
+		shard   Shard
 	}{
 		{name: "plain"},
 		{name: "spill", dedup: 1},
@@ -50,11 +51,13 @@ func TestEstimateIsTheRun(t *testing.T) {
 		{name: "cache", cache: true},
 		{name: "journal", journal: true},
 		{name: "journal and cache", journal: true, cache: true, dedup: 1},
+		{name: "shard", shard: Shard{I: 1, N: 3}},
+		{name: "shard with a limit", shard: Shard{I: 2, N: 3}, limit: 700, dedup: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := func(v Verifier) Config {
 				c := Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Verifier: v, Limit: tc.limit,
-					DedupCache: tc.dedup, SpillDir: t.TempDir(), Workers: 4}
+					Shard: tc.shard, DedupCache: tc.dedup, SpillDir: t.TempDir(), Workers: 4}
 				if tc.cache {
 					c.Cache = &mapCache{m: maps.Clone(cached)}
 				}
@@ -109,7 +112,7 @@ func TestEstimateIsTheRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := Estimate{Rows: st.RowsRead, NotSent: st.Errors[ErrKindInput], JournalAnswers: st.RowsResumed,
+			got := Estimate{Rows: st.RowsRead, RowsOtherShards: st.RowsOtherShards, NotSent: st.Errors[ErrKindInput], JournalAnswers: st.RowsResumed,
 				CacheAnswers: st.CacheHits, CallsToPay: st.CallsMade}
 			got.DistinctRequests = got.JournalAnswers + got.CacheAnswers + got.CallsToPay
 			if est != got {

@@ -67,7 +67,7 @@ func (o *runOptions) estimateRun(ctx context.Context, ropts readers.Options, spe
 		return inputError(fmt.Errorf("%s: %w", o.input, err))
 	}
 	embedded := o.baseURL == ""
-	cfg := pipeline.Config{Limit: int64(o.limit), SpillDir: ropts.TmpDir}
+	cfg := pipeline.Config{Limit: int64(o.limit), Shard: o.shard, SpillDir: ropts.TmpDir}
 	cstore, closeCache, err := o.dryRunCache(embedded, log)
 	if err != nil {
 		return err
