@@ -1,0 +1,542 @@
+package cache
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/internal/sqlitefile"
+)
+
+// DefaultLease is how long a claim on a request holds without being renewed
+// (--cache-lease): a runner killed while paying for a request leaves a claim
+// that others take over after at most this long.
+const DefaultLease = 30 * time.Second
+
+// ErrBadURL is wrapped by OpenPG's error when the URL cannot be read.
+var ErrBadURL = errors.New("bad cache URL")
+
+// claimsDDL is the table that keeps concurrent runners from paying twice:
+// one row per request being verified, with the runner holding it and when
+// its lease ends (by the database's clock, the one all runners share).
+const claimsDDL = `CREATE TABLE cache_claims (
+	namespace text        NOT NULL, -- cache_namespaces.id
+	key       text        NOT NULL, -- cache_answers.key
+	owner     text        NOT NULL, -- the runner: host, process id and a random id
+	expires   timestamptz NOT NULL, -- the lease's end, renewed while the call lasts
+	PRIMARY KEY (namespace, key)
+)`
+
+// pgSetupLock is the advisory lock key under which runners starting together
+// create the tables one at a time ("addrclean-cache" in ASCII, truncated).
+const pgSetupLock = 0x6164_6472_636c_6561
+
+// PGOptions tune OpenPG. The zero value is usable.
+type PGOptions struct {
+	// Lease is how long a claim holds unless renewed (default
+	// DefaultLease). Claims are renewed every third of it while their
+	// call lasts.
+	Lease time.Duration
+	// LockTimeout bounds the wait for the tables' locks while they are set
+	// up (default 5s).
+	LockTimeout time.Duration
+	// MaxConns caps the connections to the database (default 8 or the
+	// URL's pool_max_conns).
+	MaxConns int32
+	// Now is the clock for storing and expiring answers (default time.Now).
+	// Leases run on the database's clock.
+	Now func() time.Time
+	// Logger receives the warnings: answers that fail their checksum, a
+	// database that fails under a run.
+	Logger zerolog.Logger
+}
+
+// PG is a cache in a PostgreSQL database: the tables of the SQLite cache
+// (docs/storage.md), and cache_claims, with which concurrent runners pay
+// once for a request (docs/shared-cache.md). It is safe for concurrent use.
+type PG struct {
+	pool    *pgxpool.Pool
+	display string   // the URL without its password
+	secrets []string // passwords to scrub from errors
+	owner   string
+	lease   time.Duration
+	now     func() time.Time
+	log     zerolog.Logger
+
+	stopRenew context.CancelFunc
+	renewed   sync.WaitGroup
+
+	failOnce sync.Once
+	failed   atomic.Pointer[error]
+}
+
+// OpenPG connects to the PostgreSQL database of rawURL (postgres://...),
+// creates the cache's tables in the connection's first schema when they are
+// missing, and checks them when they are there: tables of another program
+// under the same names are refused (ErrNotCache). display is the URL as
+// errors and logs may show it (no password); no error shows a password.
+func OpenPG(ctx context.Context, rawURL, display string, opts PGOptions) (*PG, error) {
+	secrets := urlPasswords(rawURL)
+	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("cache %s: %w: %w", display, ErrBadURL, scrub(err, secrets))
+	}
+	if p := cfg.ConnConfig.Password; p != "" {
+		secrets = append(secrets, p)
+	}
+	if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "addrclean cache"
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	} else if !strings.Contains(rawURL, "pool_max_conns") {
+		cfg.MaxConns = 8
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = DefaultLease
+	}
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = 5 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cache %s: %w", display, scrub(err, secrets))
+	}
+	p := &PG{pool: pool, display: display, secrets: secrets, owner: newOwner(), lease: opts.Lease, now: opts.Now, log: opts.Logger}
+	if err := p.setUp(ctx, opts.LockTimeout); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	p.stopRenew = cancel
+	p.renewed.Add(1)
+	go p.renew(rctx)
+	return p, nil
+}
+
+// urlPasswords returns the passwords written in a URL, as written and
+// escaped, to scrub them from errors that quote it.
+func urlPasswords(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if pw, ok := u.User.Password(); ok && pw != "" {
+		out = append(out, pw, url.QueryEscape(pw), url.PathEscape(pw))
+	}
+	for k, vs := range u.Query() {
+		if strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword") {
+			for _, v := range vs {
+				out = append(out, v, url.QueryEscape(v))
+			}
+		}
+	}
+	return out
+}
+
+// scrubbed is an error whose text had a password taken out.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (s *scrubbed) Error() string { return s.msg }
+func (s *scrubbed) Unwrap() error { return s.err }
+
+// scrub replaces every secret in err's text.
+func scrub(err error, secrets []string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	clean := msg
+	for _, s := range secrets {
+		if len(s) >= 3 {
+			clean = strings.ReplaceAll(clean, s, "xxxxx")
+		}
+	}
+	if clean == msg {
+		return err
+	}
+	return &scrubbed{msg: clean, err: err}
+}
+
+// wrap names the database in err and takes any password out of it.
+func (p *PG) wrap(err error) error {
+	return fmt.Errorf("cache %s: %w", p.display, scrub(err, p.secrets))
+}
+
+// newOwner names this runner in its claims: people reading cache_claims see
+// which machine and process holds one; the random part keeps two processes
+// with the same pid on two machines apart.
+func newOwner() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// pgColumns are the columns a cache's tables must have, in order.
+var pgColumns = map[string]string{
+	sqlitefile.MetaTable: "name text,value text",
+	"cache_namespaces":   "id text,label text",
+	"cache_answers":      "namespace text,key text,obtained_ms bigint,answer text,crc bigint",
+	"cache_claims":       "namespace text,key text,owner text,expires timestamp with time zone",
+}
+
+// setUp checks the tables and creates the missing ones, in one transaction
+// under an advisory lock, so that runners starting together do not race.
+func (p *PG) setUp(ctx context.Context, lockTimeout time.Duration) error {
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", lockTimeout.Milliseconds())); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(pgSetupLock)); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT c.relname, string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ',' ORDER BY a.attnum)
+			FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+			WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1)
+			GROUP BY c.relname`, []string{sqlitefile.MetaTable, "cache_namespaces", "cache_answers", "cache_claims"})
+		if err != nil {
+			return err
+		}
+		have := map[string]string{}
+		for rows.Next() {
+			var name, cols string
+			if err := rows.Scan(&name, &cols); err != nil {
+				return err
+			}
+			have[name] = cols
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for name, cols := range have {
+			if cols != pgColumns[name] {
+				return fmt.Errorf("%w: table %s is not an addrclean cache's (columns %s); point --cache at another database or schema (search_path)", ErrNotCache, name, cols)
+			}
+		}
+		if _, ok := have[sqlitefile.MetaTable]; ok {
+			var format string
+			err := tx.QueryRow(ctx, "SELECT value FROM "+sqlitefile.MetaTable+" WHERE name = 'format'").Scan(&format)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			if format != Format {
+				return fmt.Errorf("%w: its %s says format %q, not %q", ErrNotCache, sqlitefile.MetaTable, format, Format)
+			}
+		} else if len(have) > 0 {
+			return fmt.Errorf("%w: tables named like a cache's, without %s", ErrNotCache, sqlitefile.MetaTable)
+		}
+		for _, ddl := range append([]string{sqlitefile.MetaDDL}, append(schema, claimsDDL)...) {
+			name := strings.Fields(ddl)[2]
+			if _, ok := have[name]; ok {
+				continue
+			}
+			if _, err := tx.Exec(ctx, ddl); err != nil {
+				return err
+			}
+		}
+		if _, ok := have[sqlitefile.MetaTable]; !ok {
+			_, err := tx.Exec(ctx, "INSERT INTO "+sqlitefile.MetaTable+" (name, value) VALUES ('format', $1)", Format)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return p.wrap(err)
+	}
+	return nil
+}
+
+// renew extends the leases of this runner's claims every third of a lease,
+// so that a call that takes long (retries, 429 waits) keeps its claim, and
+// a killed runner's claims run out.
+func (p *PG) renew(ctx context.Context) {
+	defer p.renewed.Done()
+	t := time.NewTicker(p.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		_, err := p.pool.Exec(ctx, "UPDATE cache_claims SET expires = clock_timestamp() + $2::interval WHERE owner = $1",
+			p.owner, p.lease.String())
+		if err != nil && ctx.Err() == nil {
+			p.fail(fmt.Errorf("renewing the claims: %w", err))
+		}
+	}
+}
+
+// Path returns the database's URL without its password.
+func (p *PG) Path() string { return p.display }
+
+// Failed returns the error that made the cache fail under a run (nil if
+// none): from then on it held nothing.
+func (p *PG) Failed() error {
+	if e := p.failed.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func (p *PG) fail(err error) {
+	err = p.wrap(err)
+	p.failOnce.Do(func() {
+		p.failed.Store(&err)
+		p.log.Warn().Str("cache", p.display).Err(err).
+			Msgf("cache %s failed during the run: going on without it (its answers are verified again, and other runners may pay for this run's requests too)", p.display)
+	})
+}
+
+// Close gives up this runner's claims (others take them at once instead of
+// after their lease) and disconnects.
+func (p *PG) Close() error {
+	p.stopRenew()
+	p.renewed.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := p.pool.Exec(ctx, "DELETE FROM cache_claims WHERE owner = $1", p.owner)
+	p.pool.Close()
+	if err != nil && p.Failed() == nil {
+		return p.wrap(fmt.Errorf("giving up the claims: %w", err))
+	}
+	return nil
+}
+
+// Store returns the namespace ns of p, creating it, where answers older than
+// ttl are misses.
+func (p *PG) Store(ns Namespace, ttl time.Duration) (*PGStore, error) {
+	if ttl <= 0 {
+		return nil, fmt.Errorf("cache %s: time to live %s: want a positive duration", p.display, ttl)
+	}
+	if !validID(ns.ID) {
+		return nil, fmt.Errorf("cache %s: invalid namespace id %q", p.display, ns.ID)
+	}
+	_, err := p.pool.Exec(context.Background(), `INSERT INTO cache_namespaces (id, label) VALUES ($1, $2)
+		ON CONFLICT (id) DO UPDATE SET label = excluded.label WHERE cache_namespaces.label IS DISTINCT FROM excluded.label`, ns.ID, ns.Label)
+	if err != nil {
+		return nil, p.wrap(err)
+	}
+	return &PGStore{p: p, ns: ns.ID, ttl: ttl}, nil
+}
+
+// PGStore is one namespace of a PG with a time to live; it satisfies
+// pipeline.SharedCache: a miss is a claim on the request, which the caller
+// ends with Put (the answer) or Release (none).
+type PGStore struct {
+	p   *PG
+	ns  string
+	ttl time.Duration
+
+	damaged atomic.Int64
+	waits   atomic.Int64
+}
+
+// Damaged returns how many answers Get found damaged (failing their
+// checksum): each was a miss.
+func (s *PGStore) Damaged() int64 { return s.damaged.Load() }
+
+// Waited returns how many of Get's lookups waited for another runner's
+// answer.
+func (s *PGStore) Waited() int64 { return s.waits.Load() }
+
+// Poll bounds of a wait for another runner's answer: the first look after
+// pollMin, then twice as long each time up to pollMax. An answer usually
+// comes within a call's time, a few hundred milliseconds.
+var (
+	// onWait, when set (tests), is called when a Get starts waiting for
+	// another runner's answer.
+	onWait func(key string)
+
+	pollMin = 20 * time.Millisecond
+	pollMax = time.Second
+)
+
+// Get returns the answer stored for key if it is younger than the store's
+// time to live. Otherwise it claims the request for this runner and returns
+// a miss: the caller pays for the call, then ends the claim with Put or
+// Release. While another runner holds a live claim on it, Get waits for that
+// runner's answer (looking again with a growing pause) and returns it; a
+// claim whose lease ran out (its runner was killed) is taken over. A
+// database that fails makes the cache fail (a miss from then on, said once);
+// only a cancelled ctx is an error.
+func (s *PGStore) Get(ctx context.Context, key string) (*api.VerifyResponse, bool, error) {
+	resp, _, ok, err := s.GetAt(ctx, key)
+	return resp, ok, err
+}
+
+// GetAt is Get, with the time the answer was stored.
+func (s *PGStore) GetAt(ctx context.Context, key string) (*api.VerifyResponse, time.Time, bool, error) {
+	p := s.p
+	k := entryKey(key)
+	pause := pollMin
+	waited, damaged := false, false
+	for {
+		if p.Failed() != nil {
+			return nil, time.Time{}, false, nil
+		}
+		resp, at, bad, err := s.read(ctx, k)
+		if bad && !damaged {
+			damaged = true // one miss, however often it is read
+			s.miss()
+		}
+		if err == nil && resp == nil {
+			var claimed bool
+			claimed, err = s.claim(ctx, k)
+			if err == nil && claimed {
+				// An answer stored between the read and the claim (its
+				// runner's claim gone with it) is read now, not paid again.
+				if resp, at, _, err = s.read(ctx, k); err == nil && resp != nil {
+					err = s.release(ctx, k)
+				}
+				if err == nil && resp == nil {
+					return nil, time.Time{}, false, nil // ours to pay
+				}
+			}
+		}
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, time.Time{}, false, ctx.Err()
+		case err != nil:
+			p.fail(err)
+			return nil, time.Time{}, false, nil
+		case resp != nil:
+			return resp, at, true, nil
+		}
+		// Another runner is paying for it: wait for its answer.
+		if !waited {
+			waited = true
+			s.waits.Add(1)
+			if onWait != nil {
+				onWait(key)
+			}
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, time.Time{}, false, ctx.Err()
+		case <-t.C:
+		}
+		pause = min(2*pause, pollMax)
+	}
+}
+
+// read returns the answer stored for the entry key k, if any and valid and
+// younger than the time to live; bad reports one that fails its checksum.
+func (s *PGStore) read(ctx context.Context, k string) (_ *api.VerifyResponse, _ time.Time, bad bool, _ error) {
+	var (
+		at, crc int64
+		body    []byte
+	)
+	err := s.p.pool.QueryRow(ctx, "SELECT obtained_ms, answer, crc FROM cache_answers WHERE namespace = $1 AND key = $2", s.ns, k).
+		Scan(&at, &body, &crc)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, time.Time{}, false, nil
+	}
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
+	if crc>>32 != 0 || uint32(crc) != checksum(s.ns, k, at, body) {
+		return nil, time.Time{}, true, nil
+	}
+	stored := time.UnixMilli(at)
+	if s.p.now().Sub(stored) > s.ttl {
+		return nil, time.Time{}, false, nil
+	}
+	resp, err := api.DecodeVerifyResponse(body)
+	if err != nil || resp == nil {
+		return nil, time.Time{}, true, nil
+	}
+	return resp, stored, false, nil
+}
+
+func (s *PGStore) miss() {
+	if s.damaged.Add(1) == 1 {
+		s.p.log.Warn().Str("cache", s.p.display).
+			Msg("cache: an entry failed its checksum; it is treated as a miss and verified again (later ones are counted, not logged)")
+	}
+}
+
+// claim takes the request k for this runner: a new claim, one of its own, or
+// one whose lease ran out. It reports false while another runner holds it.
+func (s *PGStore) claim(ctx context.Context, k string) (bool, error) {
+	tag, err := s.p.pool.Exec(ctx, `INSERT INTO cache_claims AS c (namespace, key, owner, expires)
+		VALUES ($1, $2, $3, clock_timestamp() + $4::interval)
+		ON CONFLICT (namespace, key) DO UPDATE SET owner = excluded.owner, expires = excluded.expires
+		WHERE c.expires < clock_timestamp() OR c.owner = excluded.owner`, s.ns, k, s.p.owner, s.p.lease.String())
+	if err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+func (s *PGStore) release(ctx context.Context, k string) error {
+	_, err := s.p.pool.Exec(ctx, "DELETE FROM cache_claims WHERE namespace = $1 AND key = $2 AND owner = $3", s.ns, k, s.p.owner)
+	return err
+}
+
+// Put stores resp for key, stamped with the current time, and ends this
+// runner's claim on it, in one statement: a runner waiting for the answer
+// finds it at its next look. It returns once the answer is committed.
+func (s *PGStore) Put(ctx context.Context, key string, resp *api.VerifyResponse) error {
+	if resp == nil || s.p.Failed() != nil {
+		return nil
+	}
+	k, at := entryKey(key), s.p.now().UnixMilli()
+	body := api.AppendVerifyResponse(make([]byte, 0, 2048), resp)
+	_, err := s.p.pool.Exec(ctx, `WITH put AS (
+		INSERT INTO cache_answers (namespace, key, obtained_ms, answer, crc) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (namespace, key) DO UPDATE SET obtained_ms = excluded.obtained_ms, answer = excluded.answer, crc = excluded.crc)
+	DELETE FROM cache_claims WHERE namespace = $1 AND key = $2 AND owner = $6`,
+		s.ns, k, at, string(body), int64(checksum(s.ns, k, at, body)), s.p.owner)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		s.p.fail(fmt.Errorf("writing: %w", err))
+	}
+	return nil
+}
+
+// Release ends this runner's claim on key without an answer (the call
+// failed, was refused or was not made): a runner waiting for it takes the
+// claim at its next look instead of after the lease. A key not claimed is
+// left alone.
+func (s *PGStore) Release(ctx context.Context, key string) error {
+	if s.p.Failed() != nil {
+		return nil
+	}
+	// Bounded: the caller may give a context without a deadline, to release
+	// claims after the run stopped.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.release(ctx, entryKey(key)); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.p.fail(fmt.Errorf("releasing a claim: %w", err))
+	}
+	return nil
+}
