@@ -56,6 +56,9 @@ type PGOptions struct {
 	// MaxConns caps the connections to the database (default 8 or the
 	// URL's pool_max_conns).
 	MaxConns int32
+	// MustExist refuses a database without the cache's tables (ErrNotExist)
+	// instead of creating them: the housekeeping commands.
+	MustExist bool
 	// Now is the clock for storing and expiring answers (default time.Now).
 	// Leases run on the database's clock.
 	Now func() time.Time
@@ -119,7 +122,7 @@ func OpenPG(ctx context.Context, rawURL, display string, opts PGOptions) (*PG, e
 		return nil, fmt.Errorf("cache %s: %w", display, scrub(err, secrets))
 	}
 	p := &PG{pool: pool, display: display, secrets: secrets, owner: newOwner(), lease: opts.Lease, now: opts.Now, log: opts.Logger}
-	if err := p.setUp(ctx, opts.LockTimeout); err != nil {
+	if err := p.setUp(ctx, opts.LockTimeout, opts.MustExist); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -203,7 +206,7 @@ var pgColumns = map[string]string{
 
 // setUp checks the tables and creates the missing ones, in one transaction
 // under an advisory lock, so that runners starting together do not race.
-func (p *PG) setUp(ctx context.Context, lockTimeout time.Duration) error {
+func (p *PG) setUp(ctx context.Context, lockTimeout time.Duration, mustExist bool) error {
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", lockTimeout.Milliseconds())); err != nil {
 			return err
@@ -245,6 +248,8 @@ func (p *PG) setUp(ctx context.Context, lockTimeout time.Duration) error {
 			}
 		} else if len(have) > 0 {
 			return fmt.Errorf("%w: tables named like a cache's, without %s", ErrNotCache, sqlitefile.MetaTable)
+		} else if mustExist {
+			return fmt.Errorf("%w: no cache tables in its schema (a run with --cache creates them)", ErrNotExist)
 		}
 		for _, ddl := range append([]string{sqlitefile.MetaDDL}, append(schema, claimsDDL)...) {
 			name := strings.Fields(ddl)[2]
@@ -349,8 +354,9 @@ type PGStore struct {
 	ns  string
 	ttl time.Duration
 
-	damaged atomic.Int64
-	waits   atomic.Int64
+	damaged   atomic.Int64
+	waits     atomic.Int64
+	takeovers atomic.Int64
 }
 
 // Damaged returns how many answers Get found damaged (failing their
@@ -360,6 +366,10 @@ func (s *PGStore) Damaged() int64 { return s.damaged.Load() }
 // Waited returns how many of Get's lookups waited for another runner's
 // answer.
 func (s *PGStore) Waited() int64 { return s.waits.Load() }
+
+// TakenOver returns how many claims of other runners Get took over because
+// their lease had run out (a runner killed while paying for them).
+func (s *PGStore) TakenOver() int64 { return s.takeovers.Load() }
 
 // Poll bounds of a wait for another runner's answer: the first look after
 // pollMin, then twice as long each time up to pollMax. An answer usually
@@ -480,16 +490,31 @@ func (s *PGStore) miss() {
 }
 
 // claim takes the request k for this runner: a new claim, one of its own, or
-// one whose lease ran out. It reports false while another runner holds it.
+// one whose lease ran out (counted in TakenOver). It reports false while
+// another runner holds it.
 func (s *PGStore) claim(ctx context.Context, k string) (bool, error) {
-	tag, err := s.p.pool.Exec(ctx, `INSERT INTO cache_claims AS c (namespace, key, owner, expires)
+	var (
+		prev    *string
+		updated bool
+	)
+	err := s.p.pool.QueryRow(ctx, `WITH prev AS (SELECT owner FROM cache_claims WHERE namespace = $1 AND key = $2)
+		INSERT INTO cache_claims AS c (namespace, key, owner, expires)
 		VALUES ($1, $2, $3, clock_timestamp() + $4::interval)
 		ON CONFLICT (namespace, key) DO UPDATE SET owner = excluded.owner, expires = excluded.expires
-		WHERE c.expires < clock_timestamp() OR c.owner = excluded.owner`, s.ns, k, s.p.owner, s.p.lease.String())
+		WHERE c.expires < clock_timestamp() OR c.owner = excluded.owner
+		RETURNING (SELECT owner FROM prev), c.xmax <> 0`, s.ns, k, s.p.owner, s.p.lease.String()).Scan(&prev, &updated)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
 		return false, err
 	}
-	return tag.RowsAffected() == 1, nil
+	// An update (xmax set) replaced a claim; an insert may follow a claim
+	// that its runner ended meanwhile with its answer, which is no takeover.
+	if updated && prev != nil && *prev != s.p.owner {
+		s.takeovers.Add(1)
+	}
+	return true, nil
 }
 
 func (s *PGStore) release(ctx context.Context, k string) error {

@@ -123,6 +123,9 @@ func TestPGClaims(t *testing.T) {
 			if r.ok {
 				t.Fatal("a hit with no answer stored")
 			}
+			if want := int64(map[bool]int{true: 1}[end == "lease expired"]); b.TakenOver() != want {
+				t.Fatalf("TakenOver %d, want %d", b.TakenOver(), want)
+			}
 			// The second runner holds the claim now: the first one waits.
 			res = getAsync(a, key)
 			<-waiting
