@@ -453,6 +453,17 @@ func (s *PGStore) GetAt(ctx context.Context, key string) (*api.VerifyResponse, t
 	}
 }
 
+// Peek returns the answer stored for key, as Get does, but takes no claim
+// and never waits: for a look that pays nothing (an estimate), where a
+// request another runner is paying for is a miss.
+func (s *PGStore) Peek(ctx context.Context, key string) (*api.VerifyResponse, bool, error) {
+	resp, _, _, err := s.read(ctx, entryKey(key))
+	if err != nil {
+		return nil, false, s.p.wrap(err)
+	}
+	return resp, resp != nil, nil
+}
+
 // read returns the answer stored for the entry key k, if any and valid and
 // younger than the time to live; bad reports one that fails its checksum.
 func (s *PGStore) read(ctx context.Context, k string) (_ *api.VerifyResponse, _ time.Time, bad bool, _ error) {

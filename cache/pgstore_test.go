@@ -15,7 +15,7 @@ import (
 
 // pgCache opens a fresh database as a shared cache, for one runner; open
 // opens the same database for another.
-func pgCache(t *testing.T) (url string, open func(t *testing.T) *PGStore) {
+func pgCache(t testing.TB) (url string, open func(t testing.TB) *PGStore) {
 	t.Helper()
 	srv := pgtest.Require(t)
 	db, err := srv.NewDB(context.Background())
@@ -23,7 +23,7 @@ func pgCache(t *testing.T) (url string, open func(t *testing.T) *PGStore) {
 		t.Fatal(err)
 	}
 	url = srv.URL(pgtest.User, db)
-	return url, func(t *testing.T) *PGStore {
+	return url, func(t testing.TB) *PGStore {
 		t.Helper()
 		// A lease of an hour: renewals never run within a test, and an
 		// expired claim is made by hand.
@@ -152,6 +152,17 @@ func TestPGGetPutExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := open(t)
+	// Peek claims nothing: a's next Get of another key is a miss it may
+	// pay for, b's Peek of it too, and b's Get does not wait.
+	if _, ok, err := b.Peek(ctx, "k0"); ok || err != nil {
+		t.Fatalf("Peek of a missing key: %v %v", ok, err)
+	}
+	if _, ok, err := b.Get(ctx, "k0"); ok || err != nil || b.Waited() != 0 {
+		t.Fatalf("Get after a Peek: %v %v, waited %d", ok, err, b.Waited())
+	}
+	if r, ok, err := a.Peek(ctx, "k1"); !ok || err != nil || r.Address.ID != "A1" {
+		t.Fatalf("Peek of a stored key: %+v %v %v", r, ok, err)
+	}
 	r, at, ok, err := b.GetAt(ctx, "k1")
 	if err != nil || !ok || r.Address.ID != "A1" || time.Since(at) > time.Minute {
 		t.Fatalf("second runner: %+v %v %v %v", r, at, ok, err)
