@@ -184,3 +184,81 @@ func TestSharedCacheThreeRunners(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedCacheCommands: a run with --cache postgres://... (the password in
+// the URL) pays once, a second run pays nothing; cache stats, prune and clear
+// work on the database; the password appears in no output, log or error.
+func TestSharedCacheCommands(t *testing.T) {
+	dbURL := pgtest.RequireDB(t)
+	if !strings.Contains(dbURL, pgtest.Password) {
+		t.Fatal("the test URL holds no password")
+	}
+	base, calls := loggedService(t)
+	ins, _ := overlappingInputs(t, 40)
+	noSecret := func(what, s string) {
+		t.Helper()
+		if strings.Contains(s, pgtest.Password) {
+			t.Fatalf("%s shows the password:\n%s", what, s)
+		}
+	}
+	args := []string{"--base-url", base, "--rate", "0", "--country", "IE", "--cache", dbURL, ins[0]}
+	first := runCLI(t, t.TempDir(), args...)
+	wantExit(t, first, exitOK)
+	if n := len(calls.take()); n != 40 {
+		t.Fatalf("first run: %d requests paid, want 40", n)
+	}
+	second := runCLI(t, t.TempDir(), args...)
+	wantExit(t, second, exitOK)
+	if n := len(calls.take()); n != 0 {
+		t.Fatalf("second run: %d requests paid, want 0", n)
+	}
+	for _, r := range []runResult{first, second} {
+		sum, _ := json.Marshal(r.summary)
+		noSecret("a run", r.stdout+r.stderr+r.enriched+r.review+string(sum))
+	}
+	if !strings.Contains(second.stderr, "password") { // the process-list warning
+		t.Errorf("no warning about the password in the URL:\n%s", tail(second.stderr, 2000))
+	}
+
+	code, out, errOut := runCache("stats", "--cache", dbURL)
+	noSecret("cache stats", out+errOut)
+	if code != exitOK || !strings.Contains(out, "40 entries") || !strings.Contains(out, "postgres://app@") {
+		t.Fatalf("cache stats: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCache("stats", "--json", "--cache", dbURL)
+	noSecret("cache stats --json", out+errOut)
+	var st struct{ Entries int }
+	if code != exitOK || json.Unmarshal([]byte(out), &st) != nil || st.Entries != 40 {
+		t.Fatalf("cache stats --json: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCache("prune", "--cache-ttl", "1h", "--cache", dbURL)
+	noSecret("cache prune", out+errOut)
+	if code != exitOK || !strings.Contains(out, "pruned 0 entries") {
+		t.Fatalf("cache prune: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCache("clear", "--cache", dbURL)
+	noSecret("cache clear", out+errOut)
+	if code != exitOK || !strings.Contains(out, "cleared 40 entries") {
+		t.Fatalf("cache clear: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// A refused password: exit 1, and neither password is shown.
+	bad := strings.Replace(dbURL, pgtest.Password, "not-the-Pass-42", 1)
+	code, out, errOut = runCache("stats", "--cache", bad)
+	if code != exitFatal || strings.Contains(out+errOut, "not-the-Pass-42") {
+		t.Fatalf("wrong password: exit %d\n%s%s", code, out, errOut)
+	}
+	r := runCLI(t, t.TempDir(), "--base-url", base, "--country", "IE", "--cache", bad, ins[0])
+	wantExit(t, r, exitFatal)
+	if strings.Contains(r.stderr+r.stdout, "not-the-Pass-42") {
+		t.Fatalf("a run with a wrong password shows it:\n%s", r.stderr)
+	}
+	// The housekeeping commands do not create the tables.
+	other := pgtest.RequireDB(t)
+	if code, out, errOut = runCache("stats", "--cache", other); code != exitFatal || !strings.Contains(errOut, "no cache tables") {
+		t.Fatalf("stats on a database without a cache: exit %d\n%s%s", code, out, errOut)
+	}
+	// --cache-lease is for a shared cache.
+	r = runCLI(t, t.TempDir(), "--cache", filepath.Join(t.TempDir(), "c.db"), "--cache-lease", "10s", ins[0])
+	wantExit(t, r, exitUsage)
+}
