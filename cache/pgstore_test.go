@@ -257,3 +257,30 @@ func TestPGOpenErrors(t *testing.T) {
 		t.Fatalf("wrong password: %v", err)
 	}
 }
+
+// TestPGSchemaFromURL: search_path in the URL puts the cache's tables in
+// that schema, as docs/shared-cache.md says.
+func TestPGSchemaFromURL(t *testing.T) {
+	url, _ := pgCache(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA addrclean"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := OpenPG(ctx, url+"&search_path=addrclean", "x", PGOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'addrclean'").Scan(&n); err != nil || n != 4 {
+		t.Fatalf("%d tables in schema addrclean, %v", n, err)
+	}
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d tables in public, %v", n, err)
+	}
+}
