@@ -285,8 +285,8 @@ func (p *PG) renew(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		_, err := p.pool.Exec(ctx, "UPDATE cache_claims SET expires = clock_timestamp() + $2::interval WHERE owner = $1",
-			p.owner, p.lease.String())
+		_, err := p.pool.Exec(ctx, "UPDATE cache_claims SET expires = clock_timestamp() + $2::bigint * interval '1 millisecond' WHERE owner = $1",
+			p.owner, p.lease.Milliseconds())
 		if err != nil && ctx.Err() == nil {
 			p.fail(fmt.Errorf("renewing the claims: %w", err))
 		}
@@ -309,6 +309,10 @@ func (p *PG) fail(err error) {
 	err = p.wrap(err)
 	p.failOnce.Do(func() {
 		p.failed.Store(&err)
+		// Claims this runner will no longer answer must run out, even if
+		// the database comes back: renewing them would hold the other
+		// runners until this one ends.
+		p.stopRenew()
 		p.log.Warn().Str("cache", p.display).Err(err).
 			Msgf("cache %s failed during the run: going on without it (its answers are verified again, and other runners may pay for this run's requests too)", p.display)
 	})
@@ -510,10 +514,10 @@ func (s *PGStore) claim(ctx context.Context, k string) (bool, error) {
 	)
 	err := s.p.pool.QueryRow(ctx, `WITH prev AS (SELECT owner FROM cache_claims WHERE namespace = $1 AND key = $2)
 		INSERT INTO cache_claims AS c (namespace, key, owner, expires)
-		VALUES ($1, $2, $3, clock_timestamp() + $4::interval)
+		VALUES ($1, $2, $3, clock_timestamp() + $4::bigint * interval '1 millisecond')
 		ON CONFLICT (namespace, key) DO UPDATE SET owner = excluded.owner, expires = excluded.expires
 		WHERE c.expires < clock_timestamp() OR c.owner = excluded.owner
-		RETURNING (SELECT owner FROM prev), c.xmax <> 0`, s.ns, k, s.p.owner, s.p.lease.String()).Scan(&prev, &updated)
+		RETURNING (SELECT owner FROM prev), c.xmax <> 0`, s.ns, k, s.p.owner, s.p.lease.Milliseconds()).Scan(&prev, &updated)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}

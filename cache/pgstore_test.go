@@ -284,3 +284,34 @@ func TestPGSchemaFromURL(t *testing.T) {
 		t.Fatalf("%d tables in public, %v", n, err)
 	}
 }
+
+// TestPGFailsOpen: a database that fails under a run makes the cache a miss
+// (the run goes on, paying), never an error or a wait.
+func TestPGFailsOpen(t *testing.T) {
+	url, open := pgCache(t)
+	a := open(t)
+	ctx := context.Background()
+	if err := a.Put(ctx, "k1", answerID("A1")); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP TABLE cache_answers"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := a.Get(ctx, "k1"); ok || err != nil {
+		t.Fatalf("Get on a failed database: %v %v", ok, err)
+	}
+	if a.p.Failed() == nil || strings.Contains(a.p.Failed().Error(), pgtest.Password) {
+		t.Fatalf("Failed: %v", a.p.Failed())
+	}
+	if err := a.Put(ctx, "k2", answerID("A2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := a.Get(ctx, "k2"); ok || err != nil {
+		t.Fatalf("Get after the failure: %v %v", ok, err)
+	}
+}
