@@ -103,6 +103,15 @@ func OpenPG(ctx context.Context, rawURL, display string, opts PGOptions) (*PG, e
 	if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "addrclean cache"
 	}
+	// A commit need not wait for its WAL to reach the disk: a server that
+	// crashes loses at most its last fraction of a second of answers and
+	// claims (answers are verified again, claims were to expire anyway),
+	// never its consistency, and every paid request costs one fsync less
+	// (the SQLite cache makes the same trade by batching). The URL may say
+	// otherwise.
+	if _, set := cfg.ConnConfig.RuntimeParams["synchronous_commit"]; !set {
+		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	} else if !strings.Contains(rawURL, "pool_max_conns") {
@@ -417,16 +426,12 @@ func (s *PGStore) GetAt(ctx context.Context, key string) (*api.VerifyResponse, t
 		}
 		if err == nil && resp == nil {
 			var claimed bool
-			claimed, err = s.claim(ctx, k)
-			if err == nil && claimed {
-				// An answer stored between the read and the claim (its
-				// runner's claim gone with it) is read now, not paid again.
-				if resp, at, _, err = s.read(ctx, k); err == nil && resp != nil {
-					err = s.release(ctx, k)
-				}
-				if err == nil && resp == nil {
-					return nil, time.Time{}, false, nil // ours to pay
-				}
+			claimed, resp, at, err = s.claim(ctx, k)
+			switch {
+			case err == nil && claimed && resp != nil:
+				err = s.release(ctx, k)
+			case err == nil && claimed:
+				return nil, time.Time{}, false, nil // ours to pay
 			}
 		}
 		switch {
@@ -468,15 +473,21 @@ func (s *PGStore) Peek(ctx context.Context, key string) (*api.VerifyResponse, bo
 	return resp, resp != nil, nil
 }
 
+const readSQL = "SELECT obtained_ms, answer, crc FROM cache_answers WHERE namespace = $1 AND key = $2"
+
 // read returns the answer stored for the entry key k, if any and valid and
 // younger than the time to live; bad reports one that fails its checksum.
 func (s *PGStore) read(ctx context.Context, k string) (_ *api.VerifyResponse, _ time.Time, bad bool, _ error) {
+	return s.scan(s.p.pool.QueryRow(ctx, readSQL, s.ns, k), k)
+}
+
+// scan is read's answer from row, a result of readSQL.
+func (s *PGStore) scan(row pgx.Row, k string) (_ *api.VerifyResponse, _ time.Time, bad bool, _ error) {
 	var (
 		at, crc int64
 		body    []byte
 	)
-	err := s.p.pool.QueryRow(ctx, "SELECT obtained_ms, answer, crc FROM cache_answers WHERE namespace = $1 AND key = $2", s.ns, k).
-		Scan(&at, &body, &crc)
+	err := row.Scan(&at, &body, &crc)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, time.Time{}, false, nil
 	}
@@ -506,30 +517,48 @@ func (s *PGStore) miss() {
 
 // claim takes the request k for this runner: a new claim, one of its own, or
 // one whose lease ran out (counted in TakenOver). It reports false while
-// another runner holds it.
-func (s *PGStore) claim(ctx context.Context, k string) (bool, error) {
-	var (
-		prev    *string
-		updated bool
-	)
-	err := s.p.pool.QueryRow(ctx, `WITH prev AS (SELECT owner FROM cache_claims WHERE namespace = $1 AND key = $2)
+// another runner holds it. In the same round trip it reads the answer
+// again: one stored since Get's first look (its runner's claim gone with
+// it) is used, not paid for again. Each statement of the batch sees what was
+// committed before it began (READ COMMITTED), the read included.
+func (s *PGStore) claim(ctx context.Context, k string) (claimed bool, _ *api.VerifyResponse, _ time.Time, _ error) {
+	b := &pgx.Batch{}
+	b.Queue(`WITH prev AS (SELECT owner FROM cache_claims WHERE namespace = $1 AND key = $2)
 		INSERT INTO cache_claims AS c (namespace, key, owner, expires)
 		VALUES ($1, $2, $3, clock_timestamp() + $4::bigint * interval '1 millisecond')
 		ON CONFLICT (namespace, key) DO UPDATE SET owner = excluded.owner, expires = excluded.expires
 		WHERE c.expires < clock_timestamp() OR c.owner = excluded.owner
-		RETURNING (SELECT owner FROM prev), c.xmax <> 0`, s.ns, k, s.p.owner, s.p.lease.Milliseconds()).Scan(&prev, &updated)
+		RETURNING (SELECT owner FROM prev), c.xmax <> 0`, s.ns, k, s.p.owner, s.p.lease.Milliseconds())
+	b.Queue(readSQL, s.ns, k)
+	br := s.p.pool.SendBatch(ctx, b)
+	var (
+		prev    *string
+		updated bool
+	)
+	err := br.QueryRow().Scan(&prev, &updated)
+	claimed = err == nil
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+		err = nil
+	}
+	var (
+		resp *api.VerifyResponse
+		at   time.Time
+	)
+	if err == nil {
+		resp, at, _, err = s.scan(br.QueryRow(), k)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
-		return false, err
+		return false, nil, time.Time{}, err
 	}
 	// An update (xmax set) replaced a claim; an insert may follow a claim
 	// that its runner ended meanwhile with its answer, which is no takeover.
-	if updated && prev != nil && *prev != s.p.owner {
+	if claimed && resp == nil && updated && prev != nil && *prev != s.p.owner {
 		s.takeovers.Add(1)
 	}
-	return true, nil
+	return claimed, resp, at, nil
 }
 
 func (s *PGStore) release(ctx context.Context, k string) error {
