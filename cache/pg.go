@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/internal/redact"
 	"github.com/addrclean/addrclean/internal/sqlitefile"
 )
 
@@ -82,8 +82,7 @@ type PG struct {
 	stopRenew context.CancelFunc
 	renewed   sync.WaitGroup
 
-	failOnce sync.Once
-	failed   atomic.Pointer[error]
+	failure
 }
 
 // OpenPG connects to the PostgreSQL database of rawURL (postgres://...),
@@ -92,10 +91,10 @@ type PG struct {
 // under the same names are refused (ErrNotCache). display is the URL as
 // errors and logs may show it (no password); no error shows a password.
 func OpenPG(ctx context.Context, rawURL, display string, opts PGOptions) (*PG, error) {
-	secrets := urlPasswords(rawURL)
+	secrets := redact.URLPasswords(rawURL)
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("cache %s: %w: %w", display, ErrBadURL, scrub(err, secrets))
+		return nil, fmt.Errorf("cache %s: %w: %w", display, ErrBadURL, redact.Scrub(err, secrets...))
 	}
 	if p := cfg.ConnConfig.Password; p != "" {
 		secrets = append(secrets, p)
@@ -128,7 +127,7 @@ func OpenPG(ctx context.Context, rawURL, display string, opts PGOptions) (*PG, e
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("cache %s: %w", display, scrub(err, secrets))
+		return nil, fmt.Errorf("cache %s: %w", display, redact.Scrub(err, secrets...))
 	}
 	p := &PG{pool: pool, display: display, secrets: secrets, owner: newOwner(), lease: opts.Lease, now: opts.Now, log: opts.Logger}
 	if err := p.setUp(ctx, opts.LockTimeout, opts.MustExist); err != nil {
@@ -142,57 +141,9 @@ func OpenPG(ctx context.Context, rawURL, display string, opts PGOptions) (*PG, e
 	return p, nil
 }
 
-// urlPasswords returns the passwords written in a URL, as written and
-// escaped, to scrub them from errors that quote it.
-func urlPasswords(raw string) []string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	if pw, ok := u.User.Password(); ok && pw != "" {
-		out = append(out, pw, url.QueryEscape(pw), url.PathEscape(pw))
-	}
-	for k, vs := range u.Query() {
-		if strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword") {
-			for _, v := range vs {
-				out = append(out, v, url.QueryEscape(v))
-			}
-		}
-	}
-	return out
-}
-
-// scrubbed is an error whose text had a password taken out.
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (s *scrubbed) Error() string { return s.msg }
-func (s *scrubbed) Unwrap() error { return s.err }
-
-// scrub replaces every secret in err's text.
-func scrub(err error, secrets []string) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	clean := msg
-	for _, s := range secrets {
-		if len(s) >= 3 {
-			clean = strings.ReplaceAll(clean, s, "xxxxx")
-		}
-	}
-	if clean == msg {
-		return err
-	}
-	return &scrubbed{msg: clean, err: err}
-}
-
 // wrap names the database in err and takes any password out of it.
 func (p *PG) wrap(err error) error {
-	return fmt.Errorf("cache %s: %w", p.display, scrub(err, p.secrets))
+	return fmt.Errorf("cache %s: %w", p.display, redact.Scrub(err, p.secrets...))
 }
 
 // newOwner names this runner in its claims: people reading cache_claims see
@@ -305,19 +256,9 @@ func (p *PG) renew(ctx context.Context) {
 // Path returns the database's URL without its password.
 func (p *PG) Path() string { return p.display }
 
-// Failed returns the error that made the cache fail under a run (nil if
-// none): from then on it held nothing.
-func (p *PG) Failed() error {
-	if e := p.failed.Load(); e != nil {
-		return *e
-	}
-	return nil
-}
-
+// fail records err as the cache's failure under a run and says so once.
 func (p *PG) fail(err error) {
-	err = p.wrap(err)
-	p.failOnce.Do(func() {
-		p.failed.Store(&err)
+	p.record(p.wrap(err), func(err error) {
 		// Claims this runner will no longer answer must run out, even if
 		// the database comes back: renewing them would hold the other
 		// runners until this one ends.
@@ -494,7 +435,7 @@ func (s *PGStore) scan(row pgx.Row, k string) (_ *api.VerifyResponse, _ time.Tim
 	if err != nil {
 		return nil, time.Time{}, false, err
 	}
-	if crc>>32 != 0 || uint32(crc) != checksum(s.ns, k, at, body) {
+	if !checksumOK(crc, s.ns, k, at, body) {
 		return nil, time.Time{}, true, nil
 	}
 	stored := time.UnixMilli(at)

@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,20 +14,19 @@ import (
 func (p *PG) Stats(ttl time.Duration) (Stats, error) {
 	ctx := context.Background()
 	st := Stats{Path: p.display, Namespaces: []NamespaceStats{}}
-	byID := map[string]*NamespaceStats{}
+	tl := newTally(ttl, p.now())
 	rows, err := p.pool.Query(ctx, "SELECT id, label FROM cache_namespaces")
 	if err != nil {
 		return Stats{}, p.wrap(err)
 	}
 	var id, label string
 	_, err = pgx.ForEachRow(rows, []any{&id, &label}, func() error {
-		byID[id] = &NamespaceStats{ID: id, Label: label}
+		tl.label(id, label)
 		return nil
 	})
 	if err != nil {
 		return Stats{}, p.wrap(err)
 	}
-	now := p.now()
 	var (
 		ns, key string
 		at, crc int64
@@ -39,26 +37,7 @@ func (p *PG) Stats(ttl time.Duration) (Stats, error) {
 		return Stats{}, p.wrap(err)
 	}
 	_, err = pgx.ForEachRow(rows, []any{&ns, &key, &at, &body, &crc}, func() error {
-		n := byID[ns]
-		if n == nil {
-			n = &NamespaceStats{ID: ns, Label: "(no label)"}
-			byID[ns] = n
-		}
-		n.Entries++
-		t := time.UnixMilli(at)
-		switch {
-		case crc>>32 != 0 || uint32(crc) != checksum(ns, key, at, body):
-			n.Damaged++
-			return nil
-		case ttl > 0 && now.Sub(t) > ttl:
-			n.Expired++
-		}
-		if n.Oldest.IsZero() || t.Before(n.Oldest) {
-			n.Oldest = t
-		}
-		if t.After(n.Newest) {
-			n.Newest = t
-		}
+		tl.add(ns, time.UnixMilli(at), checksumOK(crc, ns, key, at, body))
 		return nil
 	})
 	if err != nil {
@@ -67,12 +46,7 @@ func (p *PG) Stats(ttl time.Duration) (Stats, error) {
 	if err := p.pool.QueryRow(ctx, "SELECT pg_total_relation_size('cache_answers')").Scan(&st.Size); err != nil {
 		return Stats{}, p.wrap(err)
 	}
-	for _, n := range byID {
-		st.Entries += n.Entries
-		st.Damaged += n.Damaged
-		st.Namespaces = append(st.Namespaces, *n)
-	}
-	sort.Slice(st.Namespaces, func(i, j int) bool { return st.Namespaces[i].Label < st.Namespaces[j].Label })
+	tl.into(&st)
 	return st, nil
 }
 
@@ -105,7 +79,7 @@ func (p *PG) Prune(ttl time.Duration) (Pruned, error) {
 				n++
 				lastNS, lastKey = ns, key
 				switch {
-				case crc>>32 != 0 || uint32(crc) != checksum(ns, key, at, body):
+				case !checksumOK(crc, ns, key, at, body):
 					pr.Unusable++
 				case at < cutoff:
 					pr.Expired++
