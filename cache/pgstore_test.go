@@ -98,14 +98,8 @@ func TestPGClaims(t *testing.T) {
 					t.Fatal(err)
 				}
 			default:
-				conn, err := pgx.Connect(context.Background(), url)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer conn.Close(context.Background())
-				if _, err := conn.Exec(context.Background(), "UPDATE cache_claims SET expires = clock_timestamp() - interval '1 second'"); err != nil {
-					t.Fatal(err)
-				}
+				conn := sqlConn(t, url)
+				mustExec(t, conn, "UPDATE cache_claims SET expires = clock_timestamp() - interval '1 second'")
 			}
 			r := <-res
 			if r.err != nil {
@@ -210,14 +204,8 @@ func TestPGDamagedIsAMiss(t *testing.T) {
 	if err := a.Put(ctx, "k1", answerID("A1")); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "UPDATE cache_answers SET answer = replace(answer, 'A1', 'B2')"); err != nil {
-		t.Fatal(err)
-	}
+	conn := sqlConn(t, url)
+	mustExec(t, conn, "UPDATE cache_answers SET answer = replace(answer, 'A1', 'B2')")
 	if _, ok, err := a.Get(ctx, "k1"); ok || err != nil || a.Damaged() != 1 {
 		t.Fatalf("damaged answer: hit %v, %v, damaged %d", ok, err, a.Damaged())
 	}
@@ -235,15 +223,9 @@ func TestPGDamagedIsAMiss(t *testing.T) {
 func TestPGOpenErrors(t *testing.T) {
 	url, _ := pgCache(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE TABLE cache_answers (id int, note text)"); err != nil {
-		t.Fatal(err)
-	}
-	_, err = OpenPG(ctx, url, "shown", PGOptions{})
+	conn := sqlConn(t, url)
+	mustExec(t, conn, "CREATE TABLE cache_answers (id int, note text)")
+	_, err := OpenPG(ctx, url, "shown", PGOptions{})
 	if !errors.Is(err, ErrNotCache) || !strings.Contains(err.Error(), "cache shown") {
 		t.Fatalf("foreign table: %v", err)
 	}
@@ -263,14 +245,8 @@ func TestPGOpenErrors(t *testing.T) {
 func TestPGSchemaFromURL(t *testing.T) {
 	url, _ := pgCache(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA addrclean"); err != nil {
-		t.Fatal(err)
-	}
+	conn := sqlConn(t, url)
+	mustExec(t, conn, "CREATE SCHEMA addrclean")
 	p, err := OpenPG(ctx, url+"&search_path=addrclean", "x", PGOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -294,14 +270,8 @@ func TestPGFailsOpen(t *testing.T) {
 	if err := a.Put(ctx, "k1", answerID("A1")); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "DROP TABLE cache_answers"); err != nil {
-		t.Fatal(err)
-	}
+	conn := sqlConn(t, url)
+	mustExec(t, conn, "DROP TABLE cache_answers")
 	if _, ok, err := a.Get(ctx, "k1"); ok || err != nil {
 		t.Fatalf("Get on a failed database: %v %v", ok, err)
 	}
@@ -313,5 +283,23 @@ func TestPGFailsOpen(t *testing.T) {
 	}
 	if _, ok, err := a.Get(ctx, "k2"); ok || err != nil {
 		t.Fatalf("Get after the failure: %v %v", ok, err)
+	}
+}
+
+// sqlConn is a connection of the test's own to the cache's database.
+func sqlConn(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
+
+func mustExec(t *testing.T, conn *pgx.Conn, sql string) {
+	t.Helper()
+	if _, err := conn.Exec(context.Background(), sql); err != nil {
+		t.Fatal(err)
 	}
 }
