@@ -930,3 +930,39 @@ func TestSharedCacheReleases(t *testing.T) {
 		t.Fatalf("released %q, %d put; want %q and 2", c.released, c.puts, want)
 	}
 }
+
+// waitingCache is a SharedCache whose Get waits, as for another runner's
+// answer, until its context ends.
+type waitingCache struct {
+	claimCache
+	waiting chan struct{}
+}
+
+func (c *waitingCache) Get(ctx context.Context, _ string) (*api.VerifyResponse, bool, error) {
+	close(c.waiting)
+	<-ctx.Done()
+	return nil, false, ctx.Err()
+}
+
+// TestSharedCacheWaitInterrupted: an interrupt while a row waits for another
+// runner's answer ends the wait at once: the run is interrupted (resumable),
+// not stopped by a cache error, and the row is not written.
+func TestSharedCacheWaitInterrupted(t *testing.T) {
+	c := &waitingCache{claimCache: claimCache{mapCache: mapCache{m: map[string]*api.VerifyResponse{}}, claims: map[string]bool{}},
+		waiting: make(chan struct{})}
+	ctx, cancel := context.WithCancel(testCtx(t))
+	go func() {
+		<-c.waiting
+		cancel()
+	}()
+	w := &memWriter{}
+	v := &fakeVerifier{}
+	st, err := Run(ctx, Config{Source: &genSource{n: 1, cells: distinct}, Mapper: cellMapper, Verifier: v,
+		Cache: c, Workers: 1, Timeout: time.Millisecond}.with(w))
+	if !errors.Is(err, context.Canceled) || !st.Interrupted || st.Stopped != "" {
+		t.Fatalf("err %v, interrupted %v, stopped %q", err, st.Interrupted, st.Stopped)
+	}
+	if len(w.rows()) != 0 || v.calls.Load() != 0 {
+		t.Fatalf("%d rows written, %d calls", len(w.rows()), v.calls.Load())
+	}
+}
