@@ -245,12 +245,18 @@ func (p *PG) renew(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		_, err := p.pool.Exec(ctx, "UPDATE cache_claims SET expires = clock_timestamp() + $2::bigint * interval '1 millisecond' WHERE owner = $1",
-			p.owner, p.lease.Milliseconds())
-		if err != nil && ctx.Err() == nil {
+		if err := p.renewOnce(ctx); err != nil && ctx.Err() == nil {
 			p.fail(fmt.Errorf("renewing the claims: %w", err))
 		}
 	}
+}
+
+// renewOnce extends the leases of all this runner's claims by a lease from
+// now.
+func (p *PG) renewOnce(ctx context.Context) error {
+	_, err := p.pool.Exec(ctx, "UPDATE cache_claims SET expires = clock_timestamp() + $2::bigint * interval '1 millisecond' WHERE owner = $1",
+		p.owner, p.lease.Milliseconds())
+	return err
 }
 
 // Path returns the database's URL without its password.

@@ -75,7 +75,7 @@ func getAsync(s *PGStore, key string) <-chan got {
 // for it meanwhile waits, and gets the first one's answer when it is put, or
 // the claim when it is released or its lease has run out (a killed runner).
 func TestPGClaims(t *testing.T) {
-	for _, end := range []string{"put", "release", "lease expired"} {
+	for _, end := range []string{"put", "release", "lease expired", "lease renewed"} {
 		t.Run(end, func(t *testing.T) {
 			url, open := pgCache(t)
 			a, b := open(t), open(t)
@@ -84,9 +84,24 @@ func TestPGClaims(t *testing.T) {
 			if _, ok, err := a.Get(context.Background(), key); ok || err != nil {
 				t.Fatalf("first Get: hit %v, %v", ok, err)
 			}
+			if end == "lease renewed" {
+				// A call that outlasts its lease keeps its claim: the
+				// runner's renewal gives it a lease from now (here, of one
+				// that had run out), and the other runner waits.
+				mustExec(t, sqlConn(t, url), "UPDATE cache_claims SET expires = clock_timestamp() - interval '1 second'")
+				if err := renew(a.p); err != nil {
+					t.Fatal(err)
+				}
+				end = "put"
+			}
 			res := getAsync(b, key)
-			if k := <-waiting; k != key {
-				t.Fatalf("waited for %q", k)
+			select {
+			case k := <-waiting:
+				if k != key {
+					t.Fatalf("waited for %q", k)
+				}
+			case r := <-res:
+				t.Fatalf("the second runner did not wait for the claim: hit %v, %v", r.ok, r.err)
 			}
 			switch end {
 			case "put":
@@ -303,3 +318,6 @@ func mustExec(t *testing.T, conn *pgx.Conn, sql string) {
 		t.Fatal(err)
 	}
 }
+
+// renew is the renewal a runner makes every third of its lease.
+var renew = func(p *PG) error { return p.renewOnce(context.Background()) }
