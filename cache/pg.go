@@ -422,6 +422,22 @@ func (s *PGStore) Peek(ctx context.Context, key string) (*api.VerifyResponse, bo
 
 const readSQL = "SELECT obtained_ms, answer, crc FROM cache_answers WHERE namespace = $1 AND key = $2"
 
+// ReadOnly returns s as a cache that only looks: its Get is Peek and its Put
+// stores nothing. It satisfies pipeline.Cache (not SharedCache), for a dry
+// run's estimate, which must neither claim nor wait.
+func (s *PGStore) ReadOnly() PGPeek { return PGPeek{s: s} }
+
+// PGPeek is a PGStore that only looks (PGStore.ReadOnly).
+type PGPeek struct{ s *PGStore }
+
+// Get is PGStore.Peek.
+func (r PGPeek) Get(ctx context.Context, key string) (*api.VerifyResponse, bool, error) {
+	return r.s.Peek(ctx, key)
+}
+
+// Put stores nothing.
+func (PGPeek) Put(context.Context, string, *api.VerifyResponse) error { return nil }
+
 // read returns the answer stored for the entry key k, if any and valid and
 // younger than the time to live; bad reports one that fails its checksum.
 func (s *PGStore) read(ctx context.Context, k string) (_ *api.VerifyResponse, _ time.Time, bad bool, _ error) {

@@ -172,6 +172,17 @@ func TestPGGetPutExpiry(t *testing.T) {
 	if r, ok, err := a.Peek(ctx, "k1"); !ok || err != nil || r.Address.ID != "A1" {
 		t.Fatalf("Peek of a stored key: %+v %v %v", r, ok, err)
 	}
+	// The read-only view neither waits for b's claim on k0 nor stores.
+	ro := a.ReadOnly()
+	if _, ok, err := ro.Get(ctx, "k0"); ok || err != nil || a.Waited() != 0 {
+		t.Fatalf("read-only Get of a claimed key: %v %v, waited %d", ok, err, a.Waited())
+	}
+	if err := ro.Put(ctx, "k9", answerID("A9")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := a.Peek(ctx, "k9"); ok {
+		t.Fatal("the read-only view stored an answer")
+	}
 	r, at, ok, err := b.GetAt(ctx, "k1")
 	if err != nil || !ok || r.Address.ID != "A1" || time.Since(at) > time.Minute {
 		t.Fatalf("second runner: %+v %v %v %v", r, at, ok, err)
