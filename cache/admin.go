@@ -118,48 +118,72 @@ func (d *DB) Stats(ttl time.Duration) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	now := d.now()
-	byID := map[string]*NamespaceStats{}
+	tl := newTally(ttl, d.now())
 	for id, label := range labels {
-		byID[id] = &NamespaceStats{ID: id, Label: label}
+		tl.label(id, label)
 	}
 	err = d.scan(func(id, _ string, at time.Time, ok bool) error {
-		ns := byID[id]
-		if ns == nil {
-			ns = &NamespaceStats{ID: id, Label: "(no label)"}
-			byID[id] = ns
-		}
-		ns.Entries++
-		switch {
-		case !ok:
-			ns.Damaged++
-			return nil
-		case ttl > 0 && now.Sub(at) > ttl:
-			ns.Expired++
-		}
-		if ns.Oldest.IsZero() || at.Before(ns.Oldest) {
-			ns.Oldest = at
-		}
-		if at.After(ns.Newest) {
-			ns.Newest = at
-		}
+		tl.add(id, at, ok)
 		return nil
 	}, nil)
 	if err != nil {
 		return Stats{}, err
-	}
-	for _, ns := range byID {
-		st.Entries += ns.Entries
-		st.Damaged += ns.Damaged
-		st.Namespaces = append(st.Namespaces, *ns)
 	}
 	for _, s := range []string{"", "-wal"} {
 		if fi, err := os.Stat(d.path + s); err == nil {
 			st.Size += fi.Size()
 		}
 	}
-	sort.Slice(st.Namespaces, func(i, j int) bool { return st.Namespaces[i].Label < st.Namespaces[j].Label })
+	tl.into(&st)
 	return st, nil
+}
+
+// tally counts the entries of a cache of either kind for Stats.
+type tally struct {
+	ttl  time.Duration
+	now  time.Time
+	byID map[string]*NamespaceStats
+}
+
+func newTally(ttl time.Duration, now time.Time) *tally {
+	return &tally{ttl: ttl, now: now, byID: map[string]*NamespaceStats{}}
+}
+
+// label names namespace id.
+func (t *tally) label(id, label string) { t.byID[id] = &NamespaceStats{ID: id, Label: label} }
+
+// add counts an entry of namespace id stored at at; ok is false for one
+// that fails its checksum.
+func (t *tally) add(id string, at time.Time, ok bool) {
+	ns := t.byID[id]
+	if ns == nil {
+		ns = &NamespaceStats{ID: id, Label: "(no label)"}
+		t.byID[id] = ns
+	}
+	ns.Entries++
+	switch {
+	case !ok:
+		ns.Damaged++
+		return
+	case t.ttl > 0 && t.now.Sub(at) > t.ttl:
+		ns.Expired++
+	}
+	if ns.Oldest.IsZero() || at.Before(ns.Oldest) {
+		ns.Oldest = at
+	}
+	if at.After(ns.Newest) {
+		ns.Newest = at
+	}
+}
+
+// into adds the totals and the namespaces, sorted by label, to st.
+func (t *tally) into(st *Stats) {
+	for _, ns := range t.byID {
+		st.Entries += ns.Entries
+		st.Damaged += ns.Damaged
+		st.Namespaces = append(st.Namespaces, *ns)
+	}
+	sort.Slice(st.Namespaces, func(i, j int) bool { return st.Namespaces[i].Label < st.Namespaces[j].Label })
 }
 
 // pruneChunk bounds the entries read (and deleted) in one transaction, so

@@ -125,8 +125,7 @@ type DB struct {
 	now   func() time.Time
 	log   zerolog.Logger
 
-	failOnce sync.Once
-	failed   atomic.Pointer[error] // the first failure under a run
+	failure // the first failure under a run
 }
 
 // entry is one answer waiting for its batch's commit.
@@ -215,19 +214,33 @@ ON CONFLICT (namespace, key) DO UPDATE SET obtained_ms = excluded.obtained_ms, a
 // Path returns the file's path.
 func (d *DB) Path() string { return d.path }
 
+// failure is the first error that made a cache fail under a run: from then
+// on it holds nothing.
+type failure struct {
+	once sync.Once
+	err  atomic.Pointer[error]
+}
+
 // Failed returns the error that made the cache fail under a run (nil if
 // none): from then on it held nothing.
-func (d *DB) Failed() error {
-	if p := d.failed.Load(); p != nil {
+func (f *failure) Failed() error {
+	if p := f.err.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
 
+// record keeps err if it is the first, and then calls said with it.
+func (f *failure) record(err error, said func(error)) {
+	f.once.Do(func() {
+		f.err.Store(&err)
+		said(err)
+	})
+}
+
 // fail records err as the cache's failure under a run and says so once.
 func (d *DB) fail(err error) {
-	d.failOnce.Do(func() {
-		d.failed.Store(&err)
+	d.record(err, func(err error) {
 		d.log.Warn().Str("cache", d.path).Err(err).
 			Msgf("cache %s failed during the run: going on without it (the answers it holds are verified again); the next run checks it and starts a new one if it is damaged", d.path)
 	})

@@ -19,3 +19,9 @@ func checksum(ns, key string, at int64, answer []byte) uint32 {
 	c = crc32.Update(c, crcTable, binary.BigEndian.AppendUint64(nil, uint64(at)))
 	return crc32.Update(c, crcTable, answer)
 }
+
+// checksumOK reports whether crc, as stored (a bigint), is the checksum of
+// the other columns.
+func checksumOK(crc int64, ns, key string, at int64, answer []byte) bool {
+	return crc>>32 == 0 && uint32(crc) == checksum(ns, key, at, answer)
+}

@@ -102,6 +102,20 @@ type TimedCache interface {
 	GetAt(ctx context.Context, key string) (*api.VerifyResponse, time.Time, bool, error)
 }
 
+// SharedCache is a Cache shared by concurrent runners (cache.PGStore):
+// they pay once for a request between them. Its Get may wait while another
+// runner pays for the key, and returns that runner's answer; a miss is a
+// claim on the key, which the caller ends with Put (it has an answer) or
+// Release (none: the call failed or was refused, or the run stopped), so
+// that a runner waiting for the key takes it up at once rather than after
+// the claim's lease. Run does both.
+type SharedCache interface {
+	Cache
+	// Release ends the caller's claim on key without an answer; a key not
+	// claimed is left alone.
+	Release(ctx context.Context, key string) error
+}
+
 // Journal keeps finished rows for a later run to resume from;
 // *journal.Journal satisfies it.
 type Journal interface {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -864,5 +865,104 @@ func TestSpillChecksDamage(t *testing.T) {
 	}
 	if _, _, err := s.get("2"); err == nil || !errors.Is(err, errBadVerdict) {
 		t.Fatalf("a damaged record read back without error: %v", err)
+	}
+}
+
+// claimCache is a SharedCache: every miss is a claim, which Run must end
+// with Put or Release.
+type claimCache struct {
+	mapCache
+	claims   map[string]bool
+	released []string
+}
+
+func (c *claimCache) Get(ctx context.Context, key string) (*api.VerifyResponse, bool, error) {
+	r, ok, err := c.mapCache.Get(ctx, key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !ok && err == nil {
+		c.claims[key] = true
+	}
+	return r, ok, err
+}
+
+func (c *claimCache) Put(ctx context.Context, key string, resp *api.VerifyResponse) error {
+	c.mu.Lock()
+	delete(c.claims, key)
+	c.mu.Unlock()
+	return c.mapCache.Put(ctx, key, resp)
+}
+
+func (c *claimCache) Release(_ context.Context, key string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.claims, key)
+	c.released = append(c.released, key)
+	return nil
+}
+
+// TestSharedCacheReleases: a shared cache's claim on a request that got no
+// answer (refused, or failed after retries) is released, so that another
+// runner waiting for it takes it up at once; answered ones end with Put.
+func TestSharedCacheReleases(t *testing.T) {
+	c := &claimCache{mapCache: mapCache{m: map[string]*api.VerifyResponse{}}, claims: map[string]bool{}}
+	v := &fakeVerifier{fn: func(_ context.Context, a api.Address, _ int64) (*api.VerifyResponse, error) {
+		switch a.Lines[0] {
+		case "2 Main Street":
+			return nil, statusErr(400, "bad")
+		case "3 Main Street":
+			return nil, statusErr(503, "down")
+		}
+		return answer(a, api.ActionAccept), nil
+	}}
+	w := &memWriter{}
+	_, err := Run(testCtx(t), Config{Source: &genSource{n: 4, cells: distinct}, Mapper: cellMapper, Verifier: v,
+		Cache: c, Workers: 1, Retries: -1, BreakerRows: -1, BreakerShare: -1}.with(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.claims) != 0 {
+		t.Fatalf("claims left: %v", c.claims)
+	}
+	want := []string{dedupKey(api.Address{Lines: []string{"2 Main Street"}, Country: "IE"}),
+		dedupKey(api.Address{Lines: []string{"3 Main Street"}, Country: "IE"})}
+	if !slices.Equal(c.released, want) || c.puts != 2 {
+		t.Fatalf("released %q, %d put; want %q and 2", c.released, c.puts, want)
+	}
+}
+
+// waitingCache is a SharedCache whose Get waits, as for another runner's
+// answer, until its context ends.
+type waitingCache struct {
+	claimCache
+	waiting chan struct{}
+}
+
+func (c *waitingCache) Get(ctx context.Context, _ string) (*api.VerifyResponse, bool, error) {
+	close(c.waiting)
+	<-ctx.Done()
+	return nil, false, ctx.Err()
+}
+
+// TestSharedCacheWaitInterrupted: an interrupt while a row waits for another
+// runner's answer ends the wait at once: the run is interrupted (resumable),
+// not stopped by a cache error, and the row is not written.
+func TestSharedCacheWaitInterrupted(t *testing.T) {
+	c := &waitingCache{claimCache: claimCache{mapCache: mapCache{m: map[string]*api.VerifyResponse{}}, claims: map[string]bool{}},
+		waiting: make(chan struct{})}
+	ctx, cancel := context.WithCancel(testCtx(t))
+	go func() {
+		<-c.waiting
+		cancel()
+	}()
+	w := &memWriter{}
+	v := &fakeVerifier{}
+	st, err := Run(ctx, Config{Source: &genSource{n: 1, cells: distinct}, Mapper: cellMapper, Verifier: v,
+		Cache: c, Workers: 1, Timeout: time.Millisecond}.with(w))
+	if !errors.Is(err, context.Canceled) || !st.Interrupted || st.Stopped != "" {
+		t.Fatalf("err %v, interrupted %v, stopped %q", err, st.Interrupted, st.Stopped)
+	}
+	if len(w.rows()) != 0 || v.calls.Load() != 0 {
+		t.Fatalf("%d rows written, %d calls", len(w.rows()), v.calls.Load())
 	}
 }

@@ -506,6 +506,13 @@ func (r *runner) lead(base writers.Result, addr api.Address, key string, f *flig
 		if err := c.Put(r.callCtx, key, v.resp); err != nil {
 			r.stop(fmt.Errorf("pipeline: row %d: writing the cache: %w", base.Row, err))
 		}
+	} else if sc, ok := c.(SharedCache); ok && !v.fromCache {
+		// No answer to share: the claim taken by the cache's miss (if the
+		// run got that far) is given up. Without a deadline of the calls:
+		// a stopped run must still let the others take the key.
+		if err := sc.Release(context.WithoutCancel(r.callCtx), key); err != nil {
+			r.stop(fmt.Errorf("pipeline: row %d: releasing the cache's claim: %w", base.Row, err))
+		}
 	}
 	return o
 }
@@ -543,10 +550,21 @@ func (r *runner) lookup(key string, addr api.Address, row int, id string) verdic
 	var at time.Time
 	var ok bool
 	var err error
+	// A shared cache's Get may wait for another runner's answer: that wait
+	// ends with the run, not with the grace of the calls in flight; the row
+	// is then not finished, as if never started.
+	gctx := r.callCtx
+	_, shared := c.(SharedCache)
+	if shared {
+		gctx = r.runCtx
+	}
 	if tc, timed := c.(TimedCache); timed {
-		resp, at, ok, err = tc.GetAt(r.callCtx, key)
+		resp, at, ok, err = tc.GetAt(gctx, key)
 	} else {
-		resp, ok, err = c.Get(r.callCtx, key)
+		resp, ok, err = c.Get(gctx, key)
+	}
+	if err != nil && shared && gctx.Err() != nil {
+		return verdict{skipped: true}
 	}
 	if err != nil {
 		r.stop(fmt.Errorf("pipeline: row %d: reading the cache: %w", row, err))

@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/addrclean/addrclean/internal/redact"
 )
 
 // Errors a caller branches on. Missing tables and columns and bad queries
@@ -465,33 +467,7 @@ func Open(ctx context.Context, u *URL, opts Options) (Database, error) {
 
 // Scrub returns err with every occurrence of the secrets replaced, for the
 // errors of drivers that might quote a connection string.
-func Scrub(err error, secrets ...string) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	clean := msg
-	for _, s := range secrets {
-		if len(s) >= 3 {
-			clean = strings.ReplaceAll(clean, s, "xxxxx")
-		}
-	}
-	if clean == msg {
-		return err
-	}
-	return &scrubbed{msg: clean, err: err}
-}
-
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (s *scrubbed) Error() string { return s.msg }
-
-// Unwrap keeps errors.Is working; the wrapped error's own text is not shown
-// by this package's callers.
-func (s *scrubbed) Unwrap() error { return s.err }
+func Scrub(err error, secrets ...string) error { return redact.Scrub(err, secrets...) }
 
 // OpenTarget returns table n of db ready for writes: checked and readied
 // by Prepare (created if it is missing, key its primary key of type

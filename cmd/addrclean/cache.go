@@ -19,6 +19,7 @@ import (
 	"github.com/addrclean/addrclean/cache"
 	"github.com/addrclean/addrclean/pipeline"
 	sampledata "github.com/addrclean/addrclean/sample_data"
+	"github.com/addrclean/addrclean/table"
 )
 
 // cacheNow is the clock of the result cache; tests move it.
@@ -28,12 +29,44 @@ var cacheNow = time.Now
 // process's lock on the cache file.
 var cacheLockTimeout = cache.DefaultTimeout
 
-// openCache opens the cache file of --cache: a locked one is fatal (exit 1).
-// A run (!mustExist) moves a damaged cache, or a bbolt one of an older
-// addrclean, aside and starts a new one, saying so on log; the housekeeping
-// commands (mustExist) stop at it (exit 1) and say what to do.
-func openCache(path string, mustExist bool, log zerolog.Logger) (*cache.DB, error) {
-	d, err := cache.Open(path, cacheOptions(mustExist, log))
+// cacheDB is the cache of --cache: an SQLite file (*cache.DB) or a
+// PostgreSQL database shared by runners (*cache.PG).
+type cacheDB interface {
+	// Path is the file, or the URL without its password.
+	Path() string
+	Stats(ttl time.Duration) (cache.Stats, error)
+	Prune(ttl time.Duration) (cache.Pruned, error)
+	Clear() (int64, error)
+	Close() error
+}
+
+// openCache opens the cache of --cache: a file path (or sqlite:PATH), or a
+// postgres:// URL. A locked file, or a database that cannot be reached, is
+// fatal (exit 1); a URL that cannot be read is a usage error. A run
+// (!mustExist) moves a damaged file, or a bbolt one of an older addrclean,
+// aside and starts a new one, saying so on log, and creates a database's
+// tables; the housekeeping commands (mustExist) stop at either (exit 1) and
+// say what to do.
+func openCache(ctx context.Context, spec string, lease time.Duration, mustExist bool, log zerolog.Logger) (cacheDB, error) {
+	if table.IsURL(spec) {
+		u, err := table.ParseURL(spec)
+		if err != nil {
+			return nil, usageErrorf("--cache: %v", err)
+		}
+		if u.Scheme == "postgres" {
+			warnURLPassword(log, u)
+			p, err := cache.OpenPG(ctx, u.Raw, u.Display, cache.PGOptions{Lease: lease, MustExist: mustExist, Now: cacheNow, Logger: log})
+			if errors.Is(err, cache.ErrBadURL) {
+				return nil, usageErrorf("--cache: %v", err)
+			}
+			if err != nil {
+				return nil, withCode(exitFatal, err)
+			}
+			return p, nil
+		}
+		spec = u.Path
+	}
+	d, err := cache.Open(spec, cacheOptions(mustExist, log))
 	if err != nil {
 		return nil, withCode(exitFatal, err)
 	}
@@ -72,7 +105,7 @@ func cacheNamespace(o runOptions, embedded bool) (cache.Namespace, error) {
 // cacheStore is the run's namespace of --cache (nil without one). logCached
 // reports what the run took from it and gave to it, and the entries it
 // could not use (damaged, a warning): verified again.
-func (o *runOptions) cacheStore(cdb *cache.DB, embedded bool, log zerolog.Logger) (_ pipeline.Cache, logCached func(hits int64), _ error) {
+func (o *runOptions) cacheStore(cdb cacheDB, embedded bool, log zerolog.Logger) (_ pipeline.Cache, logCached func(hits int64), _ error) {
 	if cdb == nil {
 		return nil, func(int64) {}, nil
 	}
@@ -80,15 +113,40 @@ func (o *runOptions) cacheStore(cdb *cache.DB, embedded bool, log zerolog.Logger
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := cdb.Store(ns, o.cacheTTL)
-	if err != nil {
-		return nil, nil, withCode(exitFatal, err)
+	var (
+		cstore *countingCache
+		pc     pipeline.Cache
+		waited func() int64
+		took   func() int64
+	)
+	switch d := cdb.(type) {
+	case *cache.DB:
+		st, err := d.Store(ns, o.cacheTTL)
+		if err != nil {
+			return nil, nil, withCode(exitFatal, err)
+		}
+		cstore = &countingCache{runStore: st}
+		pc = cstore
+	case *cache.PG:
+		st, err := d.Store(ns, o.cacheTTL)
+		if err != nil {
+			return nil, nil, withCode(exitFatal, err)
+		}
+		cstore = &countingCache{runStore: st}
+		pc = sharedCountingCache{countingCache: cstore, release: st.Release}
+		waited, took = st.Waited, st.TakenOver
 	}
-	cstore := &countingCache{Store: st}
-	log.Info().Str("cache", o.cache).Str("namespace", ns.Label).Dur("cache_ttl", o.cacheTTL).Msg("reusing answers from the cache")
-	return cstore, func(hits int64) {
-		log.Info().Str("cache", cdb.Path()).Str("namespace", ns.Label).Int64("cache_hits", hits).Int64("stored", cstore.puts.Load()).
-			Msgf("cache: %d answer(s) reused, %d stored", hits, cstore.puts.Load())
+	log.Info().Str("cache", cdb.Path()).Str("namespace", ns.Label).Dur("cache_ttl", o.cacheTTL).Msg("reusing answers from the cache")
+	return pc, func(hits int64) {
+		ev := log.Info().Str("cache", cdb.Path()).Str("namespace", ns.Label).Int64("cache_hits", hits).Int64("stored", cstore.puts.Load())
+		if waited != nil {
+			// Of the hits, those that another runner was paying for.
+			ev.Int64("waited_for_other_runners", waited()).Int64("claims_taken_over", took()).
+				Msgf("cache: %d answer(s) reused (%d waited for from another runner), %d stored; %d claim(s) of stopped runners taken over",
+					hits, waited(), cstore.puts.Load(), took())
+		} else {
+			ev.Msgf("cache: %d answer(s) reused, %d stored", hits, cstore.puts.Load())
+		}
 		if n := cstore.Damaged(); n > 0 {
 			log.Warn().Str("cache", cdb.Path()).Int64("damaged", n).
 				Msgf("cache: %d entries failed their checksum and were verified again; if this recurs, check the disk, or start afresh with 'addrclean cache clear --cache %s'", n, cdb.Path())
@@ -96,23 +154,42 @@ func (o *runOptions) cacheStore(cdb *cache.DB, embedded bool, log zerolog.Logger
 	}, nil
 }
 
+// runStore is a namespace of either kind of cache.
+type runStore interface {
+	pipeline.TimedCache
+	Damaged() int64
+}
+
 // countingCache counts the answers a run stored, for its log line.
 type countingCache struct {
-	*cache.Store
+	runStore
 	puts atomic.Int64
 }
 
 func (c *countingCache) Put(ctx context.Context, key string, resp *api.VerifyResponse) error {
-	if err := c.Store.Put(ctx, key, resp); err != nil {
+	if err := c.runStore.Put(ctx, key, resp); err != nil {
 		return err
 	}
 	c.puts.Add(1)
 	return nil
 }
 
-const cacheUsage = `Usage: addrclean cache stats|prune|clear --cache PATH [flags]
+// sharedCountingCache is a countingCache over a shared cache: it keeps the
+// Release of pipeline.SharedCache.
+type sharedCountingCache struct {
+	*countingCache
+	release func(ctx context.Context, key string) error
+}
 
-Housekeeping of the result cache that 'addrclean run --cache PATH' keeps.
+func (c sharedCountingCache) Release(ctx context.Context, key string) error {
+	return c.release(ctx, key)
+}
+
+const cacheUsage = `Usage: addrclean cache stats|prune|clear --cache PATH|DBURL [flags]
+
+Housekeeping of the result cache that 'addrclean run --cache PATH' keeps, in
+an SQLite file or, shared by runners, in a PostgreSQL database
+(--cache postgres://user@host/db; docs/shared-cache.md).
 
   stats   entries per namespace (service and key hash, or embedded reference),
           how many are older than --cache-ttl or damaged, the oldest and
@@ -124,7 +201,8 @@ Housekeeping of the result cache that 'addrclean run --cache PATH' keeps.
           replaced by a new, empty one
 
 The cache is an SQLite file (schema: docs/storage.md); sqlite3 can read it
-when no run holds it. Every command checks the whole file first and stops at
+when no run holds it. In PostgreSQL, the same tables in the URL's schema;
+runs may go on while the commands work there (clear leaves live claims). Every command checks the whole file first and stops at
 a damaged one (a run moves it aside and starts a new one, saying so).
 A cache in use by a run is locked: the command waits a second, then fails.
 Exit codes: 0 done; 1 the cache is missing, locked or damaged (or, for clear,
@@ -139,19 +217,21 @@ Examples:
     addrclean cache prune --cache-ttl 168h --cache ~/.addrclean.cache
   Start again from nothing:
     addrclean cache clear --cache ~/.addrclean.cache
+  The cache several machines share (the password in ~/.pgpass):
+    addrclean cache stats --cache postgres://addrclean@db.internal/verify
 
 Flags:
 `
 
 // cmdCache is 'addrclean cache stats|prune|clear'.
-func cmdCache(_ context.Context, args []string, s streams) error {
+func cmdCache(ctx context.Context, args []string, s streams) error {
 	var (
 		path   string
 		ttl    time.Duration
 		asJSON bool
 	)
 	fs := newFlagSet("cache", cacheUsage, s.err)
-	fs.StringVar(&path, "cache", "", "cache file `PATH` (required)")
+	fs.StringVar(&path, "cache", "", "cache file `PATH`, or postgres:// DBURL (required)")
 	fs.DurationVar(&ttl, "cache-ttl", cache.DefaultTTL, "age beyond which entries are expired (stats) or removed (prune)")
 	fs.BoolVar(&asJSON, "json", false, "stats as one JSON object")
 	pos, err := parseInterspersed(fs, args)
@@ -175,9 +255,9 @@ func cmdCache(_ context.Context, args []string, s streams) error {
 		return usageErrorf("--json is for cache stats")
 	}
 	if action == "clear" {
-		return clearCache(path, s)
+		return clearCache(ctx, path, s)
 	}
-	d, err := openCache(path, true, zerolog.Nop())
+	d, err := openCache(ctx, path, 0, true, zerolog.Nop())
 	if err != nil {
 		return err
 	}
@@ -199,9 +279,9 @@ func cmdCache(_ context.Context, args []string, s streams) error {
 		if err != nil {
 			return withCode(exitFatal, fmt.Errorf("pruned %d entries, then: %w", n.Expired+n.Unusable, err))
 		}
-		fmt.Fprintf(s.out, "pruned %d entries older than %s from %s\n", n.Expired, ttl, path)
+		fmt.Fprintf(s.out, "pruned %d entries older than %s from %s\n", n.Expired, ttl, d.Path())
 		if n.Unusable > 0 {
-			fmt.Fprintf(s.out, "pruned %d damaged entries from %s\n", n.Unusable, path)
+			fmt.Fprintf(s.out, "pruned %d damaged entries from %s\n", n.Unusable, d.Path())
 		}
 	}
 	return d.Close()
@@ -210,19 +290,19 @@ func cmdCache(_ context.Context, args []string, s streams) error {
 // clearCache is 'addrclean cache clear': every entry is removed, and a
 // damaged file, which cannot be cleared entry by entry, is replaced by a
 // new cache. It is the advice of every error about a damaged cache.
-func clearCache(path string, s streams) error {
-	d, err := openCache(path, true, zerolog.Nop())
+func clearCache(ctx context.Context, path string, s streams) error {
+	d, err := openCache(ctx, path, 0, true, zerolog.Nop())
 	if err == nil {
 		n, err := d.Clear()
 		if err == nil {
-			fmt.Fprintf(s.out, "cleared %d entries from %s\n", n, path)
+			fmt.Fprintf(s.out, "cleared %d entries from %s\n", n, d.Path())
 			return d.Close()
 		}
 		_ = d.Close()
 		if !errors.Is(err, cache.ErrCorrupt) {
 			return withCode(exitFatal, err)
 		}
-	} else if !errors.Is(err, cache.ErrCorrupt) || errors.Is(err, cache.ErrNotCache) {
+	} else if !errors.Is(err, cache.ErrCorrupt) || errors.Is(err, cache.ErrNotCache) || table.IsURL(path) {
 		return err
 	}
 	d, err = cache.Recreate(path, cacheOptions(true, zerolog.Nop()))
@@ -282,6 +362,16 @@ func (o *runOptions) cacheFlagsError() error {
 		return usageErrorf("--cache-ttl %v: want a positive duration such as 720h", o.cacheTTL)
 	case o.cache != "" && strings.TrimSpace(o.cache) == "":
 		return usageErrorf("--cache %q: want a file path", o.cache)
+	case o.cacheLeaseSet && !isPostgresURL(o.cache):
+		return usageErrorf("--cache-lease is for a cache shared in PostgreSQL (--cache postgres://...)")
+	case o.cacheLease < time.Second:
+		return usageErrorf("--cache-lease %v: want a duration of a second or more, such as 30s", o.cacheLease)
 	}
 	return nil
+}
+
+// isPostgresURL reports a postgres:// or postgresql:// URL.
+func isPostgresURL(s string) bool {
+	u, err := table.ParseURL(s)
+	return err == nil && u.Scheme == "postgres"
 }

@@ -68,7 +68,7 @@ func (o *runOptions) estimateRun(ctx context.Context, ropts readers.Options, spe
 	}
 	embedded := o.baseURL == ""
 	cfg := pipeline.Config{Limit: int64(o.limit), Shard: o.shard, SpillDir: ropts.TmpDir}
-	cstore, closeCache, err := o.dryRunCache(embedded, log)
+	cstore, closeCache, err := o.dryRunCache(ctx, embedded, log)
 	if err != nil {
 		return err
 	}
@@ -160,13 +160,14 @@ func (o *runOptions) openDrySource(ctx context.Context, ropts readers.Options, s
 }
 
 // dryRunCache is --cache's namespace, read only: a cache that does not exist
-// yet answers nothing and is not created.
-func (o *runOptions) dryRunCache(embedded bool, log zerolog.Logger) (*cache.Store, func(), error) {
+// yet answers nothing and is not created; a shared one is only looked at
+// (no claim taken, no wait for another runner).
+func (o *runOptions) dryRunCache(ctx context.Context, embedded bool, log zerolog.Logger) (pipeline.Cache, func(), error) {
 	none := func() {}
 	if o.cache == "" {
 		return nil, none, nil
 	}
-	cdb, err := openCache(o.cache, true, log)
+	cdb, err := openCache(ctx, o.cache, 0, true, log)
 	if errors.Is(err, cache.ErrNotExist) {
 		log.Info().Str("cache", o.cache).Msg("the cache does not exist yet: it answers nothing")
 		return nil, none, nil
@@ -183,9 +184,19 @@ func (o *runOptions) dryRunCache(embedded bool, log zerolog.Logger) (*cache.Stor
 	closeCache := func() { _ = cdb.Close() }
 	ns, err := cacheNamespace(*o, embedded)
 	if err == nil {
-		var st *cache.Store
-		if st, err = cdb.Store(ns, o.cacheTTL); err == nil {
-			return st, closeCache, nil
+		switch d := cdb.(type) {
+		case *cache.DB:
+			var st *cache.Store
+			if st, err = d.Store(ns, o.cacheTTL); err == nil {
+				return st, closeCache, nil
+			}
+		case *cache.PG:
+			var st *cache.PGStore
+			if st, err = d.Store(ns, o.cacheTTL); err == nil {
+				return st.ReadOnly(), closeCache, nil
+			}
+		default:
+			err = fmt.Errorf("--cache %s: a cache of an unknown kind", cdb.Path())
 		}
 		err = withCode(exitFatal, err)
 	}

@@ -57,6 +57,13 @@ func (o *runOptions) runPaths(out, review string) []samefile.Use {
 		pathRead("--api-key-file", o.apiKeyFile),
 		{Name: "--cache", Path: o.cache, Role: samefile.ReadWrite},
 	}
+	if table.IsURL(o.cache) {
+		// A database's tables; an SQLite one's file is checked as a path.
+		uses[3].Path = ""
+		if u, err := table.ParseURL(o.cache); err == nil && u.Scheme == "sqlite" {
+			uses[3].Path = u.Path
+		}
+	}
 	if o.isTableSource() {
 		uses[0] = pathDatabase("INPUT", o.tr.src, false)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/addrclean/addrclean/cache"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/ratelimit"
 	"github.com/addrclean/addrclean/readers"
@@ -81,9 +80,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	}
 	// The cache is opened first: a locked or damaged one stops the run
 	// before anything is read or started.
-	var cdb *cache.DB
+	var cdb cacheDB
 	if o.cache != "" {
-		if cdb, err = openCache(o.cache, false, log); err != nil {
+		if cdb, err = openCache(ctx, o.cache, o.cacheLease, false, log); err != nil {
 			return err
 		}
 		defer func() {
@@ -214,6 +213,7 @@ func parseRun(args []string, s streams) (*runOptions, error) {
 	o.rateSet = flagWasSet(fs, "rate")
 	o.cacheTTLSet = flagWasSet(fs, "cache-ttl")
 	o.priceSet = flagWasSet(fs, "price-per-call")
+	o.cacheLeaseSet = flagWasSet(fs, "cache-lease")
 	if err := o.validate(); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/addrclean/addrclean/cache"
 	"github.com/addrclean/addrclean/estimate"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/runs"
@@ -39,6 +40,7 @@ type runOptions struct {
 	maxErrors                       string
 	cache                           string
 	cacheTTL                        time.Duration
+	cacheLease                      time.Duration
 	markCached                      bool
 	limit                           int
 	dryRun                          bool
@@ -50,6 +52,7 @@ type runOptions struct {
 	noProgress                      bool
 	method                          string
 	rateSet, cacheTTLSet            bool
+	cacheLeaseSet                   bool
 	errorLimit                      errorLimit   // parsed --max-errors
 	policy                          runs.Policy  // what the journal flags ask
 	tables                          tableOptions // table.go
@@ -160,8 +163,9 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.journal, "journal", "auto", "keep a journal for --resume: on, off, or auto = on against a live service (every call is paid for),\noff against the embedded one unless --resume or --restart is given or a journal is there")
 	fs.BoolVar(&o.keepJournal, "keep-journal", false, "keep the journal after a run that finished (default: removed); a later --resume replays it")
 	fs.StringVar(&o.maxErrors, "max-errors", "", "stop with exit 1 once more than `N` rows, or N% of the rows written, are Error (default: no limit; exit 3)")
-	fs.StringVar(&o.cache, "cache", "", "result cache `PATH` (an SQLite file, created if missing; a damaged one is moved aside): answers are reused across runs\nfor the same service and key (or embedded reference); see 'addrclean cache --help'")
+	fs.StringVar(&o.cache, "cache", "", "result cache `PATH` (an SQLite file, created if missing; a damaged one is moved aside), or a postgres:// DBURL\nshared by concurrent runners, which then pay once per request between them: answers are reused across runs\nfor the same service and key (or embedded reference); see 'addrclean cache --help' and docs/shared-cache.md")
 	fs.DurationVar(&o.cacheTTL, "cache-ttl", 30*24*time.Hour, "reuse cached answers up to this age; older ones are verified again")
+	fs.DurationVar(&o.cacheLease, "cache-lease", cache.DefaultLease, "with a postgres:// --cache: how long a killed runner's claim on a request holds\nbefore another runner takes it over (a live runner renews its claims)")
 	fs.BoolVar(&o.markCached, "mark-cached", false, "add a last column av_cached (true when the answer came from --cache) to the enriched output")
 	fs.IntVar(&o.limit, "limit", 0, "only the first N data rows (0 = all)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "read, map and check the input, and estimate the run: rows, distinct requests, answers of --cache\nand of a --resume journal, calls to pay, time at --rate and cost; no service calls")

@@ -43,6 +43,7 @@ func main() {
 	sizes := flag.String("rows", "100000,1000000", "comma-separated input sizes (rows) of the embedded runs; empty for none")
 	flag.BoolVar(&withJournal, "journal", true, "also measure the first size with --journal on")
 	flag.BoolVar(&withCache, "cache", false, "also measure the first size with --cache, into a new cache and again from it")
+	flag.StringVar(&cacheURL, "cache-url", "", "with -cache: a postgres:// DBURL whose database holds no cache yet (shared cache), instead of a new file")
 	flag.StringVar(&keepDir, "dir", "", "keep the generated inputs and outputs in this directory (default: a temporary one, removed)")
 	refSize := flag.Int("reference", 100000, "addresses in the generated reference")
 	rateRows := flag.Int("rate-rows", 1500, "rows of the rate-utilisation run (0: none)")
@@ -63,6 +64,7 @@ var (
 	keepDir     string
 	withJournal bool
 	withCache   bool
+	cacheURL    string
 	quota       quotaRun
 )
 
@@ -159,7 +161,11 @@ func run(ctx context.Context, bin, sizes string, refSize, rateRows int, rate flo
 			// that finds every answer in it costs.
 			db := filepath.Join(dir, "cache.db")
 			_ = os.Remove(db)
-			withDB := append(args[:1:1], append([]string{"--cache", db}, args[1:]...)...)
+			spec := db
+			if cacheURL != "" {
+				spec = cacheURL // the tables are created by the first pass
+			}
+			withDB := append(args[:1:1], append([]string{"--cache", spec}, args[1:]...)...)
 			for _, pass := range []string{"new cache", "warm cache"} {
 				if err := embedded(fmt.Sprintf("embedded, %d rows, --cache (%s)", n, pass), withDB); err != nil {
 					return err

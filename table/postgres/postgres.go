@@ -13,13 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/addrclean/addrclean/internal/redact"
 	"github.com/addrclean/addrclean/table"
 )
 
@@ -45,7 +45,7 @@ type DB struct {
 // Open connects to the database of u. Its errors never show the password,
 // whether it comes from the URL, PGPASSWORD or a .pgpass file.
 func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database, error) {
-	secrets := urlSecrets(u.Raw)
+	secrets := redact.URLPasswords(u.Raw)
 	cfg, err := pgx.ParseConfig(u.Raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", table.ErrBadURL, u.Display, table.Scrub(err, secrets...))
@@ -66,26 +66,6 @@ func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database
 		return nil, err
 	}
 	return d, nil
-}
-
-// urlSecrets returns the passwords written in a URL.
-func urlSecrets(raw string) []string {
-	var out []string
-	pu, err := url.Parse(raw)
-	if err != nil {
-		return nil
-	}
-	if p, ok := pu.User.Password(); ok && p != "" {
-		out = append(out, p, url.QueryEscape(p), url.PathEscape(p))
-	}
-	for k, vs := range pu.Query() {
-		if strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword") {
-			for _, v := range vs {
-				out = append(out, v, url.QueryEscape(v))
-			}
-		}
-	}
-	return out
 }
 
 func (d *DB) connect(ctx context.Context) (*pgx.Conn, error) {
