@@ -79,28 +79,39 @@ func TestRunEstimateIsTheRun(t *testing.T) {
 	for _, src := range []struct {
 		name string
 		args func(dir string) []string
+		// shared keeps the cache in PostgreSQL (--cache postgres://): the
+		// dry run only looks at it, claiming nothing.
+		shared bool
 	}{
 		{"csv", func(dir string) []string {
 			return []string{"-o", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"), sampleCSV(t)}
-		}},
+		}, false},
+		{"csv, shared cache", func(dir string) []string {
+			return []string{"-o", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"), sampleCSV(t)}
+		}, true},
 		{"xlsx", func(dir string) []string {
 			return []string{"-o", filepath.Join(dir, "out.xlsx"), "--review", filepath.Join(dir, "review.xlsx"), xlsx}
-		}},
+		}, false},
 		{"postgres table", func(string) []string {
 			return append(append([]string{}, tableOut...), "--table", `crm."customers"`, pgURL)
-		}},
+		}, false},
 		{"postgres query", func(string) []string {
 			return append(append([]string{}, tableOut...), "--out-db", pgURL, "--query", `SELECT * FROM crm.customers WHERE "Country" <> 'France'`, pgURL)
-		}},
+		}, false},
 		{"sqlite table", func(string) []string {
 			return append(append([]string{}, tableOut...), "--table", "customers", sqliteURL)
-		}},
+		}, false},
 	} {
 		t.Run(src.name, func(t *testing.T) {
 			dir := t.TempDir()
 			cacheFile := filepath.Join(dir, "answers.cache")
+			cacheSpec := cacheFile
+			if src.shared {
+				dbExec(t, pgURL, "CREATE SCHEMA shared_cache")
+				cacheSpec = pgURL + "&search_path=shared_cache"
+			}
 			common := append([]string{"--base-url", base, "--rate", "0", "--country", "IE", "--retries", "0"}, src.args(dir)...)
-			withCache := append([]string{"--cache", cacheFile}, common...)
+			withCache := append([]string{"--cache", cacheSpec}, common...)
 			if strings.HasPrefix(src.name, "postgres") || strings.HasPrefix(src.name, "sqlite") {
 				dbExec(t, common[len(common)-1], `DROP TABLE IF EXISTS av`, `DROP TABLE IF EXISTS av_review`, `DROP TABLE IF EXISTS av_runs`)
 			}
