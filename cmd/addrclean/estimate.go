@@ -56,6 +56,15 @@ func (o *runOptions) parsePrice() (*estimate.Price, error) {
 // (--resume) and cache. Nothing is called, written, journalled or cached.
 func (o *runOptions) estimateRun(ctx context.Context, ropts readers.Options, spec readers.MappingSpec, s streams, log zerolog.Logger) error {
 	price := o.price // checked by validate
+	// A dry run writes no file: a workbook unpacks where the next run finds
+	// it if this one is killed. Deferred before the input's Close, so
+	// removed after it.
+	if tmp, err := runs.InputTempDir(o.input, nil); err != nil {
+		return withCode(exitFatal, err)
+	} else if tmp != nil {
+		ropts.TmpDir = tmp.Path()
+		defer func() { _ = tmp.Remove() }()
+	}
 	defer o.closeTables()
 	src, err := o.openDrySource(ctx, ropts, spec)
 	if err != nil {
