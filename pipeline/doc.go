@@ -17,7 +17,13 @@
 // normalising case and white space, are verified once per run. With
 // Config.Cache, each distinct address is first looked up across runs, and
 // every successful answer is stored; a Cache error stops the run rather
-// than being read as a miss.
+// than being read as a miss. With Config.Journal, rows a journal holds are
+// not sent again (resume) and every finished row is recorded.
+//
+// A circuit breaker stops the run with ErrServiceUnavailable when rows keep
+// failing after their retries (DefaultBreakerRows in a row, or more than
+// DefaultBreakerShare of the last DefaultBreakerWindow), rather than writing
+// the rest of the input as Error rows.
 //
 // Cancelling the context stops intake; calls in flight get Config.Timeout
 // to finish, and the rows done up to the first unfinished one are written.

@@ -1,6 +1,3 @@
-// Package ratelimit paces requests: one Limiter shared by every worker, an
-// x/time/rate token bucket whose limit adapts to a service quota below the
-// configured rate, with a shared pause that honours Retry-After.
 package ratelimit
 
 import (

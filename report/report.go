@@ -1,8 +1,3 @@
-// Package report builds the after-run report: one self-contained HTML page
-// (inline CSS and SVG, nothing fetched) from a run's enriched output and,
-// when known, the run's statistics. It reads outputs only, never the
-// service, and keeps memory bounded: counts, a few top-N lists and a fixed
-// sample of coordinates.
 package report
 
 import (

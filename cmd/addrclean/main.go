@@ -1,7 +1,3 @@
-// Command addrclean verifies the addresses of a CSV or XLSX export against an
-// address-verification service and writes an enriched file and a review file.
-//
-// Subcommands: run, apply, report, serve, verify, cache, version. See README.md.
 package main
 
 import (

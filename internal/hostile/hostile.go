@@ -1,6 +1,3 @@
-// Package hostile makes the shapes of hostile input that tests feed to
-// loaders: words of random letters and streams far larger than memory,
-// generated as they are read.
 package hostile
 
 import (
