@@ -59,12 +59,11 @@ func (o *runOptions) estimateRun(ctx context.Context, ropts readers.Options, spe
 	// A dry run writes no file: a workbook unpacks where the next run finds
 	// it if this one is killed. Deferred before the input's Close, so
 	// removed after it.
-	if tmp, err := runs.InputTempDir(o.input, nil); err != nil {
-		return withCode(exitFatal, err)
-	} else if tmp != nil {
-		ropts.TmpDir = tmp.Path()
-		defer func() { _ = tmp.Remove() }()
+	removeTemp, err := o.workbookTempDir(&ropts)
+	if err != nil {
+		return err
 	}
+	defer removeTemp()
 	defer o.closeTables()
 	src, err := o.openDrySource(ctx, ropts, spec)
 	if err != nil {

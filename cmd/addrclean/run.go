@@ -93,12 +93,11 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	}
 
 	// Deferred before the input's Close, so removed after it.
-	if tmp, err := runs.InputTempDir(o.input, []string{outPath, reviewPath}); err != nil {
-		return withCode(exitFatal, err)
-	} else if tmp != nil {
-		ropts.TmpDir = tmp.Path()
-		defer func() { _ = tmp.Remove() }()
+	removeTemp, err := o.workbookTempDir(&ropts, outPath, reviewPath)
+	if err != nil {
+		return err
 	}
+	defer removeTemp()
 	defer o.closeTables()
 	src, err := o.openInput(ctx, ropts, spec)
 	if err != nil {
@@ -475,4 +474,21 @@ func inputError(err error) error {
 		return withCode(exitUsage, err)
 	}
 	return withCode(exitFatal, err)
+}
+
+// workbookTempDir points ropts.TmpDir, for a workbook input, at a locked
+// directory beside the first file of outputs (or in the system's temporary
+// directory when none is a file: runs.InputTempDir), so that a killed
+// run's excelize files are removed by the next run. The returned func
+// removes it; the caller defers it before the input's Close.
+func (o *runOptions) workbookTempDir(ropts *readers.Options, outputs ...string) (func(), error) {
+	tmp, err := runs.InputTempDir(o.input, outputs)
+	if err != nil {
+		return nil, withCode(exitFatal, err)
+	}
+	if tmp == nil {
+		return func() {}, nil
+	}
+	ropts.TmpDir = tmp.Path()
+	return func() { _ = tmp.Remove() }, nil
 }
