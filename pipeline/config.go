@@ -12,6 +12,7 @@ import (
 	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/ratelimit"
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -70,7 +71,7 @@ func ReorderWindow(window, workers int) int {
 // Mapper turns an input row into the address to verify.
 type Mapper interface {
 	// Map maps one row; Mapped.Err marks a row that is not sent.
-	Map(readers.Row) readers.Mapped
+	Map(record.Row) readers.Mapped
 }
 
 // Verifier verifies one address; *api.Client satisfies it.

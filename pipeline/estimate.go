@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 )
 
 // Estimate is what a run would do with its input, counted without a call:
@@ -66,7 +67,7 @@ func NewEstimator(cfg Config) *Estimator {
 
 // Add counts the next row in input order, mapped as m. Rows past
 // Config.Limit are not counted: the run does not read them.
-func (x *Estimator) Add(ctx context.Context, row readers.Row, m readers.Mapped) error {
+func (x *Estimator) Add(ctx context.Context, row record.Row, m readers.Mapped) error {
 	if x.cfg.Limit > 0 && x.e.Rows+x.e.RowsOtherShards >= x.cfg.Limit {
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/journal"
-	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 )
 
 // TestEstimateIsTheRun checks that the estimate counts what the run then
@@ -34,7 +34,7 @@ func TestEstimateIsTheRun(t *testing.T) {
 	}
 	cached := map[string]*api.VerifyResponse{}
 	for _, i := range []int{3, 7, 1001, 1999} {
-		a := cellMapper.Map(readers.Row{Num: i, Cells: cells(i)}).Address
+		a := cellMapper.Map(record.Row{Num: i, Cells: cells(i)}).Address
 		cached[dedupKey(a)] = answer(a, api.ActionAccept)
 	}
 	for _, tc := range []struct {
