@@ -2,10 +2,9 @@ package estimate
 
 import (
 	"errors"
+	"github.com/addrclean/addrclean/runstats"
 	"strings"
 	"testing"
-
-	"github.com/addrclean/addrclean/pipeline"
 )
 
 func TestPrice(t *testing.T) {
@@ -42,7 +41,7 @@ func TestPrice(t *testing.T) {
 }
 
 func TestFigures(t *testing.T) {
-	e := pipeline.Estimate{Rows: 100, DistinctRequests: 60, CacheAnswers: 10, JournalAnswers: 5, CallsToPay: 45}
+	e := runstats.Estimate{Rows: 100, DistinctRequests: 60, CacheAnswers: 10, JournalAnswers: 5, CallsToPay: 45}
 	p, err := ParsePrice("0.02 EUR")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/record"
+	"github.com/addrclean/addrclean/runstats"
 )
 
 // TestEstimateIsTheRun checks that the estimate counts what the run then
@@ -112,7 +113,7 @@ func TestEstimateIsTheRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := Estimate{Rows: st.RowsRead, RowsOtherShards: st.RowsOtherShards, NotSent: st.Errors[ErrKindInput], JournalAnswers: st.RowsResumed,
+			got := runstats.Estimate{Rows: st.RowsRead, RowsOtherShards: st.RowsOtherShards, NotSent: st.Errors[runstats.ErrKindInput], JournalAnswers: st.RowsResumed,
 				CacheAnswers: st.CacheHits, CallsToPay: st.CallsMade}
 			got.DistinctRequests = got.JournalAnswers + got.CacheAnswers + got.CallsToPay
 			if est != got {

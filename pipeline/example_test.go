@@ -11,6 +11,7 @@ import (
 	"github.com/addrclean/addrclean/ratelimit"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/record"
+	"github.com/addrclean/addrclean/runstats"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -72,7 +73,7 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("rows %d, calls %d, saved %d, no address %d\n", st.RowsWritten, st.CallsMade, st.CallsSaved, st.Errors[pipeline.ErrKindInput])
+	fmt.Printf("rows %d, calls %d, saved %d, no address %d\n", st.RowsWritten, st.CallsMade, st.CallsSaved, st.Errors[runstats.ErrKindInput])
 	// Output:
 	// 1 Accept 1 Main St cached=false
 	// 2 Error no address

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/addrclean/addrclean/runstats"
 	"html/template"
 	"io"
 	"os"
@@ -9,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/addrclean/addrclean/pipeline"
 )
 
 // actionColours match the action fills of the XLSX outputs, darker so that
@@ -35,7 +34,7 @@ func colour(action string) string {
 var (
 	actionOrder = []string{"Accept", "Suggest", "Confirm", "Reject", "Error"}
 	levelOrder  = []string{"Building", "SubBuilding", "Street", "Locality", "Region", "None"}
-	errorOrder  = []string{pipeline.ErrKindInput, pipeline.ErrKindPermanent, pipeline.ErrKindTransient, pipeline.ErrKindRateLimited}
+	errorOrder  = []string{runstats.ErrKindInput, runstats.ErrKindPermanent, runstats.ErrKindTransient, runstats.ErrKindRateLimited}
 )
 
 // bar is one row of a bar table.

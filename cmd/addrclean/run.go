@@ -16,6 +16,7 @@ import (
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/runs"
+	"github.com/addrclean/addrclean/runstats"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -286,7 +287,7 @@ func logReading(log zerolog.Logger, input string, src readers.Reader, mapper *re
 }
 
 // exitError is the exit code of how a run ended, and what to do next.
-func (o *runOptions) exitError(end runs.Outcome, st pipeline.Stats, runErr error, review string, embedded bool) error {
+func (o *runOptions) exitError(end runs.Outcome, st runstats.Stats, runErr error, review string, embedded bool) error {
 	n := st.RowsWritten
 	journalled := map[bool]string{true: "; the finished rows are journalled: fix the cause and run again with --resume"}[end.Resumable]
 	switch end.End {
