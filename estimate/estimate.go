@@ -1,4 +1,4 @@
-// Package estimate turns the counts of a dry run (runstats.Estimate) into
+// Package estimate turns the counts of a dry run (pipeline.Estimate) into
 // what a person signing the invoice asks: the time the calls take at the
 // run's rate and what they cost at a price per call, in the currency as
 // the user wrote it.
@@ -8,11 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/addrclean/addrclean/runstats"
 	"io"
 	"math/big"
 	"strings"
 	"time"
+
+	"github.com/addrclean/addrclean/runstats"
 )
 
 // ErrPrice is wrapped by ParsePrice's errors.

@@ -2,9 +2,10 @@ package estimate
 
 import (
 	"errors"
-	"github.com/addrclean/addrclean/runstats"
 	"strings"
 	"testing"
+
+	"github.com/addrclean/addrclean/runstats"
 )
 
 func TestPrice(t *testing.T) {

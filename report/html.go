@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"github.com/addrclean/addrclean/runstats"
 	"html/template"
 	"io"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/addrclean/addrclean/runstats"
 )
 
 // actionColours match the action fills of the XLSX outputs, darker so that

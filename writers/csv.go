@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"encoding/csv"
 	"fmt"
+	"unicode/utf8"
+
 	"github.com/addrclean/addrclean/record"
 	"github.com/rs/zerolog"
 	"golang.org/x/text/encoding/charmap"
-	"unicode/utf8"
 )
 
 // csvBuffer is the write buffer of a CSV output; large enough that a

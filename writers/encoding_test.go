@@ -3,14 +3,15 @@ package writers
 import (
 	"bytes"
 	"context"
-	"github.com/addrclean/addrclean/record"
-	"github.com/rs/zerolog"
-	"github.com/xuri/excelize/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/addrclean/addrclean/record"
+	"github.com/rs/zerolog"
+	"github.com/xuri/excelize/v2"
 )
 
 // CSV for Excel users: a UTF-8 byte-order mark on request, or

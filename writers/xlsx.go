@@ -3,15 +3,16 @@ package writers
 import (
 	"errors"
 	"fmt"
-	"github.com/addrclean/addrclean/record"
-	"github.com/rs/zerolog"
-	"github.com/xuri/excelize/v2"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/addrclean/addrclean/record"
+	"github.com/rs/zerolog"
+	"github.com/xuri/excelize/v2"
 )
 
 // Limits of a worksheet.

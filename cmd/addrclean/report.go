@@ -11,13 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/report"
 	"github.com/addrclean/addrclean/runfile"
 	"github.com/addrclean/addrclean/runstats"
 	"github.com/addrclean/addrclean/table"
-	"github.com/google/uuid"
-	"github.com/rs/zerolog"
 )
 
 const reportUsage = `Usage: addrclean report [--summary SUMMARY.json] -o REPORT.html ENRICHED

@@ -10,8 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/addrclean/addrclean/runstats"
 	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/runstats"
 )
 
 // printSummary reports the run on stderr: a short block on a console, one
