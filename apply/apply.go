@@ -11,6 +11,7 @@ import (
 
 	"github.com/addrclean/addrclean/countries"
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/runfile"
 	"github.com/addrclean/addrclean/writers"
 )
@@ -622,7 +623,7 @@ func (j *joiner) changed(e runfile.EnrichedRow) bool {
 
 // label is the row's input address as run writes it in input_label.
 func (j *joiner) label(e runfile.EnrichedRow) string {
-	return j.mapper.Map(readers.Row{Num: e.Num, Cells: e.Input()}).Label
+	return j.mapper.Map(record.Row{Num: e.Num, Cells: e.Input()}).Label
 }
 
 // serviceAddress is the matched address of an enriched row; the country as

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/runstats"
 )
 
 // ErrPrice is wrapped by ParsePrice's errors.
@@ -108,7 +108,7 @@ func (p Price) Times(n int64) (amount, text string) {
 // Figures are a dry run's estimate: the counts, the time at the rate, the
 // money at the price. They are the "estimate" object of --summary.
 type Figures struct {
-	pipeline.Estimate
+	runstats.Estimate
 	// Rate is the run's --rate in calls per second; 0 is unlimited.
 	Rate float64 `json:"rate"`
 	// SecondsAtRate is the least time the calls take at Rate (the
@@ -127,7 +127,7 @@ type Figures struct {
 
 // New adds the time at rate (with burst calls allowed at once) and, when
 // price is not nil, the money to e.
-func New(e pipeline.Estimate, rate float64, burst int, price *Price) Figures {
+func New(e runstats.Estimate, rate float64, burst int, price *Price) Figures {
 	f := Figures{Estimate: e, Rate: rate}
 	if rate > 0 {
 		s := float64(max(e.CallsToPay-int64(max(burst, 1)), 0)) / rate

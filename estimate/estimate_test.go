@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/runstats"
 )
 
 func TestPrice(t *testing.T) {
@@ -42,7 +42,7 @@ func TestPrice(t *testing.T) {
 }
 
 func TestFigures(t *testing.T) {
-	e := pipeline.Estimate{Rows: 100, DistinctRequests: 60, CacheAnswers: 10, JournalAnswers: 5, CallsToPay: 45}
+	e := runstats.Estimate{Rows: 100, DistinctRequests: 60, CacheAnswers: 10, JournalAnswers: 5, CallsToPay: 45}
 	p, err := ParsePrice("0.02 EUR")
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/ratelimit"
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -70,7 +71,7 @@ func ReorderWindow(window, workers int) int {
 // Mapper turns an input row into the address to verify.
 type Mapper interface {
 	// Map maps one row; Mapped.Err marks a row that is not sent.
-	Map(readers.Row) readers.Mapped
+	Map(record.Row) readers.Mapped
 }
 
 // Verifier verifies one address; *api.Client satisfies it.
@@ -144,13 +145,13 @@ type Config struct {
 	// Cache, when set, is asked before a call and given every successful
 	// answer (refusals and failures are not stored); rows answered from it
 	// are marked Cached and FromCache, and the distinct addresses it
-	// answered are counted in Stats.CacheHits. A Cache error stops the run.
+	// answered are counted in runstats.Stats.CacheHits. A Cache error stops the run.
 	// A Cache decides which stored answers it cannot trust: cache.Store
 	// returns a miss for an entry that fails its checksum, so that address
 	// is verified (and paid for) again, and counts it.
 	Cache Cache
 	// Journal, when set, answers the rows a previous run finished (they are
-	// counted in Stats.RowsResumed and not sent), and records every row
+	// counted in runstats.Stats.RowsResumed and not sent), and records every row
 	// this run finishes with an answer or a refusal. Rows that failed
 	// (retries spent) are not recorded, so that a resumed run tries them
 	// again. A Journal error stops the run.
@@ -165,7 +166,7 @@ type Config struct {
 	Limit int64
 	// Shard, when not Whole, restricts the run to one part of the input
 	// (--shard I/N): the rows of the other parts are read, counted in
-	// Stats.RowsOtherShards and passed over, written nowhere and never
+	// runstats.Stats.RowsOtherShards and passed over, written nowhere and never
 	// sent. Row numbers stay those of the whole input.
 	Shard Shard
 

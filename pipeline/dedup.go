@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/runstats"
 )
 
 // Separators of the fields of a dedup key, and the escape that keeps text
@@ -92,7 +93,7 @@ func appendNormal(b *strings.Builder, s string) {
 type verdict struct {
 	resp    *api.VerifyResponse
 	reason  string // non-empty for an Error row
-	kind    string // ErrKind of an Error row
+	kind    string // runstats.ErrKind* of an Error row
 	skipped bool   // not finished: the run stopped first
 	// fromCache is true when the answer came from Config.Cache.
 	fromCache bool
@@ -103,7 +104,7 @@ type verdict struct {
 // cacheable reports whether later duplicates may reuse v: answers and
 // refusals of the address itself, not failures that a later try might cure.
 func (v verdict) cacheable() bool {
-	return !v.skipped && (v.reason == "" || v.kind == ErrKindPermanent)
+	return !v.skipped && (v.reason == "" || v.kind == runstats.ErrKindPermanent)
 }
 
 // flight is one address being verified; duplicates wait on done.

@@ -7,36 +7,9 @@ import (
 	"io"
 
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
+	"github.com/addrclean/addrclean/runstats"
 )
-
-// Estimate is what a run would do with its input, counted without a call:
-// the figures of --dry-run. Each is the value the run's Stats would show
-// when nothing changes in between and no call fails: CallsToPay is then
-// Stats.CallsMade, CacheAnswers Stats.CacheHits, JournalAnswers
-// Stats.RowsResumed.
-type Estimate struct {
-	// Rows is the number of data rows the run reads (Limit applied): those
-	// of its Config.Shard.
-	Rows int64 `json:"rows"`
-	// RowsOtherShards counts the rows of the other shards, passed over as
-	// the run passes them over (Limit counts them too).
-	RowsOtherShards int64 `json:"rows_other_shards,omitempty"`
-	// NotSent counts rows that are Error without a call (no address, no
-	// country).
-	NotSent int64 `json:"not_sent"`
-	// DistinctRequests counts the requests left after folding case and
-	// white space: the rows that lead their address in the run.
-	DistinctRequests int64 `json:"distinct_requests"`
-	// JournalAnswers counts the distinct requests a --resume journal
-	// answers.
-	JournalAnswers int64 `json:"journal_answers"`
-	// CacheAnswers counts the distinct requests the cache answers, of
-	// those the journal does not.
-	CacheAnswers int64 `json:"cache_answers"`
-	// CallsToPay is DistinctRequests less the answers of the journal and
-	// the cache: one call each when none fails.
-	CallsToPay int64 `json:"calls_to_pay"`
-}
 
 // Estimator counts what Run would do with the rows it is given, without a
 // call: it decides every row as Run's feeder does, through the same dedup
@@ -47,7 +20,7 @@ type Estimate struct {
 type Estimator struct {
 	cfg   Config
 	dedup *dedup
-	e     Estimate
+	e     runstats.Estimate
 }
 
 // NewEstimator counts for cfg's Journal, Cache, Limit, DedupCache and
@@ -66,7 +39,7 @@ func NewEstimator(cfg Config) *Estimator {
 
 // Add counts the next row in input order, mapped as m. Rows past
 // Config.Limit are not counted: the run does not read them.
-func (x *Estimator) Add(ctx context.Context, row readers.Row, m readers.Mapped) error {
+func (x *Estimator) Add(ctx context.Context, row record.Row, m readers.Mapped) error {
 	if x.cfg.Limit > 0 && x.e.Rows+x.e.RowsOtherShards >= x.cfg.Limit {
 		return nil
 	}
@@ -105,16 +78,16 @@ func (x *Estimator) Add(ctx context.Context, row readers.Row, m readers.Mapped) 
 }
 
 // Estimate is the count so far.
-func (x *Estimator) Estimate() Estimate { return x.e }
+func (x *Estimator) Estimate() runstats.Estimate { return x.e }
 
 // Close removes the dedup's spill.
 func (x *Estimator) Close() error { return x.dedup.close() }
 
 // EstimateRun counts what Run would do with cfg.Source, read to its end (or
 // cfg.Limit): see Estimator.
-func EstimateRun(ctx context.Context, cfg Config) (Estimate, error) {
+func EstimateRun(ctx context.Context, cfg Config) (runstats.Estimate, error) {
 	if cfg.Source == nil || cfg.Mapper == nil {
-		return Estimate{}, errors.New("pipeline: estimate: no source or mapper")
+		return runstats.Estimate{}, errors.New("pipeline: estimate: no source or mapper")
 	}
 	x := NewEstimator(cfg)
 	defer func() { _ = x.Close() }()

@@ -10,7 +10,8 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/journal"
-	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
+	"github.com/addrclean/addrclean/runstats"
 )
 
 // TestEstimateIsTheRun checks that the estimate counts what the run then
@@ -34,7 +35,7 @@ func TestEstimateIsTheRun(t *testing.T) {
 	}
 	cached := map[string]*api.VerifyResponse{}
 	for _, i := range []int{3, 7, 1001, 1999} {
-		a := cellMapper.Map(readers.Row{Num: i, Cells: cells(i)}).Address
+		a := cellMapper.Map(record.Row{Num: i, Cells: cells(i)}).Address
 		cached[dedupKey(a)] = answer(a, api.ActionAccept)
 	}
 	for _, tc := range []struct {
@@ -112,7 +113,7 @@ func TestEstimateIsTheRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := Estimate{Rows: st.RowsRead, RowsOtherShards: st.RowsOtherShards, NotSent: st.Errors[ErrKindInput], JournalAnswers: st.RowsResumed,
+			got := runstats.Estimate{Rows: st.RowsRead, RowsOtherShards: st.RowsOtherShards, NotSent: st.Errors[runstats.ErrKindInput], JournalAnswers: st.RowsResumed,
 				CacheAnswers: st.CacheHits, CallsToPay: st.CallsMade}
 			got.DistinctRequests = got.JournalAnswers + got.CacheAnswers + got.CallsToPay
 			if est != got {

@@ -10,6 +10,8 @@ import (
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/ratelimit"
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
+	"github.com/addrclean/addrclean/runstats"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -18,11 +20,11 @@ type lines struct{ rows []string }
 
 func (l *lines) Header() []string { return []string{"address"} }
 func (l *lines) Close() error     { return nil }
-func (l *lines) Next(ctx context.Context) (readers.Row, error) {
+func (l *lines) Next(ctx context.Context) (record.Row, error) {
 	if len(l.rows) == 0 {
-		return readers.Row{}, io.EOF
+		return record.Row{}, io.EOF
 	}
-	r := readers.Row{Num: 4 - len(l.rows), Cells: []string{l.rows[0]}}
+	r := record.Row{Num: 4 - len(l.rows), Cells: []string{l.rows[0]}}
 	l.rows = l.rows[1:]
 	return r, nil
 }
@@ -37,7 +39,7 @@ func (echo) Verify(ctx context.Context, a api.Address) (*api.VerifyResponse, err
 // firstCell is a Mapper that sends the first cell as an Irish address.
 type firstCell struct{}
 
-func (firstCell) Map(r readers.Row) readers.Mapped {
+func (firstCell) Map(r record.Row) readers.Mapped {
 	if strings.TrimSpace(r.Cells[0]) == "" {
 		return readers.Mapped{Err: fmt.Errorf("no address")}
 	}
@@ -71,7 +73,7 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("rows %d, calls %d, saved %d, no address %d\n", st.RowsWritten, st.CallsMade, st.CallsSaved, st.Errors[pipeline.ErrKindInput])
+	fmt.Printf("rows %d, calls %d, saved %d, no address %d\n", st.RowsWritten, st.CallsMade, st.CallsSaved, st.Errors[runstats.ErrKindInput])
 	// Output:
 	// 1 Accept 1 Main St cached=false
 	// 2 Error no address

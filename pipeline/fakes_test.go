@@ -13,6 +13,7 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -29,18 +30,18 @@ type genSource struct {
 
 func (s *genSource) Header() []string { return []string{"line", "country"} }
 
-func (s *genSource) Next(ctx context.Context) (readers.Row, error) {
+func (s *genSource) Next(ctx context.Context) (record.Row, error) {
 	if err := ctx.Err(); err != nil {
-		return readers.Row{}, err
+		return record.Row{}, err
 	}
 	if s.next >= s.n {
-		return readers.Row{}, io.EOF
+		return record.Row{}, io.EOF
 	}
 	s.next++
 	if s.next == s.failAt {
-		return readers.Row{}, s.failErr
+		return record.Row{}, s.failErr
 	}
-	return readers.Row{Num: s.next, Line: s.next + 1, Cells: s.cells(s.next)}, nil
+	return record.Row{Num: s.next, Line: s.next + 1, Cells: s.cells(s.next)}, nil
 }
 
 func (s *genSource) Close() error { s.closed = true; return nil }
@@ -49,14 +50,14 @@ func (s *genSource) Close() error { s.closed = true; return nil }
 func distinct(i int) []string { return []string{strconv.Itoa(i) + " Main Street", "IE"} }
 
 // MapperFunc adapts a function to Mapper.
-type MapperFunc func(readers.Row) readers.Mapped
+type MapperFunc func(record.Row) readers.Mapped
 
 // Map calls f.
-func (f MapperFunc) Map(r readers.Row) readers.Mapped { return f(r) }
+func (f MapperFunc) Map(r record.Row) readers.Mapped { return f(r) }
 
 // cellMapper maps cells[0] as the only line and cells[1] as the country; an
 // empty line is the "no address" row error.
-var cellMapper = MapperFunc(func(r readers.Row) readers.Mapped {
+var cellMapper = MapperFunc(func(r record.Row) readers.Mapped {
 	if len(r.Cells) < 2 || r.Cells[0] == "" {
 		return readers.Mapped{Err: errors.New("no address")}
 	}

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/runstats"
 )
 
 func FuzzDedupKey(f *testing.F) {
@@ -73,7 +74,7 @@ func FuzzReasonText(f *testing.F) {
 // FuzzDecodeVerdict: no bytes make the spill's decoder panic, and what it
 // accepts encodes back to something it decodes to the same verdict.
 func FuzzDecodeVerdict(f *testing.F) {
-	f.Add(appendVerdict(nil, verdict{reason: "service answered 400", kind: ErrKindPermanent}))
+	f.Add(appendVerdict(nil, verdict{reason: "service answered 400", kind: runstats.ErrKindPermanent}))
 	f.Add(appendVerdict(nil, verdict{resp: &api.VerifyResponse{Action: api.ActionAccept}, fromCache: true}))
 	f.Add([]byte{flagResp, 0, 0, '{'})
 	f.Add([]byte{0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})

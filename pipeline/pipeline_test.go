@@ -19,6 +19,7 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/ratelimit"
+	"github.com/addrclean/addrclean/runstats"
 )
 
 func TestRunValidates(t *testing.T) {
@@ -147,7 +148,7 @@ func TestWindowBoundsReadAhead(t *testing.T) {
 		return answer(a, api.ActionAccept), nil
 	}}
 	done := make(chan struct{})
-	var st Stats
+	var st runstats.Stats
 	var err error
 	go func() {
 		defer close(done)
@@ -195,7 +196,7 @@ func TestMappingErrors(t *testing.T) {
 			t.Fatalf("row %d: unexpected error %q", r.Row, r.Err)
 		}
 	}
-	if v.calls.Load() != 20 || st.Errors[ErrKindInput] != 10 || st.Actions[ActionError] != 10 {
+	if v.calls.Load() != 20 || st.Errors[runstats.ErrKindInput] != 10 || st.Actions[ActionError] != 10 {
 		t.Fatalf("calls = %d, stats = %+v", v.calls.Load(), st)
 	}
 }
@@ -236,10 +237,10 @@ func TestRetries(t *testing.T) {
 		{name: "transient then success", steps: []error{transient, statusErr(502, "")},
 			wantCalls: 3, wantWaits: []time.Duration{500 * time.Millisecond, time.Second}, wantRetries: 2},
 		{name: "transient until retries run out", steps: []error{transient, transient, transient, statusErr(500, "")},
-			wantCalls: 4, wantErr: "gave up after 4 attempts: service answered 500: Internal Server Error", wantKind: ErrKindTransient,
+			wantCalls: 4, wantErr: "gave up after 4 attempts: service answered 500: Internal Server Error", wantKind: runstats.ErrKindTransient,
 			wantWaits: []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}, wantRetries: 3},
 		{name: "no retries", steps: []error{transient}, retries: -1,
-			wantCalls: 1, wantErr: "gave up after 1 attempt: verify: unexpected EOF", wantKind: ErrKindTransient},
+			wantCalls: 1, wantErr: "gave up after 1 attempt: verify: unexpected EOF", wantKind: runstats.ErrKindTransient},
 		{name: "backoff capped", steps: []error{transient, transient, transient, transient, transient, transient, transient, transient}, retries: 8,
 			wantCalls: 9, wantRetries: 8, wantWaits: []time.Duration{
 				500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second}},
@@ -247,23 +248,23 @@ func TestRetries(t *testing.T) {
 			&api.StatusError{Op: "verify", StatusCode: 503, RetryAfter: 7 * time.Second}},
 			wantCalls: 2, wantRetries: 1, wantWaits: []time.Duration{7 * time.Second}},
 		{name: "permanent", steps: []error{statusErr(400, "addressLine is required")},
-			wantCalls: 1, wantErr: "service answered 400: addressLine is required", wantKind: ErrKindPermanent},
+			wantCalls: 1, wantErr: "service answered 400: addressLine is required", wantKind: runstats.ErrKindPermanent},
 		{name: "permanent without message", steps: []error{statusErr(413, "")},
-			wantCalls: 1, wantErr: "service answered 413: Request Entity Too Large", wantKind: ErrKindPermanent},
+			wantCalls: 1, wantErr: "service answered 413: Request Entity Too Large", wantKind: runstats.ErrKindPermanent},
 		{name: "invalid address", steps: []error{fmt.Errorf("%w: no country", api.ErrInvalidAddress)},
-			wantCalls: 1, wantErr: "invalid address: no country", wantKind: ErrKindPermanent},
+			wantCalls: 1, wantErr: "invalid address: no country", wantKind: runstats.ErrKindPermanent},
 		{name: "429s do not use up retries", retries: 1,
 			steps:     []error{rateLimited(time.Second), rateLimited(2 * time.Second), transient, rateLimited(0), rateLimited(time.Second)},
 			wantCalls: 6, wantRetries: 1, want429: 4,
 			wantWaits: []time.Duration{time.Second, 2 * time.Second, 500 * time.Millisecond, ratelimit.DefaultPause, time.Second}},
 		{name: "429 past max wait", maxWait: 10 * time.Minute,
 			steps:     []error{rateLimited(4 * time.Minute), rateLimited(4 * time.Minute), rateLimited(4 * time.Minute)},
-			wantCalls: 3, want429: 3, wantErr: "rate limited for longer than the maximum wait (10m0s)", wantKind: ErrKindRateLimited,
+			wantCalls: 3, want429: 3, wantErr: "rate limited for longer than the maximum wait (10m0s)", wantKind: runstats.ErrKindRateLimited,
 			wantWaits: []time.Duration{4 * time.Minute, 4 * time.Minute}},
 		{name: "absurd Retry-After", steps: []error{rateLimited(time.Duration(1<<63 - 1))},
-			wantCalls: 1, want429: 1, wantErr: "rate limited for longer than the maximum wait (10m0s)", wantKind: ErrKindRateLimited},
+			wantCalls: 1, want429: 1, wantErr: "rate limited for longer than the maximum wait (10m0s)", wantKind: runstats.ErrKindRateLimited},
 		{name: "attempt timeout is transient", steps: []error{errBlock, errBlock}, retries: 1, timeout: time.Millisecond,
-			wantCalls: 2, wantRetries: 1, wantErr: "gave up after 2 attempts: timed out after 1ms", wantKind: ErrKindTransient,
+			wantCalls: 2, wantRetries: 1, wantErr: "gave up after 2 attempts: timed out after 1ms", wantKind: runstats.ErrKindTransient,
 			wantWaits: []time.Duration{500 * time.Millisecond}},
 	}
 	for _, tt := range tests {
@@ -290,7 +291,7 @@ func TestRetries(t *testing.T) {
 				}.with(w))
 				// The one row failing with the service's fault means the
 				// service was never reached.
-				serviceFault := tt.wantKind == ErrKindTransient || tt.wantKind == ErrKindRateLimited
+				serviceFault := tt.wantKind == runstats.ErrKindTransient || tt.wantKind == runstats.ErrKindRateLimited
 				if serviceFault != errors.Is(err, ErrServiceUnreachable) || (!serviceFault && err != nil) {
 					t.Fatalf("err = %v", err)
 				}
@@ -431,7 +432,7 @@ func TestDedupShares(t *testing.T) {
 		t.Fatal("later duplicate missed the cache")
 	}
 	// Transient failures and unfinished rows are not cached.
-	for _, v := range []verdict{{reason: "gave up", kind: ErrKindTransient}, {skipped: true}} {
+	for _, v := range []verdict{{reason: "gave up", kind: runstats.ErrKindTransient}, {skipped: true}} {
 		rl, f, _ := acquire("b")
 		if rl != roleLeader {
 			t.Fatal("b should be led")
@@ -441,7 +442,7 @@ func TestDedupShares(t *testing.T) {
 	if rl, f, _ := acquire("b"); rl != roleLeader {
 		t.Fatal("an uncacheable verdict was cached")
 	} else {
-		d.finish("b", f, verdict{reason: "service answered 400", kind: ErrKindPermanent})
+		d.finish("b", f, verdict{reason: "service answered 400", kind: runstats.ErrKindPermanent})
 	}
 	if rl, _, _ := acquire("b"); rl != roleHit {
 		t.Fatal("a permanent refusal was not cached")
@@ -462,12 +463,12 @@ func TestDedupShares(t *testing.T) {
 	// Evicting the refusal and c sends them to the spill too.
 	for _, k := range []string{"x", "y", "z"} {
 		_, f, _ := acquire(k)
-		d.finish(k, f, verdict{reason: "gone", kind: ErrKindTransient})
+		d.finish(k, f, verdict{reason: "gone", kind: runstats.ErrKindTransient})
 	}
 	if d.spill.written < 3 {
 		t.Fatalf("%d verdicts on disk, want a, the refusal of b and the answer for c", d.spill.written)
 	}
-	if rl, _, v := acquire("b"); rl != roleHit || v.kind != ErrKindPermanent || v.reason != "service answered 400" {
+	if rl, _, v := acquire("b"); rl != roleHit || v.kind != runstats.ErrKindPermanent || v.reason != "service answered 400" {
 		t.Fatalf("b from disk: role %v, verdict %+v", rl, v)
 	}
 	if rl, _, v := acquire("c"); rl != roleHit || !v.fromCache || v.resp.Address.ID != "A1" {

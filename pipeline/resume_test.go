@@ -16,6 +16,7 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/journal"
+	"github.com/addrclean/addrclean/runstats"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -286,13 +287,13 @@ func TestResumeFromJournal(t *testing.T) {
 			t.Fatalf("%q answered %d times by the interrupted and resumed runs", addr, calls-1)
 		}
 	}
-	if st1.Errors[ErrKindTransient] == 0 {
+	if st1.Errors[runstats.ErrKindTransient] == 0 {
 		t.Fatal("the first run had no failed rows to retry: the test proves nothing about them")
 	}
-	if st2.Errors[ErrKindTransient] != 0 {
+	if st2.Errors[runstats.ErrKindTransient] != 0 {
 		t.Fatalf("rows that failed in the first run are still Error: %v", st2.Errors)
 	}
-	if st2.Errors[ErrKindPermanent] == 0 {
+	if st2.Errors[runstats.ErrKindPermanent] == 0 {
 		t.Fatal("no refusals")
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/ratelimit"
+	"github.com/addrclean/addrclean/runstats"
 )
 
 // verify calls the service for one address until it answers, the row is
@@ -73,7 +74,7 @@ func (r *runner) verify(addr api.Address, row int, id string) verdict {
 				ra = ratelimit.DefaultPause
 			}
 			if ra > cfg.MaxWait-waited {
-				return verdict{kind: ErrKindRateLimited,
+				return verdict{kind: runstats.ErrKindRateLimited,
 					reason: fmt.Sprintf("rate limited for longer than the maximum wait (%s)", cfg.MaxWait)}
 			}
 			waited += ra
@@ -85,7 +86,7 @@ func (r *runner) verify(addr api.Address, row int, id string) verdict {
 				}
 			}
 		case api.KindPermanent:
-			return verdict{kind: ErrKindPermanent, reason: reason(err)}
+			return verdict{kind: runstats.ErrKindPermanent, reason: reason(err)}
 		case api.KindFatal:
 			r.stop(fmt.Errorf("pipeline: row %d: %w", row, err))
 			return verdict{skipped: true}
@@ -95,7 +96,7 @@ func (r *runner) verify(addr api.Address, row int, id string) verdict {
 				why = "timed out after " + cfg.Timeout.String()
 			}
 			if failures >= cfg.Retries {
-				return verdict{kind: ErrKindTransient,
+				return verdict{kind: runstats.ErrKindTransient,
 					reason: reasonText(fmt.Sprintf("gave up after %s: %s", attempts(failures+1), why))}
 			}
 			d := max(cfg.backoff(failures), retryAfter(err)) // a 503 may say when to come back

@@ -15,6 +15,7 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/journal"
+	"github.com/addrclean/addrclean/runstats"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -22,7 +23,7 @@ import (
 // when the row did not finish because the run stopped.
 type outcome struct {
 	res     writers.Result
-	kind    string // ErrKind of an Error row
+	kind    string // runstats.ErrKind* of an Error row
 	skipped bool
 }
 
@@ -63,18 +64,19 @@ type runner struct {
 // an error wrapping the cause; when ctx is cancelled it stops reading, gives
 // calls in flight up to cfg.Timeout to finish, writes the finished rows up to
 // the first unfinished one, and returns an error wrapping ctx's error with
-// Stats.Interrupted set. A reader error stops intake, the rows read before it
-// are finished and written, and the error is returned wrapped. Rows that
-// could not be verified are not errors of Run: they are written as Error rows.
+// runstats.Stats.Interrupted set. A reader error stops intake, the rows read
+// before it are finished and written, and the error is returned wrapped. Rows
+// that could not be verified are not errors of Run: they are written as Error
+// rows.
 // Run neither closes the source nor the outputs.
-func Run(ctx context.Context, cfg Config) (Stats, error) {
+func Run(ctx context.Context, cfg Config) (runstats.Stats, error) {
 	switch {
 	case cfg.Source == nil:
-		return Stats{}, errors.New("pipeline: no source")
+		return runstats.Stats{}, errors.New("pipeline: no source")
 	case cfg.Mapper == nil:
-		return Stats{}, errors.New("pipeline: no mapper")
+		return runstats.Stats{}, errors.New("pipeline: no mapper")
 	case cfg.Verifier == nil:
-		return Stats{}, errors.New("pipeline: no verifier")
+		return runstats.Stats{}, errors.New("pipeline: no verifier")
 	}
 	cfg = cfg.withDefaults()
 	// A flight must not be evicted while under way, or which row leads next
@@ -221,7 +223,7 @@ func isFatal(err error) bool {
 }
 
 // tooManyErrors returns the error that stops a run whose Error rows (kinds:
-// Stats.Errors) passed MaxErrors or MaxErrorShare, or nil.
+// runstats.Stats.Errors) passed MaxErrors or MaxErrorShare, or nil.
 func (r *runner) tooManyErrors(kinds map[string]int64, written int64, final bool) error {
 	c := &r.cfg
 	var errs int64
@@ -246,10 +248,10 @@ func (r *runner) tooManyErrors(kinds map[string]int64, written int64, final bool
 func errorKinds(kinds map[string]int64) string {
 	var parts []string
 	for _, k := range []struct{ kind, text string }{
-		{ErrKindInput, "not sent (no address or country)"},
-		{ErrKindPermanent, "refused by the service"},
-		{ErrKindTransient, "failed after retries"},
-		{ErrKindRateLimited, "rate limited past the maximum wait"},
+		{runstats.ErrKindInput, "not sent (no address or country)"},
+		{runstats.ErrKindPermanent, "refused by the service"},
+		{runstats.ErrKindTransient, "failed after retries"},
+		{runstats.ErrKindRateLimited, "rate limited past the maximum wait"},
 	} {
 		if n := kinds[k.kind]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, k.text))
@@ -298,7 +300,7 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 		base := writers.Result{Row: row.Num, ID: row.ID, Cells: row.Cells, Types: row.Types, InputLabel: m.Label}
 		if m.Err != nil {
 			base.Err = reasonText(m.Err.Error())
-			s <- outcome{res: base, kind: ErrKindInput}
+			s <- outcome{res: base, kind: runstats.ErrKindInput}
 			continue
 		}
 		addr := m.Address
@@ -360,16 +362,16 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 // first unfinished row nothing more is written (the output stays an
 // unbroken prefix of the input), but slots are still drained so that every
 // worker can finish. gap reports that some row was not written.
-func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, gap bool) {
+func (r *runner) drain(ctx context.Context, queue <-chan slot) (st runstats.Stats, gap bool) {
 	// Every action and error kind is present, zero or not, so that scripts
 	// reading the summary find the same keys every time.
-	st = Stats{
+	st = runstats.Stats{
 		Actions: map[string]int64{
 			string(api.ActionAccept): 0, string(api.ActionSuggest): 0, string(api.ActionConfirm): 0,
 			string(api.ActionReject): 0, ActionError: 0,
 		},
 		MatchLevels: map[string]int64{},
-		Errors:      map[string]int64{ErrKindInput: 0, ErrKindPermanent: 0, ErrKindTransient: 0, ErrKindRateLimited: 0},
+		Errors:      map[string]int64{runstats.ErrKindInput: 0, runstats.ErrKindPermanent: 0, runstats.ErrKindTransient: 0, runstats.ErrKindRateLimited: 0},
 	}
 	// Writes go on after an interrupt: what is done is kept.
 	wctx := context.WithoutCancel(ctx)
@@ -429,7 +431,7 @@ func (r *runner) drain(ctx context.Context, queue <-chan slot) (st Stats, gap bo
 }
 
 // progress builds a snapshot; it runs on the writer goroutine.
-func (r *runner) progress(st *Stats, now time.Time) Progress {
+func (r *runner) progress(st *runstats.Stats, now time.Time) Progress {
 	a := st.Actions
 	p := Progress{
 		RowsRead:        r.rowsRead.Load(),
@@ -492,7 +494,7 @@ func (r *runner) lead(base writers.Result, addr api.Address, key string, f *flig
 		v = r.lookup(key, addr, base.Row, base.ID)
 	}
 	if !v.fromCache && !v.skipped {
-		serviceFault := v.kind == ErrKindTransient || v.kind == ErrKindRateLimited
+		serviceFault := v.kind == runstats.ErrKindTransient || v.kind == runstats.ErrKindRateLimited
 		if err := r.breaker.observe(serviceFault, base.Row, v.reason); err != nil {
 			r.halt(err)
 		}
@@ -526,7 +528,7 @@ func (r *runner) finishRow(base writers.Result, key string, v verdict, cached, r
 	if v.resp != nil {
 		o.res.VerifiedAt = v.at
 	}
-	if record && r.cfg.Journal != nil && !v.skipped && (v.resp != nil || v.kind == ErrKindPermanent) {
+	if record && r.cfg.Journal != nil && !v.skipped && (v.resp != nil || v.kind == runstats.ErrKindPermanent) {
 		err := r.cfg.Journal.Record(journal.Entry{Row: base.Row, Key: keyHash(key), Response: v.resp,
 			Err: v.reason, Kind: v.kind, FromCache: v.fromCache})
 		if err != nil {

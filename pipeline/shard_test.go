@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/runstats"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -124,7 +125,7 @@ func runShard(t *testing.T, cells func(int) []string, n int, limit int64, s Shar
 	return res, st.CallsMade
 }
 
-func runShardStats(t *testing.T, cells func(int) []string, n int, limit int64, s Shard) ([]writers.Result, Stats) {
+func runShardStats(t *testing.T, cells func(int) []string, n int, limit int64, s Shard) ([]writers.Result, runstats.Stats) {
 	t.Helper()
 	v := &fakeVerifier{}
 	w := &memWriter{}

@@ -16,12 +16,8 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/transform"
-)
 
-// Encodings accepted by Options.Encoding.
-const (
-	EncodingUTF8        = "utf-8"
-	EncodingWindows1252 = "windows-1252"
+	"github.com/addrclean/addrclean/record"
 )
 
 // defaultMaxRecordSize is far above any real record (Excel caps a cell at
@@ -101,7 +97,7 @@ func NewCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	enc, err := NormaliseEncoding(opts.Encoding)
+	enc, err := record.NormaliseEncoding(opts.Encoding)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +131,7 @@ func NewCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 		opts.Logger.Info().Str("input", name).Msg("the input ends lines with CR only (classic Mac); reading CR as a line end")
 		text = crToLF{br}
 	}
-	if enc == EncodingWindows1252 {
+	if enc == record.EncodingWindows1252 {
 		if hadBOM || (utf8.Valid(sample) && !isASCII(sample)) {
 			opts.Logger.Warn().Str("input", name).
 				Msg("the input looks like UTF-8 but is read as windows-1252; accented letters will be garbled (drop --encoding to read it as UTF-8)")
@@ -168,7 +164,7 @@ func NewCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 		total:     size,
 		cr:        cr,
 		guard:     guard,
-		checkUTF8: enc == EncodingUTF8,
+		checkUTF8: enc == record.EncodingUTF8,
 		info: Info{
 			Format:            FormatCSV,
 			Delimiter:         delim,
@@ -212,22 +208,22 @@ func (r *CSVReader) Progress() (done, total int64) {
 }
 
 // Next returns the next record. Errors name the line and are fatal.
-func (r *CSVReader) Next(ctx context.Context) (Row, error) {
+func (r *CSVReader) Next(ctx context.Context) (record.Row, error) {
 	if err := ctx.Err(); err != nil {
-		return Row{}, err
+		return record.Row{}, err
 	}
 	if r.closed {
-		return Row{}, fmt.Errorf("%s: read after close", r.name)
+		return record.Row{}, fmt.Errorf("%s: read after close", r.name)
 	}
 	rec, err := r.cr.Read()
 	if errors.Is(err, io.EOF) {
-		return Row{}, io.EOF
+		return record.Row{}, io.EOF
 	}
 	if err != nil {
-		return Row{}, r.readError("", err)
+		return record.Row{}, r.readError("", err)
 	}
 	if err := r.validate(rec); err != nil {
-		return Row{}, err
+		return record.Row{}, err
 	}
 	line, _ := r.cr.FieldPos(0)
 	r.recordDone(rec)
@@ -240,7 +236,7 @@ func (r *CSVReader) Next(ctx context.Context) (Row, error) {
 	}
 	cells := make([]string, max(width, len(rec)))
 	copy(cells, rec)
-	return Row{Num: r.num, Line: line, Cells: cells}, nil
+	return record.Row{Num: r.num, Line: line, Cells: cells}, nil
 }
 
 // recordDone moves the record guard past rec and notes where it ended.
@@ -361,19 +357,6 @@ func sizeOf(r io.Reader) int64 {
 		return -1
 	}
 	return fi.Size() - off
-}
-
-// NormaliseEncoding returns the canonical name (EncodingUTF8 or
-// EncodingWindows1252) of an encoding as a user may spell it (UTF-8, utf8,
-// cp1252, ...), or an error naming the encodings that can be read.
-func NormaliseEncoding(s string) (string, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "utf-8", "utf8":
-		return EncodingUTF8, nil
-	case "windows-1252", "windows1252", "cp1252", "cp-1252", "1252":
-		return EncodingWindows1252, nil
-	}
-	return "", fmt.Errorf("unknown encoding %q: use utf-8 or windows-1252", s)
 }
 
 func validDelim(r rune) bool {

@@ -15,6 +15,8 @@ import (
 	"unicode/utf16"
 
 	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/record"
 )
 
 // readAll reads every row of r, returning the cells and the lines.
@@ -258,7 +260,7 @@ func TestCSV(t *testing.T) {
 		// NUL in every other byte, and sent.
 		{name: "utf-16le without a bom", in: utf16Text("id,town\r\n1,Cork\r\n", false), wantErr: "UTF-16"},
 		{name: "utf-16be without a bom", in: utf16Text("id;town\n1;Dún Laoghaire\n", true), wantErr: "UTF-16"},
-		{name: "utf-16 without a bom, windows-1252", in: utf16Text("id,town\n1,Cork\n", false), opts: Options{Encoding: EncodingWindows1252}, wantErr: "UTF-16"},
+		{name: "utf-16 without a bom, windows-1252", in: utf16Text("id,town\n1,Cork\n", false), opts: Options{Encoding: record.EncodingWindows1252}, wantErr: "UTF-16"},
 		{name: "utf-16 without a bom, one line", in: utf16Text("id", false), wantErr: "UTF-16"},
 		{name: "utf-16 without a bom, cjk", in: utf16Text("编号,城市\n1,上海\n", false), wantErr: "UTF-16"},
 		{
@@ -580,7 +582,7 @@ func FuzzCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, cp1252 bool) {
 		opts := Options{}
 		if cp1252 {
-			opts.Encoding = EncodingWindows1252
+			opts.Encoding = record.EncodingWindows1252
 		}
 		r, err := NewCSV(context.Background(), "fuzz", bytes.NewReader(in), int64(len(in)), opts)
 		if err != nil {
@@ -604,20 +606,4 @@ func FuzzCSV(f *testing.F) {
 		}
 		t.Fatalf("more rows than lines in %q", in)
 	})
-}
-
-// TestNormaliseEncoding: the names of --encoding and --out-encoding (the
-// writers take the same ones).
-func TestNormaliseEncoding(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"", EncodingUTF8}, {" UTF-8 ", EncodingUTF8}, {"utf8", EncodingUTF8},
-		{"windows-1252", EncodingWindows1252}, {"Windows1252", EncodingWindows1252},
-		{"CP1252", EncodingWindows1252}, {"cp-1252", EncodingWindows1252}, {"1252", EncodingWindows1252},
-		{"latin1", ""}, {"utf-16", ""},
-	} {
-		got, err := NormaliseEncoding(tt.in)
-		if got != tt.want || (err != nil) != (tt.want == "") {
-			t.Errorf("NormaliseEncoding(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
-		}
-	}
 }

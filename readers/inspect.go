@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/addrclean/addrclean/record"
 )
 
 // Report is what a dry run found in an input: how it is read and mapped,
@@ -58,7 +60,7 @@ func InspectReader(ctx context.Context, path string, r Reader, spec MappingSpec,
 // InspectEach is InspectReader, calling each (when not nil) with every row
 // and its mapping as it goes, so that a dry run counts more in the same
 // pass; an error from each stops it.
-func InspectEach(ctx context.Context, path string, r Reader, spec MappingSpec, sample int, each func(Row, Mapped) error) (*Report, error) {
+func InspectEach(ctx context.Context, path string, r Reader, spec MappingSpec, sample int, each func(record.Row, Mapped) error) (*Report, error) {
 	m, err := MapperFor(r, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/countries"
+	"github.com/addrclean/addrclean/record"
 	"github.com/rs/zerolog"
 )
 
@@ -275,7 +276,7 @@ func MapperFor(r Reader, spec MappingSpec) (*Mapper, error) {
 // several lines giving several), the postcode as the last line, the country
 // as an ISO code when recognised, and a row error when there is no address or
 // no country.
-func (m *Mapper) Map(r Row) Mapped {
+func (m *Mapper) Map(r record.Row) Mapped {
 	// Room for one line per column and the postcode: a multi-line cell is
 	// the rare case that grows it.
 	lines := make([]string, 0, len(m.lines)+1)
@@ -390,7 +391,7 @@ func (m *Mapper) country(raw string) string {
 }
 
 // ID returns the row's id cell, trimmed, or "" when no id column is mapped.
-func (m *Mapper) ID(r Row) string {
+func (m *Mapper) ID(r record.Row) string {
 	return strings.TrimSpace(cell(r, m.single[fieldID]))
 }
 
@@ -500,7 +501,7 @@ func (m *Mapper) quoteCols(idx []int) string {
 	return quoteList(names)
 }
 
-func cell(r Row, i int) string {
+func cell(r record.Row, i int) string {
 	if i < 0 || i >= len(r.Cells) {
 		return ""
 	}

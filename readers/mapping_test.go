@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/record"
 	"github.com/rs/zerolog"
 )
 
@@ -266,7 +267,7 @@ func TestMap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := m.Map(Row{Num: 1, Line: 2, Cells: tt.cells})
+			got := m.Map(record.Row{Num: 1, Line: 2, Cells: tt.cells})
 			if !reflect.DeepEqual(got.Address, tt.want) {
 				t.Errorf("Address = %#v\nwant %#v", got.Address, tt.want)
 			}
@@ -286,7 +287,7 @@ func TestMapperIDDescribeAndLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id := m.ID(Row{Cells: []string{" C-17 ", "x"}}); id != "C-17" {
+	if id := m.ID(record.Row{Cells: []string{" C-17 ", "x"}}); id != "C-17" {
 		t.Errorf("ID = %q", id)
 	}
 	want := `  address lines: "Street" (detected)
@@ -332,7 +333,7 @@ func TestMapperNotesPrefix(t *testing.T) {
 	if !strings.Contains(notes, want) {
 		t.Errorf("notes %q lack %q", notes, want)
 	}
-	got := m.Map(Row{Cells: []string{"1 Bill St", "Ireland", "2 Ship St", "UK"}})
+	got := m.Map(record.Row{Cells: []string{"1 Bill St", "Ireland", "2 Ship St", "UK"}})
 	if want := (api.Address{Lines: []string{"1 Bill St"}, Country: "IE"}); !reflect.DeepEqual(got.Address, want) {
 		t.Errorf("Address = %#v, want %#v", got.Address, want)
 	}
@@ -402,7 +403,7 @@ func TestMapTrailingCountry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := m.Map(Row{Cells: tt.cells})
+			got := m.Map(record.Row{Cells: tt.cells})
 			if !errors.Is(got.Err, tt.wantErr) || (tt.wantErr == nil) != (got.Err == nil) {
 				t.Fatalf("Err = %v, want %v", got.Err, tt.wantErr)
 			}
@@ -425,14 +426,14 @@ func TestMapNoAddressLineSaysWhatTheRowHad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := m.Map(Row{Cells: []string{"", "York", "", "GB"}})
+	got := m.Map(record.Row{Cells: []string{"", "York", "", "GB"}})
 	if !errors.Is(got.Err, ErrNoAddress) {
 		t.Fatalf("Err = %v, want ErrNoAddress", got.Err)
 	}
 	if want := `no address line (the row has only city "York", country "GB")`; got.Err.Error() != want {
 		t.Errorf("Err = %q, want %q", got.Err, want)
 	}
-	if got := m.Map(Row{Cells: []string{"", "", "", ""}}); got.Err == nil || got.Err.Error() != "no address" {
+	if got := m.Map(record.Row{Cells: []string{"", "", "", ""}}); got.Err == nil || got.Err.Error() != "no address" {
 		t.Errorf("an empty row: Err = %v, want \"no address\"", got.Err)
 	}
 }
@@ -478,7 +479,7 @@ func BenchmarkMap(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	row := Row{Num: 1, Line: 2, Cells: []string{"1", "1 Main St", "Ballincollig", "Cork", "Co. Cork", "P31 AB12", "Ireland"}}
+	row := record.Row{Num: 1, Line: 2, Cells: []string{"1", "1 Main St", "Ballincollig", "Cork", "Co. Cork", "P31 AB12", "Ireland"}}
 	b.ReportAllocs()
 	for b.Loop() {
 		m.Map(row)
@@ -497,7 +498,7 @@ func TestMapConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range 200 {
 				k := (g + i) % len(countries)
-				got := m.Map(Row{Cells: []string{"1 Main St", countries[k]}})
+				got := m.Map(record.Row{Cells: []string{"1 Main St", countries[k]}})
 				if got.Address.Country != want[k] {
 					t.Errorf("country %q mapped to %q", countries[k], got.Address.Country)
 					return
@@ -514,7 +515,7 @@ func TestCountryCacheIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range maxCountryCache * 2 {
-		m.Map(Row{Cells: []string{"x", "junk " + strconv.Itoa(i)}})
+		m.Map(record.Row{Cells: []string{"x", "junk " + strconv.Itoa(i)}})
 	}
 	if n := len(m.countries); n > maxCountryCache {
 		t.Errorf("cache holds %d entries", n)
@@ -538,7 +539,7 @@ func FuzzMapper(f *testing.F) {
 			}
 			return
 		}
-		got := m.Map(Row{Num: 1, Line: 2, Cells: strings.Split(cells, "\x00")})
+		got := m.Map(record.Row{Num: 1, Line: 2, Cells: strings.Split(cells, "\x00")})
 		for _, l := range got.Address.Lines {
 			if strings.TrimSpace(l) == "" || strings.ContainsAny(l, "\r\n") {
 				t.Fatalf("line %q sent", l)

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/record"
 )
 
 // Options tell Open how to read an input.
@@ -228,11 +230,11 @@ func Open(ctx context.Context, path string, opts Options) (Reader, error) {
 // warnIgnored tells the user about options that do not apply to the format,
 // rather than leave them wondering why --sheet changed nothing.
 func warnIgnored(opts Options, name, format string) {
-	enc, _ := NormaliseEncoding(opts.Encoding) // "" for one it cannot read: ignored all the same
+	enc, _ := record.NormaliseEncoding(opts.Encoding) // "" for one it cannot read: ignored all the same
 	switch {
 	case format == FormatCSV && opts.Sheet != "":
 		opts.Logger.Warn().Str("input", name).Msg("--sheet is ignored: the input is delimited text, not a workbook")
-	case format == FormatXLSX && (opts.Delimiter != 0 || enc != EncodingUTF8):
+	case format == FormatXLSX && (opts.Delimiter != 0 || enc != record.EncodingUTF8):
 		opts.Logger.Warn().Str("input", name).Msg("--delimiter and --encoding are ignored: the input is a workbook")
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/xuri/excelize/v2"
+
+	"github.com/addrclean/addrclean/record"
 )
 
 // defaultMaxUnzipSize bounds the unpacked size of a workbook: far above any
@@ -47,7 +49,7 @@ type XLSXReader struct {
 	pending []pendingRow
 	// typer reads the cells' types when Options.CellTypes asks for them.
 	typer *cellTyper
-	types []CellType // of the row next returned last
+	types []record.CellType // of the row next returned last
 }
 
 var (
@@ -175,7 +177,7 @@ const maxHeaderScan = 20
 type pendingRow struct {
 	line  int
 	cells []string
-	types []CellType
+	types []record.CellType
 }
 
 // findHeader reads up to the header row and returns its cells: sheet row
@@ -380,15 +382,15 @@ func (r *XLSXReader) SkippedRows() int { return r.skipped }
 
 // Next returns the next row with any text in it, cells padded to the header
 // width. Errors name the sheet row and are fatal.
-func (r *XLSXReader) Next(ctx context.Context) (Row, error) {
+func (r *XLSXReader) Next(ctx context.Context) (record.Row, error) {
 	for {
 		var cells []string
-		var types []CellType
+		var types []record.CellType
 		var err error
 		line := 0
 		if len(r.pending) > 0 {
 			if err := ctx.Err(); err != nil {
-				return Row{}, err
+				return record.Row{}, err
 			}
 			cells, types, line = r.pending[0].cells, r.pending[0].types, r.pending[0].line
 			r.pending[0] = pendingRow{}
@@ -403,7 +405,7 @@ func (r *XLSXReader) Next(ctx context.Context) (Row, error) {
 				r.log.Info().Str("input", r.name).Str("sheet", r.info.Sheet).Int("rows", r.skipped).
 					Msg("skipped empty rows")
 			}
-			return Row{}, err
+			return record.Row{}, err
 		}
 		if cells == nil {
 			continue
@@ -418,7 +420,7 @@ func (r *XLSXReader) Next(ctx context.Context) (Row, error) {
 		for len(cells) < width {
 			cells = append(cells, "")
 		}
-		return Row{Num: r.num, Line: line, Cells: cells, Types: types}, nil
+		return record.Row{Num: r.num, Line: line, Cells: cells, Types: types}, nil
 	}
 }
 

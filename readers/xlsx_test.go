@@ -15,6 +15,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/xuri/excelize/v2"
+
+	"github.com/addrclean/addrclean/record"
 )
 
 // buildBook writes a workbook exercising what CRM exports contain: text with
@@ -592,7 +594,7 @@ func TestXLSXCellTypes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rows []Row
+		var rows []record.Row
 		for {
 			row, err := r.Next(context.Background())
 			if errors.Is(err, io.EOF) {
@@ -617,22 +619,22 @@ func TestXLSXCellTypes(t *testing.T) {
 		if len(rows) != 4 {
 			t.Fatalf("%d rows", len(rows))
 		}
-		typ := func(row, col int) CellType {
+		typ := func(row, col int) record.CellType {
 			if ts := rows[row].Types; col < len(ts) {
 				return ts[col]
 			}
-			return CellType{}
+			return record.CellType{}
 		}
 		tests := []struct {
 			row, col int
-			want     CellType
+			want     record.CellType
 		}{
-			{0, 0, CellType{}}, // "007" is text
-			{0, 1, CellType{}},
-			{0, 7, CellType{Kind: KindNumber, Value: "353871234567"}},
-			{0, 8, CellType{Kind: KindDate, Value: "45356", CustomFmt: "dd/mm/yyyy"}},
-			{0, 9, CellType{Kind: KindNumber, Value: "2345", CustomFmt: "00000"}},
-			{3, 0, CellType{Kind: KindNumber, Value: "12.5"}},
+			{0, 0, record.CellType{}}, // "007" is text
+			{0, 1, record.CellType{}},
+			{0, 7, record.CellType{Kind: record.KindNumber, Value: "353871234567"}},
+			{0, 8, record.CellType{Kind: record.KindDate, Value: "45356", CustomFmt: "dd/mm/yyyy"}},
+			{0, 9, record.CellType{Kind: record.KindNumber, Value: "2345", CustomFmt: "00000"}},
+			{3, 0, record.CellType{Kind: record.KindNumber, Value: "12.5"}},
 		}
 		for _, tt := range tests {
 			if got := typ(tt.row, tt.col); got != tt.want {
@@ -653,7 +655,7 @@ func TestCellTyperJoinsValue(t *testing.T) {
 	defer book.Close()
 	for _, v := range []string{"15", "1<!-- -->5", "1<?x y?>5", "1<![CDATA[5]]>", "<![CDATA[15]]>", "1<x>9</x>5"} {
 		in := `<worksheet><sheetData><row r="1"><c r="A1"><v>` + v + `</v></c></row></sheetData></worksheet>`
-		ct := &cellTyper{f: book, s: newXMLScanner(strings.NewReader(in), 4096), styles: make(map[int]CellType)}
+		ct := &cellTyper{f: book, s: newXMLScanner(strings.NewReader(in), 4096), styles: make(map[int]record.CellType)}
 		types, err := ct.types(1)
 		if err != nil {
 			t.Fatalf("<v>%s</v>: %v", v, err)

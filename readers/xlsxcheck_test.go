@@ -19,6 +19,8 @@ import (
 	"testing"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/addrclean/addrclean/record"
 )
 
 const (
@@ -627,14 +629,14 @@ func FuzzCellTyper(f *testing.F) {
 	book := excelize.NewFile()
 	defer book.Close()
 	f.Fuzz(func(t *testing.T, in []byte) {
-		ct := &cellTyper{f: book, s: newXMLScanner(bytes.NewReader(in), 4096), styles: make(map[int]CellType)}
+		ct := &cellTyper{f: book, s: newXMLScanner(bytes.NewReader(in), 4096), styles: make(map[int]record.CellType)}
 		for n := 1; n <= 8; n++ {
 			types, err := ct.types(n)
 			if err != nil {
 				return
 			}
 			for _, c := range types {
-				if c.Kind == KindText {
+				if c.Kind == record.KindText {
 					continue
 				}
 				if f, err := strconv.ParseFloat(c.Value, 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {

@@ -11,35 +11,9 @@ import (
 	"strings"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/addrclean/addrclean/record"
 )
-
-// CellKind is the type of a workbook cell, for outputs that keep it.
-type CellKind uint8
-
-// Cell kinds. Text is the zero value: anything that is not a number.
-const (
-	KindText CellKind = iota
-	// KindNumber is a number (a formula's cached number included).
-	KindNumber
-	// KindDate is a number shown with a date or time format: Excel keeps
-	// dates as days since 1900.
-	KindDate
-)
-
-// CellType is how a workbook cell was typed: its kind, its stored value and
-// its number format, so that an XLSX output can write a number as a number
-// in the same format instead of the text a person sees.
-type CellType struct {
-	Kind CellKind
-	// Value is the value as stored: "120.5", "43525" (1 March 2019).
-	Value string
-	// NumFmt is the built-in number format id (0 is General), used when
-	// CustomFmt is "".
-	NumFmt int
-	// CustomFmt is the cell's own number format code ("0.00",
-	// "dd/mm/yyyy"), "" for a built-in one.
-	CustomFmt string
-}
 
 // cellTyper reads the types of a sheet's cells from its XML, row by row, in
 // step with excelize's row iterator, which gives the text only. Its memory
@@ -49,9 +23,9 @@ type cellTyper struct {
 	zr     *zip.ReadCloser
 	rc     io.ReadCloser
 	s      *xmlScanner
-	row    int        // the row the scanner is in or has passed
-	cur    []CellType // the types of row, once it is read
-	styles map[int]CellType
+	row    int               // the row the scanner is in or has passed
+	cur    []record.CellType // the types of row, once it is read
+	styles map[int]record.CellType
 	done   bool
 }
 
@@ -70,7 +44,7 @@ func newCellTyper(ctx context.Context, f *excelize.File, path, part string, lim 
 			_ = zr.Close()
 			return nil, fmt.Errorf("%s: %s: %w", path, part, err)
 		}
-		return &cellTyper{f: f, zr: zr, rc: rc, s: newXMLScanner(ctxReader{ctx, rc}, lim.rowSize), styles: make(map[int]CellType)}, nil
+		return &cellTyper{f: f, zr: zr, rc: rc, s: newXMLScanner(ctxReader{ctx, rc}, lim.rowSize), styles: make(map[int]record.CellType)}, nil
 	}
 	_ = zr.Close()
 	return nil, fmt.Errorf("%s: %w: part %s is missing", path, ErrDamaged, part)
@@ -79,7 +53,7 @@ func newCellTyper(ctx context.Context, f *excelize.File, path, part string, lim 
 // types returns the types of the cells of sheet row n, indexed by column
 // (nil when none is a number); rows must be asked for in order. The XML
 // was checked by checkWorkbook, so an error here is one of the input.
-func (t *cellTyper) types(n int) ([]CellType, error) {
+func (t *cellTyper) types(n int) ([]record.CellType, error) {
 	for !t.done && t.row < n {
 		if err := t.readRow(); err != nil {
 			return nil, err
@@ -157,7 +131,7 @@ func (t *cellTyper) readRow() error {
 					ct := t.style(style)
 					ct.Value = v
 					for len(t.cur) < col {
-						t.cur = append(t.cur, CellType{})
+						t.cur = append(t.cur, record.CellType{})
 					}
 					t.cur[col-1] = ct
 				}
@@ -172,18 +146,18 @@ func (t *cellTyper) readRow() error {
 
 // style returns the kind and number format of style id (cached: a sheet
 // has few).
-func (t *cellTyper) style(id int) CellType {
+func (t *cellTyper) style(id int) record.CellType {
 	if ct, ok := t.styles[id]; ok {
 		return ct
 	}
-	ct := CellType{Kind: KindNumber}
+	ct := record.CellType{Kind: record.KindNumber}
 	if st, err := t.f.GetStyle(id); err == nil && st != nil {
 		ct.NumFmt = st.NumFmt
 		if st.CustomNumFmt != nil {
 			ct.CustomFmt = *st.CustomNumFmt
 		}
 		if isDateFormat(ct.NumFmt, ct.CustomFmt) {
-			ct.Kind = KindDate
+			ct.Kind = record.KindDate
 		}
 	}
 	if len(t.styles) < 4096 {

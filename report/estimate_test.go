@@ -10,14 +10,14 @@ import (
 
 	"github.com/addrclean/addrclean/estimate"
 	"github.com/addrclean/addrclean/internal/golden"
-	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/runstats"
 )
 
 // TestEstimatePage renders a dry run's page: the Estimate card with the
 // counts, the time at the rate and the cost as the user writes money, and
 // the page without a rate or a price.
 func TestEstimatePage(t *testing.T) {
-	e := pipeline.Estimate{Rows: 500, NotSent: 10, DistinctRequests: 478, JournalAnswers: 120, CacheAnswers: 58, CallsToPay: 300}
+	e := runstats.Estimate{Rows: 500, NotSent: 10, DistinctRequests: 478, JournalAnswers: 120, CacheAnswers: 58, CallsToPay: 300}
 	price, err := estimate.ParsePrice("€0.004")
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/runstats"
 )
 
 // actionColours match the action fills of the XLSX outputs, darker so that
@@ -35,7 +35,7 @@ func colour(action string) string {
 var (
 	actionOrder = []string{"Accept", "Suggest", "Confirm", "Reject", "Error"}
 	levelOrder  = []string{"Building", "SubBuilding", "Street", "Locality", "Region", "None"}
-	errorOrder  = []string{pipeline.ErrKindInput, pipeline.ErrKindPermanent, pipeline.ErrKindTransient, pipeline.ErrKindRateLimited}
+	errorOrder  = []string{runstats.ErrKindInput, runstats.ErrKindPermanent, runstats.ErrKindTransient, runstats.ErrKindRateLimited}
 )
 
 // bar is one row of a bar table.

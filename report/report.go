@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/addrclean/addrclean/estimate"
-	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/runfile"
+	"github.com/addrclean/addrclean/runstats"
 )
 
 // Summary is what a run says of itself: the body of its --summary file,
@@ -38,7 +38,7 @@ type Summary struct {
 	// Spent is what the calls made cost at --price-per-call; nil without
 	// a price.
 	Spent *estimate.Spent `json:"spent,omitempty"`
-	pipeline.Stats
+	runstats.Stats
 }
 
 // TableCounts are what a run did to one output table.

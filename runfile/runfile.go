@@ -15,6 +15,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -372,7 +373,7 @@ func openSheets(ctx context.Context, path string, opts readers.Options) (*sheets
 
 func (s *sheets) Header() []string { return s.header }
 
-func (s *sheets) Next(ctx context.Context) (readers.Row, error) {
+func (s *sheets) Next(ctx context.Context) (record.Row, error) {
 	for {
 		r, err := s.cur.Next(ctx)
 		if err == nil {
@@ -391,11 +392,11 @@ func (s *sheets) Next(ctx context.Context) (readers.Row, error) {
 		next, err := readers.Open(s.ctx, s.path, opts)
 		if err != nil {
 			s.cur = nil
-			return readers.Row{}, err
+			return record.Row{}, err
 		}
 		s.cur = next
 		if !slices.Equal(next.Header(), s.header) {
-			return readers.Row{}, fmt.Errorf("%s: sheet %q has another header than the first sheet", s.path, opts.Sheet)
+			return record.Row{}, fmt.Errorf("%s: sheet %q has another header than the first sheet", s.path, opts.Sheet)
 		}
 	}
 }
@@ -476,9 +477,9 @@ func (t *jsonlTable) read() (line, error) {
 
 func (t *jsonlTable) Header() []string { return t.header }
 
-func (t *jsonlTable) Next(ctx context.Context) (readers.Row, error) {
+func (t *jsonlTable) Next(ctx context.Context) (record.Row, error) {
 	if err := ctx.Err(); err != nil {
-		return readers.Row{}, err
+		return record.Row{}, err
 	}
 	var l line
 	if t.first != nil {
@@ -486,7 +487,7 @@ func (t *jsonlTable) Next(ctx context.Context) (readers.Row, error) {
 	} else {
 		var err error
 		if l, err = t.read(); err != nil {
-			return readers.Row{}, err
+			return record.Row{}, err
 		}
 	}
 	width := len(t.header) - len(writers.EnrichedColumns) - len(writers.DuplicateColumns) - 1
@@ -511,7 +512,7 @@ func (t *jsonlTable) Next(ctx context.Context) (readers.Row, error) {
 		cells = append(cells, l.extra["duplicates"], l.extra["first_row"])
 	}
 	cells = append(cells, writers.Changes(res))
-	return readers.Row{Num: l.row, Line: l.lineNo, Cells: cells}, nil
+	return record.Row{Num: l.row, Line: l.lineNo, Cells: cells}, nil
 }
 
 func (t *jsonlTable) Close() error { return t.f.Close() }

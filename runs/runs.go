@@ -21,6 +21,7 @@ import (
 	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/runstats"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -314,7 +315,7 @@ func (r *Run) Journal() pipeline.Journal {
 
 // Abandon, deferred, ends the journal of a run that stopped before it ran:
 // one holding no rows is removed. After Settle it does nothing.
-func (r *Run) Abandon() { r.finish(pipeline.Stats{}, false) }
+func (r *Run) Abandon() { r.finish(runstats.Stats{}, false) }
 
 // End is how a run ended. A service never reached (Unreachable) and a
 // fatal error abort the outputs: they must not replace the last run's.
@@ -347,7 +348,7 @@ func (o Outcome) Written() bool { return o.End <= TooManyErrors }
 // removes its journal (--keep-journal marks it complete); a stopped one
 // keeps it for --resume unless it holds nothing; a fatal error never drops
 // it, even after the last row: the journal is what is paid for.
-func (r *Run) Settle(outs []writers.Writer, st *pipeline.Stats, runErr error) Outcome {
+func (r *Run) Settle(outs []writers.Writer, st *runstats.Stats, runErr error) Outcome {
 	if r.j != nil && r.j.Changed() > 0 {
 		r.log.Warn().Int64("rows", r.j.Changed()).Msg("the journal held other addresses for some rows; they were verified again")
 	}
@@ -380,15 +381,15 @@ func (r *Run) Settle(outs []writers.Writer, st *pipeline.Stats, runErr error) Ou
 	}
 	switch {
 	case fatal:
-		return Outcome{End: end, Resumable: r.finish(pipeline.Stats{}, false)}
+		return Outcome{End: end, Resumable: r.finish(runstats.Stats{}, false)}
 	case err != nil: // keep the journal: the outputs are not there
-		return Outcome{End: OutputsFailed, Resumable: r.finish(pipeline.Stats{}, r.keep), Err: err}
+		return Outcome{End: OutputsFailed, Resumable: r.finish(runstats.Stats{}, r.keep), Err: err}
 	}
 	return Outcome{End: end, Resumable: r.finish(*st, r.keep)}
 }
 
 // finish keeps or removes the journal once; kept: one to resume is left.
-func (r *Run) finish(st pipeline.Stats, keep bool) (kept bool) {
+func (r *Run) finish(st runstats.Stats, keep bool) (kept bool) {
 	j := r.j
 	if j == nil {
 		return false

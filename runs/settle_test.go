@@ -14,6 +14,7 @@ import (
 
 	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/runstats"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -38,7 +39,7 @@ func TestSettle(t *testing.T) {
 	tests := []struct {
 		name      string
 		runErr    error
-		st        pipeline.Stats
+		st        runstats.Stats
 		rows      int  // rows in the journal
 		keep      bool // --keep-journal
 		closeErr  error
@@ -47,11 +48,11 @@ func TestSettle(t *testing.T) {
 		resumable bool
 		left      bool // a journal file is left
 	}{
-		{name: "finished", st: pipeline.Stats{Complete: true, RowsWritten: 1}, rows: 1, end: Finished, closed: true},
-		{name: "finished, --keep-journal", st: pipeline.Stats{Complete: true, RowsWritten: 1}, rows: 1, keep: true,
+		{name: "finished", st: runstats.Stats{Complete: true, RowsWritten: 1}, rows: 1, end: Finished, closed: true},
+		{name: "finished, --keep-journal", st: runstats.Stats{Complete: true, RowsWritten: 1}, rows: 1, keep: true,
 			end: Finished, closed: true, left: true},
 		{name: "interrupted", runErr: context.Canceled, rows: 1, end: Interrupted, closed: true, resumable: true, left: true},
-		{name: "interrupted by a signal seen", st: pipeline.Stats{Interrupted: true}, rows: 1, end: Interrupted, closed: true,
+		{name: "interrupted by a signal seen", st: runstats.Stats{Interrupted: true}, rows: 1, end: Interrupted, closed: true,
 			resumable: true, left: true},
 		{name: "interrupted before any row", runErr: context.Canceled, end: Interrupted, closed: true},
 		{name: "service unavailable", runErr: fmt.Errorf("x: %w", pipeline.ErrServiceUnavailable), rows: 1,
@@ -60,8 +61,8 @@ func TestSettle(t *testing.T) {
 			resumable: true, left: true},
 		{name: "unreachable", runErr: fmt.Errorf("x: %w", pipeline.ErrServiceUnreachable), end: Unreachable},
 		{name: "fatal after the last row keeps the journal", runErr: errors.New("boom"),
-			st: pipeline.Stats{Complete: true}, rows: 1, end: Failed, resumable: true, left: true},
-		{name: "an output not finished keeps the journal", st: pipeline.Stats{Complete: true}, rows: 1, closeErr: diskFull,
+			st: runstats.Stats{Complete: true}, rows: 1, end: Failed, resumable: true, left: true},
+		{name: "an output not finished keeps the journal", st: runstats.Stats{Complete: true}, rows: 1, closeErr: diskFull,
 			end: OutputsFailed, closed: true, resumable: true, left: true},
 	}
 	for _, tt := range tests {
@@ -127,13 +128,13 @@ func TestAbandon(t *testing.T) {
 // dupOutput is an enriched output that counts duplicates.
 type dupOutput struct{ output }
 
-func (dupOutput) Duplicates() writers.Duplicates { return writers.Duplicates{Groups: 2} }
+func (dupOutput) Duplicates() runstats.Duplicates { return runstats.Duplicates{Groups: 2} }
 
 // The summary's duplicates come from the output that counts them, once it
 // is finished.
 func TestSettleDuplicates(t *testing.T) {
 	for _, runErr := range []error{nil, errors.New("boom")} {
-		var st pipeline.Stats
+		var st runstats.Stats
 		(&Run{log: zerolog.Nop()}).Settle([]writers.Writer{&output{}, &dupOutput{}}, &st, runErr)
 		if got := st.Duplicates != nil && st.Duplicates.Groups == 2; got != (runErr == nil) {
 			t.Errorf("run error %v: duplicates %+v", runErr, st.Duplicates)
@@ -199,7 +200,7 @@ func TestSettleDamagedJournal(t *testing.T) {
 			}
 			var logs bytes.Buffer
 			r := &Run{j: j, log: zerolog.New(&logs)}
-			st := pipeline.Stats{Interrupted: true}
+			st := runstats.Stats{Interrupted: true}
 			if got := r.Settle(nil, &st, nil); got.Resumable {
 				t.Errorf("Settle = %+v: a journal lost or damaged is no journal to resume", got)
 			}

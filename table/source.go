@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 )
 
 // Source streams the rows of a table or query; it is a readers.Reader whose
@@ -100,25 +101,25 @@ func (s *Source) Header() []string { return s.header }
 func (s *Source) Columns() []Column { return s.cols }
 
 // Next returns the next row, or io.EOF after the last.
-func (s *Source) Next(ctx context.Context) (readers.Row, error) {
+func (s *Source) Next(ctx context.Context) (record.Row, error) {
 	cells, err := s.rows.Next(ctx)
 	if errors.Is(err, io.EOF) {
 		if s.nul > 0 {
 			s.log.Warn().Int("cells", s.nul).Msg("NUL bytes were removed from cells of the input: databases cannot store them")
 			s.nul = 0
 		}
-		return readers.Row{}, io.EOF
+		return record.Row{}, io.EOF
 	}
 	if err != nil {
-		return readers.Row{}, fmt.Errorf("%s: after row %d: %w", s.name, s.n, err)
+		return record.Row{}, fmt.Errorf("%s: after row %d: %w", s.name, s.n, err)
 	}
 	s.n++
-	row := readers.Row{Num: s.n, Line: s.n, Cells: cells}
+	row := record.Row{Num: s.n, Line: s.n, Cells: cells}
 	if s.key >= 0 && s.key < len(cells) {
 		row.ID = cells[s.key]
 	}
 	if err := s.dropNUL(row); err != nil {
-		return readers.Row{}, err
+		return record.Row{}, err
 	}
 	return row, nil
 }
@@ -127,7 +128,7 @@ func (s *Source) Next(ctx context.Context) (readers.Row, error) {
 // database text type stores one (PostgreSQL refuses the whole batch), and a
 // NUL carries nothing of an address. A NUL in the id is refused instead:
 // the id keys the results, and a changed one could name another row.
-func (s *Source) dropNUL(row readers.Row) error {
+func (s *Source) dropNUL(row record.Row) error {
 	for i, c := range row.Cells {
 		if strings.IndexByte(c, 0) < 0 {
 			continue

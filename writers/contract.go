@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/addrclean/addrclean/api"
-	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 )
 
 // Result is one input row with its verdict, handed to the writers in input
@@ -13,16 +13,16 @@ import (
 type Result struct {
 	// Row is the 1-based data record number in the input.
 	Row int
-	// ID is the row's id as its source knows it (readers.Row.ID), for log
+	// ID is the row's id as its source knows it (record.Row.ID), for log
 	// lines; "" when rows are known by number only.
 	ID string
 	// Cells are the input cells exactly as read.
 	Cells []string
 	// Types tells which input cells of a workbook were numbers or dates
-	// (readers.Row.Types); an XLSX output writes those as numbers in the
+	// (record.Row.Types); an XLSX output writes those as numbers in the
 	// input's number format. Nil for text-only rows and CSV inputs; other
 	// formats ignore it.
-	Types []readers.CellType
+	Types []record.CellType
 	// InputLabel is the row's own mapped address values joined with ", ".
 	InputLabel string
 	// Response is the verify answer; nil when the row could not be verified.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 	"github.com/rs/zerolog"
 	"golang.org/x/text/encoding/charmap"
 )
@@ -40,11 +40,11 @@ func newCSV(lay *layout, path string, opts Options) (*csvWriter, error) {
 	if !validDelimiter(delim) {
 		return nil, fmt.Errorf("output %s: invalid CSV delimiter %q", path, delim)
 	}
-	enc, err := readers.NormaliseEncoding(opts.Encoding)
+	enc, err := record.NormaliseEncoding(opts.Encoding)
 	if err != nil {
 		return nil, fmt.Errorf("output %s: %w", path, err)
 	}
-	cp1252 := enc == readers.EncodingWindows1252
+	cp1252 := enc == record.EncodingWindows1252
 	if cp1252 && delim >= utf8.RuneSelf {
 		return nil, fmt.Errorf("output %s: delimiter %q is not ASCII: windows-1252 output needs an ASCII delimiter", path, delim)
 	}

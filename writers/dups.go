@@ -16,28 +16,13 @@ import (
 	"strings"
 
 	"github.com/addrclean/addrclean/internal/sqlitefile"
+	"github.com/addrclean/addrclean/runstats"
 )
-
-// Duplicates summarises the rows of an enriched output that resolved to the
-// same address id (av_address_id): the same place, written more than once.
-type Duplicates struct {
-	// Groups is the number of address ids shared by two or more rows.
-	Groups int64 `json:"groups"`
-	// Rows is the number of rows in those groups.
-	Rows int64 `json:"rows"`
-	// Extra is Rows minus Groups: the rows a merge would fold away.
-	Extra int64 `json:"extra"`
-	// Largest is the number of rows in the largest group.
-	Largest int64 `json:"largest"`
-	// LargestID is the address id of the largest group (the first such
-	// group in row order on a tie).
-	LargestID string `json:"largest_id,omitempty"`
-}
 
 // DuplicateReporter is implemented by the enriched writers: after a
 // successful Close, Duplicates returns what was found.
 type DuplicateReporter interface {
-	Duplicates() Duplicates
+	Duplicates() runstats.Duplicates
 }
 
 // dupMemIDs bounds the address ids whose counts are kept in memory; past it
@@ -312,7 +297,7 @@ func (s *spool) close() {
 type dupPass struct {
 	sp    *spool
 	idx   *dupIndex
-	found Duplicates
+	found runstats.Duplicates
 }
 
 // scratch is where an output's scratch files go and how they are named:

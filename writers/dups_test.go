@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/runstats"
 )
 
 // dupRows are rows whose address ids repeat: id i%7 for row i, none for
@@ -31,7 +32,7 @@ func dupRows(n int) []Result {
 	return rs
 }
 
-func writeDups(t *testing.T, path string, rs []Result) Duplicates {
+func writeDups(t *testing.T, path string, rs []Result) runstats.Duplicates {
 	t.Helper()
 	w, err := NewEnriched(path, []string{"n", "a"}, Options{})
 	if err != nil {
@@ -70,7 +71,7 @@ func TestDuplicateColumns(t *testing.T) {
 		t.Run(ext, func(t *testing.T) {
 			dir := t.TempDir()
 			var outs [][]byte
-			var founds []Duplicates
+			var founds []runstats.Duplicates
 			for i, limit := range []int{dupMemIDs, 2, 2} {
 				dupMemLimit = limit
 				path := filepath.Join(dir, fmt.Sprintf("out%d.%s", i, ext))

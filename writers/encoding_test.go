@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 	"github.com/rs/zerolog"
 	"github.com/xuri/excelize/v2"
 )
@@ -73,10 +73,10 @@ func TestXLSXKeepsTypedCells(t *testing.T) {
 	res := Result{
 		Row:   1,
 		Cells: []string{"1001", "120.50", "01/03/2019", "=1+1"},
-		Types: []readers.CellType{
-			{Kind: readers.KindNumber, Value: "1001"},
-			{Kind: readers.KindNumber, Value: "120.5", NumFmt: 2},
-			{Kind: readers.KindDate, Value: "43525", CustomFmt: "dd/mm/yyyy"},
+		Types: []record.CellType{
+			{Kind: record.KindNumber, Value: "1001"},
+			{Kind: record.KindNumber, Value: "120.5", NumFmt: 2},
+			{Kind: record.KindDate, Value: "43525", CustomFmt: "dd/mm/yyyy"},
 		},
 		Err: "no address",
 	}
@@ -132,12 +132,12 @@ func TestXLSXKeepsTypedCells(t *testing.T) {
 }
 
 func TestEncodeTypesRoundTrip(t *testing.T) {
-	types := []readers.CellType{{}, {Kind: readers.KindDate, Value: "43525", CustomFmt: `dd/mm/yyyy "x"`}, {}, {Kind: readers.KindNumber, Value: "-1.5e3", NumFmt: 4}}
+	types := []record.CellType{{}, {Kind: record.KindDate, Value: "43525", CustomFmt: `dd/mm/yyyy "x"`}, {}, {Kind: record.KindNumber, Value: "-1.5e3", NumFmt: 4}}
 	got := decodeTypes(encodeTypes(types))
 	if !slices.Equal(got, types) {
 		t.Errorf("round trip %+v, want %+v", got, types)
 	}
-	if encodeTypes([]readers.CellType{{}, {}}) != "" || decodeTypes("junk") != nil {
+	if encodeTypes([]record.CellType{{}, {}}) != "" || decodeTypes("junk") != nil {
 		t.Error("text-only types are not empty")
 	}
 }
@@ -145,7 +145,7 @@ func TestEncodeTypesRoundTrip(t *testing.T) {
 // FuzzDecodeTypes: the types cell read back from the spool never panics
 // and never yields an index past a sheet's columns.
 func FuzzDecodeTypes(f *testing.F) {
-	f.Add(encodeTypes([]readers.CellType{{Kind: readers.KindNumber, Value: "1"}, {}, {Kind: readers.KindDate, Value: "2", CustomFmt: "d"}}))
+	f.Add(encodeTypes([]record.CellType{{Kind: record.KindNumber, Value: "1"}, {}, {Kind: record.KindDate, Value: "2", CustomFmt: "d"}}))
 	f.Add("99999999\x1f1\x1f0\x1f\x1f1\x1e")
 	f.Fuzz(func(t *testing.T, s string) {
 		if got := decodeTypes(s); len(got) > xlsxMaxCols {

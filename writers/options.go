@@ -78,7 +78,7 @@ type Options struct {
 	// needs to read UTF-8 (it reads CSV without one as the Windows code
 	// page). Other formats ignore it.
 	BOM bool
-	// Encoding of a CSV output, as readers.NormaliseEncoding names it: ""
+	// Encoding of a CSV output, as record.NormaliseEncoding names it: ""
 	// or "utf-8", or "windows-1252" (Excel's "CSV" on Windows in Western
 	// Europe); characters it lacks are written as '?' and counted in a
 	// warning. Other formats ignore it.

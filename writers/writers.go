@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/runstats"
 )
 
 // NewEnriched creates the enriched output at path: every row with the input
@@ -118,12 +120,12 @@ type guarded struct {
 	// (both nil for the others).
 	sp    spoolWriter
 	dup   *dupPass
-	found Duplicates
+	found runstats.Duplicates
 	buf   []string
 }
 
 // Duplicates returns the duplicate groups found by Close (enriched only).
-func (g *guarded) Duplicates() Duplicates {
+func (g *guarded) Duplicates() runstats.Duplicates {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.found

@@ -10,7 +10,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 	"github.com/rs/zerolog"
 	"github.com/xuri/excelize/v2"
 )
@@ -408,7 +408,7 @@ func (w *xlsxWriter) cells(r Result, dst []string) []string {
 }
 
 func (w *xlsxWriter) writeCells(row int, cells []string) error {
-	var types []readers.CellType
+	var types []record.CellType
 	if n := len(w.lay.cols); len(cells) > n {
 		types = decodeTypes(cells[n])
 		cells = cells[:n]
@@ -425,10 +425,10 @@ const (
 
 // encodeTypes writes the typed cells of types as one string: for each, its
 // index, kind, built-in format, custom format and value; "" when none.
-func encodeTypes(types []readers.CellType) string {
+func encodeTypes(types []record.CellType) string {
 	var b strings.Builder
 	for i, t := range types {
-		if t.Kind == readers.KindText {
+		if t.Kind == record.KindText {
 			continue
 		}
 		b.WriteString(strconv.Itoa(i) + typeFieldSep + strconv.Itoa(int(t.Kind)) + typeFieldSep +
@@ -438,8 +438,8 @@ func encodeTypes(types []readers.CellType) string {
 }
 
 // decodeTypes reads what encodeTypes wrote; what it cannot read is text.
-func decodeTypes(s string) []readers.CellType {
-	var types []readers.CellType
+func decodeTypes(s string) []record.CellType {
+	var types []record.CellType
 	for rec := range strings.SplitSeq(s, typeCellSep) {
 		f := strings.Split(rec, typeFieldSep)
 		if len(f) != 5 {
@@ -452,15 +452,15 @@ func decodeTypes(s string) []readers.CellType {
 			continue
 		}
 		for len(types) <= i {
-			types = append(types, readers.CellType{})
+			types = append(types, record.CellType{})
 		}
-		types[i] = readers.CellType{Kind: readers.CellKind(kind), NumFmt: numFmt, CustomFmt: f[3], Value: f[4]}
+		types[i] = record.CellType{Kind: record.CellKind(kind), NumFmt: numFmt, CustomFmt: f[3], Value: f[4]}
 	}
 	return types
 }
 
 // numberStyle returns the style of a typed cell: its number format.
-func (w *xlsxWriter) numberStyle(t readers.CellType) (int, error) {
+func (w *xlsxWriter) numberStyle(t record.CellType) (int, error) {
 	key := numFmtKey{t.NumFmt, t.CustomFmt}
 	if id, ok := w.numStyles[key]; ok {
 		return id, nil
@@ -495,7 +495,7 @@ func (w *xlsxWriter) dupCols() (int, int) {
 
 // put writes one row of text cells; r is the row's result for a review
 // output (its highlights), nil for an enriched one.
-func (w *xlsxWriter) put(cells []string, row int, r *Result, types []readers.CellType) error {
+func (w *xlsxWriter) put(cells []string, row int, r *Result, types []record.CellType) error {
 	holding := w.widths == nil
 	var vals []any
 	if holding {
@@ -519,7 +519,7 @@ func (w *xlsxWriter) put(cells []string, row int, r *Result, types []readers.Cel
 // formulas), the row number, coordinates and duplicate counts as numbers,
 // the action with its colour, the review's labels wrapped and
 // matched_label as rich text (additions bold red, removals struck out).
-func (w *xlsxWriter) fill(vals []any, cells []string, row int, r *Result, types []readers.CellType) {
+func (w *xlsxWriter) fill(vals []any, cells []string, row int, r *Result, types []record.CellType) {
 	l := w.lay
 	first := l.first
 	for i, s := range cells {
@@ -538,7 +538,7 @@ func (w *xlsxWriter) fill(vals []any, cells []string, row int, r *Result, types 
 			}
 		case s == "":
 			vals[i] = nil // no cell at all: smaller and faster than an empty string
-		case in >= 0 && in < len(types) && types[in].Kind != readers.KindText:
+		case in >= 0 && in < len(types) && types[in].Kind != record.KindText:
 			vals[i] = w.typed(s, types[in], row, i)
 		case l.kind == review && i == 0:
 			vals[i] = row
@@ -572,7 +572,7 @@ func (w *xlsxWriter) fill(vals []any, cells []string, row int, r *Result, types 
 // typed is a number or date cell of the input as a number in the input's
 // number format (formula neutralising is for text: a number is none);
 // failing that, the text shown.
-func (w *xlsxWriter) typed(s string, t readers.CellType, row, col int) any {
+func (w *xlsxWriter) typed(s string, t record.CellType, row, col int) any {
 	v, err := strconv.ParseFloat(t.Value, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return w.text(s, row, col)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/addrclean/addrclean/apply"
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/runfile"
 	"github.com/addrclean/addrclean/table"
 	"github.com/addrclean/addrclean/writers"
@@ -145,7 +146,7 @@ func cmdApply(ctx context.Context, args []string, s streams) error {
 	if err := checkPaths(o.paths(nil)...); err != nil {
 		return err
 	}
-	if _, err := readers.NormaliseEncoding(o.reviewEncoding); err != nil {
+	if _, err := record.NormaliseEncoding(o.reviewEncoding); err != nil {
 		return usageErrorf("--encoding: %w", err)
 	}
 	opts := o.options(s)

@@ -15,6 +15,7 @@ import (
 	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/report"
 	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/table"
@@ -95,7 +96,7 @@ func (o *runOptions) estimateRun(ctx context.Context, ropts readers.Options, spe
 	}
 	x := pipeline.NewEstimator(cfg)
 	defer func() { _ = x.Close() }()
-	each := func(row readers.Row, m readers.Mapped) error { return x.Add(ctx, row, m) }
+	each := func(row record.Row, m readers.Mapped) error { return x.Add(ctx, row, m) }
 	rep, err := readers.InspectEach(ctx, o.input, src, spec, 5, each)
 	if err != nil {
 		if o.isTableSource() {

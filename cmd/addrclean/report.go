@@ -14,10 +14,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 
-	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/report"
 	"github.com/addrclean/addrclean/runfile"
+	"github.com/addrclean/addrclean/runstats"
 	"github.com/addrclean/addrclean/table"
 )
 
@@ -150,7 +150,7 @@ func (o *runOptions) reportsFromTable(outPath string) bool {
 // writeRunReport writes run --report: from the enriched file, or from the
 // out-table when the run wrote no file. It works out the file's path
 // itself: by the end of a run, cmdRun's outPath names the tables too.
-func (o *runOptions) writeRunReport(ctx context.Context, st *pipeline.Stats) error {
+func (o *runOptions) writeRunReport(ctx context.Context, st *runstats.Stats) error {
 	outPath, reviewPath, err := o.resolveOutputs()
 	if err != nil {
 		return err
@@ -168,7 +168,7 @@ func (o *runOptions) writeRunReport(ctx context.Context, st *pipeline.Stats) err
 // runSummary is what the run says of itself: the --summary file's body,
 // the runs table's summary, the report's header. The run's end is taken
 // once, on the first call, so that the three agree on it.
-func (o *runOptions) runSummary(st pipeline.Stats, out, review string) *report.Summary {
+func (o *runOptions) runSummary(st runstats.Stats, out, review string) *report.Summary {
 	if o.finished.IsZero() {
 		o.finished = time.Now().UTC().Truncate(time.Second)
 	}
@@ -189,7 +189,7 @@ func (o *runOptions) runSummary(st pipeline.Stats, out, review string) *report.S
 // the cost without the --summary file. A run without an out-table has
 // none. The outputs are written by now: a failure here is reported and
 // leaves the run's outcome as it was.
-func (o *runOptions) recordRun(ctx context.Context, st pipeline.Stats, out, review string, log zerolog.Logger) {
+func (o *runOptions) recordRun(ctx context.Context, st runstats.Stats, out, review string, log zerolog.Logger) {
 	tr := o.tr
 	if !tr.hasOutputs() || tr.outName.Table == "" || tr.outDB == nil {
 		return

@@ -14,7 +14,9 @@ import (
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/ratelimit"
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/runs"
+	"github.com/addrclean/addrclean/runstats"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -254,7 +256,7 @@ func (o *runOptions) outputs(ropts *readers.Options) (out, review string, err er
 	if o.report != "" && out == "" && !o.reportsFromTable(out) {
 		return "", "", usageErrorf("--report reads the run's enriched output back: give -o PATH or --out-table NAME")
 	}
-	if enc, _ := readers.NormaliseEncoding(o.outEncoding); o.report != "" && enc != readers.EncodingUTF8 {
+	if enc, _ := record.NormaliseEncoding(o.outEncoding); o.report != "" && enc != record.EncodingUTF8 {
 		if f, _ := writers.FormatFromPath(out); f == writers.CSV {
 			return "", "", usageErrorf("--report reads the enriched CSV back as UTF-8: drop --out-encoding %s (use --bom for Excel), or write -o .xlsx", o.outEncoding)
 		}
@@ -284,7 +286,7 @@ func logReading(log zerolog.Logger, input string, src readers.Reader, mapper *re
 }
 
 // exitError is the exit code of how a run ended, and what to do next.
-func (o *runOptions) exitError(end runs.Outcome, st pipeline.Stats, runErr error, review string, embedded bool) error {
+func (o *runOptions) exitError(end runs.Outcome, st runstats.Stats, runErr error, review string, embedded bool) error {
 	n := st.RowsWritten
 	journalled := map[bool]string{true: "; the finished rows are journalled: fix the cause and run again with --resume"}[end.Resumable]
 	switch end.End {
@@ -328,7 +330,7 @@ func runIdentity(ctx context.Context, o runOptions, src readers.Reader, mapper *
 		return runs.Identity{}, err
 	}
 	id := runs.Identity{Input: in, Columns: mapper.Columns(), Source: src, BaseURL: o.baseURL, Extra: map[string]string{}}
-	id.Encoding, _ = readers.NormaliseEncoding(o.encoding) // validate has checked it
+	id.Encoding, _ = record.NormaliseEncoding(o.encoding) // validate has checked it
 	if o.baseURL == "" {
 		ns, err := cacheNamespace(o, true)
 		if err != nil {
@@ -381,14 +383,14 @@ func (o *runOptions) validate() error {
 	if o.price, err = o.parsePrice(); err != nil {
 		return err
 	}
-	if _, err := readers.NormaliseEncoding(o.encoding); err != nil {
+	if _, err := record.NormaliseEncoding(o.encoding); err != nil {
 		return usageErrorf("--encoding: %w", err)
 	}
-	enc, err := readers.NormaliseEncoding(o.outEncoding)
+	enc, err := record.NormaliseEncoding(o.outEncoding)
 	if err != nil {
 		return usageErrorf("--out-encoding: %w", err)
 	}
-	if o.bom && enc != readers.EncodingUTF8 {
+	if o.bom && enc != record.EncodingUTF8 {
 		return usageErrorf("--bom is a UTF-8 byte-order mark: it goes with --out-encoding utf-8, not %s", enc)
 	}
 	return o.cacheFlagsError()

@@ -20,6 +20,7 @@ import (
 	"github.com/addrclean/addrclean/gazetteer"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/runs"
+	"github.com/addrclean/addrclean/runstats"
 	"github.com/addrclean/addrclean/service"
 	"github.com/addrclean/addrclean/service/servicetest"
 	"github.com/addrclean/addrclean/writers"
@@ -342,13 +343,13 @@ func TestRunExitError(t *testing.T) {
 	tooMany := fmt.Errorf("%w: 3 of 10", pipeline.ErrTooManyErrors)
 	unreachable := fmt.Errorf("dial: %w", pipeline.ErrServiceUnreachable)
 	boom := errors.New("boom")
-	st := pipeline.Stats{RowsWritten: 7}
-	withErrors := pipeline.Stats{Actions: map[string]int64{writers.ActionError: 1}}
+	st := runstats.Stats{RowsWritten: 7}
+	withErrors := runstats.Stats{Actions: map[string]int64{writers.ActionError: 1}}
 	tests := []struct {
 		name    string
 		o       runOptions
 		end     runs.Outcome
-		st      pipeline.Stats
+		st      runstats.Stats
 		runErr  error
 		code    int
 		message string

@@ -12,12 +12,12 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/runstats"
 )
 
 // printSummary reports the run on stderr: a short block on a console, one
 // JSON log event otherwise (so every stderr line stays one JSON object).
-func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st pipeline.Stats, out, review string, written bool) {
+func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st runstats.Stats, out, review string, written bool) {
 	if asJSON {
 		ev := log.Info().Str("input", o.input).Interface("summary", st)
 		if o.price != nil {
@@ -103,7 +103,7 @@ func counts(m map[string]int64, order []string) string {
 }
 
 // writeSummary writes --summary, if asked for, atomically.
-func (o *runOptions) writeSummary(st pipeline.Stats, out, review string) error {
+func (o *runOptions) writeSummary(st runstats.Stats, out, review string) error {
 	if o.summary == "" {
 		return nil
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/internal/pgtest"
-	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/runstats"
 	"github.com/addrclean/addrclean/table"
 	"github.com/addrclean/addrclean/table/sqlite"
 	"github.com/addrclean/addrclean/table/tabletest"
@@ -459,7 +459,7 @@ func TestRunTableDryRunNoOutput(t *testing.T) {
 	}
 	var text strings.Builder
 	o := runOptions{input: "x"}
-	printSummary(&text, false, zerolog.Nop(), o, pipeline.Stats{}, "table av", "", true)
+	printSummary(&text, false, zerolog.Nop(), o, runstats.Stats{}, "table av", "", true)
 	if strings.Contains(text.String(), "review") {
 		t.Errorf("text summary with an empty review line:\n%s", text.String())
 	}
