@@ -18,7 +18,6 @@ import (
 	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/report"
 	"github.com/addrclean/addrclean/runs"
-	"github.com/addrclean/addrclean/table"
 )
 
 // dryRunSummary is the --summary of run --dry-run: what would be paid.
@@ -66,7 +65,7 @@ func (o *runOptions) estimateRun(ctx context.Context, ropts readers.Options, spe
 	}
 	defer removeTemp()
 	defer o.closeTables()
-	src, err := o.openDrySource(ctx, ropts, spec)
+	src, err := o.openSource(ctx, ropts, spec, zerolog.Nop(), false) // read only: no output is opened
 	if err != nil {
 		return err
 	}
@@ -145,27 +144,6 @@ func (o *runOptions) peekJournal(ctx context.Context, src readers.Reader, mapper
 	return o.policy.Peek(o.journalPathFor(outPath, reviewPath), func() (runs.Identity, error) {
 		return runIdentity(ctx, *o, src, mapper)
 	})
-}
-
-// openDrySource opens the input read only: a file, or a table or query.
-func (o *runOptions) openDrySource(ctx context.Context, ropts readers.Options, spec readers.MappingSpec) (readers.Reader, error) {
-	if !o.isTableSource() {
-		src, err := readers.Open(ctx, o.input, ropts)
-		if err != nil {
-			return nil, inputError(err)
-		}
-		return src, nil
-	}
-	db, err := table.Open(ctx, o.tr.src, table.Options{ReadOnly: true})
-	if err != nil {
-		return nil, readError(ctx, err)
-	}
-	o.tr.srcDB = db
-	src, err := o.tr.openSource(ctx, spec, o.input, zerolog.Nop())
-	if err != nil {
-		return nil, readError(ctx, err)
-	}
-	return src, nil
 }
 
 // dryRunCache is --cache's namespace, read only: a cache that does not exist

@@ -183,17 +183,23 @@ func tableError(err error) error {
 // or query. The output database is opened before the query starts: SQLite
 // must be put in WAL mode before a reader holds the file.
 func (o *runOptions) openInput(ctx context.Context, ropts readers.Options, spec readers.MappingSpec) (readers.Reader, error) {
+	return o.openSource(ctx, ropts, spec, ropts.Logger, true)
+}
+
+// openSource opens the input, a file or a table or query, and with
+// outputs the database of the output tables too. The input's database
+// is opened first, so that a missing SQLite input is not created as an
+// empty output database.
+func (o *runOptions) openSource(ctx context.Context, ropts readers.Options, spec readers.MappingSpec, log zerolog.Logger, outputs bool) (readers.Reader, error) {
 	tr := o.tr
 	if o.isTableSource() {
-		// First, so that a missing SQLite input is not created as an empty
-		// output database.
 		db, err := table.Open(ctx, tr.src, table.Options{ReadOnly: true})
 		if err != nil {
 			return nil, readError(ctx, err)
 		}
 		tr.srcDB = db
 	}
-	if tr.hasOutputs() {
+	if outputs && tr.hasOutputs() {
 		db, err := table.Open(ctx, tr.out, table.Options{LockTimeout: o.tables.lockTimeout})
 		if err != nil {
 			return nil, tableError(err)
@@ -207,7 +213,7 @@ func (o *runOptions) openInput(ctx context.Context, ropts readers.Options, spec 
 		}
 		return src, nil
 	}
-	src, err := tr.openSource(ctx, spec, o.input, ropts.Logger)
+	src, err := tr.openSource(ctx, spec, o.input, log)
 	if err != nil {
 		return nil, readError(ctx, err)
 	}
