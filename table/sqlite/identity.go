@@ -226,52 +226,13 @@ func (d *DB) lockError(err error, what, stmt string) error {
 // an error wrapping table.ErrBadQuery when more follows a semicolon: the
 // driver runs every statement of a text it is given, and a second one
 // (VACUUM INTO, ATTACH) must never run. Literals, quoted names and
-// comments are skipped as SQLite's tokenizer skips them.
+// comments are skipped as SQLite's tokenizer skips them (statementEnd).
 func oneStatement(q string) (string, error) {
-	end := -1 // the first semicolon outside literals and comments
-	for i := 0; i < len(q) && end < 0; i++ {
-		switch c := q[i]; {
-		case c == '\'' || c == '"' || c == '`' || c == '[':
-			closer := c
-			if c == '[' {
-				closer = ']'
-			}
-			j := strings.IndexByte(q[i+1:], closer)
-			if j < 0 {
-				return q, nil // unterminated: SQLite refuses it
-			}
-			i += j + 1 // a doubled quote is two literals back to back
-		case c == '-' && strings.HasPrefix(q[i:], "--"):
-			j := strings.IndexByte(q[i:], '\n')
-			if j < 0 {
-				i = len(q)
-			} else {
-				i += j
-			}
-		case c == '/' && strings.HasPrefix(q[i:], "/*"):
-			j := strings.Index(q[i+2:], "*/")
-			if j < 0 {
-				i = len(q)
-			} else {
-				i += j + 3
-			}
-		case c == ';':
-			end = i
-		}
+	end, ok := statementEnd(q)
+	if !ok || end == len(q) {
+		return q, nil // one statement, or an unterminated one SQLite refuses
 	}
-	if end < 0 {
-		return q, nil
-	}
-	rest := strings.TrimLeft(q[end:], "; \t\r\n")
-	for strings.HasPrefix(rest, "--") || strings.HasPrefix(rest, "/*") {
-		if strings.HasPrefix(rest, "--") {
-			_, rest, _ = strings.Cut(rest, "\n")
-		} else {
-			_, rest, _ = strings.Cut(rest, "*/")
-		}
-		rest = strings.TrimLeft(rest, "; \t\r\n")
-	}
-	if rest != "" {
+	if rest := strings.Trim(stripComments(q[end:]), "; \t\r\n\f"); rest != "" {
 		return "", fmt.Errorf("%w: the query holds more than one statement: give one SELECT", table.ErrBadQuery)
 	}
 	return q[:end], nil
