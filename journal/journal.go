@@ -209,15 +209,7 @@ func Open(path string) (*Journal, error) {
 		return nil, fmt.Errorf("journal %s: %w (%w: the text format of earlier versions; "+
 			"resume the run with the older addrclean to keep its rows)", path, ErrOldFormat, ErrCorrupt)
 	}
-	if s, _ := sqlitefile.SniffFile(path); s == sqlitefile.Bbolt {
-		return nil, fmt.Errorf("journal %s: %w (%w: the bbolt format of versions before SQLite; "+
-			"resume the run with the older addrclean to keep its rows)", path, ErrOldFormat, ErrCorrupt)
-	}
-	f, err := sqlitefile.Open(context.Background(), path, fileOptions)
-	if err != nil {
-		return nil, err
-	}
-	j, err := start(f, path)
+	j, err := openFile(path, "; resume the run with the older addrclean to keep its rows")
 	if err != nil {
 		return nil, err
 	}
@@ -227,6 +219,19 @@ func Open(path string) (*Journal, error) {
 		return nil, err
 	}
 	return j, nil
+}
+
+// openFile opens the SQLite journal at path and prepares its statements;
+// a bbolt journal of an older addrclean is refused, hint saying what to do.
+func openFile(path, hint string) (*Journal, error) {
+	if s, _ := sqlitefile.SniffFile(path); s == sqlitefile.Bbolt {
+		return nil, fmt.Errorf("journal %s: %w (%w: the bbolt format of versions before SQLite%s)", path, ErrOldFormat, ErrCorrupt, hint)
+	}
+	f, err := sqlitefile.Open(context.Background(), path, fileOptions)
+	if err != nil {
+		return nil, err
+	}
+	return start(f, path)
 }
 
 // start prepares the statements of an open file.
@@ -335,14 +340,7 @@ func oldFormat(path string) (old, torn bool) {
 // Create creates the journal at path for a run with meta (emptying a
 // journal there), locked against other runs.
 func Create(path string, meta Meta) (*Journal, error) {
-	if s, _ := sqlitefile.SniffFile(path); s == sqlitefile.Bbolt {
-		return nil, fmt.Errorf("journal %s: %w (%w: the bbolt format of versions before SQLite)", path, ErrOldFormat, ErrCorrupt)
-	}
-	f, err := sqlitefile.Open(context.Background(), path, fileOptions)
-	if err != nil {
-		return nil, err
-	}
-	j, err := start(f, path)
+	j, err := openFile(path, "")
 	if err != nil {
 		return nil, err
 	}
