@@ -39,15 +39,7 @@ func newWriter(k kind, path string, header []string, opts Options) (Writer, erro
 	header = append([]string(nil), header...)
 	lay := newLayout(k, header, opts.MarkCached, opts.IDColumn)
 	opts.Logger = opts.Logger.With().Str("output", string(k)).Logger()
-	var fw spoolWriter
-	switch format {
-	case CSV:
-		fw, err = newCSV(lay, path, opts)
-	case XLSX:
-		fw, err = newXLSX(lay, path, opts)
-	case JSONL:
-		fw, err = newJSONL(lay, path, opts)
-	}
+	fw, err := newFormat(format, lay, path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +52,17 @@ func newWriter(k kind, path string, header []string, opts Options) (Writer, erro
 		}
 	}
 	return g, nil
+}
+
+// newFormat starts the format writer of an output laid out as lay.
+func newFormat(format Format, lay *layout, path string, opts Options) (spoolWriter, error) {
+	switch format {
+	case XLSX:
+		return newXLSX(lay, path, opts)
+	case JSONL:
+		return newJSONL(lay, path, opts)
+	}
+	return newCSV(lay, path, opts)
 }
 
 // dupMemLimit is dupMemIDs, lowered by tests to reach the disk path.

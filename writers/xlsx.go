@@ -122,10 +122,7 @@ func newXLSX(lay *layout, path string, opts Options) (w *xlsxWriter, err error) 
 			_ = out.abort()
 		}
 	}()
-	base := "Enriched"
-	if lay.kind == review {
-		base = "Review"
-	}
+	base := map[kind]string{enriched: "Enriched", review: "Review", plain: "Final"}[lay.kind]
 	if err := f.SetSheetName(f.GetSheetName(0), base); err != nil {
 		return nil, fmt.Errorf("create workbook %s: %w", path, err)
 	}
