@@ -2,7 +2,6 @@ package apply
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -26,8 +25,7 @@ var chunkRows = 20_000
 type ordered struct {
 	rv   *runfile.Review
 	mem  []runfile.ReviewRow // the whole review, sorted, when it fits one chunk
-	runs []*spillRun         // otherwise the sorted runs on disk
-	h    runHeap
+	runs []*spillRun         // otherwise the sorted runs on disk, in review order
 	dir  string
 }
 
@@ -80,11 +78,7 @@ func newOrdered(ctx context.Context, rv *runfile.Review) (_ *ordered, err error)
 		if err := r.advance(o.rv); err != nil {
 			return nil, err
 		}
-		if r.ok {
-			o.h = append(o.h, r)
-		}
 	}
-	heap.Init(&o.h)
 	return o, nil
 }
 
@@ -113,7 +107,7 @@ func (o *ordered) spill(chunk []runfile.ReviewRow, sorted bool) error {
 	if err != nil {
 		return fmt.Errorf("sort the review: %w", err)
 	}
-	r := &spillRun{f: f, seq: len(o.runs)}
+	r := &spillRun{f: f}
 	o.runs = append(o.runs, r)
 	w := csv.NewWriter(f)
 	rec := make([]string, 0, 16)
@@ -140,18 +134,21 @@ func (o *ordered) Next() (runfile.ReviewRow, error) {
 		o.mem = o.mem[1:]
 		return r, nil
 	}
-	if len(o.h) == 0 {
+	// A review of n rows has n/chunkRows runs: a scan for the least is
+	// cheaper than a heap to keep. On equal rows the earlier run wins, so
+	// a repeated row keeps the review's order.
+	var least *spillRun
+	for _, r := range o.runs {
+		if r.ok && (least == nil || r.row.Row < least.row.Row) {
+			least = r
+		}
+	}
+	if least == nil {
 		return runfile.ReviewRow{}, io.EOF
 	}
-	r := o.h[0]
-	row := r.row
-	if err := r.advance(o.rv); err != nil {
+	row := least.row
+	if err := least.advance(o.rv); err != nil {
 		return runfile.ReviewRow{}, err
-	}
-	if r.ok {
-		heap.Fix(&o.h, 0)
-	} else {
-		heap.Pop(&o.h)
 	}
 	return row, nil
 }
@@ -170,7 +167,6 @@ func (o *ordered) Close() {
 type spillRun struct {
 	f   *os.File
 	cr  *csv.Reader
-	seq int // runs hold the review in order: on equal rows the earlier run first
 	row runfile.ReviewRow
 	ok  bool
 }
@@ -196,23 +192,4 @@ func (r *spillRun) advance(rv *runfile.Review) error {
 	line, _ := strconv.Atoi(rec[0])
 	r.row, r.ok = rv.Row(line, rec[1:]), true
 	return nil
-}
-
-// runHeap orders the runs by their current row.
-type runHeap []*spillRun
-
-func (h runHeap) Len() int { return len(h) }
-func (h runHeap) Less(i, j int) bool {
-	if h[i].row.Row != h[j].row.Row {
-		return h[i].row.Row < h[j].row.Row
-	}
-	return h[i].seq < h[j].seq
-}
-func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *runHeap) Push(x any)   { *h = append(*h, x.(*spillRun)) }
-func (h *runHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }
