@@ -101,7 +101,7 @@ func NewCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 	if err != nil {
 		return nil, err
 	}
-	if opts.Delimiter != 0 && !validDelim(opts.Delimiter) {
+	if opts.Delimiter != 0 && !record.ValidDelimiter(opts.Delimiter) {
 		return nil, fmt.Errorf("invalid delimiter %q: use one character other than a quote, CR or LF", opts.Delimiter)
 	}
 	cnt := &countingReader{r: src}
@@ -357,10 +357,6 @@ func sizeOf(r io.Reader) int64 {
 		return -1
 	}
 	return fi.Size() - off
-}
-
-func validDelim(r rune) bool {
-	return r != 0 && r != '"' && r != '\r' && r != '\n' && utf8.ValidRune(r) && r != utf8.RuneError
 }
 
 // utf16Window is how much of the input looksUTF16 looks at.

@@ -31,13 +31,9 @@ type csvWriter struct {
 	log       zerolog.Logger
 }
 
-func validDelimiter(r rune) bool {
-	return r != 0 && r != '"' && r != '\r' && r != '\n' && utf8.ValidRune(r) && r != utf8.RuneError
-}
-
 func newCSV(lay *layout, path string, opts Options) (*csvWriter, error) {
 	delim := opts.delimiter(path)
-	if !validDelimiter(delim) {
+	if !record.ValidDelimiter(delim) {
 		return nil, fmt.Errorf("output %s: invalid CSV delimiter %q", path, delim)
 	}
 	enc, err := record.NormaliseEncoding(opts.Encoding)
