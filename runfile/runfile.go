@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/xuri/excelize/v2"
-
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/writers"
@@ -350,17 +348,13 @@ func openSheets(ctx context.Context, path string, opts readers.Options) (*sheets
 	if opts.Sheet != "" {
 		return s, nil
 	}
-	first := ""
+	// The reader has checked the workbook and knows its sheets: opening it
+	// again with excelize would read it without those checks.
+	var first string
+	var list []string
 	if d, ok := r.(readers.Describer); ok {
-		first = d.Info().Sheet
+		first, list = d.Info().Sheet, d.Info().Sheets
 	}
-	f, err := excelize.OpenFile(path)
-	if err != nil {
-		_ = r.Close()
-		return nil, err
-	}
-	list := f.GetSheetList()
-	_ = f.Close()
 	for n := 2; ; n++ {
 		name := first + " " + strconv.Itoa(n)
 		if !slices.Contains(list, name) {
