@@ -45,7 +45,6 @@ func newWriter(k kind, path string, header []string, opts Options) (Writer, erro
 	}
 	g := &guarded{fw: fw, kind: k, path: path, log: opts.Logger, width: len(header), dropsExtra: format != JSONL}
 	if k == enriched {
-		g.sp = fw
 		if g.dup, err = newDupPass(path, dupMemLimit); err != nil {
 			_ = fw.discard()
 			return nil, err
@@ -55,7 +54,7 @@ func newWriter(k kind, path string, header []string, opts Options) (Writer, erro
 }
 
 // newFormat starts the format writer of an output laid out as lay.
-func newFormat(format Format, lay *layout, path string, opts Options) (spoolWriter, error) {
+func newFormat(format Format, lay *layout, path string, opts Options) (formatWriter, error) {
 	switch format {
 	case XLSX:
 		return newXLSX(lay, path, opts)
@@ -86,12 +85,9 @@ type formatWriter interface {
 	finish() error
 	// discard drops the output.
 	discard() error
-}
-
-// spoolWriter is a formatWriter of an enriched output, whose rows wait in
-// the duplicate pass until Close.
-type spoolWriter interface {
-	formatWriter
+	// The rows of an enriched output wait in the duplicate pass until
+	// Close, rendered by cells and written by writeCells.
+	//
 	// cells renders an enriched row as the cells writeCells takes, with
 	// the duplicate cells (at dupCols) empty.
 	cells(r Result, dst []string) []string
@@ -119,9 +115,8 @@ type guarded struct {
 	dropsExtra bool
 	wide       warner
 	wideRows   int // rows written whose extra cells were left out
-	// dup holds an enriched output's rows, rendered by sp, until Close
-	// (both nil for the others).
-	sp    spoolWriter
+	// dup holds an enriched output's rows until Close (nil for the
+	// others).
 	dup   *dupPass
 	found runstats.Duplicates
 	buf   []string
@@ -163,7 +158,7 @@ func (g *guarded) Write(ctx context.Context, r Result) error {
 	}
 	var err error
 	if g.dup != nil {
-		g.buf = g.sp.cells(r, g.buf[:0])
+		g.buf = g.fw.cells(r, g.buf[:0])
 		err = g.dup.add(r.Row, addressID(r), g.buf)
 	} else {
 		err = g.fw.write(r)
@@ -207,8 +202,8 @@ func (g *guarded) Close() error {
 		return g.err
 	}
 	if g.dup != nil {
-		dc, fc := g.sp.dupCols()
-		err := g.dup.flush(dc, fc, g.sp.writeCells)
+		dc, fc := g.fw.dupCols()
+		err := g.dup.flush(dc, fc, g.fw.writeCells)
 		g.found = g.dup.found
 		g.release()
 		if err != nil {
