@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/csv"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/addrclean/addrclean/record"
@@ -95,14 +96,7 @@ func (w *csvWriter) encode(cells []string, row int) {
 		return
 	}
 	for i, c := range cells {
-		ascii := true
-		for j := 0; j < len(c); j++ {
-			if c[j] >= utf8.RuneSelf {
-				ascii = false
-				break
-			}
-		}
-		if ascii {
+		if !strings.ContainsFunc(c, func(r rune) bool { return r >= utf8.RuneSelf }) {
 			continue
 		}
 		b := make([]byte, 0, len(c))
