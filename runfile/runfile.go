@@ -409,6 +409,7 @@ type jsonlTable struct {
 	path   string
 	review bool
 	header []string
+	width  int   // the input's columns
 	first  *line // read ahead to learn the header
 	n      int
 }
@@ -433,7 +434,7 @@ func openJSONL(path string, review bool) (*jsonlTable, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	t.first = &first
+	t.first, t.width = &first, len(first.inKeys)
 	if review {
 		t.header = append(t.header, "row")
 	}
@@ -484,14 +485,9 @@ func (t *jsonlTable) Next(ctx context.Context) (record.Row, error) {
 			return record.Row{}, err
 		}
 	}
-	width := len(t.header) - len(writers.EnrichedColumns) - len(writers.DuplicateColumns) - 1
-	if t.review {
-		width = len(t.header) - 2 - len(writers.ReviewColumns) - len(writers.DecisionColumns)
-	}
-	res := writers.Result{Row: l.row, Cells: fit(l.inVals, width), InputLabel: l.inputLabel, Response: l.response, Err: l.errText}
-	if l.response == nil && l.errText == "" {
-		res.Err = "no verify response"
-	}
+	// A row with neither a response nor an error is an Error row: the
+	// writers' values say "no verify response" for it.
+	res := writers.Result{Row: l.row, Cells: fit(l.inVals, t.width), InputLabel: l.inputLabel, Response: l.response, Err: l.errText}
 	var cells []string
 	if t.review {
 		cells = append(cells, strconv.Itoa(l.row))
