@@ -674,22 +674,13 @@ func newKeeper(header []string, spec readers.MappingSpec) (*keeper, error) {
 	return k, nil
 }
 
-// index finds a mapped column: the exact name first, then as the mapper
-// matches (case and white space folded).
+// index finds a column the mapper mapped, "" for none: Mapper.Columns
+// names it as the header does.
 func index(header []string, name string) int {
 	if name == "" {
 		return -1
 	}
-	if i := slices.Index(header, name); i >= 0 {
-		return i
-	}
-	fold := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
-	for i, h := range header {
-		if fold(h) == fold(name) {
-			return i
-		}
-	}
-	return -1
+	return slices.Index(header, name)
 }
 
 func (k *keeper) address(cells []string) address {
