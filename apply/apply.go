@@ -202,9 +202,6 @@ func Run(ctx context.Context, enrichedPath, reviewPath, outPath string, opts Opt
 		return Report{}, fmt.Errorf("--review: %w", err)
 	}
 	defer rv.Close()
-	if err := bind(en, rv, reviewPath, opts, nil); err != nil {
-		return Report{}, err
-	}
 	out, err := writers.NewRows(outPath, Header(en.InputHeader()), opts.Write)
 	if err != nil {
 		return Report{}, fmt.Errorf("-o: %w", err)
@@ -227,9 +224,7 @@ func bind(en *runfile.Enriched, rv *runfile.Review, review string, opts Options,
 	if opts.IDColumn != "" && slices.Contains(missing, opts.IDColumn) {
 		return &MismatchError{Review: review, Problems: []Problem{{Msg: fmt.Sprintf("it has no id column %q", opts.IDColumn)}}}
 	}
-	if rep != nil {
-		rep.MissingColumns, rep.ExtraColumns = missing, extra
-	}
+	rep.MissingColumns, rep.ExtraColumns = missing, extra
 	return nil
 }
 
