@@ -38,8 +38,6 @@ func newOrdered(ctx context.Context, rv *runfile.Review) (_ *ordered, err error)
 		}
 	}()
 	var chunk []runfile.ReviewRow
-	sorted := true
-	last := 0
 	for {
 		r, err := rv.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -48,27 +46,21 @@ func newOrdered(ctx context.Context, rv *runfile.Review) (_ *ordered, err error)
 		if err != nil {
 			return nil, err
 		}
-		if r.Row < last {
-			sorted = false
-		}
-		last = max(last, r.Row)
 		r.Cells = slices.Clone(r.Cells) // a reader may reuse the slice
 		chunk = append(chunk, r)
 		if len(chunk) >= chunkRows {
-			if err := o.spill(chunk, sorted); err != nil {
+			if err := o.spill(chunk); err != nil {
 				return nil, err
 			}
-			chunk, sorted = chunk[:0], true
+			chunk = chunk[:0]
 		}
 	}
 	if len(o.runs) == 0 {
-		if !sorted {
-			sortRows(chunk)
-		}
+		sortRows(chunk)
 		o.mem = chunk
 		return o, nil
 	}
-	if err := o.spill(chunk, sorted); err != nil {
+	if err := o.spill(chunk); err != nil {
 		return nil, err
 	}
 	for _, r := range o.runs {
@@ -83,19 +75,18 @@ func newOrdered(ctx context.Context, rv *runfile.Review) (_ *ordered, err error)
 }
 
 // sortRows sorts by row number, stably: rows without a number (0) first,
-// a repeated number in the review's order.
+// a repeated number in the review's order. A review already in order
+// costs little: the stable sort then only compares.
 func sortRows(rows []runfile.ReviewRow) {
 	slices.SortStableFunc(rows, func(a, b runfile.ReviewRow) int { return cmp.Compare(a.Row, b.Row) })
 }
 
 // spill writes chunk, sorted, to a new temporary file.
-func (o *ordered) spill(chunk []runfile.ReviewRow, sorted bool) error {
+func (o *ordered) spill(chunk []runfile.ReviewRow) error {
 	if len(chunk) == 0 {
 		return nil
 	}
-	if !sorted {
-		sortRows(chunk)
-	}
+	sortRows(chunk)
 	if o.dir == "" {
 		d, err := os.MkdirTemp("", "addrclean-apply-")
 		if err != nil {
