@@ -59,22 +59,11 @@ func newCSV(lay *layout, path string, opts Options) (*csvWriter, error) {
 	cw.Comma = delim
 	w := &csvWriter{lay: lay, out: out, cw: cw, raw: opts.RawCells, cp1252: cp1252, log: opts.Logger}
 	w.buf = append(w.buf, lay.cols...)
-	w.neutralise(w.buf)
-	w.encode(w.buf, 0)
-	if err := cw.Write(w.buf); err != nil {
+	if err := w.writeCells(0, w.buf); err != nil {
 		_ = out.abort()
 		return nil, fmt.Errorf("write header of %s: %w", path, err)
 	}
 	return w, nil
-}
-
-func (w *csvWriter) neutralise(cells []string) {
-	if w.raw {
-		return
-	}
-	for i, c := range cells {
-		cells[i] = neutralise(c)
-	}
 }
 
 func (w *csvWriter) write(r Result) error {
@@ -84,9 +73,7 @@ func (w *csvWriter) write(r Result) error {
 			w.buf[w.lay.matched] = markDiffWith(w.lay.rms, label, hl) // the removals of cells above
 		}
 	}
-	w.neutralise(w.buf)
-	w.encode(w.buf, r.Row)
-	return w.cw.Write(w.buf)
+	return w.writeCells(r.Row, w.buf)
 }
 
 // encode turns the cells into windows-1252 bytes when the output is in it:
@@ -117,8 +104,13 @@ func (w *csvWriter) encode(cells []string, row int) {
 
 func (w *csvWriter) cells(r Result, dst []string) []string { return w.lay.cells(r, dst) }
 
+// writeCells neutralises, encodes and writes one row of cells.
 func (w *csvWriter) writeCells(row int, cells []string) error {
-	w.neutralise(cells)
+	for i, c := range cells {
+		if !w.raw {
+			cells[i] = neutralise(c)
+		}
+	}
 	w.encode(cells, row)
 	return w.cw.Write(cells)
 }
