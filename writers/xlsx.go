@@ -264,13 +264,9 @@ func (w *xlsxWriter) size() {
 	for i := range w.widths {
 		w.widths[i] = min(max(w.widths[i], minWidth), maxWidth)
 	}
-}
-
-// labelWidths gives the review's label columns labelWidth: their text
-// wraps there (see fill).
-func (w *xlsxWriter) labelWidths() {
+	// The review's label columns wrap at labelWidth (see fill).
 	for _, i := range []int{w.lay.inputLabel, w.lay.matched} {
-		if i >= 0 && i < len(w.widths) {
+		if i >= 0 {
 			w.widths[i] = labelWidth
 		}
 	}
@@ -317,7 +313,6 @@ func displayWidth(v any) int {
 // the held-back rows.
 func (w *xlsxWriter) flushPending() error {
 	w.size()
-	w.labelWidths()
 	if err := w.startSheet(); err != nil {
 		return err
 	}
