@@ -236,7 +236,7 @@ func Apply(ctx context.Context, en *runfile.Enriched, rv *runfile.Review, review
 	j := &joiner{
 		en: en, mismatch: &MismatchError{Review: review},
 		rep: Report{Sources: map[string]int64{}, Decisions: map[string]int64{}},
-		id:  -1,
+		id:  -1, fileID: -1,
 	}
 	if err := bind(en, rv, review, opts, &j.rep); err != nil {
 		_ = out.Abort()
