@@ -103,7 +103,11 @@ func (o *ordered) spill(chunk []runfile.ReviewRow) error {
 	w := csv.NewWriter(f)
 	rec := make([]string, 0, 16)
 	for _, row := range chunk {
-		rec = append(append(rec[:0], strconv.Itoa(row.Line)), row.Cells...)
+		// Quoted, since encoding/csv reads a CR LF in a field back as LF.
+		rec = append(rec[:0], strconv.Itoa(row.Line))
+		for _, c := range row.Cells {
+			rec = append(rec, strconv.Quote(c))
+		}
 		if err := w.Write(rec); err != nil {
 			return fmt.Errorf("sort the review: %w", err)
 		}
@@ -181,6 +185,12 @@ func (r *spillRun) advance(rv *runfile.Review) error {
 		return fmt.Errorf("sort the review: %w", err)
 	}
 	line, _ := strconv.Atoi(rec[0])
-	r.row, r.ok = rv.Row(line, rec[1:]), true
+	cells := rec[1:]
+	for i, c := range cells {
+		if cells[i], err = strconv.Unquote(c); err != nil {
+			return fmt.Errorf("sort the review: a spilled cell: %w", err)
+		}
+	}
+	r.row, r.ok = rv.Row(line, cells), true
 	return nil
 }
