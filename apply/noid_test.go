@@ -14,35 +14,15 @@ import (
 // person's edit of its first column, outside the address, is a warning
 // like any other such edit, not a review row "of another record".
 func TestApplyWithoutIDColumn(t *testing.T) {
-	h := []string{"name", "street", "town", "country"}
 	rs := []writers.Result{
 		{Row: 1, Cells: []string{"Ann", "1 Main St", "Dublin", "Ireland"}, InputLabel: "1 Main St, Dublin, Ireland", Response: resp(api.ActionSuggest, "A1", "1 Main Street")},
 		{Row: 2, Cells: []string{"Bob", "2 Main St", "Dublin", "Ireland"}, InputLabel: "2 Main St, Dublin, Ireland", Response: resp(api.ActionAccept, "A2", "2 Main Street")},
 	}
-	dir := t.TempDir()
-	en, rv := filepath.Join(dir, "cleaned.csv"), filepath.Join(dir, "review.csv")
-	ew, err := writers.NewEnriched(en, h, writers.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rw, err := writers.NewReview(rv, h, writers.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rs {
-		for _, w := range []writers.Writer{ew, rw} {
-			if err := w.Write(context.Background(), r); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	for _, w := range []writers.Writer{ew, rw} {
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	defer func(h []string) { header = h }(header)
+	header = []string{"name", "street", "town", "country"} // writeRun's header
+	en, rv := writeRun(t, t.TempDir(), "csv", rs)
 	decide(t, rv, map[int]map[string]string{1: {"decision": "accept", "name": "Anne"}})
-	rep, err := Run(context.Background(), en, rv, filepath.Join(dir, "final.csv"), Options{})
+	rep, err := Run(context.Background(), en, rv, filepath.Join(filepath.Dir(en), "final.csv"), Options{})
 	if err != nil {
 		t.Fatalf("apply refused an edit outside the address: %v", err)
 	}
