@@ -202,9 +202,6 @@ func Run(ctx context.Context, enrichedPath, reviewPath, outPath string, opts Opt
 		return Report{}, fmt.Errorf("--review: %w", err)
 	}
 	defer rv.Close()
-	if err := bind(en, rv, reviewPath, opts, nil); err != nil {
-		return Report{}, err
-	}
 	out, err := writers.NewRows(outPath, Header(en.InputHeader()), opts.Write)
 	if err != nil {
 		return Report{}, fmt.Errorf("-o: %w", err)
@@ -227,9 +224,7 @@ func bind(en *runfile.Enriched, rv *runfile.Review, review string, opts Options,
 	if opts.IDColumn != "" && slices.Contains(missing, opts.IDColumn) {
 		return &MismatchError{Review: review, Problems: []Problem{{Msg: fmt.Sprintf("it has no id column %q", opts.IDColumn)}}}
 	}
-	if rep != nil {
-		rep.MissingColumns, rep.ExtraColumns = missing, extra
-	}
+	rep.MissingColumns, rep.ExtraColumns = missing, extra
 	return nil
 }
 
@@ -239,9 +234,9 @@ func bind(en *runfile.Enriched, rv *runfile.Review, review string, opts Options,
 // rows may be in any order: they are put back in row order first.
 func Apply(ctx context.Context, en *runfile.Enriched, rv *runfile.Review, review string, out writers.RowWriter, opts Options) (Report, error) {
 	j := &joiner{
-		opts: opts, en: en, mismatch: &MismatchError{Review: review},
+		en: en, mismatch: &MismatchError{Review: review},
 		rep: Report{Sources: map[string]int64{}, Decisions: map[string]int64{}},
-		id:  -1,
+		id:  -1, fileID: -1,
 	}
 	if err := bind(en, rv, review, opts, &j.rep); err != nil {
 		_ = out.Abort()
@@ -250,15 +245,20 @@ func Apply(ctx context.Context, en *runfile.Enriched, rv *runfile.Review, review
 	idCol := opts.IDColumn
 	if m, err := readers.NewMapper(en.InputHeader(), opts.Mapping); err == nil {
 		j.address = addressColumns(en.InputHeader(), m)
+		j.keep = newKeeper(en.InputHeader(), m)
 		if idCol == "" {
 			idCol = m.Columns()["id"]
 		}
 		if opts.CheckLabels {
 			j.mapper = m
 		}
-	} else if opts.CheckLabels {
-		_ = out.Abort()
-		return Report{}, fmt.Errorf("the input's address columns are not known (%w): pass the mapping flags given to addrclean run", err)
+	} else {
+		// Only a keep decision needs the columns, unless labels are checked.
+		j.keepErr = fmt.Errorf("the input's address columns are not known (%w): pass the mapping flags given to addrclean run", err)
+		if opts.CheckLabels {
+			_ = out.Abort()
+			return Report{}, j.keepErr
+		}
 	}
 	if opts.IDColumn != "" {
 		j.mismatch.Of = "the input and out-table"
@@ -309,7 +309,6 @@ func addressColumns(header []string, m *readers.Mapper) []bool {
 }
 
 type joiner struct {
-	opts     Options
 	en       *runfile.Enriched
 	rv       *ordered
 	mismatch *MismatchError
@@ -562,12 +561,11 @@ func (j *joiner) decideAddress(e runfile.EnrichedRow, rv *runfile.ReviewRow) (ad
 		return serviceAddress(e), SourceService, ""
 	case writers.DecisionKeep:
 		j.rep.Decisions[decision]++
-		k, err := j.keeper()
-		if err != nil {
-			j.problem(e.Num, id, "decided keep, but %v", err)
+		if j.keepErr != nil {
+			j.problem(e.Num, id, "decided keep, but %v", j.keepErr)
 			return address{}, SourceInput, ""
 		}
-		return k.address(e.Input()), SourceInput, ""
+		return j.keep.address(e.Input()), SourceInput, ""
 	case writers.DecisionEdit:
 		j.rep.Decisions[decision]++
 		var a address
@@ -639,13 +637,6 @@ func serviceAddress(e runfile.EnrichedRow) address {
 	}
 }
 
-func (j *joiner) keeper() (*keeper, error) {
-	if j.keep == nil && j.keepErr == nil {
-		j.keep, j.keepErr = newKeeper(j.en.InputHeader(), j.opts.Mapping)
-	}
-	return j.keep, j.keepErr
-}
-
 // keeper copies a row's own address out of its input cells.
 type keeper struct {
 	lines                           []int
@@ -653,11 +644,7 @@ type keeper struct {
 	defCountry                      string
 }
 
-func newKeeper(header []string, spec readers.MappingSpec) (*keeper, error) {
-	m, err := readers.NewMapper(header, spec)
-	if err != nil {
-		return nil, fmt.Errorf("the input's address columns are not known (%w): pass the mapping flags given to addrclean run", err)
-	}
+func newKeeper(header []string, m *readers.Mapper) *keeper {
 	cols := m.Columns()
 	k := &keeper{city: -1, region: -1, postcode: -1, country: -1, defCountry: cols["default_country"]}
 	for n := 1; ; n++ {
@@ -671,25 +658,16 @@ func newKeeper(header []string, spec readers.MappingSpec) (*keeper, error) {
 	k.region = index(header, cols["region"])
 	k.postcode = index(header, cols["postcode"])
 	k.country = index(header, cols["country"])
-	return k, nil
+	return k
 }
 
-// index finds a mapped column: the exact name first, then as the mapper
-// matches (case and white space folded).
+// index finds a column the mapper mapped, "" for none: Mapper.Columns
+// names it as the header does.
 func index(header []string, name string) int {
 	if name == "" {
 		return -1
 	}
-	if i := slices.Index(header, name); i >= 0 {
-		return i
-	}
-	fold := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
-	for i, h := range header {
-		if fold(h) == fold(name) {
-			return i
-		}
-	}
-	return -1
+	return slices.Index(header, name)
 }
 
 func (k *keeper) address(cells []string) address {

@@ -2,7 +2,6 @@ package apply
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -26,8 +25,7 @@ var chunkRows = 20_000
 type ordered struct {
 	rv   *runfile.Review
 	mem  []runfile.ReviewRow // the whole review, sorted, when it fits one chunk
-	runs []*spillRun         // otherwise the sorted runs on disk
-	h    runHeap
+	runs []*spillRun         // otherwise the sorted runs on disk, in review order
 	dir  string
 }
 
@@ -40,8 +38,6 @@ func newOrdered(ctx context.Context, rv *runfile.Review) (_ *ordered, err error)
 		}
 	}()
 	var chunk []runfile.ReviewRow
-	sorted := true
-	last := 0
 	for {
 		r, err := rv.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -50,27 +46,21 @@ func newOrdered(ctx context.Context, rv *runfile.Review) (_ *ordered, err error)
 		if err != nil {
 			return nil, err
 		}
-		if r.Row < last {
-			sorted = false
-		}
-		last = max(last, r.Row)
 		r.Cells = slices.Clone(r.Cells) // a reader may reuse the slice
 		chunk = append(chunk, r)
 		if len(chunk) >= chunkRows {
-			if err := o.spill(chunk, sorted); err != nil {
+			if err := o.spill(chunk); err != nil {
 				return nil, err
 			}
-			chunk, sorted = chunk[:0], true
+			chunk = chunk[:0]
 		}
 	}
 	if len(o.runs) == 0 {
-		if !sorted {
-			sortRows(chunk)
-		}
+		sortRows(chunk)
 		o.mem = chunk
 		return o, nil
 	}
-	if err := o.spill(chunk, sorted); err != nil {
+	if err := o.spill(chunk); err != nil {
 		return nil, err
 	}
 	for _, r := range o.runs {
@@ -80,28 +70,23 @@ func newOrdered(ctx context.Context, rv *runfile.Review) (_ *ordered, err error)
 		if err := r.advance(o.rv); err != nil {
 			return nil, err
 		}
-		if r.ok {
-			o.h = append(o.h, r)
-		}
 	}
-	heap.Init(&o.h)
 	return o, nil
 }
 
 // sortRows sorts by row number, stably: rows without a number (0) first,
-// a repeated number in the review's order.
+// a repeated number in the review's order. A review already in order
+// costs little: the stable sort then only compares.
 func sortRows(rows []runfile.ReviewRow) {
 	slices.SortStableFunc(rows, func(a, b runfile.ReviewRow) int { return cmp.Compare(a.Row, b.Row) })
 }
 
 // spill writes chunk, sorted, to a new temporary file.
-func (o *ordered) spill(chunk []runfile.ReviewRow, sorted bool) error {
+func (o *ordered) spill(chunk []runfile.ReviewRow) error {
 	if len(chunk) == 0 {
 		return nil
 	}
-	if !sorted {
-		sortRows(chunk)
-	}
+	sortRows(chunk)
 	if o.dir == "" {
 		d, err := os.MkdirTemp("", "addrclean-apply-")
 		if err != nil {
@@ -113,12 +98,16 @@ func (o *ordered) spill(chunk []runfile.ReviewRow, sorted bool) error {
 	if err != nil {
 		return fmt.Errorf("sort the review: %w", err)
 	}
-	r := &spillRun{f: f, seq: len(o.runs)}
+	r := &spillRun{f: f}
 	o.runs = append(o.runs, r)
 	w := csv.NewWriter(f)
 	rec := make([]string, 0, 16)
 	for _, row := range chunk {
-		rec = append(append(rec[:0], strconv.Itoa(row.Line)), row.Cells...)
+		// Quoted, since encoding/csv reads a CR LF in a field back as LF.
+		rec = append(rec[:0], strconv.Itoa(row.Line))
+		for _, c := range row.Cells {
+			rec = append(rec, strconv.Quote(c))
+		}
 		if err := w.Write(rec); err != nil {
 			return fmt.Errorf("sort the review: %w", err)
 		}
@@ -140,18 +129,21 @@ func (o *ordered) Next() (runfile.ReviewRow, error) {
 		o.mem = o.mem[1:]
 		return r, nil
 	}
-	if len(o.h) == 0 {
+	// A review of n rows has n/chunkRows runs: a scan for the least is
+	// cheaper than a heap to keep. On equal rows the earlier run wins, so
+	// a repeated row keeps the review's order.
+	var least *spillRun
+	for _, r := range o.runs {
+		if r.ok && (least == nil || r.row.Row < least.row.Row) {
+			least = r
+		}
+	}
+	if least == nil {
 		return runfile.ReviewRow{}, io.EOF
 	}
-	r := o.h[0]
-	row := r.row
-	if err := r.advance(o.rv); err != nil {
+	row := least.row
+	if err := least.advance(o.rv); err != nil {
 		return runfile.ReviewRow{}, err
-	}
-	if r.ok {
-		heap.Fix(&o.h, 0)
-	} else {
-		heap.Pop(&o.h)
 	}
 	return row, nil
 }
@@ -170,7 +162,6 @@ func (o *ordered) Close() {
 type spillRun struct {
 	f   *os.File
 	cr  *csv.Reader
-	seq int // runs hold the review in order: on equal rows the earlier run first
 	row runfile.ReviewRow
 	ok  bool
 }
@@ -194,25 +185,12 @@ func (r *spillRun) advance(rv *runfile.Review) error {
 		return fmt.Errorf("sort the review: %w", err)
 	}
 	line, _ := strconv.Atoi(rec[0])
-	r.row, r.ok = rv.Row(line, rec[1:]), true
-	return nil
-}
-
-// runHeap orders the runs by their current row.
-type runHeap []*spillRun
-
-func (h runHeap) Len() int { return len(h) }
-func (h runHeap) Less(i, j int) bool {
-	if h[i].row.Row != h[j].row.Row {
-		return h[i].row.Row < h[j].row.Row
+	cells := rec[1:]
+	for i, c := range cells {
+		if cells[i], err = strconv.Unquote(c); err != nil {
+			return fmt.Errorf("sort the review: a spilled cell: %w", err)
+		}
 	}
-	return h[i].seq < h[j].seq
-}
-func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *runHeap) Push(x any)   { *h = append(*h, x.(*spillRun)) }
-func (h *runHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	r.row, r.ok = rv.Row(line, cells), true
+	return nil
 }

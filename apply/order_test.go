@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/runfile"
 )
 
@@ -66,5 +67,57 @@ func TestOrdered(t *testing.T) {
 				t.Errorf("%d temporary entries left", len(ents))
 			}
 		})
+	}
+}
+
+// sliceReader is a readers.Reader over rows held in memory.
+type sliceReader struct {
+	header []string
+	rows   [][]string
+}
+
+func (s *sliceReader) Header() []string { return s.header }
+func (s *sliceReader) Close() error     { return nil }
+func (s *sliceReader) Next(context.Context) (record.Row, error) {
+	if len(s.rows) == 0 {
+		return record.Row{}, io.EOF
+	}
+	r := s.rows[0]
+	s.rows = s.rows[1:]
+	return record.Row{Num: len(s.rows), Cells: r}, nil
+}
+
+// TestOrderedKeepsCellsExactly: a review sorted through runs on disk gives
+// back its cells byte for byte; a CR LF in a cell (a workbook keeps one) or
+// an invalid byte must not change, or the row no longer matches the
+// enriched file's.
+func TestOrderedKeepsCellsExactly(t *testing.T) {
+	defer func(n int) { chunkRows = n }(chunkRows)
+	chunkRows = 1
+	t.Setenv("TMPDIR", t.TempDir())
+	cells := []string{"3 Main St\r\nFlat 2", "a\rb", "\xff\x00\"q\"", " spaced "}
+	src := &sliceReader{header: []string{"row", "street", "decision", "av_action", "input_label", "matched_label"}}
+	for i, c := range cells {
+		src.rows = append(src.rows, []string{strconv.Itoa(len(cells) - i), c, "", "Suggest", "x", "y"})
+	}
+	rv, err := runfile.NewReview("review", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv.Bind([]string{"street"})
+	o, err := newOrdered(context.Background(), rv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	for i := range cells {
+		r, err := o.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _ := r.Input()
+		if want := cells[len(cells)-1-i]; in[0] != want {
+			t.Errorf("row %d: cell %q, want %q", r.Row, in[0], want)
+		}
 	}
 }

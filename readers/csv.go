@@ -101,7 +101,7 @@ func NewCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 	if err != nil {
 		return nil, err
 	}
-	if opts.Delimiter != 0 && !validDelim(opts.Delimiter) {
+	if opts.Delimiter != 0 && !record.ValidDelimiter(opts.Delimiter) {
 		return nil, fmt.Errorf("invalid delimiter %q: use one character other than a quote, CR or LF", opts.Delimiter)
 	}
 	cnt := &countingReader{r: src}
@@ -132,7 +132,7 @@ func NewCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 		text = crToLF{br}
 	}
 	if enc == record.EncodingWindows1252 {
-		if hadBOM || (utf8.Valid(sample) && !isASCII(sample)) {
+		if hadBOM || (utf8.Valid(sample) && bytes.ContainsFunc(sample, func(r rune) bool { return r >= utf8.RuneSelf })) {
 			opts.Logger.Warn().Str("input", name).
 				Msg("the input looks like UTF-8 but is read as windows-1252; accented letters will be garbled (drop --encoding to read it as UTF-8)")
 		}
@@ -359,10 +359,6 @@ func sizeOf(r io.Reader) int64 {
 	return fi.Size() - off
 }
 
-func validDelim(r rune) bool {
-	return r != 0 && r != '"' && r != '\r' && r != '\n' && utf8.ValidRune(r) && r != utf8.RuneError
-}
-
 // utf16Window is how much of the input looksUTF16 looks at.
 const utf16Window = 1024
 
@@ -385,15 +381,6 @@ func looksUTF16(sample []byte) bool {
 	}
 	same, other := max(le, be), min(le, be)
 	return same >= 2 && 8*same >= n/2 && 4*other <= same
-}
-
-func isASCII(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 // delimiters are the candidates of detection, in order of preference on a tie.

@@ -44,22 +44,18 @@ func Inspect(ctx context.Context, path string, opts Options, spec MappingSpec, s
 	if err != nil {
 		return nil, err
 	}
-	rep, err := InspectReader(ctx, path, r, spec, sample)
+	rep, err := InspectEach(ctx, path, r, spec, sample, nil)
 	if cerr := r.Close(); err == nil && cerr != nil {
 		return nil, cerr
 	}
 	return rep, err
 }
 
-// InspectReader is Inspect over a reader the caller opened and closes (a
-// database table, say); path is what the report and errors call it.
-func InspectReader(ctx context.Context, path string, r Reader, spec MappingSpec, sample int) (*Report, error) {
-	return InspectEach(ctx, path, r, spec, sample, nil)
-}
-
-// InspectEach is InspectReader, calling each (when not nil) with every row
-// and its mapping as it goes, so that a dry run counts more in the same
-// pass; an error from each stops it.
+// InspectEach is Inspect over a reader the caller opened and closes (a
+// database table, say; path is what the report and errors call it),
+// calling each (when not nil) with every row and its mapping as it goes,
+// so that a dry run counts more in the same pass; an error from each
+// stops it.
 func InspectEach(ctx context.Context, path string, r Reader, spec MappingSpec, sample int, each func(record.Row, Mapped) error) (*Report, error) {
 	m, err := MapperFor(r, spec)
 	if err != nil {

@@ -529,16 +529,9 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst []uint32)
 				if rowStart >= 0 {
 					return res, damaged("a row starts inside row %d", row)
 				}
-				n := row + 1
-				if v, ok := s.attr("r"); ok {
-					// excelize reads a row number it cannot parse, or 0,
-					// as "the next row".
-					if r, err := strconv.Atoi(string(v)); err == nil && r != 0 {
-						if r <= row {
-							return res, damaged("row %d comes after row %d; rows must be in order", r, row)
-						}
-						n = r
-					}
+				n := s.rowNumber(row)
+				if n <= row {
+					return res, damaged("row %d comes after row %d; rows must be in order", n, row)
 				}
 				if n > excelize.TotalRows {
 					return res, damaged("row %d is past the last row a sheet can have (%d)", n, excelize.TotalRows)
@@ -633,6 +626,18 @@ func (c *pkgChecker) scanSheetXML(r io.Reader, part, sheet string, sst []uint32)
 			}
 		}
 	}
+}
+
+// rowNumber returns the number excelize gives the row whose start tag s
+// has read, after row prev: its r attribute, or prev+1 when it has none or
+// one that is not a number, or 0.
+func (s *xmlScanner) rowNumber(prev int) int {
+	if v, ok := s.attr("r"); ok {
+		if n, err := strconv.Atoi(string(v)); err == nil && n != 0 {
+			return n
+		}
+	}
+	return prev + 1
 }
 
 // checkSharedIndex checks that the text of a shared-string cell's value,

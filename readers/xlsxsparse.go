@@ -177,12 +177,7 @@ func rewriteSheetXML(r io.Reader, w io.Writer, book *checkedBook, lim xlsxLimits
 				bw.WriteString(">")
 				dataDepth = depth
 			case dataDepth > 0 && level == dataDepth && s.isName("row"):
-				row++
-				if v, ok := s.attr("r"); ok {
-					if n, err := strconv.Atoi(string(v)); err == nil && n != 0 {
-						row = n
-					}
-				}
+				row = s.rowNumber(row)
 				rowName, rowWritten, col = append(rowName[:0], name...), false, 0
 				if s.selfClosing && row == last {
 					bw.WriteString("<" + string(rowName) + ` r="` + strconv.Itoa(row) + `"/>`)

@@ -90,13 +90,8 @@ func (t *cellTyper) readRow() error {
 			}
 			switch {
 			case s.isName("row"):
-				n := t.row + 1
-				if v, ok := s.attr("r"); ok {
-					if r, err := strconv.Atoi(string(v)); err == nil && r > 0 {
-						n = r
-					}
-				}
-				t.row, col, inRow = n, 0, !s.selfClosing
+				// checkWorkbook refused rows out of order.
+				t.row, col, inRow = s.rowNumber(t.row), 0, !s.selfClosing
 				if !inRow {
 					return nil
 				}

@@ -3,6 +3,7 @@ package record
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Row is one data record of the input.
@@ -73,4 +74,10 @@ func NormaliseEncoding(s string) (string, error) {
 		return EncodingWindows1252, nil
 	}
 	return "", fmt.Errorf("unknown encoding %q: use utf-8 or windows-1252", s)
+}
+
+// ValidDelimiter reports whether r can separate the fields of a CSV input
+// or output: one valid character other than a quote, CR or LF.
+func ValidDelimiter(r rune) bool {
+	return r != 0 && r != '"' && r != '\r' && r != '\n' && utf8.ValidRune(r) && r != utf8.RuneError
 }

@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/xuri/excelize/v2"
-
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/writers"
@@ -350,17 +348,13 @@ func openSheets(ctx context.Context, path string, opts readers.Options) (*sheets
 	if opts.Sheet != "" {
 		return s, nil
 	}
-	first := ""
+	// The reader has checked the workbook and knows its sheets: opening it
+	// again with excelize would read it without those checks.
+	var first string
+	var list []string
 	if d, ok := r.(readers.Describer); ok {
-		first = d.Info().Sheet
+		first, list = d.Info().Sheet, d.Info().Sheets
 	}
-	f, err := excelize.OpenFile(path)
-	if err != nil {
-		_ = r.Close()
-		return nil, err
-	}
-	list := f.GetSheetList()
-	_ = f.Close()
 	for n := 2; ; n++ {
 		name := first + " " + strconv.Itoa(n)
 		if !slices.Contains(list, name) {
@@ -415,6 +409,7 @@ type jsonlTable struct {
 	path   string
 	review bool
 	header []string
+	width  int   // the input's columns
 	first  *line // read ahead to learn the header
 	n      int
 }
@@ -439,7 +434,7 @@ func openJSONL(path string, review bool) (*jsonlTable, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	t.first = &first
+	t.first, t.width = &first, len(first.inKeys)
 	if review {
 		t.header = append(t.header, "row")
 	}
@@ -490,14 +485,9 @@ func (t *jsonlTable) Next(ctx context.Context) (record.Row, error) {
 			return record.Row{}, err
 		}
 	}
-	width := len(t.header) - len(writers.EnrichedColumns) - len(writers.DuplicateColumns) - 1
-	if t.review {
-		width = len(t.header) - 2 - len(writers.ReviewColumns) - len(writers.DecisionColumns)
-	}
-	res := writers.Result{Row: l.row, Cells: fit(l.inVals, width), InputLabel: l.inputLabel, Response: l.response, Err: l.errText}
-	if l.response == nil && l.errText == "" {
-		res.Err = "no verify response"
-	}
+	// A row with neither a response nor an error is an Error row: the
+	// writers' values say "no verify response" for it.
+	res := writers.Result{Row: l.row, Cells: fit(l.inVals, t.width), InputLabel: l.inputLabel, Response: l.response, Err: l.errText}
 	var cells []string
 	if t.review {
 		cells = append(cells, strconv.Itoa(l.row))

@@ -151,72 +151,53 @@ func ReviewLayout(header []string, idColumn string) []string {
 	return newLayout(review, header, false, idColumn).cols
 }
 
-// reviewOwn are the review's own columns after row and the id column, in
-// the order of ReviewLayout; "" stands for the edit_ columns.
-var reviewOwn = []string{
-	DecisionColumn, "av_action", ChangesColumn, "input_label", "matched_label", "av_message",
-	"", "av_address_id", "av_error",
-}
-
 func newLayout(k kind, header []string, markCached bool, idColumn string) *layout {
 	l := &layout{kind: k, header: header, width: len(header), markCached: markCached && k == enriched,
 		action: -1, matched: -1, decision: -1, inputLabel: -1, id: -1}
-	if k == review {
-		l.id = slices.Index(header, idColumn)
-		if idColumn == "" {
-			l.id = -1
-		}
-		l.cols = append(l.cols, "row")
-		l.inputAt = append(l.inputAt, -1)
-		if l.id >= 0 {
-			l.cols = append(l.cols, header[l.id])
-			l.inputAt = append(l.inputAt, l.id)
-		}
-		for _, c := range reviewOwn {
-			switch c {
-			case "":
-				l.cols = append(l.cols, EditColumns...)
-				for range EditColumns {
-					l.inputAt = append(l.inputAt, -1)
-				}
-				continue
-			case DecisionColumn:
-				l.decision = len(l.cols)
-			case "av_action":
-				l.action = len(l.cols)
-			case "matched_label":
-				l.matched = len(l.cols)
-			case "input_label":
-				l.inputLabel = len(l.cols)
-			}
-			l.cols = append(l.cols, c)
+	input := func(i int) {
+		l.cols = append(l.cols, header[i])
+		l.inputAt = append(l.inputAt, i)
+	}
+	own := func(cols ...string) {
+		l.cols = append(l.cols, cols...)
+		for range cols {
 			l.inputAt = append(l.inputAt, -1)
 		}
+	}
+	if k != review {
+		for i := range header {
+			input(i)
+		}
 		l.first = len(l.cols)
-		for i, h := range header {
-			if i != l.id {
-				l.cols = append(l.cols, h)
-				l.inputAt = append(l.inputAt, i)
+		if k == enriched {
+			l.action = l.first + enAction
+			own(EnrichedColumns...)
+			own(DuplicateColumns...)
+			own(ChangesColumn)
+			if l.markCached {
+				own(CachedColumn)
 			}
 		}
 		return l
 	}
-	l.cols = append(l.cols, header...)
-	for i := range header {
-		l.inputAt = append(l.inputAt, i)
+	if idColumn != "" {
+		l.id = slices.Index(header, idColumn)
 	}
+	own("row")
+	if l.id >= 0 {
+		input(l.id)
+	}
+	// In the order layout.cells fills them.
+	n := len(l.cols)
+	l.decision, l.action, l.inputLabel, l.matched = n, n+1, n+3, n+4
+	own(DecisionColumn, "av_action", ChangesColumn, "input_label", "matched_label", "av_message")
+	own(EditColumns...)
+	own("av_address_id", "av_error")
 	l.first = len(l.cols)
-	if k == enriched {
-		l.action = l.first + enAction
-		l.cols = append(l.cols, EnrichedColumns...)
-		l.cols = append(l.cols, DuplicateColumns...)
-		l.cols = append(l.cols, ChangesColumn)
-		if l.markCached {
-			l.cols = append(l.cols, CachedColumn)
+	for i := range header {
+		if i != l.id {
+			input(i)
 		}
-	}
-	for len(l.inputAt) < len(l.cols) {
-		l.inputAt = append(l.inputAt, -1)
 	}
 	return l
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/csv"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/addrclean/addrclean/record"
@@ -31,13 +32,9 @@ type csvWriter struct {
 	log       zerolog.Logger
 }
 
-func validDelimiter(r rune) bool {
-	return r != 0 && r != '"' && r != '\r' && r != '\n' && utf8.ValidRune(r) && r != utf8.RuneError
-}
-
 func newCSV(lay *layout, path string, opts Options) (*csvWriter, error) {
 	delim := opts.delimiter(path)
-	if !validDelimiter(delim) {
+	if !record.ValidDelimiter(delim) {
 		return nil, fmt.Errorf("output %s: invalid CSV delimiter %q", path, delim)
 	}
 	enc, err := record.NormaliseEncoding(opts.Encoding)
@@ -62,22 +59,11 @@ func newCSV(lay *layout, path string, opts Options) (*csvWriter, error) {
 	cw.Comma = delim
 	w := &csvWriter{lay: lay, out: out, cw: cw, raw: opts.RawCells, cp1252: cp1252, log: opts.Logger}
 	w.buf = append(w.buf, lay.cols...)
-	w.neutralise(w.buf)
-	w.encode(w.buf, 0)
-	if err := cw.Write(w.buf); err != nil {
+	if err := w.writeCells(0, w.buf); err != nil {
 		_ = out.abort()
 		return nil, fmt.Errorf("write header of %s: %w", path, err)
 	}
 	return w, nil
-}
-
-func (w *csvWriter) neutralise(cells []string) {
-	if w.raw {
-		return
-	}
-	for i, c := range cells {
-		cells[i] = neutralise(c)
-	}
 }
 
 func (w *csvWriter) write(r Result) error {
@@ -87,9 +73,7 @@ func (w *csvWriter) write(r Result) error {
 			w.buf[w.lay.matched] = markDiffWith(w.lay.rms, label, hl) // the removals of cells above
 		}
 	}
-	w.neutralise(w.buf)
-	w.encode(w.buf, r.Row)
-	return w.cw.Write(w.buf)
+	return w.writeCells(r.Row, w.buf)
 }
 
 // encode turns the cells into windows-1252 bytes when the output is in it:
@@ -99,14 +83,7 @@ func (w *csvWriter) encode(cells []string, row int) {
 		return
 	}
 	for i, c := range cells {
-		ascii := true
-		for j := 0; j < len(c); j++ {
-			if c[j] >= utf8.RuneSelf {
-				ascii = false
-				break
-			}
-		}
-		if ascii {
+		if !strings.ContainsFunc(c, func(r rune) bool { return r >= utf8.RuneSelf }) {
 			continue
 		}
 		b := make([]byte, 0, len(c))
@@ -127,8 +104,13 @@ func (w *csvWriter) encode(cells []string, row int) {
 
 func (w *csvWriter) cells(r Result, dst []string) []string { return w.lay.cells(r, dst) }
 
+// writeCells neutralises, encodes and writes one row of cells.
 func (w *csvWriter) writeCells(row int, cells []string) error {
-	w.neutralise(cells)
+	for i, c := range cells {
+		if !w.raw {
+			cells[i] = neutralise(c)
+		}
+	}
 	w.encode(cells, row)
 	return w.cw.Write(cells)
 }

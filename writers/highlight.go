@@ -18,31 +18,15 @@ func lineSpans(pairs []int, n int) []span {
 	var out []span
 	for i := 0; i+1 < len(pairs); i += 2 {
 		start, length := pairs[i], pairs[i+1]
+		if start < 0 && length > 0 {
+			// start < 0 < length, so the sum cannot overflow.
+			start, length = 0, start+length
+		}
 		if length <= 0 || start >= n {
 			continue
 		}
-		var s, e int
-		if start < 0 {
-			// start < 0 < length, so the sum cannot overflow.
-			s, e = 0, start+length
-			if e <= 0 {
-				continue
-			}
-		} else {
-			s = start
-			if length > n-start { // n-start > 0: no overflow
-				e = n
-			} else {
-				e = start + length
-			}
-		}
-		if e > n {
-			e = n
-		}
-		if e <= s {
-			continue
-		}
-		out = append(out, span{s, e})
+		// 0 <= start < n, so n-start cannot overflow.
+		out = append(out, span{start, start + min(length, n-start)})
 	}
 	if len(out) < 2 {
 		return out
@@ -68,6 +52,20 @@ type segment struct {
 	removed bool
 }
 
+// segments are runs of label text, neighbours of one kind joined.
+type segments []segment
+
+func (ss *segments) add(s segment) {
+	if s.text == "" {
+		return
+	}
+	if n := len(*ss); n > 0 && (*ss)[n-1].hi == s.hi && (*ss)[n-1].removed == s.removed {
+		(*ss)[n-1].text += s.text
+		return
+	}
+	*ss = append(*ss, s)
+}
+
 // labelSeparator joins label lines, in av_label and the review labels.
 const labelSeparator = ", "
 
@@ -77,17 +75,8 @@ const labelSeparator = ", "
 // utf8.DecodeRuneInString does, so an invalid byte is one character and the
 // text is cut only at those boundaries, never changed.
 func labelSegments(label []string, highlights [][]int) []segment {
-	var segs []segment
-	add := func(text string, hi bool) {
-		if text == "" {
-			return
-		}
-		if n := len(segs); n > 0 && segs[n-1].hi == hi {
-			segs[n-1].text += text
-			return
-		}
-		segs = append(segs, segment{text: text, hi: hi})
-	}
+	var segs segments
+	add := func(text string, hi bool) { segs.add(segment{text: text, hi: hi}) }
 	for i, line := range label {
 		if i > 0 {
 			add(labelSeparator, false)
@@ -154,27 +143,17 @@ func segmentsWith(rms []removal, label []string, highlights [][]int) []segment {
 	if len(rms) == 0 {
 		return labelSegments(label, highlights)
 	}
-	var segs []segment
-	add := func(s segment) {
-		if s.text == "" {
-			return
-		}
-		if n := len(segs); n > 0 && segs[n-1].hi == s.hi && segs[n-1].removed == s.removed {
-			segs[n-1].text += s.text
-			return
-		}
-		segs = append(segs, s)
-	}
+	var segs segments
 	sep := func() {
 		if len(segs) > 0 {
-			add(segment{text: labelSeparator})
+			segs.add(segment{text: labelSeparator})
 		}
 	}
 	next := 0
 	for i := range label {
 		for ; next < len(rms) && rms[next].at <= i; next++ {
 			sep()
-			add(segment{text: rms[next].text, removed: true})
+			segs.add(segment{text: rms[next].text, removed: true})
 		}
 		sep()
 		var hl [][]int
@@ -182,12 +161,12 @@ func segmentsWith(rms []removal, label []string, highlights [][]int) []segment {
 			hl = highlights[i : i+1]
 		}
 		for _, s := range labelSegments(label[i:i+1], hl) {
-			add(s)
+			segs.add(s)
 		}
 	}
 	for ; next < len(rms); next++ {
 		sep()
-		add(segment{text: rms[next].text, removed: true})
+		segs.add(segment{text: rms[next].text, removed: true})
 	}
 	return segs
 }

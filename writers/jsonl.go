@@ -96,30 +96,27 @@ func (w *jsonlWriter) writeCells(_ int, cells []string) error {
 
 func (w *jsonlWriter) dupCols() (int, int) { return 1, 2 }
 
-// render writes the row's object, without its closing brace, into buf.
+// render writes the row's object, without its closing brace, into buf. A
+// plain row (NewRows) is its cells alone, fitted to the header.
 func (w *jsonlWriter) render(r Result) {
-	// Cells past the header are kept, under keys added on first sight.
-	for len(w.keys) < len(r.Cells) {
+	// Cells past the header are kept, under keys added on first sight
+	// (addKey uses buf).
+	for len(w.keys) < len(r.Cells) && w.lay.kind != plain {
 		w.addKey("")
 	}
 	w.buf.Reset()
+	if w.lay.kind == plain {
+		w.buf.WriteByte('{')
+		w.members(r.Cells, w.lay.width)
+		return
+	}
 	w.buf.WriteString(`{"row":`)
 	w.buf.Write(strconv.AppendInt(w.buf.AvailableBuffer(), int64(r.Row), 10))
 	w.buf.WriteString(`,"action":`)
 	action := Action(r)
 	w.str(action)
 	w.buf.WriteString(`,"input":{`)
-	for i, k := range w.keys[:max(w.lay.width, len(r.Cells))] {
-		if i > 0 {
-			w.buf.WriteByte(',')
-		}
-		w.buf.Write(k)
-		cell := ""
-		if i < len(r.Cells) {
-			cell = r.Cells[i]
-		}
-		w.str(cell)
-	}
+	w.members(r.Cells, max(w.lay.width, len(r.Cells)))
 	w.buf.WriteByte('}')
 	if w.lay.kind == review {
 		w.buf.WriteString(`,"input_label":`)
@@ -153,6 +150,18 @@ func (w *jsonlWriter) render(r Result) {
 		for _, c := range DecisionColumns {
 			w.buf.WriteString(`,"` + c + `":""`)
 		}
+	}
+}
+
+// members writes the first n cells as members keyed by column, "" past
+// the end of cells.
+func (w *jsonlWriter) members(cells []string, n int) {
+	for i, k := range w.keys[:n] {
+		if i > 0 {
+			w.buf.WriteByte(',')
+		}
+		w.buf.Write(k)
+		w.str(cell(cells, i))
 	}
 }
 

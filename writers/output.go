@@ -17,14 +17,15 @@ var errAborted = errors.New("output was aborted")
 var errClosed = errors.New("output is closed")
 
 // output is where one writer's bytes go: a temporary file beside the final
-// path, renamed into place by commit, or standard output.
+// path, renamed into place by commit, or standard output. guarded calls
+// commit or abort once.
 type output struct {
-	path  string    // final path, or "-"
-	w     io.Writer // the temporary file or stdout
-	file  *os.File  // the temporary file; nil for stdout
-	state int
+	path string    // final path, or "-"
+	w    io.Writer // the temporary file or stdout
+	file *os.File  // the temporary file; nil for stdout
 }
 
+// The states of a guarded writer.
 const (
 	open = iota
 	committed
@@ -83,11 +84,7 @@ func RemoveStaleTemps(path string) []string {
 // commit makes the output durable and moves it under its final name. Stdout
 // has nothing to commit; the writer flushes it.
 func (o *output) commit() error {
-	if o.state != open {
-		return nil
-	}
 	if o.file == nil {
-		o.state = committed
 		return nil
 	}
 	f := o.file
@@ -105,18 +102,15 @@ func (o *output) commit() error {
 		_ = o.abort()
 		return fmt.Errorf("set mode of output %s: %w", o.path, err)
 	}
+	o.file = nil
 	if err := f.Close(); err != nil {
-		o.file = nil
 		_ = os.Remove(f.Name())
-		o.state = aborted
 		return fmt.Errorf("close output %s: %w", o.path, err)
 	}
 	if err := os.Rename(f.Name(), o.path); err != nil {
 		_ = os.Remove(f.Name())
-		o.state = aborted
 		return fmt.Errorf("move output into place as %s: %w", o.path, err)
 	}
-	o.state = committed
 	// The rename is durable once the directory is synced. Not every
 	// platform can sync a directory; the file itself is already safe.
 	if d, err := os.Open(filepath.Dir(o.path)); err == nil {
@@ -138,15 +132,12 @@ func (o *output) finish(err error) error {
 
 // abort removes the temporary file. It does nothing after commit.
 func (o *output) abort() error {
-	if o.state != open {
-		return nil
-	}
-	o.state = aborted
 	if o.file == nil {
 		return nil
 	}
 	name := o.file.Name()
 	_ = o.file.Close()
+	o.file = nil
 	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove temporary output %s: %w", name, err)
 	}

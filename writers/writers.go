@@ -39,27 +39,29 @@ func newWriter(k kind, path string, header []string, opts Options) (Writer, erro
 	header = append([]string(nil), header...)
 	lay := newLayout(k, header, opts.MarkCached, opts.IDColumn)
 	opts.Logger = opts.Logger.With().Str("output", string(k)).Logger()
-	var fw spoolWriter
-	switch format {
-	case CSV:
-		fw, err = newCSV(lay, path, opts)
-	case XLSX:
-		fw, err = newXLSX(lay, path, opts)
-	case JSONL:
-		fw, err = newJSONL(lay, path, opts)
-	}
+	fw, err := newFormat(format, lay, path, opts)
 	if err != nil {
 		return nil, err
 	}
 	g := &guarded{fw: fw, kind: k, path: path, log: opts.Logger, width: len(header), dropsExtra: format != JSONL}
 	if k == enriched {
-		g.sp = fw
 		if g.dup, err = newDupPass(path, dupMemLimit); err != nil {
 			_ = fw.discard()
 			return nil, err
 		}
 	}
 	return g, nil
+}
+
+// newFormat starts the format writer of an output laid out as lay.
+func newFormat(format Format, lay *layout, path string, opts Options) (formatWriter, error) {
+	switch format {
+	case XLSX:
+		return newXLSX(lay, path, opts)
+	case JSONL:
+		return newJSONL(lay, path, opts)
+	}
+	return newCSV(lay, path, opts)
 }
 
 // dupMemLimit is dupMemIDs, lowered by tests to reach the disk path.
@@ -83,12 +85,9 @@ type formatWriter interface {
 	finish() error
 	// discard drops the output.
 	discard() error
-}
-
-// spoolWriter is a formatWriter of an enriched output, whose rows wait in
-// the duplicate pass until Close.
-type spoolWriter interface {
-	formatWriter
+	// The rows of an enriched output wait in the duplicate pass until
+	// Close, rendered by cells and written by writeCells.
+	//
 	// cells renders an enriched row as the cells writeCells takes, with
 	// the duplicate cells (at dupCols) empty.
 	cells(r Result, dst []string) []string
@@ -116,9 +115,8 @@ type guarded struct {
 	dropsExtra bool
 	wide       warner
 	wideRows   int // rows written whose extra cells were left out
-	// dup holds an enriched output's rows, rendered by sp, until Close
-	// (both nil for the others).
-	sp    spoolWriter
+	// dup holds an enriched output's rows until Close (nil for the
+	// others).
 	dup   *dupPass
 	found runstats.Duplicates
 	buf   []string
@@ -160,7 +158,7 @@ func (g *guarded) Write(ctx context.Context, r Result) error {
 	}
 	var err error
 	if g.dup != nil {
-		g.buf = g.sp.cells(r, g.buf[:0])
+		g.buf = g.fw.cells(r, g.buf[:0])
 		err = g.dup.add(r.Row, addressID(r), g.buf)
 	} else {
 		err = g.fw.write(r)
@@ -204,8 +202,8 @@ func (g *guarded) Close() error {
 		return g.err
 	}
 	if g.dup != nil {
-		dc, fc := g.sp.dupCols()
-		err := g.dup.flush(dc, fc, g.sp.writeCells)
+		dc, fc := g.fw.dupCols()
+		err := g.dup.flush(dc, fc, g.fw.writeCells)
 		g.found = g.dup.found
 		g.release()
 		if err != nil {

@@ -122,10 +122,7 @@ func newXLSX(lay *layout, path string, opts Options) (w *xlsxWriter, err error) 
 			_ = out.abort()
 		}
 	}()
-	base := "Enriched"
-	if lay.kind == review {
-		base = "Review"
-	}
+	base := map[kind]string{enriched: "Enriched", review: "Review", plain: "Final"}[lay.kind]
 	if err := f.SetSheetName(f.GetSheetName(0), base); err != nil {
 		return nil, fmt.Errorf("create workbook %s: %w", path, err)
 	}
@@ -267,13 +264,9 @@ func (w *xlsxWriter) size() {
 	for i := range w.widths {
 		w.widths[i] = min(max(w.widths[i], minWidth), maxWidth)
 	}
-}
-
-// labelWidths gives the review's label columns labelWidth: their text
-// wraps there (see fill).
-func (w *xlsxWriter) labelWidths() {
+	// The review's label columns wrap at labelWidth (see fill).
 	for _, i := range []int{w.lay.inputLabel, w.lay.matched} {
-		if i >= 0 && i < len(w.widths) {
+		if i >= 0 {
 			w.widths[i] = labelWidth
 		}
 	}
@@ -320,7 +313,6 @@ func displayWidth(v any) int {
 // the held-back rows.
 func (w *xlsxWriter) flushPending() error {
 	w.size()
-	w.labelWidths()
 	if err := w.startSheet(); err != nil {
 		return err
 	}
