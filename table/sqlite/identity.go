@@ -222,18 +222,17 @@ func (d *DB) lockError(err error, what, stmt string) error {
 	return fmt.Errorf("%s: %w", what, d.wrap(err))
 }
 
-// oneStatement returns q without trailing semicolons and white space, or
-// an error wrapping table.ErrBadQuery when more follows a semicolon: the
-// driver runs every statement of a text it is given, and a second one
-// (VACUUM INTO, ATTACH) must never run. Literals, quoted names and
-// comments are skipped as SQLite's tokenizer skips them (statementEnd).
+// oneStatement returns the statement of q (see splitStatement), or an
+// error wrapping table.ErrBadQuery when another follows it: the driver runs
+// every statement of a text it is given, and a second one (VACUUM INTO,
+// ATTACH) must never run.
 func oneStatement(q string) (string, error) {
-	end, ok := statementEnd(q)
-	if !ok || end == len(q) {
-		return q, nil // one statement, or an unterminated one SQLite refuses
+	head, more, ok := splitStatement(q)
+	if !ok {
+		return q, nil // an unterminated quote or comment: SQLite refuses it
 	}
-	if rest := strings.Trim(stripComments(q[end:]), "; \t\r\n\f"); rest != "" {
+	if more {
 		return "", fmt.Errorf("%w: the query holds more than one statement: give one SELECT", table.ErrBadQuery)
 	}
-	return q[:end], nil
+	return head, nil
 }
