@@ -2,9 +2,7 @@ package refimport
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -97,29 +95,11 @@ func OpenAddresses(ctx context.Context, r io.Reader, w io.Writer, country string
 			return st, fmt.Errorf("%w: OpenAddresses CSV needs NUMBER and STREET columns, header is %q", ErrFormat, header)
 		}
 		next = func(rec *gazetteer.Record) (bool, error) {
-			row, err := cr.Read()
-			if errors.Is(err, io.EOF) {
-				return false, nil
+			more, ok, err := cr.nextRow(f, cols, &st)
+			if ok {
+				convert(rec)
 			}
-			st.Read++
-			if err != nil {
-				var pe *csv.ParseError
-				if errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) {
-					st.skip("wrong number of fields")
-					return true, nil
-				}
-				return false, csvErr(err)
-			}
-			if len(row) != len(cols) {
-				st.skip("wrong number of fields")
-				return true, nil
-			}
-			clear(f)
-			for i, v := range row {
-				f[cols[i]] = v
-			}
-			convert(rec)
-			return true, nil
+			return more, err
 		}
 	}
 	err = writeAll(ctx, w, &st, next)
