@@ -141,19 +141,13 @@ func (d *DB) Columns(ctx context.Context, n table.Name) ([]table.Column, error) 
 	return cols, nil
 }
 
-// typeOf reads a declared type as SQLite's affinity rules do.
+// typeOf is the type a declared type reads as: classOf's where that is
+// exact, else text, but that DATE reads as a time.
 func typeOf(decl string) table.Type {
-	u := strings.ToUpper(decl)
-	switch {
-	case strings.Contains(u, "INT"):
-		return table.Integer
-	case strings.Contains(u, "CHAR"), strings.Contains(u, "CLOB"), strings.Contains(u, "TEXT"):
-		return table.Text
-	case strings.Contains(u, "REAL"), strings.Contains(u, "FLOA"), strings.Contains(u, "DOUB"):
-		return table.Float
-	case u == "BOOLEAN" || u == "BOOL":
-		return table.Bool
-	case u == "DATE" || u == "DATETIME" || u == "TIMESTAMP":
+	if t, exact := classOf(decl); exact {
+		return t
+	}
+	if strings.EqualFold(decl, "DATE") {
 		return table.Timestamp
 	}
 	return table.Text
