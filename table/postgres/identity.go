@@ -171,22 +171,14 @@ func (d *DB) Describe(ctx context.Context, n table.Name) (table.TableInfo, error
 // holds, and whether it holds every such value as written.
 func classOf(oid uint32, mod int32) (table.Type, bool) {
 	switch oid {
-	case 25: // text
-		return table.Text, true
+	case 25, 16, 701, 1114, 1184, 20, 21, 23: // text, boolean, double precision, timestamps, integers
+		return typeOf(oid), true
 	case 1043: // varchar: a length limit cuts nothing silently, but fails a write
 		return table.Text, mod < 0
-	case 16:
-		return table.Bool, true
-	case 701: // double precision; real (700) rounds
-		return table.Float, true
 	case 1700: // numeric, exact unless given a scale
 		return table.Float, mod < 0
-	case 1184, 1114:
-		return table.Timestamp, true
-	case 20, 21, 23:
-		return table.Integer, true
 	}
-	return typeOf(oid), false
+	return typeOf(oid), false // real (700) rounds
 }
 
 // describeMissing says whether table n can be created: in its schema, or
