@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	sqlite "modernc.org/sqlite"
@@ -188,18 +189,9 @@ func (p *pages) Page(ctx context.Context, after any) (table.Page, error) {
 	if err != nil {
 		return table.Page{}, p.d.readErr(ctx, err)
 	}
-	page := table.Page{Columns: cols[1:]}
-	key := -1
-	for i, c := range page.Columns {
-		if c.Name == p.q.Key {
-			key = i
-		}
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
+	page := table.Page{Columns: cols[1:]} // the first is the row's order
+	key := slices.IndexFunc(page.Columns, func(c table.Column) bool { return c.Name == p.q.Key })
+	vals, ptrs := scanTargets(len(cols))
 	for rs.Next() {
 		if err := rs.Scan(ptrs...); err != nil {
 			return table.Page{}, p.d.readErr(ctx, err)

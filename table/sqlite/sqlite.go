@@ -195,12 +195,17 @@ func (d *DB) Select(ctx context.Context, query string) (table.Rows, error) {
 		return nil, d.readErr(ctx, err)
 	}
 	r := &rows{conn: conn, rs: rs, cols: cols, d: d}
-	r.vals = make([]any, len(cols))
-	r.ptrs = make([]any, len(cols))
-	for i := range r.vals {
-		r.ptrs[i] = &r.vals[i]
-	}
+	r.vals, r.ptrs = scanTargets(len(cols))
 	return r, nil
+}
+
+// scanTargets returns n values and pointers to them, for Scan.
+func scanTargets(n int) (vals, ptrs []any) {
+	vals, ptrs = make([]any, n), make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	return vals, ptrs
 }
 
 // columnsOf returns the columns of a result, typed by their declared types.
