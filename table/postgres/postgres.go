@@ -83,16 +83,13 @@ func (d *DB) Columns(ctx context.Context, n table.Name) ([]table.Column, error) 
 	if err != nil {
 		return nil, d.wrap(err)
 	}
-	var cols []table.Column
-	for rows.Next() {
+	cols, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (table.Column, error) {
 		var name string
 		var oid uint32
-		if err := rows.Scan(&name, &oid); err != nil {
-			return nil, d.wrap(err)
-		}
-		cols = append(cols, table.Column{Name: name, Type: typeOf(oid)})
-	}
-	if err := rows.Err(); err != nil {
+		err := row.Scan(&name, &oid)
+		return table.Column{Name: name, Type: typeOf(oid)}, err
+	})
+	if err != nil {
 		return nil, d.wrap(err)
 	}
 	return cols, nil
