@@ -1,6 +1,7 @@
 package refimport
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -111,23 +112,17 @@ func OpenAddresses(ctx context.Context, r io.Reader, w io.Writer, country string
 func oaRecord(f map[string]string, country string, row int, st *Stats) (gazetteer.Record, bool) {
 	get := func(k string) string { return strings.TrimSpace(f[k]) }
 	r := gazetteer.Record{
-		ID:             get("hash"),
+		ID:             cmp.Or(get("hash"), get("id")),
 		BuildingNumber: get("number"),
 		Street:         gazetteer.DisplayCase(get("street")),
 		SubBuilding:    gazetteer.DisplayCase(get("unit")),
-		City:           gazetteer.DisplayCase(get("city")),
+		City:           gazetteer.DisplayCase(cmp.Or(get("city"), get("district"))),
 		Region:         gazetteer.DisplayCase(trimCounty(get("region"))),
 		Country:        country,
 		Type:           gazetteer.Residential,
 	}
 	if r.ID == "" {
-		r.ID = get("id")
-	}
-	if r.ID == "" {
 		r.ID = "OA" + strconv.Itoa(row)
-	}
-	if r.City == "" {
-		r.City = gazetteer.DisplayCase(get("district"))
 	}
 	if r.City == "" {
 		st.skip("no city")
