@@ -129,13 +129,8 @@ func (d *DB) Columns(ctx context.Context, n table.Name) ([]table.Column, error) 
 		return nil, d.wrap(err)
 	}
 	if len(cols) == 0 {
-		var other string
-		err := d.ro.QueryRowContext(ctx, `SELECT name FROM pragma_table_list WHERE lower(name) = lower(?1)
-			AND schema = ?2 AND type IN ('table', 'view') LIMIT 1`, n.Table, schemaOf(n)).Scan(&other)
-		if err == nil {
-			return nil, fmt.Errorf("%w: %s in %s (names are matched exactly: did you mean %s?)", table.ErrNoTable, n,
-				d.display, table.Name{Schema: n.Schema, Table: other})
-		}
+		// No "did you mean": SQLite's lookup already ignores case as far
+		// as SQLite folds it (ASCII), so no other spelling can match.
 		return nil, fmt.Errorf("%w: %s in %s", table.ErrNoTable, n, d.display)
 	}
 	return cols, nil
