@@ -403,6 +403,18 @@ func mapHeader(header []string) ([numCols]int, error) {
 	return pos, nil
 }
 
+// textFields points at the fields of r that a column of the same number
+// holds as they are; the others (city, postcode, country, coordinates,
+// type) are read and written apart.
+func (r *Record) textFields() [numCols]*string {
+	return [numCols]*string{
+		colID: &r.ID, colOrganisation: &r.Organisation, colSubBuilding: &r.SubBuilding,
+		colBuildingName: &r.BuildingName, colBuildingNumber: &r.BuildingNumber, colStreet: &r.Street,
+		colLocality: &r.Locality, colRegion: &r.Region, colBuildingID: &r.BuildingID, colDepartment: &r.Department,
+		colDependentStreet: &r.DependentStreet, colDoubleDependentLocality: &r.DoubleDependentLocality, colPOBox: &r.POBox,
+	}
+}
+
 // parseRecord checks one row and builds its Record.
 func parseRecord(f []string, pos *[numCols]int) (Record, error) {
 	get := func(c int) string {
@@ -411,23 +423,13 @@ func parseRecord(f []string, pos *[numCols]int) (Record, error) {
 		}
 		return strings.TrimSpace(f[pos[c]])
 	}
-	r := Record{
-		ID:             get(colID),
-		Organisation:   get(colOrganisation),
-		SubBuilding:    get(colSubBuilding),
-		BuildingName:   get(colBuildingName),
-		BuildingNumber: get(colBuildingNumber),
-		Street:         get(colStreet),
-		Locality:       get(colLocality),
-		City:           DisplayCase(get(colCity)),
-		Region:         get(colRegion),
-
-		BuildingID:              get(colBuildingID),
-		Department:              get(colDepartment),
-		DependentStreet:         get(colDependentStreet),
-		DoubleDependentLocality: get(colDoubleDependentLocality),
-		POBox:                   get(colPOBox),
+	var r Record
+	for c, p := range r.textFields() {
+		if p != nil {
+			*p = get(c)
+		}
 	}
+	r.City = DisplayCase(get(colCity))
 	if r.ID == "" {
 		return r, errors.New("empty id")
 	}
@@ -504,28 +506,17 @@ func WriteCSVColumns(w io.Writer, columns []string, recs func(yield func(Record)
 	row := make([]string, numCols)
 	var werr error
 	recs(func(r Record) bool {
-		row[colID] = r.ID
-		row[colOrganisation] = r.Organisation
-		row[colSubBuilding] = r.SubBuilding
-		row[colBuildingName] = r.BuildingName
-		row[colBuildingNumber] = r.BuildingNumber
-		row[colStreet] = r.Street
-		row[colLocality] = r.Locality
-		row[colCity] = r.City
-		row[colRegion] = r.Region
-		row[colPostcode] = r.Postcode
-		row[colCountry] = r.Country
+		for c, p := range r.textFields() {
+			if p != nil {
+				row[c] = *p
+			}
+		}
+		row[colCity], row[colPostcode], row[colCountry], row[colType] = r.City, r.Postcode, r.Country, string(r.Type)
 		row[colLatitude], row[colLongitude] = "", ""
 		if r.HasLocation {
 			row[colLatitude] = strconv.FormatFloat(r.Latitude, 'f', 6, 64)
 			row[colLongitude] = strconv.FormatFloat(r.Longitude, 'f', 6, 64)
 		}
-		row[colType] = string(r.Type)
-		row[colBuildingID] = r.BuildingID
-		row[colDepartment] = r.Department
-		row[colDependentStreet] = r.DependentStreet
-		row[colDoubleDependentLocality] = r.DoubleDependentLocality
-		row[colPOBox] = r.POBox
 		for c, i := range pos {
 			if i >= 0 {
 				out[i] = row[c]

@@ -1,10 +1,9 @@
 package refimport
 
 import (
+	"cmp"
 	"context"
-	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -97,29 +96,11 @@ func OpenAddresses(ctx context.Context, r io.Reader, w io.Writer, country string
 			return st, fmt.Errorf("%w: OpenAddresses CSV needs NUMBER and STREET columns, header is %q", ErrFormat, header)
 		}
 		next = func(rec *gazetteer.Record) (bool, error) {
-			row, err := cr.Read()
-			if errors.Is(err, io.EOF) {
-				return false, nil
+			more, ok, err := cr.nextRow(f, cols, &st)
+			if ok {
+				convert(rec)
 			}
-			st.Read++
-			if err != nil {
-				var pe *csv.ParseError
-				if errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) {
-					st.skip("wrong number of fields")
-					return true, nil
-				}
-				return false, csvErr(err)
-			}
-			if len(row) != len(cols) {
-				st.skip("wrong number of fields")
-				return true, nil
-			}
-			clear(f)
-			for i, v := range row {
-				f[cols[i]] = v
-			}
-			convert(rec)
-			return true, nil
+			return more, err
 		}
 	}
 	err = writeAll(ctx, w, &st, next)
@@ -131,23 +112,17 @@ func OpenAddresses(ctx context.Context, r io.Reader, w io.Writer, country string
 func oaRecord(f map[string]string, country string, row int, st *Stats) (gazetteer.Record, bool) {
 	get := func(k string) string { return strings.TrimSpace(f[k]) }
 	r := gazetteer.Record{
-		ID:             get("hash"),
+		ID:             cmp.Or(get("hash"), get("id")),
 		BuildingNumber: get("number"),
 		Street:         gazetteer.DisplayCase(get("street")),
 		SubBuilding:    gazetteer.DisplayCase(get("unit")),
-		City:           gazetteer.DisplayCase(get("city")),
+		City:           gazetteer.DisplayCase(cmp.Or(get("city"), get("district"))),
 		Region:         gazetteer.DisplayCase(trimCounty(get("region"))),
 		Country:        country,
 		Type:           gazetteer.Residential,
 	}
 	if r.ID == "" {
-		r.ID = get("id")
-	}
-	if r.ID == "" {
 		r.ID = "OA" + strconv.Itoa(row)
-	}
-	if r.City == "" {
-		r.City = gazetteer.DisplayCase(get("district"))
 	}
 	if r.City == "" {
 		st.skip("no city")

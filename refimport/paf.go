@@ -76,44 +76,20 @@ func PAF(ctx context.Context, r io.Reader, w io.Writer) (Stats, error) {
 			return st, err
 		}
 		header := slices.ContainsFunc(cols, func(c string) bool { return pafHeaderWords[c] })
-		var pending []string
 		if !header {
 			if _, ok := gazetteer.ParseUKPostcode(first[0]); len(first) != len(rawPAFColumns) || !ok {
 				return st, fmt.Errorf("%w: no PAF header (udprn, postcode, post_town ...) and not Royal Mail's 16-column PAF CSV", ErrFormat)
 			}
 			cols = rawPAFColumns
-			pending = first
+			cr.pending = first
 		}
 		f := make(map[string]string, len(cols))
 		next = func(rec *gazetteer.Record) (bool, error) {
-			row := pending
-			pending = nil
-			if row == nil {
-				row, err = cr.Read()
-				if errors.Is(err, io.EOF) {
-					return false, nil
-				}
-				if err != nil {
-					var pe *csv.ParseError
-					if errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) {
-						st.Read++
-						st.skip("wrong number of fields")
-						return true, nil
-					}
-					return false, csvErr(err)
-				}
+			more, ok, err := cr.nextRow(f, cols, &st)
+			if ok {
+				pafRecord(f, rec, &st)
 			}
-			st.Read++
-			if len(row) != len(cols) {
-				st.skip("wrong number of fields")
-				return true, nil
-			}
-			clear(f)
-			for i, v := range row {
-				f[cols[i]] = v
-			}
-			pafRecord(f, rec, &st)
-			return true, nil
+			return more, err
 		}
 	}
 	err = writeAll(ctx, w, &st, next)

@@ -252,8 +252,34 @@ func csvFirstRow(in *input) (*csvInput, []string, []string, error) {
 
 // csvInput is a CSV reader that keeps the row limit of its input.
 type csvInput struct {
-	r  *csv.Reader
-	in *input
+	r       *csv.Reader
+	in      *input
+	pending []string // a row read ahead, nextRow's next
+}
+
+// nextRow reads the next row into f, keyed by cols, and counts it in st;
+// more is false at the end. A row with another number of fields than cols
+// is skipped and counted: ok is false.
+func (c *csvInput) nextRow(f map[string]string, cols []string, st *Stats) (more, ok bool, err error) {
+	row := c.pending
+	c.pending = nil
+	if row == nil {
+		if row, err = c.Read(); errors.Is(err, io.EOF) {
+			return false, false, nil
+		} else if err != nil {
+			return false, false, csvErr(err)
+		}
+	}
+	st.Read++
+	if len(row) != len(cols) {
+		st.skip("wrong number of fields")
+		return true, false, nil
+	}
+	clear(f)
+	for i, v := range row {
+		f[cols[i]] = v
+	}
+	return true, true, nil
 }
 
 // Read reads a row, as csv.Reader.Read; a row over the limit is a

@@ -110,14 +110,7 @@ func customerRows(recs []gazetteer.Record, n int) [][]string {
 func writeCustomers(dir string, recs []gazetteer.Record, n int) error {
 	rows := customerRows(recs, n)
 	err := writeFile(filepath.Join(dir, "customers.csv"), func(w *bufio.Writer) error {
-		cw := csv.NewWriter(w)
-		if err := cw.Write(customerHeader); err != nil {
-			return err
-		}
-		if err := cw.WriteAll(rows); err != nil {
-			return err
-		}
-		return cw.Error()
+		return csv.NewWriter(w).WriteAll(append([][]string{customerHeader}, rows...)) // WriteAll flushes
 	})
 	if err != nil {
 		return fmt.Errorf("customers.csv: %w", err)
@@ -128,18 +121,12 @@ func writeCustomers(dir string, recs []gazetteer.Record, n int) error {
 	if err := f.SetSheetName("Sheet1", sheet); err != nil {
 		return err
 	}
-	put := func(i int, row []string) error {
-		cell, err := excelize.CoordinatesToCellName(1, i)
+	for i, row := range append([][]string{customerHeader}, rows...) {
+		cell, err := excelize.CoordinatesToCellName(1, i+1)
 		if err != nil {
 			return err
 		}
-		return f.SetSheetRow(sheet, cell, &row)
-	}
-	if err := put(1, customerHeader); err != nil {
-		return err
-	}
-	for i, row := range rows {
-		if err := put(i+2, row); err != nil {
+		if err := f.SetSheetRow(sheet, cell, &row); err != nil {
 			return err
 		}
 	}

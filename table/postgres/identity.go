@@ -90,16 +90,13 @@ func (d *DB) Reads(ctx context.Context, query string) ([]table.Relation, error) 
 	if err != nil {
 		return nil, d.wrap(err)
 	}
-	var out []table.Relation
-	for rows.Next() {
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (table.Relation, error) {
 		var oid uint32
 		var name string
-		if err := rows.Scan(&oid, &name); err != nil {
-			return nil, d.wrap(err)
-		}
-		out = append(out, table.Relation{ID: strconv.FormatUint(uint64(oid), 10), Name: name})
-	}
-	return out, d.wrap(rows.Err())
+		err := row.Scan(&oid, &name)
+		return table.Relation{ID: strconv.FormatUint(uint64(oid), 10), Name: name}, err
+	})
+	return out, d.wrap(err)
 }
 
 // denied reports SQLSTATE 42501, insufficient privilege.
@@ -154,39 +151,29 @@ func (d *DB) Describe(ctx context.Context, n table.Name) (table.TableInfo, error
 	if err != nil {
 		return info, d.wrap(err)
 	}
-	for rows.Next() {
+	info.Columns, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (table.ColumnInfo, error) {
 		var c table.ColumnInfo
 		var oid uint32
 		var mod int32
-		if err := rows.Scan(&c.Name, &oid, &mod, &c.Decl, &c.NotNull, &c.Default); err != nil {
-			return info, d.wrap(err)
-		}
+		err := row.Scan(&c.Name, &oid, &mod, &c.Decl, &c.NotNull, &c.Default)
 		c.Class, c.Exact = classOf(oid, mod)
-		info.Columns = append(info.Columns, c)
-	}
-	return info, d.wrap(rows.Err())
+		return c, err
+	})
+	return info, d.wrap(err)
 }
 
 // classOf is the kind of value a column of type oid (with modifier mod)
 // holds, and whether it holds every such value as written.
 func classOf(oid uint32, mod int32) (table.Type, bool) {
 	switch oid {
-	case 25: // text
-		return table.Text, true
+	case 25, 16, 701, 1114, 1184, 20, 21, 23: // text, boolean, double precision, timestamps, integers
+		return typeOf(oid), true
 	case 1043: // varchar: a length limit cuts nothing silently, but fails a write
 		return table.Text, mod < 0
-	case 16:
-		return table.Bool, true
-	case 701: // double precision; real (700) rounds
-		return table.Float, true
 	case 1700: // numeric, exact unless given a scale
 		return table.Float, mod < 0
-	case 1184, 1114:
-		return table.Timestamp, true
-	case 20, 21, 23:
-		return table.Integer, true
 	}
-	return typeOf(oid), false
+	return typeOf(oid), false // real (700) rounds
 }
 
 // describeMissing says whether table n can be created: in its schema, or

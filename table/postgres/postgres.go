@@ -83,16 +83,13 @@ func (d *DB) Columns(ctx context.Context, n table.Name) ([]table.Column, error) 
 	if err != nil {
 		return nil, d.wrap(err)
 	}
-	var cols []table.Column
-	for rows.Next() {
+	cols, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (table.Column, error) {
 		var name string
 		var oid uint32
-		if err := rows.Scan(&name, &oid); err != nil {
-			return nil, d.wrap(err)
-		}
-		cols = append(cols, table.Column{Name: name, Type: typeOf(oid)})
-	}
-	if err := rows.Err(); err != nil {
+		err := row.Scan(&name, &oid)
+		return table.Column{Name: name, Type: typeOf(oid)}, err
+	})
+	if err != nil {
 		return nil, d.wrap(err)
 	}
 	return cols, nil
@@ -165,12 +162,18 @@ func (d *DB) Select(ctx context.Context, query string) (table.Rows, error) {
 		return nil, err
 	}
 	r.rr = rr
-	r.cols = []table.Column{}
-	for _, f := range rr.FieldDescriptions() {
-		r.cols = append(r.cols, table.Column{Name: f.Name, Type: typeOf(f.DataTypeOID)})
-		r.oids = append(r.oids, f.DataTypeOID)
-	}
+	r.cols, r.oids = columnsOf(rr.FieldDescriptions())
 	return r, nil
+}
+
+// columnsOf returns the columns of a result and their types' OIDs.
+func columnsOf(fields []pgconn.FieldDescription) ([]table.Column, []uint32) {
+	cols := make([]table.Column, len(fields))
+	oids := make([]uint32, len(fields))
+	for i, f := range fields {
+		cols[i], oids[i] = table.Column{Name: f.Name, Type: typeOf(f.DataTypeOID)}, f.DataTypeOID
+	}
+	return cols, oids
 }
 
 type rows struct {
@@ -182,21 +185,21 @@ type rows struct {
 	oids []uint32
 }
 
-// cell is a value's text: the server's own, except that booleans read
-// true/false rather than t/f.
-func cell(v []byte, oid uint32) string {
-	if v == nil {
-		return ""
-	}
-	if oid == 16 {
-		switch string(v) {
-		case "t":
-			return "true"
-		case "f":
-			return "false"
+// cells are the texts of a row's values: the server's own, NULL as "",
+// except that booleans read true/false rather than t/f.
+func cells(vals [][]byte, oids []uint32) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		switch {
+		case oids[i] == 16 && string(v) == "t":
+			out[i] = "true"
+		case oids[i] == 16 && string(v) == "f":
+			out[i] = "false"
+		default:
+			out[i] = string(v)
 		}
 	}
-	return string(v)
+	return out
 }
 
 func (r *rows) Columns() []table.Column { return r.cols }
@@ -206,12 +209,7 @@ func (r *rows) Next(ctx context.Context) ([]string, error) {
 		return nil, io.EOF
 	}
 	if r.rr.NextRow() {
-		vals := r.rr.Values()
-		cells := make([]string, len(vals))
-		for i, v := range vals {
-			cells[i] = cell(v, r.oids[i])
-		}
-		return cells, nil
+		return cells(r.rr.Values(), r.oids), nil
 	}
 	_, err := r.rr.Close()
 	r.rr = nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -104,30 +105,16 @@ func (p *pages) page(ctx context.Context, after any) (table.Page, error) {
 	if err != nil {
 		return table.Page{}, err
 	}
-	var page table.Page
-	fields := rr.FieldDescriptions()
-	oids := make([]uint32, 0, len(fields))
-	key := -1
-	for i, f := range fields {
-		if i > 0 {
-			page.Columns = append(page.Columns, table.Column{Name: f.Name, Type: typeOf(f.DataTypeOID)})
-			if f.Name == p.q.Key {
-				key = i
-			}
-		}
-		oids = append(oids, f.DataTypeOID)
-	}
+	cols, oids := columnsOf(rr.FieldDescriptions())
+	page := table.Page{Columns: cols[1:]} // the first is the row's order
+	key := slices.IndexFunc(page.Columns, func(c table.Column) bool { return c.Name == p.q.Key })
 	for rr.NextRow() {
 		vals := rr.Values()
 		order, _ := strconv.Atoi(string(vals[0]))
-		cells := make([]string, len(vals)-1)
-		for i, v := range vals[1:] {
-			cells[i] = cell(v, oids[i+1])
-		}
 		page.Order = append(page.Order, order)
-		page.Rows = append(page.Rows, cells)
-		if key > 0 {
-			page.Last = string(vals[key]) // the server's own text of the key, read back as its type
+		page.Rows = append(page.Rows, cells(vals[1:], oids[1:]))
+		if key >= 0 {
+			page.Last = string(vals[key+1]) // the server's own text of the key, read back as its type
 		}
 	}
 	if _, err := rr.Close(); err != nil {

@@ -39,18 +39,27 @@ func absPath(path string) (string, error) {
 // case; an unqualified name in temp first, then main, then attached
 // databases in order.
 func (d *DB) Resolve(ctx context.Context, n table.Name) (table.Relation, bool, error) {
-	var schema, name, kind string
-	err := d.ro.QueryRowContext(ctx, `SELECT l.schema, l.name, l.type FROM pragma_table_list l
+	r, _, ok, err := d.resolve(ctx, n)
+	return r, ok, err
+}
+
+// listed is a relation as pragma_table_list spells it; kind is "table",
+// "view", ...
+type listed struct{ schema, name, kind string }
+
+// resolve is Resolve, with the relation as pragma_table_list spells it.
+func (d *DB) resolve(ctx context.Context, n table.Name) (r table.Relation, l listed, ok bool, err error) {
+	err = d.ro.QueryRowContext(ctx, `SELECT l.schema, l.name, l.type FROM pragma_table_list l
 		JOIN pragma_database_list b ON b.name = l.schema
 		WHERE l.name = ?1 COLLATE NOCASE AND (?2 = '' OR l.schema = ?2 COLLATE NOCASE)
-		ORDER BY CASE l.schema WHEN 'temp' THEN -1 ELSE b.seq END LIMIT 1`, n.Table, n.Schema).Scan(&schema, &name, &kind)
+		ORDER BY CASE l.schema WHEN 'temp' THEN -1 ELSE b.seq END LIMIT 1`, n.Table, n.Schema).Scan(&l.schema, &l.name, &l.kind)
 	if errors.Is(err, sql.ErrNoRows) {
-		return table.Relation{}, false, nil
+		return r, l, false, nil
 	}
 	if err != nil {
-		return table.Relation{}, false, d.wrap(err)
+		return r, l, false, d.wrap(err)
 	}
-	return relation(schema, name), true, nil
+	return relation(l.schema, l.name), l, true, nil
 }
 
 func relation(schema, name string) table.Relation {
@@ -123,7 +132,7 @@ func (d *DB) Describe(ctx context.Context, n table.Name) (table.TableInfo, error
 		f.Close()
 	}
 	info.Priv = table.Privileges{Create: writable, Alter: writable, Insert: writable, Update: writable, Delete: writable}
-	r, ok, err := d.Resolve(ctx, n)
+	r, l, ok, err := d.resolve(ctx, n)
 	if err != nil {
 		return info, err
 	}
@@ -133,16 +142,9 @@ func (d *DB) Describe(ctx context.Context, n table.Name) (table.TableInfo, error
 		}
 		return info, nil
 	}
-	info.Exists, info.Relation = true, r
-	schema, name, _ := strings.Cut(r.ID, ".")
-	var kind string
-	if err := d.ro.QueryRowContext(ctx, "SELECT type FROM pragma_table_list WHERE schema = ?1 COLLATE NOCASE AND name = ?2 COLLATE NOCASE",
-		schema, name).Scan(&kind); err != nil {
-		return info, d.wrap(err)
-	}
-	info.Writable = kind == "table"
+	info.Exists, info.Relation, info.Writable = true, r, l.kind == "table"
 	rows, err := d.ro.QueryContext(ctx, `SELECT name, type, "notnull", dflt_value IS NOT NULL, pk FROM pragma_table_info(?1, ?2) ORDER BY cid`,
-		name, schema)
+		l.name, l.schema)
 	if err != nil {
 		return info, d.wrap(err)
 	}
@@ -222,18 +224,17 @@ func (d *DB) lockError(err error, what, stmt string) error {
 	return fmt.Errorf("%s: %w", what, d.wrap(err))
 }
 
-// oneStatement returns q without trailing semicolons and white space, or
-// an error wrapping table.ErrBadQuery when more follows a semicolon: the
-// driver runs every statement of a text it is given, and a second one
-// (VACUUM INTO, ATTACH) must never run. Literals, quoted names and
-// comments are skipped as SQLite's tokenizer skips them (statementEnd).
+// oneStatement returns the statement of q (see splitStatement), or an
+// error wrapping table.ErrBadQuery when another follows it: the driver runs
+// every statement of a text it is given, and a second one (VACUUM INTO,
+// ATTACH) must never run.
 func oneStatement(q string) (string, error) {
-	end, ok := statementEnd(q)
-	if !ok || end == len(q) {
-		return q, nil // one statement, or an unterminated one SQLite refuses
+	head, more, ok := splitStatement(q)
+	if !ok {
+		return q, nil // an unterminated quote or comment: SQLite refuses it
 	}
-	if rest := strings.Trim(stripComments(q[end:]), "; \t\r\n\f"); rest != "" {
+	if more {
 		return "", fmt.Errorf("%w: the query holds more than one statement: give one SELECT", table.ErrBadQuery)
 	}
-	return q[:end], nil
+	return head, nil
 }

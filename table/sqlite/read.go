@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	sqlite "modernc.org/sqlite"
@@ -73,18 +74,16 @@ func authorize(dc any, fn sqlite.AuthorizerFn) error {
 
 // oneRead checks that query is one statement beginning with SELECT, WITH
 // or VALUES: the driver would otherwise run every statement of a script,
-// and hand out the rows of the last. It reads the text as SQLite's
-// tokenizer does for statement ends: quoted text (in single, double or
-// back quotes, or brackets) and comments (--, /* */) hide semicolons.
+// and hand out the rows of the last.
 func oneRead(query string) error {
-	end, ok := statementEnd(query)
+	head, more, ok := splitStatement(query)
 	if !ok {
 		return nil // an unterminated quote or comment: SQLite says what is wrong
 	}
-	if rest := strings.Trim(stripComments(query[end:]), "; \t\r\n\f"); rest != "" {
+	if more {
 		return fmt.Errorf("%w: more than one statement: a query is one SELECT, and a condition part of one", table.ErrBadQuery)
 	}
-	first := strings.TrimLeft(stripComments(query[:end]), " \t\r\n\f(")
+	first := strings.TrimLeft(head, " \t\r\n\f(")
 	word := first
 	if i := strings.IndexFunc(first, func(r rune) bool { return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') }); i >= 0 {
 		word = first[:i]
@@ -96,14 +95,20 @@ func oneRead(query string) error {
 	return fmt.Errorf("%w: %q is not a read: a query begins with SELECT, WITH or VALUES", table.ErrBadQuery, word)
 }
 
-// statementEnd returns the offset of the first semicolon that ends a
-// statement (len(s) when none does); ok is false when a quote or comment is
-// left open.
-func statementEnd(s string) (end int, ok bool) {
+// splitStatement reads s as SQLite's tokenizer does for statement ends:
+// quoted text (in single, double or back quotes, or brackets) and comments
+// (--, /* */) hide semicolons. head is s up to the first semicolon that
+// ends a statement, its comments replaced by spaces; more reports text
+// after that semicolon other than semicolons, white space and comments; ok
+// is false when a quote or comment is left open before it.
+func splitStatement(s string) (head string, more, ok bool) {
+	var b strings.Builder
+	end := -1 // in b
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
-		case c == ';':
-			return i, true
+		case c == ';' && end < 0:
+			end = b.Len()
+			b.WriteByte(c)
 		case c == '\'' || c == '"' || c == '`' || c == '[':
 			closer := c
 			if c == '[' {
@@ -111,55 +116,31 @@ func statementEnd(s string) (end int, ok bool) {
 			}
 			j := strings.IndexByte(s[i+1:], closer)
 			if j < 0 {
-				return len(s), false
-			}
-			i += j + 1 // a doubled quote is two quoted strings back to back
-		case c == '-' && strings.HasPrefix(s[i:], "--"):
-			j := strings.IndexByte(s[i:], '\n')
-			if j < 0 {
-				return len(s), true
-			}
-			i += j
-		case c == '/' && strings.HasPrefix(s[i:], "/*"):
-			j := strings.Index(s[i+2:], "*/")
-			if j < 0 {
-				return len(s), false
-			}
-			i += j + 3
-		}
-	}
-	return len(s), true
-}
-
-// stripComments replaces the comments of s outside quotes with spaces.
-func stripComments(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\'' || c == '"' || c == '`' || c == '[':
-			closer := c
-			if c == '[' {
-				closer = ']'
-			}
-			j := strings.IndexByte(s[i+1:], closer)
-			if j < 0 {
+				if end < 0 {
+					return s, false, false
+				}
 				b.WriteString(s[i:])
-				return b.String()
+				i = len(s)
+				break
 			}
-			b.WriteString(s[i : i+j+2])
+			b.WriteString(s[i : i+j+2]) // a doubled quote is two quoted strings back to back
 			i += j + 1
 		case c == '-' && strings.HasPrefix(s[i:], "--"):
 			j := strings.IndexByte(s[i:], '\n')
 			if j < 0 {
-				return b.String()
+				i = len(s)
+				break
 			}
 			b.WriteByte(' ')
 			i += j - 1
 		case c == '/' && strings.HasPrefix(s[i:], "/*"):
 			j := strings.Index(s[i+2:], "*/")
 			if j < 0 {
-				return b.String()
+				if end < 0 {
+					return s, false, false
+				}
+				i = len(s)
+				break
 			}
 			b.WriteByte(' ')
 			i += j + 3
@@ -167,7 +148,11 @@ func stripComments(s string) string {
 			b.WriteByte(c)
 		}
 	}
-	return b.String()
+	out := b.String()
+	if end < 0 {
+		return out, false, true
+	}
+	return out[:end], strings.Trim(out[end:], "; \t\r\n\f") != "", true
 }
 
 // Pages reads a table in keyset pages, each one statement that ends before
@@ -204,18 +189,9 @@ func (p *pages) Page(ctx context.Context, after any) (table.Page, error) {
 	if err != nil {
 		return table.Page{}, p.d.readErr(ctx, err)
 	}
-	page := table.Page{Columns: cols[1:]}
-	key := -1
-	for i, c := range page.Columns {
-		if c.Name == p.q.Key {
-			key = i
-		}
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
+	page := table.Page{Columns: cols[1:]} // the first is the row's order
+	key := slices.IndexFunc(page.Columns, func(c table.Column) bool { return c.Name == p.q.Key })
+	vals, ptrs := scanTargets(len(cols))
 	for rs.Next() {
 		if err := rs.Scan(ptrs...); err != nil {
 			return table.Page{}, p.d.readErr(ctx, err)

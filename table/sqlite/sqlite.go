@@ -129,31 +129,20 @@ func (d *DB) Columns(ctx context.Context, n table.Name) ([]table.Column, error) 
 		return nil, d.wrap(err)
 	}
 	if len(cols) == 0 {
-		var other string
-		err := d.ro.QueryRowContext(ctx, `SELECT name FROM pragma_table_list WHERE lower(name) = lower(?1)
-			AND schema = ?2 AND type IN ('table', 'view') LIMIT 1`, n.Table, schemaOf(n)).Scan(&other)
-		if err == nil {
-			return nil, fmt.Errorf("%w: %s in %s (names are matched exactly: did you mean %s?)", table.ErrNoTable, n,
-				d.display, table.Name{Schema: n.Schema, Table: other})
-		}
+		// No "did you mean": SQLite's lookup already ignores case as far
+		// as SQLite folds it (ASCII), so no other spelling can match.
 		return nil, fmt.Errorf("%w: %s in %s", table.ErrNoTable, n, d.display)
 	}
 	return cols, nil
 }
 
-// typeOf reads a declared type as SQLite's affinity rules do.
+// typeOf is the type a declared type reads as: classOf's where that is
+// exact, else text, but that DATE reads as a time.
 func typeOf(decl string) table.Type {
-	u := strings.ToUpper(decl)
-	switch {
-	case strings.Contains(u, "INT"):
-		return table.Integer
-	case strings.Contains(u, "CHAR"), strings.Contains(u, "CLOB"), strings.Contains(u, "TEXT"):
-		return table.Text
-	case strings.Contains(u, "REAL"), strings.Contains(u, "FLOA"), strings.Contains(u, "DOUB"):
-		return table.Float
-	case u == "BOOLEAN" || u == "BOOL":
-		return table.Bool
-	case u == "DATE" || u == "DATETIME" || u == "TIMESTAMP":
+	if t, exact := classOf(decl); exact {
+		return t
+	}
+	if strings.EqualFold(decl, "DATE") {
 		return table.Timestamp
 	}
 	return table.Text
@@ -201,12 +190,17 @@ func (d *DB) Select(ctx context.Context, query string) (table.Rows, error) {
 		return nil, d.readErr(ctx, err)
 	}
 	r := &rows{conn: conn, rs: rs, cols: cols, d: d}
-	r.vals = make([]any, len(cols))
-	r.ptrs = make([]any, len(cols))
-	for i := range r.vals {
-		r.ptrs[i] = &r.vals[i]
-	}
+	r.vals, r.ptrs = scanTargets(len(cols))
 	return r, nil
+}
+
+// scanTargets returns n values and pointers to them, for Scan.
+func scanTargets(n int) (vals, ptrs []any) {
+	vals, ptrs = make([]any, n), make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	return vals, ptrs
 }
 
 // columnsOf returns the columns of a result, typed by their declared types.

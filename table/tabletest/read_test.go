@@ -15,8 +15,8 @@ import (
 	"github.com/addrclean/addrclean/table"
 )
 
-// ReadHarness is what a driver's test gives RunRead.
-type ReadHarness struct {
+// readHarness is what a driver's test gives runRead.
+type readHarness struct {
 	Harness
 	// LockTimeout is a statement that makes a statement of the writing
 	// side that waits for a lock fail within seconds rather than wait for
@@ -24,9 +24,9 @@ type ReadHarness struct {
 	LockTimeout string
 }
 
-// RunRead runs the suite of reading the input: one read-only statement,
+// runRead runs the suite of reading the input: one read-only statement,
 // keyset pages, the spill of a query, cancellation.
-func RunRead(t *testing.T, h ReadHarness) {
+func runRead(t *testing.T, h readHarness) {
 	t.Run("OneReadOnlyStatement", func(t *testing.T) { testOneStatement(t, h.Harness) })
 	t.Run("Pages", func(t *testing.T) { testPages(t, h.Harness) })
 	t.Run("PagesRefuse", func(t *testing.T) { testPagesRefuse(t, h.Harness) })
@@ -55,31 +55,6 @@ func drain(ctx context.Context, src *table.Source) (ids []string, err error) {
 		}
 		ids = append(ids, r.ID)
 	}
-}
-
-// Attacks are the texts of item 6 of issue 20, as a --where and as a
-// --query: each tries to run a second statement or to write.
-func Attacks(dir string) (wheres, queries []string) {
-	evil := filepath.Join(dir, "evil.db")
-	cp := filepath.Join(dir, "copy.db")
-	wheres = []string{
-		"true); COMMIT; DROP TABLE canary; SELECT * FROM customers WHERE (true",
-		"1); DROP TABLE canary; SELECT * FROM customers WHERE (1",
-		"1); ATTACH DATABASE '" + evil + "' AS e; CREATE TABLE e.t(a); SELECT * FROM customers WHERE (1",
-		"1); VACUUM INTO '" + cp + "'; SELECT * FROM customers WHERE (1",
-		"1) AND id IN (SELECT 1 FROM canary); DELETE FROM canary; SELECT * FROM customers WHERE (1",
-	}
-	queries = []string{
-		"SELECT * FROM customers; COMMIT; DROP TABLE canary; SELECT 1",
-		"SELECT * FROM customers; DROP TABLE canary",
-		"DROP TABLE canary",
-		"DELETE FROM canary RETURNING *",
-		"WITH d AS (DELETE FROM canary RETURNING *) SELECT * FROM d",
-		"ATTACH DATABASE '" + evil + "' AS e",
-		"VACUUM INTO '" + cp + "'",
-		"COMMIT",
-	}
-	return wheres, queries
 }
 
 func testOneStatement(t *testing.T, h Harness) {
@@ -223,7 +198,7 @@ func testPagesRefuse(t *testing.T, h Harness) {
 
 // testQuerySpill reads a query whole before its first row is used: the
 // table can then be altered and dropped while rows are still read.
-func testQuerySpill(t *testing.T, h ReadHarness) {
+func testQuerySpill(t *testing.T, h readHarness) {
 	url := h.NewDB(t)
 	n := 2*h.FetchRows + 7
 	numbers(t, h.Harness, url, "big", n)

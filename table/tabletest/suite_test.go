@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -18,19 +17,8 @@ import (
 	"github.com/addrclean/addrclean/writers"
 )
 
-// Harness is what a driver's test gives the suite.
-type Harness struct {
-	// NewDB returns the URL of a fresh, empty database.
-	NewDB func(t *testing.T) string
-	// Types are the DDL type names of the kind for "int", "text", "bool",
-	// "float" and "timestamp".
-	Types map[string]string
-	// FetchRows is the driver's read batch, so that a source crosses it.
-	FetchRows int
-}
-
-// Run runs the suite.
-func Run(t *testing.T, h Harness) {
+// runSuite runs the suite of sources and sinks.
+func runSuite(t *testing.T, h Harness) {
 	t.Run("Source", func(t *testing.T) { testSource(t, h) })
 	t.Run("SourceErrors", func(t *testing.T) { testSourceErrors(t, h) })
 	t.Run("SourceNeverWrites", func(t *testing.T) { testNeverWrites(t, h) })
@@ -41,56 +29,6 @@ func Run(t *testing.T, h Harness) {
 	t.Run("SinkDuplicates", func(t *testing.T) { testSinkDuplicates(t, h) })
 	t.Run("SinkExisting", func(t *testing.T) { testSinkExisting(t, h) })
 	t.Run("SinkAbort", func(t *testing.T) { testSinkAbort(t, h) })
-}
-
-// Open opens the database at raw (read-only when ro), closed when the test ends.
-func Open(t *testing.T, raw string, ro bool) table.Database {
-	t.Helper()
-	u, err := table.ParseURL(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := table.Open(context.Background(), u, table.Options{ReadOnly: ro})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
-}
-
-// Exec runs setup statements through the database's writing side.
-func Exec(t *testing.T, raw string, stmts ...string) {
-	t.Helper()
-	db := Open(t, raw, false)
-	for _, s := range stmts {
-		if err := db.Exec(context.Background(), s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-}
-
-// ReadAll reads every row of query, checking the rows are numbered 1, 2, ...
-func ReadAll(t *testing.T, db table.Database, query string) (header []string, rows [][]string) {
-	t.Helper()
-	src, err := table.OpenSource(context.Background(), db, query, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	for {
-		r, err := src.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Num != len(rows)+1 || r.Line != r.Num {
-			t.Fatalf("row numbered %d (line %d), want %d", r.Num, r.Line, len(rows)+1)
-		}
-		rows = append(rows, r.Cells)
-	}
-	return src.Header(), rows
 }
 
 func customers(t *testing.T, h Harness, url string) {
