@@ -1,20 +1,22 @@
-package api
+package api_test
 
 import (
 	"context"
 	"net/http"
 	"os"
 	"testing"
+
+	"github.com/addrclean/addrclean/api"
 )
 
-// BenchmarkVerify measures one Verify against a local httptest server: the
-// client's own cost (encoding, HTTP exchange, decoding the full sample
-// answer) plus loopback HTTP.
+// BenchmarkVerify measures one Verify against the real service on a local
+// httptest server: the client's own cost (encoding, HTTP exchange, decoding
+// the answer) plus loopback HTTP plus the service's (matching against the
+// sample reference); the service's alone is in service's benchmarks.
 func BenchmarkVerify(b *testing.B) {
 	for _, method := range []string{http.MethodPost, http.MethodGet} {
 		b.Run(method, func(b *testing.B) {
-			f := newFakeService(b)
-			c := f.client(b, WithMethod(method))
+			c, _ := serve(b, newService(b, 0), api.WithMethod(method))
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
@@ -25,8 +27,7 @@ func BenchmarkVerify(b *testing.B) {
 		})
 	}
 	b.Run("parallel", func(b *testing.B) {
-		f := newFakeService(b)
-		c := f.client(b)
+		c, _ := serve(b, newService(b, 0))
 		ctx := context.Background()
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
@@ -50,7 +51,7 @@ func BenchmarkDecodeVerifyResponse(b *testing.B) {
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DecodeVerifyResponse(in); err != nil {
+		if _, err := api.DecodeVerifyResponse(in); err != nil {
 			b.Fatal(err)
 		}
 	}
