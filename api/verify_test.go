@@ -162,6 +162,10 @@ func TestConcurrent401(t *testing.T) {
 					<-release
 					return servicetest.Fault{}
 				}
+				// And hold the new token until all n have asked for it, so
+				// that a second fetch cannot hide behind a quick first one.
+				fetched := make(chan struct{})
+				f.TokenPlan = func(servicetest.Call) servicetest.Fault { <-fetched; return servicetest.Fault{} }
 				var wg sync.WaitGroup
 				for range n {
 					wg.Go(func() {
@@ -170,10 +174,12 @@ func TestConcurrent401(t *testing.T) {
 						}
 					})
 				}
-				wg.Wait()
+				synctest.Wait() // every request was refused and waits for a token
 				if got := f.TokenRequests(); got != 2 {
 					t.Errorf("createtoken called %d times, want 2 (one extra)", got)
 				}
+				close(fetched)
+				wg.Wait()
 				st := c.Stats()
 				if st.TokenRefreshes != 1 || st.TokenRetries != n || st.VerifyRequests != 2*n+1 {
 					t.Errorf("Stats() = %+v", st)
