@@ -24,6 +24,10 @@ const testKey = "pub_3f6c1a2e-9b7d-4c5e-8a1f-0d2b4e6f8a9c"
 
 var testAddress = api.Address{Lines: []string{"12 Georges St Upr"}, City: "Dún Laoghaire", Country: "IE"}
 
+// matchedAddress is one the sample reference matches: its answer has
+// every member, as a live service's usually has.
+var matchedAddress = api.Address{Lines: []string{"Apt 1 The Maltings", "38 Parnell Gdns"}, City: "Dublin", Country: "IE"}
+
 // newService returns the real service for testKey, with tokens valid for
 // ttl (0: the default), wrapped by Faults.
 func newService(t testing.TB, ttl time.Duration) *servicetest.Faults {

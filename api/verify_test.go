@@ -112,8 +112,7 @@ func TestInvalidAddressNotSent(t *testing.T) {
 func TestVerifyDecodesAnswer(t *testing.T) {
 	f := newService(t, 0)
 	c, _ := serve(t, f)
-	addr := api.Address{Lines: []string{"Apt 1 The Maltings", "38 Parnell Gdns"}, City: "Dublin", Country: "IE"}
-	resp, err := c.Verify(context.Background(), addr)
+	resp, err := c.Verify(context.Background(), matchedAddress)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +121,7 @@ func TestVerifyDecodesAnswer(t *testing.T) {
 		t.Errorf("unexpected answer: %+v", resp)
 	}
 	// A second call reuses the token.
-	if _, err := c.Verify(context.Background(), addr); err != nil {
+	if _, err := c.Verify(context.Background(), matchedAddress); err != nil {
 		t.Fatal(err)
 	}
 	want := api.ClientStats{TokenRequests: 1, VerifyRequests: 2}
