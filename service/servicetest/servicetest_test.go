@@ -94,6 +94,16 @@ func TestFaults(t *testing.T) {
 	}
 }
 
+// client returns a client of f served on loopback.
+func client(t *testing.T, f *servicetest.Faults, opts ...api.Option) *api.Client {
+	t.Helper()
+	c, err := api.New(servicetest.Start(t, f).URL, api.Secret(testKey), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestFaultAnswers checks the answers a proxy in front of the service could
 // give: a body as is, with the headers asked for.
 func TestFaultAnswers(t *testing.T) {
@@ -102,12 +112,7 @@ func TestFaultAnswers(t *testing.T) {
 		return servicetest.Fault{Status: 302, Header: http.Header{"Location": {"https://elsewhere.example/3.0/verify"}},
 			Body: `{"type":"error","form":{"message":{"id":7,"value":"From the proxy"}}}`, RetryAfter: "3"}
 	}
-	srv := servicetest.Start(t, f)
-	c, err := api.New(srv.URL, api.Secret(testKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = c.Verify(context.Background(), address)
+	_, err := client(t, f).Verify(context.Background(), address)
 	se, ok := errors.AsType[*api.StatusError](err)
 	if !ok || se.StatusCode != 302 || se.Location != "https://elsewhere.example/3.0/verify" || se.RetryAfter != 3*time.Second ||
 		se.MessageID != 7 || se.Message != "From the proxy" {
@@ -129,12 +134,7 @@ func TestCalls(t *testing.T) {
 				return servicetest.Fault{}
 			}
 			f.Plan, f.TokenPlan = keep, keep
-			srv := servicetest.Start(t, f)
-			c, err := api.New(srv.URL, api.Secret(testKey), api.WithMethod(method))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.Verify(context.Background(), address); err != nil {
+			if _, err := client(t, f, api.WithMethod(method)).Verify(context.Background(), address); err != nil {
 				t.Fatal(err)
 			}
 			mu.Lock()
@@ -164,12 +164,7 @@ func TestTokenPlan(t *testing.T) {
 	f.TokenPlan = func(servicetest.Call) servicetest.Fault {
 		return servicetest.Fault{Status: 503, Message: "Down for maintenance."}
 	}
-	srv := servicetest.Start(t, f)
-	c, err := api.New(srv.URL, api.Secret(testKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = c.Verify(context.Background(), address)
+	_, err := client(t, f).Verify(context.Background(), address)
 	se, ok := errors.AsType[*api.StatusError](err)
 	if !ok || se.Op != "createtoken" || se.StatusCode != 503 || se.Message != "Down for maintenance." {
 		t.Errorf("err = %v, want the createtoken 503", err)
