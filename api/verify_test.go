@@ -51,12 +51,13 @@ func TestRequestEncoding(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newService(t, 0)
-			var got servicetest.Call
-			f.Plan = func(c servicetest.Call) servicetest.Fault { got = c; return servicetest.Fault{} }
+			calls := make(chan servicetest.Call, 1)
+			f.Plan = func(c servicetest.Call) servicetest.Fault { calls <- c; return servicetest.Fault{} }
 			c, _ := serve(t, f, api.WithMethod(tt.method), api.WithUserAgent("test-agent/1"))
 			if _, err := c.Verify(context.Background(), tt.addr); err != nil {
 				t.Fatal(err)
 			}
+			got := <-calls
 			tok := "token=" + f.Tokens()[0]
 			wantQuery, wantBody, wantCT := "", tok+"&"+tt.want, "application/x-www-form-urlencoded"
 			if tt.method == http.MethodGet {
