@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/service"
 	"github.com/addrclean/addrclean/service/servicetest"
 	"github.com/rs/zerolog"
 )
@@ -437,7 +438,7 @@ func TestClientTimeout(t *testing.T) {
 			f := newService(t, 0)
 			f.Plan = always(servicetest.Fault{Delay: time.Hour})
 			synctest.Test(t, func(t *testing.T) {
-				c := inProcess(t, f, api.WithMethod(method), api.WithHTTPClient(inProcessHTTP(f, 30*time.Second)))
+				c := newClient(t, service.LocalBaseURL, api.WithMethod(method), api.WithHTTPClient(inProcessHTTP(f, 30*time.Second)))
 				_, err := c.Verify(context.Background(), testAddress)
 				checkTransient(t, err, "timed out", f)
 			})
