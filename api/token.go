@@ -39,10 +39,6 @@ type tokenSource struct {
 	flight  uint64
 	cancel  context.CancelFunc
 	waiters int
-
-	// onJoin, when set by a test, is called (outside the lock) each time a
-	// caller starts waiting on a fetch.
-	onJoin func()
 }
 
 // fetched is what a fetch shares with every caller waiting on it.
@@ -92,9 +88,6 @@ func (ts *tokenSource) get(ctx context.Context, minGen uint64) (Secret, uint64, 
 	flight := ts.flight
 	ts.waiters++
 	ts.mu.Unlock()
-	if ts.onJoin != nil {
-		ts.onJoin()
-	}
 
 	select {
 	case res := <-ch:

@@ -63,8 +63,6 @@ type SinkOptions struct {
 	BatchAge  time.Duration
 	// Logger receives warnings (rows without an id, duplicate ids).
 	Logger zerolog.Logger
-	// Now is the clock of BatchAge; nil means time.Now.
-	Now func() time.Time
 }
 
 // Columns returns the columns a sink of kind k writes after its key.
@@ -157,9 +155,6 @@ func NewSink(ctx context.Context, db Database, n Name, name string, opts SinkOpt
 	if opts.BatchAge <= 0 {
 		opts.BatchAge = DefaultBatchAge
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	// Databases keep microseconds: the run's time must read back equal.
 	opts.RunTime = opts.RunTime.Truncate(time.Microsecond)
 	cols := Columns(opts.Kind, opts.MarkCached)
@@ -222,7 +217,7 @@ func (s *Sink) Write(ctx context.Context, r writers.Result) error {
 		s.ops[i].rec = rec // the last row of an id wins
 	} else {
 		if len(s.ops) == 0 {
-			s.oldest = s.opts.Now()
+			s.oldest = time.Now()
 		}
 		s.pend[key] = len(s.ops)
 		s.ops = append(s.ops, op{key: key, rec: rec})
@@ -230,7 +225,7 @@ func (s *Sink) Write(ctx context.Context, r writers.Result) error {
 	if r.Response != nil {
 		s.answered = true
 	}
-	if len(s.ops) >= s.opts.BatchRows || (s.answered && s.opts.Now().Sub(s.oldest) >= s.opts.BatchAge) {
+	if len(s.ops) >= s.opts.BatchRows || (s.answered && time.Since(s.oldest) >= s.opts.BatchAge) {
 		if err := s.flush(ctx, false); err != nil {
 			s.err = fmt.Errorf("write %s: %w", s.name, err)
 			return s.err

@@ -3,6 +3,7 @@ package table
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/addrclean/addrclean/api"
@@ -30,34 +31,38 @@ func (f *fakeDB) Close() error { return nil }
 // TestSinkHoldsErrorsUntilAnswered proves that a run whose rows all fail
 // (a service never reached) writes nothing by age: the table keeps the last
 // run's rows, as a file output would be left in place.
+//
+// It runs in a synctest bubble, whose clock moves only when the test
+// sleeps: the rows arrive a second apart, as old as a batch may get.
 func TestSinkHoldsErrorsUntilAnswered(t *testing.T) {
-	now := time.Unix(0, 0)
-	clock := func() time.Time { return now }
-	db := &fakeDB{batches: make(chan []Record, 10)}
-	s, err := NewSink(context.Background(), db, Name{Table: "av"}, "av", SinkOptions{
-		Key: "id", KeyIndex: 0, RunTime: now, BatchRows: 100, BatchAge: time.Second, Now: clock,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5 {
-		now = now.Add(time.Second)
-		if err := s.Write(context.Background(), writers.Result{Row: i + 1, Cells: []string{string(rune('a' + i))}, Err: "unreachable"}); err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		db := &fakeDB{batches: make(chan []Record, 10)}
+		s, err := NewSink(context.Background(), db, Name{Table: "av"}, "av", SinkOptions{
+			Key: "id", KeyIndex: 0, RunTime: time.Now(), BatchRows: 100, BatchAge: time.Second,
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if s.inflight != nil || len(db.batches) != 0 {
-		t.Fatal("a batch of Error rows was written by age before any answer")
-	}
-	now = now.Add(time.Second)
-	ok := writers.Result{Row: 6, Cells: []string{"f"}, Response: &api.VerifyResponse{Action: api.ActionAccept}}
-	if err := s.Write(context.Background(), ok); err != nil {
-		t.Fatal(err)
-	}
-	if b := <-db.batches; len(b) != 6 {
-		t.Fatalf("after an answer: a batch of %d rows, want 6", len(b))
-	}
-	if err := s.Abort(); err != nil {
-		t.Fatal(err)
-	}
+		for i := range 5 {
+			time.Sleep(time.Second)
+			if err := s.Write(context.Background(), writers.Result{Row: i + 1, Cells: []string{string(rune('a' + i))}, Err: "unreachable"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		if s.inflight != nil || len(db.batches) != 0 {
+			t.Fatal("a batch of Error rows was written by age before any answer")
+		}
+		time.Sleep(time.Second)
+		ok := writers.Result{Row: 6, Cells: []string{"f"}, Response: &api.VerifyResponse{Action: api.ActionAccept}}
+		if err := s.Write(context.Background(), ok); err != nil {
+			t.Fatal(err)
+		}
+		if b := <-db.batches; len(b) != 6 {
+			t.Fatalf("after an answer: a batch of %d rows, want 6", len(b))
+		}
+		if err := s.Abort(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
