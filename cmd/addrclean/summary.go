@@ -29,7 +29,7 @@ func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st
 					ev = ev.Str(k, v)
 				}
 			}
-			if t := o.tableCounts(); len(t) > 0 {
+			if t := o.plan.TableCounts(); len(t) > 0 {
 				ev = ev.Interface("tables", t)
 			}
 		}
@@ -73,7 +73,7 @@ func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st
 				fmt.Fprintf(&b, "  %-11s %s\n", l.name, l.v)
 			}
 		}
-		for _, t := range o.tableCounts() {
+		for _, t := range o.plan.TableCounts() {
 			fmt.Fprintf(&b, "  written     %s\n", t)
 		}
 	}
