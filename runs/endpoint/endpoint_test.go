@@ -221,6 +221,25 @@ func TestTableRun(t *testing.T) {
 			if j := p.JournalPath("", "", ""); j == p.JournalPath("", "", "1/2") {
 				t.Errorf("two shards share the journal %s", j)
 			}
+
+			// --query: an output table the query reads, spelt otherwise, is
+			// refused; the file outputs of a query run are what -o names.
+			q := Spec{Input: dbURL, Query: `SELECT id, street, town FROM "Cust" ORDER BY id`, IDCol: "id", Out: filepath.Join(t.TempDir(), "q.csv"),
+				OutTable: schema + `."Cust"`, LockTimeout: 5 * time.Second}
+			qp, err := New(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer qp.Close()
+			if _, err := qp.Open(ctx, readers.Options{}, readers.MappingSpec{ID: "id", DefaultCountry: "IE"}, zerolog.Nop(), true); err != nil {
+				t.Fatal(err)
+			}
+			if err := qp.Prepare(ctx, "id", zerolog.Nop()); !errors.As(err, &e) || e.Class != Usage {
+				t.Fatalf("an out-table the query reads: %v, want a usage error", err)
+			}
+			if out, review, err := qp.Files(); err != nil || out != q.Out || review != "" {
+				t.Errorf("query run's files %q, %q, %v", out, review, err)
+			}
 		})
 	}
 }
