@@ -167,30 +167,16 @@ func CacheStore(c Cache, svc Service, ttl time.Duration, log zerolog.Logger) (_ 
 	if err != nil {
 		return nil, nil, err
 	}
-	var (
-		cstore *countingCache
-		pc     pipeline.Cache
-		waited func() int64
-		took   func() int64
-	)
-	switch d := c.(type) {
-	case *cache.DB:
-		st, err := d.Store(ns, ttl)
-		if err != nil {
-			return nil, nil, err
-		}
-		cstore = &countingCache{runStore: st}
-		pc = cstore
-	case *cache.PG:
-		st, err := d.Store(ns, ttl)
-		if err != nil {
-			return nil, nil, err
-		}
-		cstore = &countingCache{runStore: st}
-		pc = sharedCountingCache{countingCache: cstore, release: st.Release}
-		waited, took = st.Waited, st.TakenOver
-	default:
-		return nil, nil, fmt.Errorf("--cache %s: a cache of an unknown kind", c.Path())
+	st, shared, err := store(c, ns, ttl)
+	if err != nil {
+		return nil, nil, err
+	}
+	cstore := &countingCache{runStore: st}
+	var pc pipeline.Cache = cstore
+	var waited, took func() int64
+	if shared != nil {
+		pc = sharedCountingCache{countingCache: cstore, release: shared.Release}
+		waited, took = shared.Waited, shared.TakenOver
 	}
 	log.Info().Str("cache", c.Path()).Str("namespace", ns.Label).Dur("cache_ttl", ttl).Msg("reusing answers from the cache")
 	return pc, func(hits int64) {
@@ -233,24 +219,33 @@ func PeekCache(ctx context.Context, spec string, svc Service, ttl time.Duration,
 	}
 	close = func() { _ = c.Close() }
 	ns, err := svc.Namespace()
+	var st runStore
+	var shared *cache.PGStore
 	if err == nil {
-		switch d := c.(type) {
-		case *cache.DB:
-			var st *cache.Store
-			if st, err = d.Store(ns, ttl); err == nil {
-				return st, close, nil
-			}
-		case *cache.PG:
-			var st *cache.PGStore
-			if st, err = d.Store(ns, ttl); err == nil {
-				return st.ReadOnly(), close, nil
-			}
-		default:
-			err = fmt.Errorf("--cache %s: a cache of an unknown kind", c.Path())
-		}
+		st, shared, err = store(c, ns, ttl)
 	}
-	close()
-	return nil, none, err
+	switch {
+	case err != nil:
+		close()
+		return nil, none, err
+	case shared != nil:
+		return shared.ReadOnly(), close, nil // no claim taken, no wait for another runner
+	}
+	return st, close, nil
+}
+
+// store is the namespace ns of c, with answers younger than ttl; shared is
+// the same store when c is shared by runners (nil for a file).
+func store(c Cache, ns cache.Namespace, ttl time.Duration) (_ runStore, shared *cache.PGStore, _ error) {
+	switch d := c.(type) {
+	case *cache.DB:
+		st, err := d.Store(ns, ttl)
+		return st, nil, err
+	case *cache.PG:
+		st, err := d.Store(ns, ttl)
+		return st, st, err
+	}
+	return nil, nil, fmt.Errorf("--cache %s: a cache of an unknown kind", c.Path())
 }
 
 // The cache wrapper of a run must keep the stored times of its answers:
