@@ -2,16 +2,12 @@ package runs
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,14 +83,6 @@ func (p Policy) keeps(path string) (bool, string) {
 // does is decided by Open.
 func (p Policy) MayKeep() bool { return !p.Stdin && p.Mode != "off" }
 
-// JournalPath is the journal beside the enriched output, or the review one.
-func JournalPath(out, review string) string {
-	if out == "-" {
-		return review + ".journal"
-	}
-	return out + ".journal"
-}
-
 // Identity is what makes two runs the same: the input's content and every
 // option that changes the answers or the rows (Columns is
 // readers.Mapper.Columns; Source tells the delimiter or sheet when it is a
@@ -152,39 +140,6 @@ func CanonicalURL(s string) string {
 	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
 	u.User = nil
 	return u.String()
-}
-
-// HashInput identifies the input by its content, so that a resumed run
-// never mixes the results of two versions of a file.
-func HashInput(ctx context.Context, path string) (journal.Input, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return journal.Input{}, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, ctxReader{ctx, f})
-	if err != nil {
-		return journal.Input{}, fmt.Errorf("reading %s: %w", path, err)
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
-	return journal.Input{Path: abs, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
-}
-
-// ctxReader stops at Ctrl-C: hashing a large input must not hold it up.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // Open settles the run's journal before anything is started or written, so

@@ -2,9 +2,6 @@ package runs
 
 import (
 	"bytes"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -75,15 +72,6 @@ func TestPolicyKeeps(t *testing.T) {
 	}
 }
 
-func TestJournalPath(t *testing.T) {
-	if got := JournalPath("out.csv", "review.csv"); got != "out.csv.journal" {
-		t.Errorf("beside the enriched output: %q", got)
-	}
-	if got := JournalPath("-", "review.csv"); got != "review.csv.journal" {
-		t.Errorf("enriched output on stdout: %q", got)
-	}
-}
-
 func TestCanonicalURL(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"https://API.Example.com/", "https://api.example.com"},
@@ -145,30 +133,6 @@ func TestIdentityMeta(t *testing.T) {
 		if (tt.want == "") != (diff == "") || !strings.Contains(diff, tt.want) {
 			t.Errorf("%s: difference %q, want %q", tt.name, diff, tt.want)
 		}
-	}
-}
-
-func TestHashInput(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "in.csv")
-	if err := os.WriteFile(path, []byte("a,b\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in, err := HashInput(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256([]byte("a,b\n"))
-	if in.Size != 4 || !filepath.IsAbs(in.Path) || in.SHA256 != hex.EncodeToString(sum[:]) {
-		t.Errorf("HashInput = %+v", in)
-	}
-	// Hashing a large input must not hold up Ctrl-C.
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if _, err := HashInput(ctx, path); !errors.Is(err, context.Canceled) {
-		t.Errorf("with ctx cancelled: %v", err)
-	}
-	if _, err := HashInput(t.Context(), path+".missing"); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("missing input: %v", err)
 	}
 }
 

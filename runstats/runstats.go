@@ -1,6 +1,12 @@
 package runstats
 
-import "time"
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
 
 // Kinds of Error rows, the keys of Stats.Errors.
 const (
@@ -119,4 +125,27 @@ type Estimate struct {
 	// CallsToPay is DistinctRequests less the answers of the journal and
 	// the cache: one call each when none fails.
 	CallsToPay int64 `json:"calls_to_pay"`
+}
+
+// Counts prints the non-zero counts of m as "key n, key n", the keys of
+// order first in that order, then any others sorted; "-" when none.
+func Counts(m map[string]int64, order []string) string {
+	rank := func(k string) int {
+		if i := slices.Index(order, k); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	slices.SortStableFunc(keys, func(a, b string) int { return rank(a) - rank(b) })
+	var parts []string
+	for _, k := range keys {
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
 }

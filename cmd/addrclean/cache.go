@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -17,9 +14,7 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/cache"
-	"github.com/addrclean/addrclean/pipeline"
-	sampledata "github.com/addrclean/addrclean/sample_data"
-	"github.com/addrclean/addrclean/table"
+	"github.com/addrclean/addrclean/runs"
 )
 
 // cacheNow is the clock of the result cache; tests move it.
@@ -29,160 +24,17 @@ var cacheNow = time.Now
 // process's lock on the cache file.
 var cacheLockTimeout = cache.DefaultTimeout
 
-// cacheDB is the cache of --cache: an SQLite file (*cache.DB) or a
-// PostgreSQL database shared by runners (*cache.PG).
-type cacheDB interface {
-	// Path is the file, or the URL without its password.
-	Path() string
-	Stats(ttl time.Duration) (cache.Stats, error)
-	Prune(ttl time.Duration) (cache.Pruned, error)
-	Clear() (int64, error)
-	Close() error
+// cacheOptions are how a run (!mustExist) or a cache command (mustExist)
+// opens --cache.
+func cacheOptions(mustExist bool, log zerolog.Logger) runs.CacheOptions {
+	return runs.CacheOptions{Timeout: cacheLockTimeout, MustExist: mustExist, Now: cacheNow, Logger: log}
 }
 
-// openCache opens the cache of --cache: a file path (or sqlite:PATH), or a
-// postgres:// URL. A locked file, or a database that cannot be reached, is
-// fatal (exit 1); a URL that cannot be read is a usage error. A run
-// (!mustExist) moves a damaged file, or a bbolt one of an older addrclean,
-// aside and starts a new one, saying so on log, and creates a database's
-// tables; the housekeeping commands (mustExist) stop at either (exit 1) and
-// say what to do.
-func openCache(ctx context.Context, spec string, lease time.Duration, mustExist bool, log zerolog.Logger) (cacheDB, error) {
-	if table.IsURL(spec) {
-		u, err := table.ParseURL(spec)
-		if err != nil {
-			return nil, usageErrorf("--cache: %v", err)
-		}
-		if u.Scheme == "postgres" {
-			warnURLPassword(log, u)
-			p, err := cache.OpenPG(ctx, u.Raw, u.Display, cache.PGOptions{Lease: lease, MustExist: mustExist, Now: cacheNow, Logger: log})
-			if errors.Is(err, cache.ErrBadURL) {
-				return nil, usageErrorf("--cache: %v", err)
-			}
-			if err != nil {
-				return nil, withCode(exitFatal, err)
-			}
-			return p, nil
-		}
-		spec = u.Path
-	}
-	d, err := cache.Open(spec, cacheOptions(mustExist, log))
-	if err != nil {
-		return nil, withCode(exitFatal, err)
-	}
-	return d, nil
-}
-
-func cacheOptions(mustExist bool, log zerolog.Logger) cache.Options {
-	return cache.Options{Timeout: cacheLockTimeout, MustExist: mustExist, Rebuild: !mustExist, Now: cacheNow, Logger: log}
-}
-
-// cacheNamespace is the namespace of the run's answers: the live service and
-// the SHA-256 of its key, or the embedded service's build and reference.
-func cacheNamespace(o runOptions, embedded bool) (cache.Namespace, error) {
-	if !embedded {
-		key, err := readAPIKey(connectOptions{apiKeyFile: o.apiKeyFile, apiKeyFlag: o.apiKeyFlag})
-		if err != nil {
-			return cache.Namespace{}, err
-		}
-		return cache.LiveNamespace(o.baseURL, key), nil
-	}
-	if o.reference == "" {
-		return cache.EmbeddedNamespace(referenceName(""), version, bytes.NewReader(sampledata.ReferenceBytes()))
-	}
-	f, err := os.Open(o.reference)
-	if err != nil {
-		return cache.Namespace{}, withCode(exitFatal, fmt.Errorf("--reference: %w", err))
-	}
-	defer f.Close()
-	ns, err := cache.EmbeddedNamespace(o.reference, version, f)
-	if err != nil {
-		return cache.Namespace{}, withCode(exitFatal, err)
-	}
-	return ns, nil
-}
-
-// cacheStore is the run's namespace of --cache (nil without one). logCached
-// reports what the run took from it and gave to it, and the entries it
-// could not use (damaged, a warning): verified again.
-func (o *runOptions) cacheStore(cdb cacheDB, embedded bool, log zerolog.Logger) (_ pipeline.Cache, logCached func(hits int64), _ error) {
-	if cdb == nil {
-		return nil, func(int64) {}, nil
-	}
-	ns, err := cacheNamespace(*o, embedded)
-	if err != nil {
-		return nil, nil, err
-	}
-	var (
-		cstore *countingCache
-		pc     pipeline.Cache
-		waited func() int64
-		took   func() int64
-	)
-	switch d := cdb.(type) {
-	case *cache.DB:
-		st, err := d.Store(ns, o.cacheTTL)
-		if err != nil {
-			return nil, nil, withCode(exitFatal, err)
-		}
-		cstore = &countingCache{runStore: st}
-		pc = cstore
-	case *cache.PG:
-		st, err := d.Store(ns, o.cacheTTL)
-		if err != nil {
-			return nil, nil, withCode(exitFatal, err)
-		}
-		cstore = &countingCache{runStore: st}
-		pc = sharedCountingCache{countingCache: cstore, release: st.Release}
-		waited, took = st.Waited, st.TakenOver
-	}
-	log.Info().Str("cache", cdb.Path()).Str("namespace", ns.Label).Dur("cache_ttl", o.cacheTTL).Msg("reusing answers from the cache")
-	return pc, func(hits int64) {
-		ev := log.Info().Str("cache", cdb.Path()).Str("namespace", ns.Label).Int64("cache_hits", hits).Int64("stored", cstore.puts.Load())
-		if waited != nil {
-			// Of the hits, those that another runner was paying for.
-			ev.Int64("waited_for_other_runners", waited()).Int64("claims_taken_over", took()).
-				Msgf("cache: %d answer(s) reused (%d waited for from another runner), %d stored; %d claim(s) of stopped runners taken over",
-					hits, waited(), cstore.puts.Load(), took())
-		} else {
-			ev.Msgf("cache: %d answer(s) reused, %d stored", hits, cstore.puts.Load())
-		}
-		if n := cstore.Damaged(); n > 0 {
-			log.Warn().Str("cache", cdb.Path()).Int64("damaged", n).
-				Msgf("cache: %d entries failed their checksum and were verified again; if this recurs, check the disk, or start afresh with 'addrclean cache clear --cache %s'", n, cdb.Path())
-		}
-	}, nil
-}
-
-// runStore is a namespace of either kind of cache.
-type runStore interface {
-	pipeline.TimedCache
-	Damaged() int64
-}
-
-// countingCache counts the answers a run stored, for its log line.
-type countingCache struct {
-	runStore
-	puts atomic.Int64
-}
-
-func (c *countingCache) Put(ctx context.Context, key string, resp *api.VerifyResponse) error {
-	if err := c.runStore.Put(ctx, key, resp); err != nil {
-		return err
-	}
-	c.puts.Add(1)
-	return nil
-}
-
-// sharedCountingCache is a countingCache over a shared cache: it keeps the
-// Release of pipeline.SharedCache.
-type sharedCountingCache struct {
-	*countingCache
-	release func(ctx context.Context, key string) error
-}
-
-func (c sharedCountingCache) Release(ctx context.Context, key string) error {
-	return c.release(ctx, key)
+// service is what answers the run; its key is read when it is needed.
+func (o *runOptions) service() runs.Service {
+	return runs.Service{BaseURL: o.baseURL, Reference: o.reference, Version: version, Key: func() (api.Secret, error) {
+		return readAPIKey(connectOptions{apiKeyFile: o.apiKeyFile, apiKeyFlag: o.apiKeyFlag})
+	}}
 }
 
 const cacheUsage = `Usage: addrclean cache stats|prune|clear --cache PATH|DBURL [flags]
@@ -257,7 +109,7 @@ func cmdCache(ctx context.Context, args []string, s streams) error {
 	if action == "clear" {
 		return clearCache(ctx, path, s)
 	}
-	d, err := openCache(ctx, path, 0, true, zerolog.Nop())
+	d, err := runs.OpenCache(ctx, path, cacheOptions(true, zerolog.Nop()))
 	if err != nil {
 		return err
 	}
@@ -291,7 +143,7 @@ func cmdCache(ctx context.Context, args []string, s streams) error {
 // damaged file, which cannot be cleared entry by entry, is replaced by a
 // new cache. It is the advice of every error about a damaged cache.
 func clearCache(ctx context.Context, path string, s streams) error {
-	d, err := openCache(ctx, path, 0, true, zerolog.Nop())
+	d, err := runs.OpenCache(ctx, path, cacheOptions(true, zerolog.Nop()))
 	if err == nil {
 		n, err := d.Clear()
 		if err == nil {
@@ -302,12 +154,12 @@ func clearCache(ctx context.Context, path string, s streams) error {
 		if !errors.Is(err, cache.ErrCorrupt) {
 			return withCode(exitFatal, err)
 		}
-	} else if !errors.Is(err, cache.ErrCorrupt) || errors.Is(err, cache.ErrNotCache) || table.IsURL(path) {
+	} else if !errors.Is(err, cache.ErrCorrupt) || errors.Is(err, cache.ErrNotCache) {
 		return err
 	}
-	d, err = cache.Recreate(path, cacheOptions(true, zerolog.Nop()))
+	d, err = runs.RecreateCache(path, cacheOptions(true, zerolog.Nop()), err)
 	if err != nil {
-		return withCode(exitFatal, err)
+		return err
 	}
 	fmt.Fprintf(s.out, "cache %s was damaged or of an older format: replaced it with a new, empty cache (its entries are lost)\n", path)
 	return d.Close()
@@ -362,16 +214,10 @@ func (o *runOptions) cacheFlagsError() error {
 		return usageErrorf("--cache-ttl %v: want a positive duration such as 720h", o.cacheTTL)
 	case o.cache != "" && strings.TrimSpace(o.cache) == "":
 		return usageErrorf("--cache %q: want a file path", o.cache)
-	case o.cacheLeaseSet && !isPostgresURL(o.cache):
+	case o.cacheLeaseSet && !runs.IsSharedCache(o.cache):
 		return usageErrorf("--cache-lease is for a cache shared in PostgreSQL (--cache postgres://...)")
 	case o.cacheLease < time.Second:
 		return usageErrorf("--cache-lease %v: want a duration of a second or more, such as 30s", o.cacheLease)
 	}
 	return nil
-}
-
-// isPostgresURL reports a postgres:// or postgresql:// URL.
-func isPostgresURL(s string) bool {
-	u, err := table.ParseURL(s)
-	return err == nil && u.Scheme == "postgres"
 }

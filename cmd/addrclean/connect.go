@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -13,7 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/api"
-	"github.com/addrclean/addrclean/service"
+	"github.com/addrclean/addrclean/runs"
 )
 
 // connectOptions say which service to verify against.
@@ -25,12 +24,6 @@ type connectOptions struct {
 	tokenTTL   time.Duration
 	method     string
 	workers    int
-}
-
-// connection is a ready api client and what it talks to.
-type connection struct {
-	client   *api.Client
-	embedded bool
 }
 
 // readAPIKey takes the key from --api-key-file or ADDRCLEAN_API_KEY; a key
@@ -56,81 +49,11 @@ func readAPIKey(o connectOptions) (api.Secret, error) {
 	return "", nil
 }
 
-// connect builds the api client: against --base-url with the user's key, or
-// against the embedded service answering in process, so that both paths go
-// through the same api client and service handler.
-func connect(ctx context.Context, o connectOptions, log zerolog.Logger) (*connection, error) {
-	key, err := readAPIKey(o)
-	if err != nil {
-		return nil, err
-	}
-	method := strings.ToUpper(o.method)
-	if method != http.MethodPost && method != http.MethodGet {
-		return nil, usageErrorf("--method %q: want POST or GET", o.method)
-	}
-	conn := &connection{}
-	baseURL := o.baseURL
-	var embedded http.RoundTripper
-	if baseURL == "" {
-		if key != "" {
-			log.Warn().Msg("an API key was given but no --base-url: the key is not used; the embedded local service answers")
-		}
-		ix, err := loadReference(ctx, o.reference)
-		if err != nil {
-			return nil, fmt.Errorf("--reference: %w", err)
-		}
-		source := referenceName(o.reference)
-		// The embedded service answers in process, through the same
-		// client and handler as a remote one. There is no server to stop:
-		// each request is served for as long as its own context lets it,
-		// so rows in flight after an interrupt still finish.
-		rt, k, err := service.NewLocal(ix, log.With().Str("component", "service").Logger().Level(zerolog.WarnLevel))
-		if err != nil {
-			return nil, withCode(exitFatal, fmt.Errorf("starting the embedded service: %w", err))
-		}
-		log.Info().Str("reference", source).Int("addresses", ix.Len()).
-			Msg("no --base-url: verifying against the embedded service, in process (no key, no network)")
-		baseURL, key, embedded, conn.embedded = service.LocalBaseURL, api.Secret(k), rt, true
-	} else {
-		pu, err := url.Parse(baseURL)
-		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			return nil, usageErrorf("--base-url: want an http(s) URL such as https://api.example.com")
-		}
-		if pu.Scheme == "http" && !isLoopback(pu.Hostname()) {
-			log.Warn().Str("base_url", pu.Redacted()).Msg("the base URL is plain http: the API key and tokens cross the network unencrypted")
-		}
-		if key == "" {
-			return nil, usageErrorf("--base-url needs an API key: pass --api-key-file PATH or set ADDRCLEAN_API_KEY")
-		}
-		if o.reference != "" {
-			log.Warn().Msg("--reference is ignored with --base-url")
-		}
-	}
-	workers := max(o.workers, 1)
-	// No client-wide timeout: the pipeline bounds each attempt with --timeout.
-	hc := api.NewHTTPClient(workers+4, 0)
-	if embedded != nil {
-		hc.Transport = embedded
-	}
-	opts := []api.Option{
-		api.WithHTTPClient(hc),
-		api.WithMethod(method),
-		api.WithUserAgent("addrclean/" + version),
-		api.WithLogger(log.With().Str("component", "api").Logger()),
-	}
-	if o.tokenTTL > 0 {
-		opts = append(opts, api.WithTokenLifetime(o.tokenTTL))
-	}
-	c, err := api.New(baseURL, key, opts...)
-	if err != nil {
-		return nil, usageErrorf("%w", err)
-	}
-	conn.client = c
-	return conn, nil
-}
-
-func isLoopback(host string) bool {
-	return host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1"
+// connect connects to the service (runs.Connect), reading the key first.
+func connect(ctx context.Context, o connectOptions, log zerolog.Logger) (*runs.Connection, error) {
+	key := func() (api.Secret, error) { return readAPIKey(o) }
+	return runs.Connect(ctx, runs.Service{BaseURL: o.baseURL, Key: key, Reference: o.reference, Version: version},
+		runs.ConnectOptions{TokenTTL: o.tokenTTL, Method: o.method, Workers: o.workers}, log)
 }
 
 // describeFatal turns a run-stopping error into a message that says what to fix.

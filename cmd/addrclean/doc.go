@@ -5,7 +5,8 @@
 // Subcommands: run, apply, report, serve, verify, cache, reference import,
 // version, help. See README.md and docs/.
 //
-// This package holds the flags, the wiring of the packages that do the work,
-// and the exit codes; the run's policy lives in runs, the run itself in
-// pipeline.
+// This package holds the flags, the environment, the help, the log format
+// and progress bar, and the exit codes; the run's policy lives in runs (a
+// runs.Job), what the input and the outputs are in runs/endpoint, the run
+// itself in pipeline.
 package main

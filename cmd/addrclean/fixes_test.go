@@ -110,23 +110,6 @@ func TestRunFlagFixes(t *testing.T) {
 	}
 }
 
-func TestOutputPathsDefaults(t *testing.T) {
-	tests := []struct{ input, out, review string }{
-		{"dir/crm.csv", "dir/crm.cleaned.csv", "dir/crm.review.csv"},
-		{"crm.xlsx", "crm.cleaned.xlsx", "crm.review.xlsx"},
-		{"crm.xlsm", "crm.cleaned.xlsx", "crm.review.xlsx"},
-		{"crm.tab", "crm.cleaned.tsv", "crm.review.tsv"},
-		{"crm.TSV", "crm.cleaned.TSV", "crm.review.TSV"},
-	}
-	for _, tt := range tests {
-		o := runOptions{input: tt.input}
-		out, review, err := o.outputPaths()
-		if err != nil || out != tt.out || review != tt.review {
-			t.Errorf("%s: got %q, %q, %v; want %q, %q", tt.input, out, review, err, tt.out, tt.review)
-		}
-	}
-}
-
 // lineWriter hands every log line to a channel, so a test can wait for one.
 type lineWriter chan string
 

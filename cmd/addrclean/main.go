@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/addrclean/addrclean/runs"
+	"github.com/addrclean/addrclean/runs/endpoint"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -58,11 +59,16 @@ func exitCode(err error) int {
 	}
 	var ee *exitError
 	var ue *runs.UsageError
+	var ep *endpoint.Error
 	switch {
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.As(err, new(*runs.InterruptedError)):
+		return exitInterrupted
+	case errors.As(err, &ep):
+		return map[endpoint.Class]int{endpoint.Fatal: exitFatal, endpoint.Usage: exitUsage, endpoint.Interrupted: exitInterrupted}[ep.Class]
 	}
 	return exitFatal
 }

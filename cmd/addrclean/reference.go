@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -113,4 +114,16 @@ func convertAtomically(ctx context.Context, out string, conv func(io.Writer) (re
 		return nil
 	})
 	return st, err
+}
+
+// loadError gives err the exit code of a load that ctx ended, or the
+// fatal one.
+func loadError(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return withCode(exitInterrupted, err)
+	}
+	return withCode(exitFatal, err)
 }

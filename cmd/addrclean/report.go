@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,14 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/rs/zerolog"
-
-	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/report"
-	"github.com/addrclean/addrclean/runfile"
+	"github.com/addrclean/addrclean/runs"
+	"github.com/addrclean/addrclean/runs/endpoint"
 	"github.com/addrclean/addrclean/runstats"
-	"github.com/addrclean/addrclean/table"
 )
 
 const reportUsage = `Usage: addrclean report [--summary SUMMARY.json] -o REPORT.html ENRICHED
@@ -73,17 +68,14 @@ func cmdReport(ctx context.Context, args []string, s streams) error {
 		fs.Usage()
 		return usageErrorf("report takes one ENRICHED file (or a DBURL with --out-table) and -o REPORT.html")
 	}
-	isDB := table.IsURL(pos[0])
-	switch {
-	case isDB && outTable == "":
-		return usageErrorf("report over a database needs --out-table NAME: the run's enriched table")
-	case !isDB && outTable != "":
-		return usageErrorf("--out-table goes with a DBURL: addrclean report -o REPORT.html --out-table NAME DBURL")
+	rb, err := endpoint.PlanReadback(pos[0], outTable)
+	if err != nil {
+		return err
 	}
 	if err := checkReportPath(out); err != nil {
 		return err
 	}
-	if err := checkPaths(reportPaths(pos[0], summary, out)...); err != nil {
+	if err := checkPaths(append(rb.Uses(), pathRead("--summary", summary), pathWritten("--out", out))...); err != nil {
 		return err
 	}
 	var st *report.Summary
@@ -92,12 +84,7 @@ func cmdReport(ctx context.Context, args []string, s streams) error {
 			return withCode(exitFatal, err)
 		}
 	}
-	if isDB {
-		err = writeTableReport(ctx, pos[0], outTable, out, st)
-	} else {
-		err = writeReport(ctx, pos[0], out, st)
-	}
-	if err != nil {
+	if err := writeReport(ctx, rb, out, st); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.err, "report written to %s\n", out)
@@ -112,13 +99,21 @@ func checkReportPath(path string) error {
 	return nil
 }
 
-// writeReport builds the report of the enriched file and writes it.
-func writeReport(ctx context.Context, enriched, out string, st *report.Summary) error {
-	d, err := report.Build(ctx, enriched, report.Options{Summary: st, Title: enriched})
-	switch {
-	case errors.Is(err, runfile.ErrNotEnriched), errors.Is(err, readers.ErrUnsupportedFormat):
-		return withCode(exitUsage, err)
-	case err != nil:
+// writeReport builds the report of the enriched output rb and writes it
+// to out; without st, the summary the run kept with its output, if any.
+func writeReport(ctx context.Context, rb endpoint.Readback, out string, st *report.Summary) error {
+	defer rb.Close()
+	en, err := rb.Open(ctx)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		if st, err = rb.Summary(ctx); err != nil {
+			return err
+		}
+	}
+	d, err := report.BuildFrom(ctx, en, report.Options{Summary: st, Title: rb.Title()})
+	if err != nil {
 		return withCode(exitFatal, fmt.Errorf("report: %w", err))
 	}
 	if err := d.WriteFile(out); err != nil {
@@ -127,31 +122,11 @@ func writeReport(ctx context.Context, enriched, out string, st *report.Summary) 
 	return nil
 }
 
-// writeTableReport builds the report of out-table name in the database at
-// dbURL and writes it.
-func writeTableReport(ctx context.Context, dbURL, name, out string, st *report.Summary) error {
-	u, err := table.ParseURL(dbURL)
-	if err != nil {
-		return withCode(exitFatal, err)
-	}
-	n, err := table.ParseName(name)
-	if err != nil {
-		return usageErrorf("--out-table: %w", err)
-	}
-	return reportOutTable(ctx, u, n, out, st)
-}
-
-// reportsFromTable reports whether run --report is built from the
-// out-table: a run with an out-table and no enriched file.
-func (o *runOptions) reportsFromTable(outPath string) bool {
-	return (outPath == "" || outPath == "-") && o.tr.hasOutputs() && o.tr.outName.Table != ""
-}
-
 // writeRunReport writes run --report: from the enriched file, or from the
 // out-table when the run wrote no file. It works out the file's path
 // itself: by the end of a run, cmdRun's outPath names the tables too.
 func (o *runOptions) writeRunReport(ctx context.Context, st *runstats.Stats) error {
-	outPath, reviewPath, err := o.resolveOutputs()
+	outPath, reviewPath, err := o.plan.Files()
 	if err != nil {
 		return err
 	}
@@ -159,10 +134,7 @@ func (o *runOptions) writeRunReport(ctx context.Context, st *runstats.Stats) err
 	if st != nil {
 		sum = o.runSummary(*st, outPath, reviewPath)
 	}
-	if !o.reportsFromTable(outPath) {
-		return writeReport(ctx, outPath, o.report, sum)
-	}
-	return reportOutTable(ctx, o.tr.out, o.tr.outName, o.report, sum)
+	return writeReport(ctx, o.plan.Readback(outPath), o.report, sum)
 }
 
 // runSummary is what the run says of itself: the --summary file's body,
@@ -175,7 +147,7 @@ func (o *runOptions) runSummary(st runstats.Stats, out, review string) *report.S
 	sum := &report.Summary{
 		Input: o.input, Enriched: out, Review: review, Version: version, Reference: o.referenceText(),
 		Started: o.finished.Add(-st.Elapsed.Round(time.Second)), Finished: o.finished,
-		Tables: o.tableCounts(), Stats: st,
+		Tables: o.plan.TableCounts(), Stats: st,
 	}
 	if o.price != nil {
 		sp := o.price.Spent(st.CallsMade)
@@ -184,87 +156,16 @@ func (o *runOptions) runSummary(st runstats.Stats, out, review string) *report.S
 	return sum
 }
 
-// recordRun keeps the run's summary in the runs table next to its
-// out-table (table.RunsName), so that addrclean report over the table shows
-// the cost without the --summary file. A run without an out-table has
-// none. The outputs are written by now: a failure here is reported and
-// leaves the run's outcome as it was.
-func (o *runOptions) recordRun(ctx context.Context, st runstats.Stats, out, review string, log zerolog.Logger) {
-	tr := o.tr
-	if !tr.hasOutputs() || tr.outName.Table == "" || tr.outDB == nil {
-		return
-	}
-	rn := table.RunsName(tr.outName)
-	// The input is never written: a runs table that is the input table
-	// (or the review table) under another role is left alone.
-	if rn == tr.revName || (tr.src != nil && tr.src.Display == tr.out.Display && rn == tr.srcName) {
-		log.Warn().Str("runs_table", rn.String()).Msg("the runs table would be the input or review table: the run's summary is not recorded")
-		return
-	}
-	sum := o.runSummary(st, out, review)
-	b, err := json.Marshal(sum)
-	if err == nil {
-		err = table.RecordRun(context.WithoutCancel(ctx), tr.outDB, tr.outName,
-			table.Run{ID: uuid.NewString(), Started: sum.Started, Finished: sum.Finished, Summary: b})
-	}
-	if err != nil {
-		log.Error().Err(err).Str("runs_table", rn.String()).Msg("recording the run's summary")
-		return
-	}
-	log.Debug().Str("runs_table", rn.String()).Msg("run recorded")
-}
-
 // referenceText says what the rows were verified against, with no key and
 // no credentials: the live service's address, or the embedded service's
 // reference.
 func (o *runOptions) referenceText() string {
 	if o.baseURL == "" {
-		return "embedded service, " + referenceName(o.reference) + " reference"
+		return "embedded service, " + runs.ReferenceName(o.reference) + " reference"
 	}
 	u, err := url.Parse(o.baseURL)
 	if err != nil || u.Host == "" {
 		return "live service"
 	}
 	return "live service " + (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
-}
-
-// reportOutTable builds the report of out-table n in the database at u and
-// writes it to out.
-func reportOutTable(ctx context.Context, u *table.URL, n table.Name, out string, st *report.Summary) error {
-	db, err := table.Open(ctx, u, table.Options{ReadOnly: true})
-	if err != nil {
-		return tableError(err)
-	}
-	defer db.Close()
-	title := "table " + n.String() + " in " + u.Display
-	src, err := table.OpenOutTable(ctx, db, n, title)
-	if err != nil {
-		return tableError(err)
-	}
-	en, err := runfile.NewEnriched(title, src)
-	if err != nil {
-		return withCode(exitUsage, err)
-	}
-	defer en.Close()
-	if st == nil {
-		// The run's summary kept next to the out-table, if any: a table
-		// written before runs tables existed just has no cost section.
-		switch b, err := table.LastRun(ctx, db, n); {
-		case errors.Is(err, table.ErrNoRuns):
-		case err != nil:
-			return tableError(err)
-		default:
-			if st, err = report.ParseSummary(b); err != nil {
-				return withCode(exitFatal, fmt.Errorf("runs table %s: %w", table.RunsName(n), err))
-			}
-		}
-	}
-	d, err := report.BuildFrom(ctx, en, report.Options{Summary: st, Title: title})
-	if err != nil {
-		return withCode(exitFatal, fmt.Errorf("report: %w", err))
-	}
-	if err := d.WriteFile(out); err != nil {
-		return withCode(exitFatal, err)
-	}
-	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/addrclean/addrclean/estimate"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/runs"
+	"github.com/addrclean/addrclean/runs/endpoint"
 )
 
 // runOptions are the flags of 'addrclean run'.
@@ -53,11 +54,11 @@ type runOptions struct {
 	method                          string
 	rateSet, cacheTTLSet            bool
 	cacheLeaseSet                   bool
-	errorLimit                      errorLimit   // parsed --max-errors
-	policy                          runs.Policy  // what the journal flags ask
-	tables                          tableOptions // table.go
-	tr                              *tableRun
-	finished                        time.Time // when the run ended, for its summary (report.go)
+	errorLimit                      errorLimit     // parsed --max-errors
+	policy                          runs.Policy    // what the journal flags ask
+	tables                          tableOptions   // table.go
+	plan                            *endpoint.Plan // the input and outputs, checked (setupTables)
+	finished                        time.Time      // when the run ended, for its summary (report.go)
 
 	// --price-per-call (estimate.go): as given, whether given, and parsed
 	// by validate (nil without a price).

@@ -13,8 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/addrclean/addrclean/gazetteer"
-	sampledata "github.com/addrclean/addrclean/sample_data"
+	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/service"
 )
 
@@ -124,11 +123,11 @@ func cmdServe(ctx context.Context, args []string, s streams) error {
 	}
 
 	start := time.Now()
-	ix, err := loadReference(ctx, o.reference)
+	ix, err := runs.LoadReference(ctx, o.reference)
 	if err != nil {
 		return err
 	}
-	log.Info().Int("addresses", ix.Len()).Str("reference", referenceName(o.reference)).
+	log.Info().Int("addresses", ix.Len()).Str("reference", runs.ReferenceName(o.reference)).
 		Stringer("took", time.Since(start).Round(time.Millisecond)).Msg("reference loaded")
 
 	svc, err := service.New(ix, integrations, opts...)
@@ -209,42 +208,6 @@ func serveIntegrations(path string) (ins []service.Integration, dev bool, err er
 		return nil, false, err
 	}
 	return []service.Integration{in}, true, nil
-}
-
-// loadReference loads the reference file, or the bundled sample; its
-// error carries the exit code: interrupted when ctx ended the load (the
-// first Ctrl-C or SIGTERM), fatal otherwise.
-func loadReference(ctx context.Context, path string) (*gazetteer.Index, error) {
-	var ix *gazetteer.Index
-	var err error
-	if path == "" {
-		ix, err = gazetteer.Load(ctx, sampledata.Reference())
-		if err != nil {
-			err = fmt.Errorf("bundled sample reference: %w", err)
-		}
-	} else {
-		ix, err = gazetteer.LoadFile(ctx, path)
-	}
-	return ix, loadError(ctx, err)
-}
-
-// loadError gives err the exit code of a load that ctx ended, or the
-// fatal one.
-func loadError(ctx context.Context, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		return withCode(exitInterrupted, err)
-	}
-	return withCode(exitFatal, err)
-}
-
-func referenceName(path string) string {
-	if path == "" {
-		return "bundled sample"
-	}
-	return path
 }
 
 // readSecret reads a signing secret file; surrounding white space (a

@@ -21,7 +21,7 @@ func (o *runOptions) parseShard() error {
 		return usageErrorf("--shard %w: the part of N runners this one verifies, e.g. --shard 0/3, 1/3 and 2/3, or --shard $(JOB_COMPLETION_INDEX)/3 in a Kubernetes Indexed Job", err)
 	}
 	switch {
-	case !o.isTableSource():
+	case !o.plan.Info().Shardable:
 		return usageErrorf("--shard splits a database INPUT (--table or --query) between runners that upsert into the same --out-table: " +
 			"a file INPUT writes output files, which N runners cannot share")
 	case o.out != "" || o.review != "":

@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -29,7 +27,7 @@ func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st
 					ev = ev.Str(k, v)
 				}
 			}
-			if t := o.tableCounts(); len(t) > 0 {
+			if t := o.plan.TableCounts(); len(t) > 0 {
 				ev = ev.Interface("tables", t)
 			}
 		}
@@ -52,10 +50,10 @@ func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st
 	if st.RowsResumed > 0 {
 		fmt.Fprintf(&b, "  resumed     %d rows from the journal of the interrupted run, not sent again (their duplicates count as saved)\n", st.RowsResumed)
 	}
-	fmt.Fprintf(&b, "  actions     %s\n", counts(st.Actions, []string{"Accept", "Suggest", "Confirm", "Reject", "Error"}))
-	fmt.Fprintf(&b, "  match level %s\n", counts(st.MatchLevels, []string{"Building", "SubBuilding", "Street", "Locality", "Region", "None"}))
+	fmt.Fprintf(&b, "  actions     %s\n", runstats.Counts(st.Actions, []string{"Accept", "Suggest", "Confirm", "Reject", "Error"}))
+	fmt.Fprintf(&b, "  match level %s\n", runstats.Counts(st.MatchLevels, []string{"Building", "SubBuilding", "Street", "Locality", "Region", "None"}))
 	if len(st.Errors) > 0 {
-		fmt.Fprintf(&b, "  errors      %s\n", counts(st.Errors, nil))
+		fmt.Fprintf(&b, "  errors      %s\n", runstats.Counts(st.Errors, nil))
 	}
 	fmt.Fprintf(&b, "  calls %d (saved by deduplication %d, answered from the cache %d), retries %d, 429s %d, token refreshes %d, rate %.1f/s (limit %s)\n",
 		st.CallsMade, st.CallsSaved, st.CacheHits, st.Retries, st.RateLimited, st.TokenRefreshes, st.EffectiveRate, rateString(st.RateLimit))
@@ -73,33 +71,11 @@ func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st
 				fmt.Fprintf(&b, "  %-11s %s\n", l.name, l.v)
 			}
 		}
-		for _, t := range o.tableCounts() {
+		for _, t := range o.plan.TableCounts() {
 			fmt.Fprintf(&b, "  written     %s\n", t)
 		}
 	}
 	fmt.Fprint(w, b.String())
-}
-
-// counts prints a map in a fixed order of known keys, then any others sorted.
-func counts(m map[string]int64, order []string) string {
-	rank := func(k string) int {
-		if i := slices.Index(order, k); i >= 0 {
-			return i
-		}
-		return len(order)
-	}
-	keys := slices.Sorted(maps.Keys(m))
-	slices.SortStableFunc(keys, func(a, b string) int { return rank(a) - rank(b) })
-	var parts []string
-	for _, k := range keys {
-		if m[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
-		}
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // writeSummary writes --summary, if asked for, atomically.

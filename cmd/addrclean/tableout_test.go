@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,9 +16,7 @@ import (
 
 	"github.com/addrclean/addrclean/internal/pgtest"
 	"github.com/addrclean/addrclean/runstats"
-	"github.com/addrclean/addrclean/table"
 	"github.com/addrclean/addrclean/table/sqlite"
-	"github.com/addrclean/addrclean/table/tabletest"
 )
 
 // catalog is every relation of the database with its columns and types,
@@ -462,33 +459,6 @@ func TestRunTableDryRunNoOutput(t *testing.T) {
 	printSummary(&text, false, zerolog.Nop(), o, runstats.Stats{}, "table av", "", true)
 	if strings.Contains(text.String(), "review") {
 		t.Errorf("text summary with an empty review line:\n%s", text.String())
-	}
-}
-
-// TestPrepareTablesInterrupted: Ctrl-C during the checks and set-up of the
-// output tables is exit 130, and nothing was created.
-func TestPrepareTablesInterrupted(t *testing.T) {
-	for _, kind := range []string{"postgres", "sqlite"} {
-		t.Run(kind, func(t *testing.T) {
-			dbURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
-			if kind == "postgres" {
-				dbURL = pgtest.RequireDB(t)
-			}
-			u, err := table.ParseURL(dbURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			o := runOptions{tr: &tableRun{out: u, outName: table.Name{Table: "av"}, outDB: tabletest.Open(t, dbURL, false)}}
-			cancel()
-			err = o.prepareTables(ctx, "id", zerolog.Nop())
-			if code := exitCode(err); code != exitInterrupted {
-				t.Fatalf("exit %d (%v), want %d", code, err, exitInterrupted)
-			}
-			if _, err := tabletest.Open(t, dbURL, true).Columns(context.Background(), table.Name{Table: "av"}); !errors.Is(err, table.ErrNoTable) {
-				t.Fatalf("the out-table exists after an interrupted set-up (%v)", err)
-			}
-		})
 	}
 }
 

@@ -84,7 +84,7 @@ func cmdVerify(ctx context.Context, args []string, s streams) error {
 	}
 	vctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	resp, err := conn.client.Verify(vctx, api.Address{Lines: lines, City: city, Region: region, Country: country, Language: language})
+	resp, err := conn.Client.Verify(vctx, api.Address{Lines: lines, City: city, Region: region, Country: country, Language: language})
 	if err != nil {
 		if msg := describeFatal(err); msg != "" {
 			return withCode(exitFatal, fmt.Errorf("%s (%w)", msg, err))

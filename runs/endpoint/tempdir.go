@@ -1,4 +1,4 @@
-package runs
+package endpoint
 
 import (
 	"os"
@@ -14,7 +14,7 @@ import (
 // one killed run's are found and removed by the next such run.
 const systemAnchor = "addrclean-workbook"
 
-// InputTempDir makes the directory for the temporary files of a workbook
+// inputTempDir makes the directory for the temporary files of a workbook
 // input (readers.Options.TmpDir), where excelize unpacks a large sheet or
 // its shared strings: beside the first of outputs that is a file, named
 // like its temporary outputs, so that when the run is killed the next
@@ -23,7 +23,7 @@ const systemAnchor = "addrclean-workbook"
 // removed the abandoned ones of earlier runs there. It returns nil when
 // the input is not a workbook. The caller removes it once the input is
 // closed.
-func InputTempDir(input string, outputs []string) (*writers.TempDir, error) {
+func inputTempDir(input string, outputs []string) (*writers.TempDir, error) {
 	if !readers.IsWorkbook(input) {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package runs
+package endpoint
 
 import (
 	"os"
@@ -22,7 +22,7 @@ func TestInputTempDirWithoutFileOutputs(t *testing.T) {
 	if err := os.Mkdir(stale, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	live, err := InputTempDir("in.xlsx", []string{"", ""})
+	live, err := inputTempDir("in.xlsx", []string{"", ""})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestInputTempDirWithoutFileOutputs(t *testing.T) {
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Fatalf("the killed run's %s is still there (%v)", stale, err)
 	}
-	other, err := InputTempDir("in.xlsx", nil)
+	other, err := inputTempDir("in.xlsx", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestInputTempDirWithoutFileOutputs(t *testing.T) {
 	if _, err := os.Stat(live.Path()); err != nil {
 		t.Fatalf("a second run removed the live run's directory: %v", err)
 	}
-	if none, err := InputTempDir("in.csv", nil); none != nil || err != nil {
+	if none, err := inputTempDir("in.csv", nil); none != nil || err != nil {
 		t.Fatalf("a CSV input got a temporary directory %v (%v)", none, err)
 	}
 }

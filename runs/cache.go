@@ -1,0 +1,284 @@
+package runs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/addrclean/addrclean/cache"
+	"github.com/addrclean/addrclean/internal/samefile"
+	"github.com/addrclean/addrclean/pipeline"
+	"github.com/addrclean/addrclean/runs/endpoint"
+	sampledata "github.com/addrclean/addrclean/sample_data"
+	"github.com/addrclean/addrclean/table"
+)
+
+// Cache is the cache of --cache: an SQLite file (*cache.DB) or a
+// PostgreSQL database shared by runners (*cache.PG).
+type Cache interface {
+	// Path is the file, or the URL without its password.
+	Path() string
+	Stats(ttl time.Duration) (cache.Stats, error)
+	Prune(ttl time.Duration) (cache.Pruned, error)
+	Clear() (int64, error)
+	Close() error
+}
+
+// CacheOptions say how --cache is opened.
+type CacheOptions struct {
+	// Lease is how long a killed runner's claims hold in a shared cache.
+	Lease time.Duration
+	// MustExist: the housekeeping commands stop at a missing or damaged
+	// cache; a run (false) moves a damaged file aside, creates a missing one.
+	MustExist bool
+	// Timeout is how long to wait for another process's lock on the file.
+	Timeout time.Duration
+	// Now is the cache's clock (tests move it); nil is time.Now.
+	Now    func() time.Time
+	Logger zerolog.Logger
+}
+
+// OpenCache opens the cache of --cache: a file path (or sqlite:PATH), or a
+// postgres:// URL. A URL that cannot be read is a UsageError; a locked
+// file, or a database that cannot be reached, is fatal. A run (not
+// MustExist) moves a damaged file, or a bbolt one of an older addrclean,
+// aside and starts a new one, saying so on the log, and creates a
+// database's tables.
+func OpenCache(ctx context.Context, spec string, o CacheOptions) (Cache, error) {
+	if table.IsURL(spec) {
+		u, err := table.ParseURL(spec)
+		if err != nil {
+			return nil, usagef("--cache: %v", err)
+		}
+		if u.Scheme == "postgres" {
+			if u.HasPassword {
+				o.Logger.Warn().Msg(endpoint.PasswordWarning)
+			}
+			p, err := cache.OpenPG(ctx, u.Raw, u.Display, cache.PGOptions{Lease: o.Lease, MustExist: o.MustExist, Now: o.Now, Logger: o.Logger})
+			if errors.Is(err, cache.ErrBadURL) {
+				return nil, usagef("--cache: %v", err)
+			}
+			return p, err
+		}
+		spec = u.Path
+	}
+	return cache.Open(spec, o.fileOptions())
+}
+
+// RecreateCache replaces a cache file that cannot be read (cause, the
+// error of opening it) by a new, empty one (addrclean cache clear); a
+// cache named by a database URL is not replaced: cause is returned.
+func RecreateCache(spec string, o CacheOptions, cause error) (Cache, error) {
+	if table.IsURL(spec) {
+		return nil, cause
+	}
+	return cache.Recreate(spec, o.fileOptions())
+}
+
+func (o CacheOptions) fileOptions() cache.Options {
+	return cache.Options{Timeout: o.Timeout, MustExist: o.MustExist, Rebuild: !o.MustExist, Now: o.Now, Logger: o.Logger}
+}
+
+// CacheUse is --cache for the clash checks: its file (an SQLite one's,
+// for sqlite:PATH); a PostgreSQL one has none.
+func CacheUse(spec string) samefile.Use {
+	use := samefile.Use{Name: "--cache", Path: spec, Role: samefile.ReadWrite}
+	if table.IsURL(spec) {
+		use.Path = ""
+		if u, err := table.ParseURL(spec); err == nil && u.Scheme == "sqlite" {
+			use.Path = u.Path
+		}
+	}
+	return use
+}
+
+// IsSharedCache reports a cache shared in PostgreSQL.
+func IsSharedCache(spec string) bool {
+	u, err := table.ParseURL(spec)
+	return err == nil && u.Scheme == "postgres"
+}
+
+// Service is what answers a run: the live service at BaseURL with Key, or
+// (BaseURL "") the embedded one over Reference (the bundled sample when
+// empty), built as Version.
+type Service struct {
+	BaseURL string
+	// Key reads the API key when it is needed (nil: none), so that a
+	// command that needs none never fails on it.
+	Key       func() (api.Secret, error)
+	Reference string
+	Version   string
+}
+
+// key is the API key, "" without one.
+func (s Service) key() (api.Secret, error) {
+	if s.Key == nil {
+		return "", nil
+	}
+	return s.Key()
+}
+
+// ReferenceName names a reference file, or the bundled sample.
+func ReferenceName(path string) string {
+	if path == "" {
+		return "bundled sample"
+	}
+	return path
+}
+
+// Namespace is the namespace of the service's answers in a cache: the live
+// service and the SHA-256 of its key, or the embedded service's build and
+// reference.
+func (s Service) Namespace() (cache.Namespace, error) {
+	if s.BaseURL != "" {
+		key, err := s.key()
+		if err != nil {
+			return cache.Namespace{}, err
+		}
+		return cache.LiveNamespace(s.BaseURL, key), nil
+	}
+	if s.Reference == "" {
+		return cache.EmbeddedNamespace(ReferenceName(""), s.Version, bytes.NewReader(sampledata.ReferenceBytes()))
+	}
+	f, err := os.Open(s.Reference)
+	if err != nil {
+		return cache.Namespace{}, fmt.Errorf("--reference: %w", err)
+	}
+	defer f.Close()
+	return cache.EmbeddedNamespace(s.Reference, s.Version, f)
+}
+
+// CacheStore is the run's namespace of c for svc, answers younger than
+// ttl (nil without a cache). logCached reports what the run took from it
+// and gave to it, and the entries it could not use (damaged, a warning):
+// verified again.
+func CacheStore(c Cache, svc Service, ttl time.Duration, log zerolog.Logger) (_ pipeline.Cache, logCached func(hits int64), _ error) {
+	if c == nil {
+		return nil, func(int64) {}, nil
+	}
+	ns, err := svc.Namespace()
+	if err != nil {
+		return nil, nil, err
+	}
+	st, shared, err := store(c, ns, ttl)
+	if err != nil {
+		return nil, nil, err
+	}
+	cstore := &countingCache{runStore: st}
+	var pc pipeline.Cache = cstore
+	var waited, took func() int64
+	if shared != nil {
+		pc = sharedCountingCache{countingCache: cstore, release: shared.Release}
+		waited, took = shared.Waited, shared.TakenOver
+	}
+	log.Info().Str("cache", c.Path()).Str("namespace", ns.Label).Dur("cache_ttl", ttl).Msg("reusing answers from the cache")
+	return pc, func(hits int64) {
+		ev := log.Info().Str("cache", c.Path()).Str("namespace", ns.Label).Int64("cache_hits", hits).Int64("stored", cstore.puts.Load())
+		if waited != nil {
+			// Of the hits, those that another runner was paying for.
+			ev.Int64("waited_for_other_runners", waited()).Int64("claims_taken_over", took()).
+				Msgf("cache: %d answer(s) reused (%d waited for from another runner), %d stored; %d claim(s) of stopped runners taken over",
+					hits, waited(), cstore.puts.Load(), took())
+		} else {
+			ev.Msgf("cache: %d answer(s) reused, %d stored", hits, cstore.puts.Load())
+		}
+		if n := cstore.Damaged(); n > 0 {
+			log.Warn().Str("cache", c.Path()).Int64("damaged", n).
+				Msgf("cache: %d entries failed their checksum and were verified again; if this recurs, check the disk, or start afresh with 'addrclean cache clear --cache %s'", n, c.Path())
+		}
+	}, nil
+}
+
+// PeekCache is the namespace a dry run of svc reads from --cache spec,
+// read only: a cache that does not exist yet answers nothing and is not
+// created; a damaged one answers nothing (the run will move it aside); a
+// shared one is only looked at (no claim taken, no wait for another
+// runner). The caller calls close.
+func PeekCache(ctx context.Context, spec string, svc Service, ttl time.Duration, o CacheOptions) (_ pipeline.Cache, close func(), _ error) {
+	none := func() {}
+	o.MustExist = true
+	c, err := OpenCache(ctx, spec, o)
+	if errors.Is(err, cache.ErrNotExist) {
+		o.Logger.Info().Str("cache", spec).Msg("the cache does not exist yet: it answers nothing")
+		return nil, none, nil
+	}
+	if errors.Is(err, cache.ErrCorrupt) && !errors.Is(err, cache.ErrNotCache) {
+		o.Logger.Warn().Err(err).Str("cache", spec).
+			Msg("the cache is damaged: the run will move it aside and start an empty one, so it is counted as answering nothing")
+		return nil, none, nil
+	}
+	if err != nil {
+		return nil, none, err
+	}
+	close = func() { _ = c.Close() }
+	ns, err := svc.Namespace()
+	var st runStore
+	var shared *cache.PGStore
+	if err == nil {
+		st, shared, err = store(c, ns, ttl)
+	}
+	switch {
+	case err != nil:
+		close()
+		return nil, none, err
+	case shared != nil:
+		return shared.ReadOnly(), close, nil // no claim taken, no wait for another runner
+	}
+	return st, close, nil
+}
+
+// store is the namespace ns of c, with answers younger than ttl; shared is
+// the same store when c is shared by runners (nil for a file).
+func store(c Cache, ns cache.Namespace, ttl time.Duration) (_ runStore, shared *cache.PGStore, _ error) {
+	switch d := c.(type) {
+	case *cache.DB:
+		st, err := d.Store(ns, ttl)
+		return st, nil, err
+	case *cache.PG:
+		st, err := d.Store(ns, ttl)
+		return st, st, err
+	}
+	return nil, nil, fmt.Errorf("--cache %s: a cache of an unknown kind", c.Path())
+}
+
+// The cache wrapper of a run must keep the stored times of its answers:
+// they are the verified_at of table outputs.
+var _ pipeline.TimedCache = (*countingCache)(nil)
+
+// runStore is a namespace of either kind of cache.
+type runStore interface {
+	pipeline.TimedCache
+	Damaged() int64
+}
+
+// countingCache counts the answers a run stored, for its log line.
+type countingCache struct {
+	runStore
+	puts atomic.Int64
+}
+
+func (c *countingCache) Put(ctx context.Context, key string, resp *api.VerifyResponse) error {
+	if err := c.runStore.Put(ctx, key, resp); err != nil {
+		return err
+	}
+	c.puts.Add(1)
+	return nil
+}
+
+// sharedCountingCache is a countingCache over a shared cache: it keeps the
+// Release of pipeline.SharedCache.
+type sharedCountingCache struct {
+	*countingCache
+	release func(ctx context.Context, key string) error
+}
+
+func (c sharedCountingCache) Release(ctx context.Context, key string) error {
+	return c.release(ctx, key)
+}

@@ -1,0 +1,225 @@
+package endpoint
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+
+	"github.com/addrclean/addrclean/report"
+	"github.com/addrclean/addrclean/table"
+	"github.com/addrclean/addrclean/writers"
+)
+
+// tableSinks are the output tables of a run: --out-table and
+// --review-table, in --out-db or the input's database.
+type tableSinks struct {
+	u                *table.URL
+	flag             string // how clash checks name the database
+	outName, revName table.Name
+	spec             Spec
+	runTime          time.Time
+
+	db    table.Database
+	sinks []namedSink // opened, for their counts
+}
+
+// namedSink is a table output and how the summary names it.
+type namedSink struct {
+	name string
+	sink *table.Sink
+}
+
+// planTables checks the table outputs of spec; nil when there are none.
+func planTables(s Spec, src Source) (*tableSinks, error) {
+	in, isDB := src.(database)
+	named := s.OutTable != "" || s.ReviewTable != ""
+	if !isDB {
+		if !named {
+			if s.OutDB != "" {
+				return nil, usagef("--out-db names the database of --out-table and --review-table: give one of them")
+			}
+			return nil, nil
+		}
+		if s.OutDB == "" {
+			return nil, usagef("--out-table and --review-table with a file INPUT need --out-db DBURL")
+		}
+	}
+	t := &tableSinks{flag: "INPUT", spec: s, runTime: time.Now()}
+	if isDB {
+		t.u = in.URL()
+	}
+	if s.OutDB != "" {
+		u, err := table.ParseURL(s.OutDB)
+		if err != nil {
+			return nil, fatal(fmt.Errorf("--out-db: %w", err))
+		}
+		t.u, t.flag = u, "--out-db"
+	}
+	if s.LockTimeout <= 0 {
+		return nil, usagef("--lock-timeout %v: want a positive duration such as 10s", s.LockTimeout)
+	}
+	var err error
+	if s.OutTable != "" {
+		if t.outName, err = table.ParseName(s.OutTable); err != nil {
+			return nil, usagef("--out-table: %w", err)
+		}
+	}
+	if s.ReviewTable != "" {
+		if t.revName, err = table.ParseName(s.ReviewTable); err != nil {
+			return nil, usagef("--review-table: %w", err)
+		}
+	}
+	if s.OutTable != "" && t.outName == t.revName {
+		return nil, usagef("--out-table and --review-table are the same table %s", t.outName)
+	}
+	if isDB {
+		for _, n := range []table.Name{t.outName, t.revName} {
+			if n.Table != "" && in.IsTable(t.u, n) {
+				return nil, usagef("the output table %s is the input table: input tables are never written", n)
+			}
+		}
+	}
+	if !named {
+		return nil, nil
+	}
+	return t, nil
+}
+
+// connect opens the database of the output tables.
+func (t *tableSinks) connect(ctx context.Context) error {
+	db, err := table.Open(ctx, t.u, table.Options{LockTimeout: t.spec.LockTimeout})
+	if err != nil {
+		return TableError(err)
+	}
+	t.db = db
+	return nil
+}
+
+// outputs are the output tables, as the checks take them.
+func (t *tableSinks) outputs(idName string, keyType table.Type) []table.Output {
+	var outs []table.Output
+	for _, s := range []struct {
+		flag string
+		name table.Name
+		kind table.Kind
+	}{{"--out-table", t.outName, table.Enriched}, {"--review-table", t.revName, table.Review}} {
+		if s.name.Table != "" {
+			outs = append(outs, table.Output{Flag: s.flag, Name: s.name, Key: idName, KeyType: keyType,
+				Cols: table.Columns(s.kind, t.spec.MarkCached), Deletes: s.kind == table.Review})
+		}
+	}
+	return outs
+}
+
+func keyType(src Source, idName string) table.Type {
+	if in, ok := src.(database); ok {
+		return in.KeyType(idName)
+	}
+	return table.Text
+}
+
+// prepare checks the output tables and readies them: none may be a table
+// the input reads, under any spelling; each must be able to take what the
+// run writes (or be created); then the DDL runs in one transaction. A
+// refusal leaves every database as it was.
+func (t *tableSinks) prepare(ctx context.Context, src Source, idName string, log zerolog.Logger) error {
+	if idName == "" {
+		return usagef("--out-table and --review-table key their rows by the id column: give --id-col COLUMN")
+	}
+	outs := t.outputs(idName, keyType(src, idName))
+	if t.outName.Table != "" {
+		// The run's summary is kept beside the out-table (Record): checked
+		// and created with the others, never discovered at the end.
+		outs = append(outs, table.RunsOutput(t.outName))
+	}
+	if in, ok := src.(database); ok {
+		if err := table.CheckNotInput(ctx, in.Reads(idName), t.db, outs); err != nil {
+			return setupError(ctx, err)
+		}
+	}
+	if err := table.Prepare(ctx, t.db, outs); err != nil {
+		return setupError(ctx, err)
+	}
+	log.Debug().Int("tables", len(outs)).Msg("output tables checked and ready")
+	return nil
+}
+
+// open opens a sink per output table.
+func (t *tableSinks) open(ctx context.Context, src Source, header []string, idName string, log zerolog.Logger) ([]writers.Writer, error) {
+	kt := keyType(src, idName)
+	var outs []writers.Writer
+	for _, out := range t.outputs(idName, kt) {
+		kind := table.Enriched
+		if out.Deletes {
+			kind = table.Review
+		}
+		shown := "table " + out.Name.String()
+		w, err := table.NewSink(ctx, t.db, out.Name, shown, table.SinkOptions{
+			Kind: kind, Key: idName, KeyType: kt, KeyIndex: slices.Index(header, idName), MarkCached: t.spec.MarkCached,
+			RunTime: t.runTime, Logger: log, BatchRows: t.spec.BatchRows,
+		})
+		if err != nil {
+			for _, w := range outs {
+				_ = w.Abort()
+			}
+			return nil, setupError(ctx, err)
+		}
+		outs = append(outs, w)
+		t.sinks = append(t.sinks, namedSink{name: shown, sink: w})
+	}
+	return outs, nil
+}
+
+// shown joins a file output and a table for the summary.
+func (t *tableSinks) shown(file string, n table.Name) string {
+	var parts []string
+	if file != "" {
+		parts = append(parts, file)
+	}
+	if n.Table != "" {
+		parts = append(parts, "table "+n.String()+" in "+t.u.Display)
+	}
+	return strings.Join(parts, " and ")
+}
+
+// counts are the counts of the table sinks, once closed.
+func (t *tableSinks) counts() []report.TableCounts {
+	var out []report.TableCounts
+	for _, s := range t.sinks {
+		c := s.sink.Counts()
+		out = append(out, report.TableCounts{Table: s.name, Inserted: c.Inserted, Updated: c.Updated, Unchanged: c.Unchanged, Deleted: c.Deleted})
+	}
+	return out
+}
+
+// record keeps the run's summary in the runs table next to the
+// out-table (table.RunsName). The outputs are written by now: a failure
+// is logged and leaves the run's outcome as it was.
+func (t *tableSinks) record(ctx context.Context, src Source, sum *report.Summary, log zerolog.Logger) {
+	if t.outName.Table == "" || t.db == nil {
+		return
+	}
+	rn := table.RunsName(t.outName)
+	// The input is never written: a runs table that is the input table
+	// (or the review table) under another role is left alone.
+	if in, ok := src.(database); rn == t.revName || (ok && in.IsTable(t.u, rn)) {
+		log.Warn().Str("runs_table", rn.String()).Msg("the runs table would be the input or review table: the run's summary is not recorded")
+		return
+	}
+	b, err := json.Marshal(sum)
+	if err == nil {
+		err = table.RecordRun(context.WithoutCancel(ctx), t.db, t.outName,
+			table.Run{ID: uuid.NewString(), Started: sum.Started, Finished: sum.Finished, Summary: b})
+	}
+	if err != nil {
+		log.Error().Err(err).Str("runs_table", rn.String()).Msg("recording the run's summary")
+		return
+	}
+	log.Debug().Str("runs_table", rn.String()).Msg("run recorded")
+}
