@@ -93,6 +93,7 @@ type DB struct {
 	f     *sqlitefile.File
 	batch *sqlitefile.Batch[entry]
 	get   *sql.Stmt
+	has   *sql.Stmt // Has's query, prepared when first used
 	path  string
 	now   func() time.Time
 	log   zerolog.Logger
@@ -226,8 +227,10 @@ func (d *DB) Close() error {
 	if d.Failed() != nil {
 		err = nil // said already; Close must not fail the run for it
 	}
-	if d.get != nil {
-		_ = d.get.Close()
+	for _, st := range []*sql.Stmt{d.get, d.has} {
+		if st != nil {
+			_ = st.Close()
+		}
 	}
 	if d.f.Replaced() {
 		d.log.Warn().Str("cache", d.path).Msgf("cache %s was deleted or replaced during the run: the answers stored since are lost", d.path)

@@ -107,7 +107,11 @@ func (o *runOptions) estimateRun(ctx context.Context, ropts readers.Options, spe
 	if embedded && !o.rateSet {
 		rate = 0 // as the run: the embedded service has no quota
 	}
-	fig := estimate.New(x.Estimate(), rate, o.burst, price)
+	est, err := x.Estimate(ctx)
+	if err != nil {
+		return withCode(exitFatal, err)
+	}
+	fig := estimate.New(est, rate, o.burst, price)
 	if err := rep.Print(s.out); err != nil {
 		return err
 	}
