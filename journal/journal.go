@@ -121,6 +121,10 @@ type Entry struct {
 	Key uint64
 	// Response is the answer; nil for a refused row.
 	Response *api.VerifyResponse
+	// Answer, when not nil, is Response as api.AppendVerifyResponse
+	// encodes it, which Record then stores instead of encoding Response
+	// again. Lookup leaves it nil.
+	Answer []byte
 	// Err and Kind are the reason and kind of a row the service refused.
 	Err, Kind string
 	// FromCache is true when the answer came from the persistent cache.
@@ -573,7 +577,11 @@ func encodeRecord(e Entry) record {
 		r.flags |= flagCached
 	}
 	if e.Response != nil {
-		r.answer = sql.NullString{String: string(api.AppendVerifyResponse(make([]byte, 0, 2048), e.Response)), Valid: true}
+		answer := e.Answer
+		if answer == nil {
+			answer = api.AppendVerifyResponse(make([]byte, 0, 2048), e.Response)
+		}
+		r.answer = sql.NullString{String: string(answer), Valid: true}
 	} else {
 		r.flags |= flagRefused
 		r.kind = sql.NullString{String: e.Kind, Valid: true}

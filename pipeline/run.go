@@ -348,6 +348,19 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 				}
 				continue
 			}
+			// So does one the local cache answers: looked up here, a hit
+			// costs no worker's goroutine (a shared cache's lookup may wait
+			// for another runner: that is a worker's).
+			if _, shared := r.cfg.Cache.(SharedCache); r.cfg.Cache != nil && !shared {
+				if v, done := r.fromCache(key, row.Num); done {
+					r.dedup.finish(key, f, v)
+					s <- r.finishRow(base, key, v, v.fromCache, true)
+					if v.skipped {
+						return false, nil
+					}
+					continue
+				}
+			}
 			// Go blocks while every worker is busy; that, with the queue's
 			// capacity, is the backpressure that bounds memory.
 			g.Go(func() error {
@@ -491,7 +504,7 @@ func (r *runner) replay(row int, key string) (verdict, bool, error) {
 func (r *runner) lead(base writers.Result, addr api.Address, key string, f *flight) outcome {
 	v := verdict{skipped: true}
 	if r.runCtx.Err() == nil {
-		v = r.lookup(key, addr, base.Row, base.ID)
+		v = r.encode(r.lookup(key, addr, base.Row, base.ID))
 	}
 	if !v.fromCache && !v.skipped {
 		serviceFault := v.kind == runstats.ErrKindTransient || v.kind == runstats.ErrKindRateLimited
@@ -505,7 +518,13 @@ func (r *runner) lead(base writers.Result, addr api.Address, key string, f *flig
 	// between is verified again by the resumed run, not answered from the
 	// cache, so that its av_cached stays what an uninterrupted run writes.
 	if c := r.cfg.Cache; c != nil && v.resp != nil && !v.fromCache {
-		if err := c.Put(r.callCtx, key, v.resp); err != nil {
+		var err error
+		if ec, ok := c.(EncodedCache); ok && v.answer != nil {
+			err = ec.PutEncoded(r.callCtx, key, v.answer)
+		} else {
+			err = c.Put(r.callCtx, key, v.resp)
+		}
+		if err != nil {
 			r.stop(fmt.Errorf("pipeline: row %d: writing the cache: %w", base.Row, err))
 		}
 	} else if sc, ok := c.(SharedCache); ok && !v.fromCache {
@@ -529,7 +548,7 @@ func (r *runner) finishRow(base writers.Result, key string, v verdict, cached, r
 		o.res.VerifiedAt = v.at
 	}
 	if record && r.cfg.Journal != nil && !v.skipped && (v.resp != nil || v.kind == runstats.ErrKindPermanent) {
-		err := r.cfg.Journal.Record(journal.Entry{Row: base.Row, Key: keyHash(key), Response: v.resp,
+		err := r.cfg.Journal.Record(journal.Entry{Row: base.Row, Key: keyHash(key), Response: v.resp, Answer: v.answer,
 			Err: v.reason, Kind: v.kind, FromCache: v.fromCache})
 		if err != nil {
 			// Every row recording after a failed write gets the error: name
@@ -540,18 +559,39 @@ func (r *runner) finishRow(base writers.Result, key string, v verdict, cached, r
 	return o
 }
 
-// lookup answers a distinct address from the cross-run cache, or verifies
-// it. A cache error stops the run: a broken cache must not silently become a
-// second bill.
-func (r *runner) lookup(key string, addr api.Address, row int, id string) verdict {
-	c := r.cfg.Cache
-	if c == nil {
-		return r.verify(addr, row, id)
+// encode sets v.answer, once, when something will store the answer: the
+// journal, the cache or the dedup's spill.
+func (r *runner) encode(v verdict) verdict {
+	if v.resp != nil && v.answer == nil && (r.cfg.Journal != nil || r.cfg.Cache != nil || r.dedup.spill != nil) {
+		v.answer = api.AppendVerifyResponse(nil, v.resp)
 	}
-	var resp *api.VerifyResponse
-	var at time.Time
-	var ok bool
-	var err error
+	return v
+}
+
+// lookup answers a distinct address from a shared cache, or verifies it (a
+// local cache was asked by the feeder).
+func (r *runner) lookup(key string, addr api.Address, row int, id string) verdict {
+	if _, shared := r.cfg.Cache.(SharedCache); shared {
+		if v, done := r.fromCache(key, row); done {
+			return v
+		}
+	}
+	return r.verify(addr, row, id)
+}
+
+// fromCache looks a leading row's address up in the cross-run cache: done
+// with its answer, or done with a skipped verdict when the cache failed (a
+// broken cache must not silently become a second bill: the run stops), or
+// not done (a miss).
+func (r *runner) fromCache(key string, row int) (v verdict, done bool) {
+	c := r.cfg.Cache
+	var (
+		resp   *api.VerifyResponse
+		answer []byte
+		at     time.Time
+		ok     bool
+		err    error
+	)
 	// A shared cache's Get may wait for another runner's answer: that wait
 	// ends with the run, not with the grace of the calls in flight; the row
 	// is then not finished, as if never started.
@@ -560,21 +600,24 @@ func (r *runner) lookup(key string, addr api.Address, row int, id string) verdic
 	if shared {
 		gctx = r.runCtx
 	}
-	if tc, timed := c.(TimedCache); timed {
+	switch tc := c.(type) {
+	case EncodedCache:
+		resp, answer, at, ok, err = tc.GetEncoded(gctx, key)
+	case TimedCache:
 		resp, at, ok, err = tc.GetAt(gctx, key)
-	} else {
+	default:
 		resp, ok, err = c.Get(gctx, key)
 	}
 	if err != nil && shared && gctx.Err() != nil {
-		return verdict{skipped: true}
+		return verdict{skipped: true}, true
 	}
 	if err != nil {
 		r.stop(fmt.Errorf("pipeline: row %d: reading the cache: %w", row, err))
-		return verdict{skipped: true}
+		return verdict{skipped: true}, true
 	}
 	if ok && resp != nil {
 		r.cacheHits.Add(1)
-		return verdict{resp: resp, fromCache: true, at: at}
+		return verdict{resp: resp, fromCache: true, at: at, answer: answer}, true
 	}
-	return r.verify(addr, row, id)
+	return verdict{}, false
 }
