@@ -64,7 +64,9 @@ type recJournal struct {
 	entries map[int]journal.Entry
 }
 
-func (j *recJournal) Lookup(int, uint64) (journal.Entry, bool, error) { return journal.Entry{}, false, nil }
+func (j *recJournal) Lookup(int, uint64) (journal.Entry, bool, error) {
+	return journal.Entry{}, false, nil
+}
 
 func (j *recJournal) Record(e journal.Entry) error {
 	j.mu.Lock()

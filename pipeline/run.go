@@ -111,8 +111,19 @@ func Run(ctx context.Context, cfg Config) (runstats.Stats, error) {
 		Dur("timeout", cfg.Timeout).Dur("max_wait", cfg.MaxWait).Float64("rate", cfg.Limiter.Configured()).
 		Msg("pipeline starting")
 	queue := make(chan slot, cfg.Window)
+	// The workers live as long as the run: a goroutine per row would grow
+	// a new stack for every call (the client's and SQLite's frames are
+	// deep), a tenth of a live run's CPU.
+	jobs := make(chan job)
 	var g errgroup.Group
-	g.SetLimit(cfg.Workers)
+	for range cfg.Workers {
+		g.Go(func() error {
+			for j := range jobs {
+				j.s <- r.lead(j.base, j.addr, j.key, j.f)
+			}
+			return nil
+		})
+	}
 	var (
 		all     bool // the input (or Limit) was exhausted
 		readErr error
@@ -120,7 +131,8 @@ func Run(ctx context.Context, cfg Config) (runstats.Stats, error) {
 	fed := make(chan struct{})
 	go func() {
 		defer close(fed)
-		all, readErr = r.feed(queue, &g)
+		defer close(jobs)
+		all, readErr = r.feed(queue, jobs)
 	}()
 
 	st, gap := r.drain(ctx, queue)
@@ -264,7 +276,7 @@ func errorKinds(kinds map[string]int64) string {
 // row to a worker. It runs outside the worker group so that it never takes
 // a worker's place, and checks the context on every send. It closes queue.
 // all reports that every row was queued (the input or Limit ran out).
-func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error) {
+func (r *runner) feed(queue chan<- slot, jobs chan<- job) (all bool, err error) {
 	defer close(queue)
 	ctx := r.runCtx
 	for {
@@ -361,14 +373,27 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 					continue
 				}
 			}
-			// Go blocks while every worker is busy; that, with the queue's
-			// capacity, is the backpressure that bounds memory.
-			g.Go(func() error {
+			// The send blocks while every worker is busy; that, with the
+			// queue's capacity, is the backpressure that bounds memory.
+			select {
+			case jobs <- job{s: s, base: base, addr: addr, key: key, f: f}:
+			case <-ctx.Done():
+				// Stopped while every worker was busy: lead finishes the
+				// row as not started, as a worker would.
 				s <- r.lead(base, addr, key, f)
-				return nil
-			})
+			}
 		}
 	}
+}
+
+// job is a leading row for a worker: verify its address, and put its
+// outcome in its slot.
+type job struct {
+	s    slot
+	base writers.Result
+	addr api.Address
+	key  string
+	f    *flight
 }
 
 // drain writes outcomes in input order until the queue is closed. After the
