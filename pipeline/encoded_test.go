@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -148,4 +149,29 @@ func TestCacheHitsTakeNoWorker(t *testing.T) {
 			t.Fatalf("hits %d, calls %d, rows %d", st.CacheHits, st.CallsMade, len(w.results))
 		}
 	})
+}
+
+// TestWorkersLiveAsLongAsTheRun: the calls are made by Workers goroutines,
+// not by a new goroutine per row (whose stack grows again each time).
+func TestWorkersLiveAsLongAsTheRun(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		seen = map[string]bool{}
+	)
+	v := &fakeVerifier{fn: func(_ context.Context, a api.Address, _ int64) (*api.VerifyResponse, error) {
+		buf := make([]byte, 64)
+		id, _, _ := bytes.Cut(buf[:runtime.Stack(buf, false)], []byte(" ["))
+		mu.Lock()
+		seen[string(id)] = true
+		mu.Unlock()
+		return answer(a, api.ActionAccept), nil
+	}}
+	st, err := Run(testCtx(t), Config{Source: &genSource{n: 200, cells: distinct}, Mapper: cellMapper,
+		Verifier: v, Workers: 3}.with(&memWriter{}))
+	if err != nil || st.CallsMade != 200 {
+		t.Fatalf("%d calls, %v", st.CallsMade, err)
+	}
+	if len(seen) > 3 {
+		t.Errorf("the calls were made by %d goroutines, want at most the 3 workers", len(seen))
+	}
 }
