@@ -93,7 +93,7 @@ type DB struct {
 	f     *sqlitefile.File
 	batch *sqlitefile.Batch[entry]
 	get   *sql.Stmt
-	has   *sql.Stmt // Has's query, prepared when first used
+	has   map[int]*sql.Stmt // the query of many keys, by their number, prepared when first used
 	path  string
 	now   func() time.Time
 	log   zerolog.Logger
@@ -162,7 +162,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &DB{f: f, path: path, now: opts.Now, log: opts.Logger}
+	d := &DB{f: f, path: path, now: opts.Now, log: opts.Logger, has: map[int]*sql.Stmt{}}
 	err = f.Do(context.Background(), func(c *sql.Conn) error {
 		var err error
 		d.get, err = c.PrepareContext(context.Background(), "SELECT obtained_ms, answer, crc FROM cache_answers WHERE namespace = ? AND key = ?")
@@ -228,10 +228,11 @@ func (d *DB) Close() error {
 	if d.Failed() != nil {
 		err = nil // said already; Close must not fail the run for it
 	}
-	for _, st := range []*sql.Stmt{d.get, d.has} {
-		if st != nil {
-			_ = st.Close()
-		}
+	if d.get != nil {
+		_ = d.get.Close()
+	}
+	for _, st := range d.has {
+		_ = st.Close()
 	}
 	if d.f.Replaced() {
 		d.log.Warn().Str("cache", d.path).Msgf("cache %s was deleted or replaced during the run: the answers stored since are lost", d.path)

@@ -3,9 +3,12 @@ package cache
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/addrclean/addrclean/api"
 )
 
 // hasBatch is how many keys Has asks about in one query. One query per key
@@ -23,46 +26,116 @@ const hasBatch = 256
 // file that fails to read makes the cache fail (DB.Failed) and every key a
 // miss, as Get does. Only a cancelled ctx is an error.
 func (s *Store) Has(ctx context.Context, keys []string) ([]bool, error) {
-	d := s.d
 	found := make([]bool, len(keys))
+	err := s.many(ctx, keys, func(is []int, _ int64, _ []byte) bool {
+		for _, i := range is {
+			found[i] = true
+		}
+		return true
+	})
+	switch {
+	case errors.Is(err, errFailed):
+		clear(found)
+	case err != nil:
+		return nil, err
+	}
+	return found, nil
+}
+
+// GetMany looks keys up as GetEncoded does, hasBatch per query, and calls
+// fn for each key found with its position in keys. A run's feeder asks it
+// about the leading rows that come together.
+func (s *Store) GetMany(ctx context.Context, keys []string, fn func(i int, resp *api.VerifyResponse, answer []byte, at time.Time)) error {
+	type hit struct {
+		resp   *api.VerifyResponse
+		answer []byte
+		at     int64
+	}
+	hits := make([]hit, len(keys))
+	err := s.many(ctx, keys, func(is []int, at int64, answer []byte) bool {
+		// Past the checksum an answer that does not decode was written
+		// so (a bug): a miss, like a damaged one.
+		resp, err := api.DecodeVerifyResponse(answer)
+		if err != nil || resp == nil {
+			s.miss()
+			return false
+		}
+		for _, i := range is {
+			hits[i] = hit{resp, answer, at}
+		}
+		return true
+	})
+	switch {
+	case errors.Is(err, errFailed):
+		return nil
+	case err != nil:
+		return err
+	}
+	for i, h := range hits {
+		if h.resp != nil {
+			fn(i, h.resp, h.answer, time.UnixMilli(h.at))
+		}
+	}
+	return nil
+}
+
+// errFailed is many's error when the file failed under it: every key is a
+// miss then.
+var errFailed = errors.New("the cache failed")
+
+// many looks keys up, hasBatch per query, and calls use with the positions
+// in keys of each entry that passes its checksum and is within the time to
+// live, its time and its answer: first those queued for their commit, then
+// those in the file. use reports whether it took the entry. A damaged entry
+// is counted (Damaged); a file that fails to read makes the cache fail and
+// takes nothing back: every key is a miss then, as for Get. Only a
+// cancelled ctx is an error.
+func (s *Store) many(ctx context.Context, keys []string, use func(is []int, at int64, answer []byte) bool) error {
+	d := s.d
 	if d.Failed() != nil {
-		return found, nil
+		return nil
 	}
 	want := entryKeys(keys)
-	// Answers queued for their batch's commit are not in the file yet.
+	take := func(k string, at int64, answer []byte, crc int64) {
+		if is, ok := want[k]; ok && s.fresh(k, at, answer, crc) && use(is, at, answer) {
+			delete(want, k) // taken: a later row of it (the file's, older) is not
+		}
+	}
+	// Answers queued for their batch's commit are not in the file yet;
+	// looked at first, they are in one or the other.
 	d.batch.Pending(func(es []entry) {
 		for _, e := range es {
-			if is, ok := want[e.key]; ok && e.ns == s.ns && s.fresh(e.key, e.at, e.answer, int64(checksum(e.ns, e.key, e.at, e.answer))) {
-				for _, i := range is {
-					found[i] = true
-				}
+			if e.ns == s.ns {
+				take(e.key, e.at, e.answer, int64(checksum(e.ns, e.key, e.at, e.answer)))
 			}
 		}
 	})
 	err := forChunks(want, func(chunk []any) error {
 		return d.f.Do(ctx, func(c *sql.Conn) error {
-			if d.has == nil {
+			st := d.has[len(chunk)]
+			if st == nil {
 				var err error
-				if d.has, err = c.PrepareContext(ctx, hasSQL("?", hasBatch)); err != nil {
+				if st, err = c.PrepareContext(ctx, hasSQL("?", len(chunk))); err != nil {
 					return err
 				}
+				d.has[len(chunk)] = st
 			}
-			rows, err := d.has.QueryContext(ctx, append([]any{s.ns}, chunk...)...)
+			rows, err := st.QueryContext(ctx, append([]any{s.ns}, chunk...)...)
 			if err != nil {
 				return err
 			}
 			defer rows.Close()
-			return scanHas(rows, want, found, s.fresh)
+			return scanMany(rows, take)
 		})
 	})
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return nil, ctx.Err()
+		return ctx.Err()
 	case err != nil:
 		d.fail(fmt.Errorf("%w (read)", err))
-		clear(found)
+		return errFailed
 	}
-	return found, nil
+	return nil
 }
 
 // hasSQL is Has's query for n keys, with placeholders $1... (PostgreSQL) or
@@ -99,8 +172,9 @@ func entryKeys(keys []string) map[string][]int {
 }
 
 // forChunks calls fn with the stored keys of want, hasBatch at a time. The
-// last chunk is filled up by repeating its last key, so that one prepared
-// statement serves every chunk.
+// last chunk is filled up to a power of two by repeating its last key, so
+// that a few prepared statements serve every chunk, and a lookup of a few
+// keys is not a query of hasBatch.
 func forChunks(want map[string][]int, fn func(chunk []any) error) error {
 	chunk := make([]any, 0, hasBatch)
 	for k := range want {
@@ -114,7 +188,11 @@ func forChunks(want map[string][]int, fn func(chunk []any) error) error {
 	if len(chunk) == 0 {
 		return nil
 	}
-	for last := chunk[len(chunk)-1]; len(chunk) < hasBatch; {
+	size := 1
+	for size < len(chunk) {
+		size *= 2
+	}
+	for last := chunk[len(chunk)-1]; len(chunk) < size; {
 		chunk = append(chunk, last)
 	}
 	return fn(chunk)
@@ -127,9 +205,8 @@ type scanner interface {
 	Err() error
 }
 
-// scanHas marks in found the positions of the keys of rows (key,
-// obtained_ms, answer, crc) whose entry is valid and fresh (fresh).
-func scanHas(rows scanner, want map[string][]int, found []bool, fresh func(k string, at int64, answer []byte, crc int64) bool) error {
+// scanMany calls take with each row (key, obtained_ms, answer, crc).
+func scanMany(rows scanner, take func(k string, at int64, answer []byte, crc int64)) error {
 	for rows.Next() {
 		var (
 			k       string
@@ -139,11 +216,7 @@ func scanHas(rows scanner, want map[string][]int, found []bool, fresh func(k str
 		if err := rows.Scan(&k, &at, &body, &crc); err != nil {
 			return err
 		}
-		if fresh(k, at, body, crc) {
-			for _, i := range want[k] {
-				found[i] = true
-			}
-		}
+		take(k, at, body, crc)
 	}
 	return rows.Err()
 }
@@ -176,12 +249,18 @@ func (r PGPeek) Has(ctx context.Context, keys []string) ([]bool, error) {
 	found := make([]bool, len(keys))
 	want := entryKeys(keys)
 	err := forChunks(want, func(chunk []any) error {
-		rows, err := s.p.pool.Query(ctx, hasSQL("$", hasBatch), append([]any{s.ns}, chunk...)...)
+		rows, err := s.p.pool.Query(ctx, hasSQL("$", len(chunk)), append([]any{s.ns}, chunk...)...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		return scanHas(rows, want, found, s.fresh)
+		return scanMany(rows, func(k string, at int64, answer []byte, crc int64) {
+			if s.fresh(k, at, answer, crc) {
+				for _, i := range want[k] {
+					found[i] = true
+				}
+			}
+		})
 	})
 	if err != nil {
 		if ctx.Err() != nil {

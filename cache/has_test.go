@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/addrclean/addrclean/api"
 	"time"
 )
 
@@ -19,8 +21,8 @@ func hasKeys(n int) []string {
 	return append(keys, keys[3], "not stored")
 }
 
-// TestHasIsGet: Has answers, for more keys than one query takes, what Get
-// answers one key at a time: answers committed and still queued, expired
+// TestHasIsGet: Has and GetMany answer, for more keys than one query
+// takes, what GetEncoded answers one key at a time: answers committed and still queued, expired
 // ones, a damaged one, another namespace's, a key asked twice.
 func TestHasIsGet(t *testing.T) {
 	c := newClock()
@@ -64,16 +66,33 @@ func TestHasIsGet(t *testing.T) {
 		t.Fatal(err)
 	}
 	damaged := s.Damaged()
+	many := make([]string, len(keys))
+	err = s.GetMany(context.Background(), keys, func(i int, resp *api.VerifyResponse, answer []byte, at time.Time) {
+		many[i] = fmt.Sprint(resp.Address.ID, string(answer), at.UnixMilli())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var want []bool
-	for _, k := range keys {
-		_, ok := mustGet(t, s, k)
+	for i, k := range keys {
+		resp, answer, at, ok, err := s.GetEncoded(context.Background(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
 		want = append(want, ok)
+		one := ""
+		if ok {
+			one = fmt.Sprint(resp.Address.ID, string(answer), at.UnixMilli())
+		}
+		if many[i] != one {
+			t.Errorf("key %d: GetMany %q, GetEncoded %q", i, many[i], one)
+		}
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Has = %v\nGet = %v", got, want)
 	}
-	if damaged != 1 {
-		t.Errorf("Has counted %d damaged, want 1", damaged)
+	if damaged != 1 || s.Damaged() != 3 {
+		t.Errorf("Has counted %d damaged, GetMany and GetEncoded %d more, want 1 each", damaged, s.Damaged()-damaged)
 	}
 	if n := len(slices.DeleteFunc(slices.Clone(want), func(b bool) bool { return !b })); n == 0 || n == len(keys) {
 		t.Errorf("%d of %d keys found: the case proves nothing", n, len(keys))

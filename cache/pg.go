@@ -546,6 +546,21 @@ func (s *PGStore) GetEncoded(ctx context.Context, key string) (*api.VerifyRespon
 	return resp, nil, at, ok, err
 }
 
+// GetMany is GetEncoded of each of keys in turn, calling fn for those
+// found: each may claim its key and wait for another runner, as Get does.
+func (s *PGStore) GetMany(ctx context.Context, keys []string, fn func(i int, resp *api.VerifyResponse, answer []byte, at time.Time)) error {
+	for i, k := range keys {
+		resp, answer, at, ok, err := s.GetEncoded(ctx, k)
+		if err != nil {
+			return err
+		}
+		if ok {
+			fn(i, resp, answer, at)
+		}
+	}
+	return nil
+}
+
 // PutEncoded is Put of an answer encoded by api.AppendVerifyResponse.
 func (s *PGStore) PutEncoded(ctx context.Context, key string, body []byte) error {
 	if len(body) == 0 || s.p.Failed() != nil {

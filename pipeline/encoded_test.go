@@ -120,10 +120,11 @@ func TestAnswersEncodedOnce(t *testing.T) {
 	}
 }
 
-// TestCacheHitsTakeNoWorker: the feeder asks a local cache, so its hits are
-// answered while every worker waits for the service. The one worker here
-// waits, for row 1, until the cache has been asked about the last row:
-// with the lookups in the workers, that never happens.
+// TestCacheHitsTakeNoWorker: a stage before the workers asks a local
+// cache, so its hits are answered while every worker waits for the
+// service. The one worker here waits, for row 1, until the cache has been
+// asked about the last row: with the lookups in the workers, that never
+// happens.
 func TestCacheHitsTakeNoWorker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 20
@@ -173,5 +174,61 @@ func TestWorkersLiveAsLongAsTheRun(t *testing.T) {
 	}
 	if len(seen) > 3 {
 		t.Errorf("the calls were made by %d goroutines, want at most the 3 workers", len(seen))
+	}
+}
+
+// batchCache is an encodedCache that is a BatchCache, keeping the size of
+// each GetMany; before the first returns, it waits for release.
+type batchCache struct {
+	*encodedCache
+	release chan struct{}
+	sizes   []int
+}
+
+func (c *batchCache) GetMany(ctx context.Context, keys []string, fn func(int, *api.VerifyResponse, []byte, time.Time)) error {
+	if len(c.sizes) == 0 {
+		<-c.release
+	}
+	c.sizes = append(c.sizes, len(keys))
+	for i, k := range keys {
+		if resp, answer, at, ok, err := c.GetEncoded(ctx, k); err != nil {
+			return err
+		} else if ok {
+			fn(i, resp, answer, at)
+		}
+	}
+	return nil
+}
+
+// TestCacheLookupsBatched: the leading rows that wait for the cache while
+// it answers are asked about together, lookBatch at most; the misses among
+// them go to the workers. The first lookup is held until the feeder has
+// read the row after those that fill the cache stage's channel.
+func TestCacheLookupsBatched(t *testing.T) {
+	const n = 300
+	c := &batchCache{encodedCache: storedCache(n, func(row int) bool { return row%10 != 0 }), release: make(chan struct{})}
+	cells := func(i int) []string {
+		if i == lookBatch+2 {
+			close(c.release)
+		}
+		return distinct(i)
+	}
+	w := &memWriter{}
+	st, err := Run(testCtx(t), Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper,
+		Verifier: &fakeVerifier{}, Cache: c, Workers: 2}.with(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.CacheHits != n-n/10 || st.CallsMade != n/10 || len(w.results) != n {
+		t.Fatalf("hits %d, calls %d, rows %d", st.CacheHits, st.CallsMade, len(w.results))
+	}
+	// When the first lookup returns, rows 1 to lookBatch+1 have been
+	// handed to the stage: the first two lookups take them all.
+	sum, most := 0, 0
+	for _, s := range c.sizes {
+		sum, most = sum+s, max(most, s)
+	}
+	if len(c.sizes) < 2 || c.sizes[0]+c.sizes[1] < lookBatch+1 || most > lookBatch || sum != n {
+		t.Errorf("GetMany asked about %v keys (%d in all), want the first two %d or more, none over %d, %d in all", c.sizes, sum, lookBatch+1, lookBatch, n)
 	}
 }

@@ -128,15 +128,33 @@ func Run(ctx context.Context, cfg Config) (runstats.Stats, error) {
 		all     bool // the input (or Limit) was exhausted
 		readErr error
 	)
+	// A local cache is asked by a stage of its own between the feeder and
+	// the workers, about the leading rows that come together at once: a
+	// hit needs no worker, and one query serves many rows. (A shared
+	// cache's lookup may wait for another runner: the workers ask it.)
+	out := jobs
+	looked := make(chan struct{})
+	if _, shared := cfg.Cache.(SharedCache); cfg.Cache != nil && !shared {
+		looks := make(chan job, lookBatch)
+		out = looks
+		go func() {
+			defer close(looked)
+			defer close(jobs)
+			r.look(looks, jobs)
+		}()
+	} else {
+		close(looked)
+	}
 	fed := make(chan struct{})
 	go func() {
 		defer close(fed)
-		defer close(jobs)
-		all, readErr = r.feed(queue, jobs)
+		defer close(out)
+		all, readErr = r.feed(queue, out)
 	}()
 
 	st, gap := r.drain(ctx, queue)
 	<-fed
+	<-looked
 	_ = g.Wait() // workers return nil: row failures are data
 	r.followers.Wait()
 
@@ -360,19 +378,6 @@ func (r *runner) feed(queue chan<- slot, jobs chan<- job) (all bool, err error) 
 				}
 				continue
 			}
-			// So does one the local cache answers: looked up here, a hit
-			// costs no worker's goroutine (a shared cache's lookup may wait
-			// for another runner: that is a worker's).
-			if _, shared := r.cfg.Cache.(SharedCache); r.cfg.Cache != nil && !shared {
-				if v, done := r.fromCache(key, row.Num); done {
-					r.dedup.finish(key, f, v)
-					s <- r.finishRow(base, key, v, v.fromCache, true)
-					if v.skipped {
-						return false, nil
-					}
-					continue
-				}
-			}
 			// The send blocks while every worker is busy; that, with the
 			// queue's capacity, is the backpressure that bounds memory.
 			select {
@@ -384,6 +389,96 @@ func (r *runner) feed(queue chan<- slot, jobs chan<- job) (all bool, err error) 
 			}
 		}
 	}
+}
+
+// lookBatch is how many leading rows the cache stage holds, and asks a
+// BatchCache about at most at once.
+const lookBatch = 128
+
+// look asks the local cache about the leading rows from in, as many at
+// once as are waiting (never waiting for more: a lone row is asked about at
+// once), finishes those it answers and hands the others to the workers.
+func (r *runner) look(in <-chan job, jobs chan<- job) {
+	batch := make([]job, 0, lookBatch)
+	for j := range in {
+		batch = append(batch[:0], j)
+	more:
+		for len(batch) < lookBatch {
+			select {
+			case j, ok := <-in:
+				if !ok {
+					break more
+				}
+				batch = append(batch, j)
+			default:
+				break more
+			}
+		}
+		vs := r.fromCacheMany(batch)
+		for i, j := range batch {
+			if v := vs[i]; v.resp != nil || v.skipped {
+				r.dedup.finish(j.key, j.f, v)
+				j.s <- r.finishRow(j.base, j.key, v, v.fromCache, true)
+				continue
+			}
+			select {
+			case jobs <- j:
+			case <-r.runCtx.Done():
+				// Stopped while every worker was busy: lead finishes the
+				// row as not started, as a worker would.
+				j.s <- r.lead(j.base, j.addr, j.key, j.f)
+			}
+		}
+	}
+}
+
+// BatchCache is an EncodedCache that looks many keys up at once
+// (cache.Store): fn is called for each key found, with its position in
+// keys.
+type BatchCache interface {
+	EncodedCache
+	GetMany(ctx context.Context, keys []string, fn func(i int, resp *api.VerifyResponse, answer []byte, at time.Time)) error
+}
+
+// fromCacheMany is fromCache for the leading rows of batch: a hit's
+// verdict, a skipped one when the run stopped or the cache failed, or a
+// zero verdict for a miss.
+func (r *runner) fromCacheMany(batch []job) []verdict {
+	vs := make([]verdict, len(batch))
+	if r.runCtx.Err() != nil {
+		for i := range vs {
+			vs[i].skipped = true
+		}
+		return vs
+	}
+	bc, ok := r.cfg.Cache.(BatchCache)
+	if !ok {
+		for i, j := range batch {
+			if v, done := r.fromCache(j.key, j.base.Row); done {
+				vs[i] = v
+			}
+		}
+		return vs
+	}
+	keys := make([]string, len(batch))
+	for i, j := range batch {
+		keys[i] = j.key
+	}
+	hits := 0
+	err := bc.GetMany(r.callCtx, keys, func(i int, resp *api.VerifyResponse, answer []byte, at time.Time) {
+		vs[i] = verdict{resp: resp, fromCache: true, at: at, answer: answer}
+		hits++
+	})
+	if err != nil {
+		// A broken cache must not silently become a second bill.
+		r.stop(fmt.Errorf("pipeline: row %d: reading the cache: %w", batch[0].base.Row, err))
+		for i := range vs {
+			vs[i] = verdict{skipped: true}
+		}
+		return vs
+	}
+	r.cacheHits.Add(int64(hits))
+	return vs
 }
 
 // job is a leading row for a worker: verify its address, and put its

@@ -156,7 +156,7 @@ func (o *runOptions) cacheStore(cdb cacheDB, embedded bool, log zerolog.Logger) 
 
 // runStore is a namespace of either kind of cache.
 type runStore interface {
-	pipeline.EncodedCache
+	pipeline.BatchCache
 	Damaged() int64
 }
 
