@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -53,6 +54,9 @@ func (s *Store) GetMany(ctx context.Context, keys []string, fn func(i int, resp 
 	}
 	hits := make([]hit, len(keys))
 	err := s.many(ctx, keys, func(is []int, at int64, answer []byte) bool {
+		// The driver's memory, valid during the call: the answer and what
+		// is decoded from it must not share it.
+		answer = bytes.Clone(answer)
 		// Past the checksum an answer that does not decode was written
 		// so (a bug): a miss, like a damaged one.
 		resp, err := api.DecodeVerifyResponse(answer)
@@ -85,8 +89,8 @@ var errFailed = errors.New("the cache failed")
 
 // many looks keys up, hasBatch per query, and calls use with the positions
 // in keys of each entry that passes its checksum and is within the time to
-// live, its time and its answer: first those queued for their commit, then
-// those in the file. use reports whether it took the entry. A damaged entry
+// live, its time and its answer (valid during the call only): first those
+// queued for their commit, then those in the file. use reports whether it took the entry. A damaged entry
 // is counted (Damaged); a file that fails to read makes the cache fail and
 // takes nothing back: every key is a miss then, as for Get. Only a
 // cancelled ctx is an error.
@@ -125,7 +129,7 @@ func (s *Store) many(ctx context.Context, keys []string, use func(is []int, at i
 				return err
 			}
 			defer rows.Close()
-			return scanMany(rows, take)
+			return scanMany(rows, true, take)
 		})
 	})
 	switch {
@@ -205,15 +209,24 @@ type scanner interface {
 	Err() error
 }
 
-// scanMany calls take with each row (key, obtained_ms, answer, crc).
-func scanMany(rows scanner, take func(k string, at int64, answer []byte, crc int64)) error {
+// scanMany calls take with each row (key, obtained_ms, answer, crc). With
+// raw (database/sql's rows) the answer is the driver's memory, valid during
+// the call only: an estimate checks hundreds of thousands of answers and
+// keeps none.
+func scanMany(rows scanner, raw bool, take func(k string, at int64, answer []byte, crc int64)) error {
 	for rows.Next() {
 		var (
 			k       string
 			at, crc int64
 			body    []byte
+			err     error
 		)
-		if err := rows.Scan(&k, &at, &body, &crc); err != nil {
+		if raw {
+			err = rows.Scan(&k, &at, (*sql.RawBytes)(&body), &crc)
+		} else {
+			err = rows.Scan(&k, &at, &body, &crc)
+		}
+		if err != nil {
 			return err
 		}
 		take(k, at, body, crc)
@@ -254,7 +267,7 @@ func (r PGPeek) Has(ctx context.Context, keys []string) ([]bool, error) {
 			return err
 		}
 		defer rows.Close()
-		return scanMany(rows, func(k string, at int64, answer []byte, crc int64) {
+		return scanMany(rows, false, func(k string, at int64, answer []byte, crc int64) {
 			if s.fresh(k, at, answer, crc) {
 				for _, i := range want[k] {
 					found[i] = true
