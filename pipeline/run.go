@@ -290,10 +290,11 @@ func errorKinds(kinds map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// feed reads rows, queues one slot per row in input order and hands the
-// row to a worker. It runs outside the worker group so that it never takes
-// a worker's place, and checks the context on every send. It closes queue.
-// all reports that every row was queued (the input or Limit ran out).
+// feed reads rows, queues one slot per row in input order and hands each
+// leading row on to jobs (the cache stage, or the workers). It runs outside
+// the workers so that it never takes a worker's place, and checks the
+// context on every send. It closes queue. all reports that every row was
+// queued (the input or Limit ran out).
 func (r *runner) feed(queue chan<- slot, jobs chan<- job) (all bool, err error) {
 	defer close(queue)
 	ctx := r.runCtx
@@ -689,7 +690,7 @@ func (r *runner) encode(v verdict) verdict {
 }
 
 // lookup answers a distinct address from a shared cache, or verifies it (a
-// local cache was asked by the feeder).
+// local cache was asked by the cache stage, look).
 func (r *runner) lookup(key string, addr api.Address, row int, id string) verdict {
 	if _, shared := r.cfg.Cache.(SharedCache); shared {
 		if v, done := r.fromCache(key, row); done {
