@@ -93,6 +93,7 @@ type DB struct {
 	f     *sqlitefile.File
 	batch *sqlitefile.Batch[entry]
 	get   *sql.Stmt
+	has   map[int]*sql.Stmt // the query of many keys, by their number, prepared when first used
 	path  string
 	now   func() time.Time
 	log   zerolog.Logger
@@ -112,6 +113,7 @@ func fileOptions(timeout time.Duration) sqlitefile.Options {
 	return sqlitefile.Options{
 		Kind: "cache", Format: Format, FormatFamily: "addrclean-cache/", Schema: schema,
 		Corrupt: ErrCorrupt, NotOurs: ErrNotCache, Locked: ErrLocked, Timeout: timeout,
+
 		Hint: func(path string, notCache bool) string {
 			if notCache {
 				return " (is it the right path? if it is, remove the file)"
@@ -160,7 +162,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &DB{f: f, path: path, now: opts.Now, log: opts.Logger}
+	d := &DB{f: f, path: path, now: opts.Now, log: opts.Logger, has: map[int]*sql.Stmt{}}
 	err = f.Do(context.Background(), func(c *sql.Conn) error {
 		var err error
 		d.get, err = c.PrepareContext(context.Background(), "SELECT obtained_ms, answer, crc FROM cache_answers WHERE namespace = ? AND key = ?")
@@ -228,6 +230,9 @@ func (d *DB) Close() error {
 	}
 	if d.get != nil {
 		_ = d.get.Close()
+	}
+	for _, st := range d.has {
+		_ = st.Close()
 	}
 	if d.f.Replaced() {
 		d.log.Warn().Str("cache", d.path).Msgf("cache %s was deleted or replaced during the run: the answers stored since are lost", d.path)
@@ -339,22 +344,24 @@ func (s *Store) Damaged() int64 { return s.damaged.Load() }
 // DB.Failed): this and every later Get is a miss. Only a cancelled ctx is
 // an error.
 func (s *Store) Get(ctx context.Context, key string) (*api.VerifyResponse, bool, error) {
-	resp, _, ok, err := s.GetAt(ctx, key)
+	resp, _, _, ok, err := s.GetEncoded(ctx, key)
 	return resp, ok, err
 }
 
 // GetAt is Get, with the time the answer was stored: when the service gave
 // it (obtained_ms), for an output's verified_at.
 func (s *Store) GetAt(ctx context.Context, key string) (*api.VerifyResponse, time.Time, bool, error) {
-	resp, at, err := s.get(ctx, key)
-	return resp, at, resp != nil, err
+	resp, _, at, ok, err := s.GetEncoded(ctx, key)
+	return resp, at, ok, err
 }
 
-// get is Get's lookup: the answer, if any, and when it was stored.
-func (s *Store) get(ctx context.Context, key string) (*api.VerifyResponse, time.Time, error) {
+// GetEncoded is GetAt, with the answer's JSON as stored (what
+// api.AppendVerifyResponse wrote): a run passes it on to the journal and
+// its dedup spill instead of encoding the answer again.
+func (s *Store) GetEncoded(ctx context.Context, key string) (*api.VerifyResponse, []byte, time.Time, bool, error) {
 	d := s.d
 	if d.Failed() != nil {
-		return nil, time.Time{}, nil
+		return nil, nil, time.Time{}, false, nil
 	}
 	k := entryKey(key)
 	var (
@@ -375,30 +382,30 @@ func (s *Store) get(ctx context.Context, key string) (*api.VerifyResponse, time.
 		err := d.f.Do(ctx, func(*sql.Conn) error { return d.get.QueryRowContext(ctx, s.ns, k).Scan(&at, &body, &crc) })
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return nil, time.Time{}, nil
+			return nil, nil, time.Time{}, false, nil
 		case err != nil && ctx.Err() != nil:
-			return nil, time.Time{}, ctx.Err()
+			return nil, nil, time.Time{}, false, ctx.Err()
 		case err != nil:
 			d.fail(fmt.Errorf("%w (read)", err))
-			return nil, time.Time{}, nil
+			return nil, nil, time.Time{}, false, nil
 		}
 	}
-	if uint32(crc) != checksum(s.ns, k, at, body) || crc>>32 != 0 {
+	if !checksumOK(crc, s.ns, k, at, body) {
 		s.miss()
-		return nil, time.Time{}, nil
+		return nil, nil, time.Time{}, false, nil
 	}
 	stored := time.UnixMilli(at)
 	if d.now().Sub(stored) > s.ttl {
-		return nil, time.Time{}, nil
+		return nil, nil, time.Time{}, false, nil
 	}
 	// Past the checksum a body that does not decode was written so (a
 	// bug): a miss, like a damaged one.
 	resp, err := api.DecodeVerifyResponse(body)
 	if err != nil || resp == nil {
 		s.miss()
-		return nil, time.Time{}, nil
+		return nil, nil, time.Time{}, false, nil
 	}
-	return resp, stored, nil
+	return resp, body, stored, true, nil
 }
 
 func (s *Store) miss() {
@@ -411,11 +418,20 @@ func (s *Store) miss() {
 // Put stores resp for key, stamped with the current time, replacing any
 // older entry. It queues the answer: it is committed with its batch, within
 // a second. A cache that failed takes nothing; a failed commit makes it fail.
-func (s *Store) Put(_ context.Context, key string, resp *api.VerifyResponse) error {
-	if resp == nil || s.d.Failed() != nil {
+func (s *Store) Put(ctx context.Context, key string, resp *api.VerifyResponse) error {
+	if resp == nil {
 		return nil
 	}
-	e := entry{ns: s.ns, key: entryKey(key), at: s.d.now().UnixMilli(), answer: api.AppendVerifyResponse(make([]byte, 0, 2048), resp)}
+	return s.PutEncoded(ctx, key, api.AppendVerifyResponse(make([]byte, 0, 2048), resp))
+}
+
+// PutEncoded is Put of an answer already encoded by
+// api.AppendVerifyResponse (answer is kept: the caller must not change it).
+func (s *Store) PutEncoded(_ context.Context, key string, answer []byte) error {
+	if len(answer) == 0 || s.d.Failed() != nil {
+		return nil
+	}
+	e := entry{ns: s.ns, key: entryKey(key), at: s.d.now().UnixMilli(), answer: answer}
 	if err := s.d.batch.Add(e); err != nil {
 		s.d.fail(fmt.Errorf("%w (write)", err))
 	}

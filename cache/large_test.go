@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -110,6 +111,36 @@ func BenchmarkGetLarge(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		if _, ok, err := s.Get(ctx, "address "+strconv.Itoa(i*7919%100000)); !ok || err != nil {
 			b.Fatal(ok, err)
+		}
+	}
+}
+
+// BenchmarkHasLarge is BenchmarkGetLarge's lookups asked 1,024 at a time
+// (an estimate's batch): ns/op is per batch.
+func BenchmarkHasLarge(b *testing.B) {
+	path := os.Getenv(largeEnv)
+	if path == "" {
+		path = filepath.Join(b.TempDir(), "large.db")
+	}
+	if _, err := os.Stat(path); err != nil {
+		buildLarge(b, path, 100000)
+	}
+	d, err := Open(path, Options{MustExist: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	s := store(b, d, LiveNamespace("https://api.example.com", "k"), DefaultTTL)
+	ctx := context.Background()
+	keys := make([]string, 1024)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		for j := range keys {
+			keys[j] = "address " + strconv.Itoa((i*len(keys)+j)*7919%100000)
+		}
+		found, err := s.Has(ctx, keys)
+		if err != nil || slices.Contains(found, false) {
+			b.Fatal("a miss", err)
 		}
 	}
 }

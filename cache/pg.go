@@ -533,11 +533,40 @@ func (s *PGStore) release(ctx context.Context, k string) error {
 // runner's claim on it, in one statement: a runner waiting for the answer
 // finds it at its next look. It returns once the answer is committed.
 func (s *PGStore) Put(ctx context.Context, key string, resp *api.VerifyResponse) error {
-	if resp == nil || s.p.Failed() != nil {
+	if resp == nil {
+		return nil
+	}
+	return s.PutEncoded(ctx, key, api.AppendVerifyResponse(make([]byte, 0, 2048), resp))
+}
+
+// GetEncoded is GetAt; it gives no JSON (the answer is decoded as it is
+// read): the caller encodes the answer when it needs it.
+func (s *PGStore) GetEncoded(ctx context.Context, key string) (*api.VerifyResponse, []byte, time.Time, bool, error) {
+	resp, at, ok, err := s.GetAt(ctx, key)
+	return resp, nil, at, ok, err
+}
+
+// GetMany is GetEncoded of each of keys in turn, calling fn for those
+// found: each may claim its key and wait for another runner, as Get does.
+func (s *PGStore) GetMany(ctx context.Context, keys []string, fn func(i int, resp *api.VerifyResponse, answer []byte, at time.Time)) error {
+	for i, k := range keys {
+		resp, answer, at, ok, err := s.GetEncoded(ctx, k)
+		if err != nil {
+			return err
+		}
+		if ok {
+			fn(i, resp, answer, at)
+		}
+	}
+	return nil
+}
+
+// PutEncoded is Put of an answer encoded by api.AppendVerifyResponse.
+func (s *PGStore) PutEncoded(ctx context.Context, key string, body []byte) error {
+	if len(body) == 0 || s.p.Failed() != nil {
 		return nil
 	}
 	k, at := entryKey(key), s.p.now().UnixMilli()
-	body := api.AppendVerifyResponse(make([]byte, 0, 2048), resp)
 	_, err := s.p.pool.Exec(ctx, `WITH put AS (
 		INSERT INTO cache_answers (namespace, key, obtained_ms, answer, crc) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (namespace, key) DO UPDATE SET obtained_ms = excluded.obtained_ms, answer = excluded.answer, crc = excluded.crc)

@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +184,10 @@ func TestPGGetPutExpiry(t *testing.T) {
 	if _, ok, _ := a.Peek(ctx, "k9"); ok {
 		t.Fatal("the read-only view stored an answer")
 	}
+	// Has answers as Peek does, many keys in one query, claiming nothing.
+	if has, err := ro.Has(ctx, []string{"k1", "k0", "k9", "k1"}); err != nil || !slices.Equal(has, []bool{true, false, false, true}) {
+		t.Fatalf("read-only Has = %v, %v", has, err)
+	}
 	r, at, ok, err := b.GetAt(ctx, "k1")
 	if err != nil || !ok || r.Address.ID != "A1" || time.Since(at) > time.Minute {
 		t.Fatalf("second runner: %+v %v %v %v", r, at, ok, err)
@@ -234,6 +239,9 @@ func TestPGDamagedIsAMiss(t *testing.T) {
 	mustExec(t, conn, "UPDATE cache_answers SET answer = replace(answer, 'A1', 'B2')")
 	if _, ok, err := a.Get(ctx, "k1"); ok || err != nil || a.Damaged() != 1 {
 		t.Fatalf("damaged answer: hit %v, %v, damaged %d", ok, err, a.Damaged())
+	}
+	if has, err := a.ReadOnly().Has(ctx, []string{"k1"}); err != nil || has[0] || a.Damaged() != 2 {
+		t.Fatalf("Has of a damaged answer: %v, %v, damaged %d", has, err, a.Damaged())
 	}
 	st, err := a.p.Stats(time.Hour)
 	if err != nil || st.Damaged != 1 {

@@ -121,6 +121,10 @@ type Entry struct {
 	Key uint64
 	// Response is the answer; nil for a refused row.
 	Response *api.VerifyResponse
+	// Answer, when not nil, is Response as api.AppendVerifyResponse
+	// encodes it, which Record then stores instead of encoding Response
+	// again. Lookup leaves it nil.
+	Answer []byte
 	// Err and Kind are the reason and kind of a row the service refused.
 	Err, Kind string
 	// FromCache is true when the answer came from the persistent cache.
@@ -163,8 +167,11 @@ type Journal struct {
 	lookup *sql.Stmt
 	info   Info
 
-	rows    atomic.Int64 // row records written by this process
-	failed  atomic.Bool  // a write failed
+	rows atomic.Int64 // row records written by this process
+	// maxRow is at least the highest row number in the file: Lookup of a
+	// row above it needs no query (a new journal's every row, in a run).
+	maxRow  atomic.Int64
+	failed  atomic.Bool // a write failed
 	broken  atomic.Pointer[error]
 	changed int64 // Lookup only
 }
@@ -287,6 +294,7 @@ func (j *Journal) read() error {
 			if err := rows.Scan(&r.row, &r.key, &r.flags, &r.answer, &r.kind, &r.reason, &r.crc); err != nil {
 				return err
 			}
+			j.raiseMax(r.row)
 			if _, ok := decodeRecord(r); ok {
 				j.info.Rows++
 			} else {
@@ -392,6 +400,7 @@ func (j *Journal) Start(meta Meta) error {
 	}
 	j.info = Info{Path: j.path, Meta: meta, Created: now, Runs: 1, Updated: now}
 	j.rows.Store(0)
+	j.maxRow.Store(0)
 	return nil
 }
 
@@ -423,6 +432,7 @@ func (j *Journal) Record(e Entry) error {
 	if e.Row < 1 {
 		return fmt.Errorf("journal %s: row %d: want a positive row number", j.path, e.Row)
 	}
+	j.raiseMax(int64(e.Row)) // before the record can be seen
 	if err := j.batch.AddWait(encodeRecord(e)); err != nil {
 		j.failed.Store(true)
 		return j.note(err)
@@ -460,6 +470,9 @@ func (j *Journal) Lookup(row int, key uint64) (Entry, bool, error) {
 			}
 		}
 	})
+	if !queued && int64(row) > j.maxRow.Load() {
+		return Entry{}, false, nil
+	}
 	if !queued {
 		r.row = int64(row)
 		err := j.f.Do(context.Background(), func(*sql.Conn) error {
@@ -481,6 +494,16 @@ func (j *Journal) Lookup(row int, key uint64) (Entry, bool, error) {
 		return Entry{}, false, nil
 	}
 	return e, true, nil
+}
+
+// raiseMax makes maxRow at least row.
+func (j *Journal) raiseMax(row int64) {
+	for {
+		m := j.maxRow.Load()
+		if row <= m || j.maxRow.CompareAndSwap(m, row) {
+			return
+		}
+	}
 }
 
 // Failed reports that a write to the journal failed: what it holds may be
@@ -573,7 +596,11 @@ func encodeRecord(e Entry) record {
 		r.flags |= flagCached
 	}
 	if e.Response != nil {
-		r.answer = sql.NullString{String: string(api.AppendVerifyResponse(make([]byte, 0, 2048), e.Response)), Valid: true}
+		answer := e.Answer
+		if answer == nil {
+			answer = api.AppendVerifyResponse(make([]byte, 0, 2048), e.Response)
+		}
+		r.answer = sql.NullString{String: string(answer), Valid: true}
 	} else {
 		r.flags |= flagRefused
 		r.kind = sql.NullString{String: e.Kind, Valid: true}

@@ -822,3 +822,32 @@ func TestDamagedWhileOpen(t *testing.T) {
 		})
 	}
 }
+
+// TestLookupRowsOfThisProcess: rows recorded by this process are found
+// (Lookup asks the file only for rows up to the highest one it holds), and
+// none after Start empties the journal.
+func TestLookupRowsOfThisProcess(t *testing.T) {
+	j, err := Create(filepath.Join(t.TempDir(), "j"), testMeta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = j.Close() })
+	rows := shuffled(300, 16, 4)
+	for _, n := range rows {
+		if err := j.Record(entry(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n := 1; n <= 310; n++ {
+		e, ok, err := j.Lookup(n, entry(n).Key)
+		if err != nil || ok != (n <= 300) || (ok && !reflect.DeepEqual(e, entry(n))) {
+			t.Fatalf("row %d: %+v, %v, %v", n, e, ok, err)
+		}
+	}
+	if err := j.Start(testMeta); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := j.Lookup(5, entry(5).Key); ok || err != nil {
+		t.Fatalf("after Start: %v, %v", ok, err)
+	}
+}

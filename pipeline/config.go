@@ -103,6 +103,20 @@ type TimedCache interface {
 	GetAt(ctx context.Context, key string) (*api.VerifyResponse, time.Time, bool, error)
 }
 
+// EncodedCache is a TimedCache that gives and takes answers with their JSON
+// (as api.AppendVerifyResponse writes it); cache.Store and cache.PGStore
+// satisfy it. A run
+// then encodes each answer at most once for the cache, the journal and the
+// dedup's spill, and not at all for one the cache gives.
+type EncodedCache interface {
+	TimedCache
+	// GetEncoded is GetAt, with the answer's JSON, or nil when the cache
+	// does not have it at hand (the caller then encodes the answer).
+	GetEncoded(ctx context.Context, key string) (resp *api.VerifyResponse, answer []byte, at time.Time, ok bool, err error)
+	// PutEncoded is Put of the answer's JSON; it keeps answer.
+	PutEncoded(ctx context.Context, key string, answer []byte) error
+}
+
 // SharedCache is a Cache shared by concurrent runners (cache.PGStore):
 // they pay once for a request between them. Its Get may wait while another
 // runner pays for the key, and returns that runner's answer; a miss is a

@@ -3,7 +3,8 @@
 // progress and statistics. It does not parse flags.
 //
 // Run reads rows from a readers.Reader, maps each to an address, and hands
-// it to one of Config.Workers workers (an errgroup with SetLimit). Every row
+// it to one of Config.Workers workers (goroutines that last the run, taking
+// rows from an unbuffered channel). Every row
 // gets a capacity-1 result channel queued, in input order, on a channel of
 // Config.Window capacity; the writer drains that queue in order, so a row
 // stuck in retries holds the reader back and memory is bounded by the
@@ -15,8 +16,11 @@
 // retries; permanent ones make the row an Error row at once; fatal ones
 // (a refused key) stop the whole run. Rows with the same address, after
 // normalising case and white space, are verified once per run. With
-// Config.Cache, each distinct address is first looked up across runs, and
-// every successful answer is stored; a Cache error stops the run rather
+// Config.Cache, each distinct address is first looked up across runs (a
+// local cache by a stage before the workers, many addresses at a time when
+// it is a BatchCache; a SharedCache by the workers), and every successful
+// answer is stored, encoded once for the cache, the journal and the dedup
+// spill; a Cache error stops the run rather
 // than being read as a miss. With Config.Journal, rows a journal holds are
 // not sent again (resume) and every finished row is recorded.
 //

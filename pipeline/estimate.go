@@ -16,12 +16,28 @@ import (
 // (so the same folding, and memory bounded by DedupCache and the spill's
 // fixed index whatever the input's size), then asks the journal and the
 // cache, in Run's order, about each distinct request. It only reads them:
-// nothing is journalled or cached. It is not safe for concurrent use.
+// nothing is journalled or cached. A cache that is a CountingCache is asked
+// about estimateBatch requests at a time. It is not safe for concurrent use.
 type Estimator struct {
 	cfg   Config
 	dedup *dedup
 	e     runstats.Estimate
+	// asking are the distinct requests the journal does not answer, for
+	// the next question to a CountingCache.
+	asking []string
 }
+
+// CountingCache is a Cache that tells which of many keys it holds an answer
+// for (as Get would find it), without decoding them; cache.Store and
+// cache.PGPeek satisfy it. The estimate asks it a few hundred keys at a
+// time: one query for many lookups.
+type CountingCache interface {
+	Has(ctx context.Context, keys []string) ([]bool, error)
+}
+
+// estimateBatch is how many requests the estimate asks a CountingCache
+// about at once.
+const estimateBatch = 1024
 
 // NewEstimator counts for cfg's Journal, Cache, Limit, DedupCache and
 // SpillDir; Source, Mapper, Verifier, Limiter and Outputs are not used.
@@ -64,6 +80,19 @@ func (x *Estimator) Add(ctx context.Context, row record.Row, m readers.Mapped) e
 	// leader's answer makes them in the run.
 	x.dedup.finish(key, f, verdict{})
 	x.e.DistinctRequests++
+	if _, ok := x.cfg.Cache.(CountingCache); ok {
+		switch by, err := journalAnswers(x.cfg, row.Num, key); {
+		case err != nil:
+			return err
+		case by == byJournal:
+			x.e.JournalAnswers++
+			return nil
+		}
+		if x.asking = append(x.asking, key); len(x.asking) >= estimateBatch {
+			return x.ask(ctx)
+		}
+		return nil
+	}
 	switch by, err := estimateAnswered(ctx, x.cfg, row.Num, key); {
 	case err != nil:
 		return err
@@ -77,8 +106,35 @@ func (x *Estimator) Add(ctx context.Context, row record.Row, m readers.Mapped) e
 	return nil
 }
 
-// Estimate is the count so far.
-func (x *Estimator) Estimate() runstats.Estimate { return x.e }
+// ask counts the requests waiting for the CountingCache's answer.
+func (x *Estimator) ask(ctx context.Context) error {
+	if len(x.asking) == 0 {
+		return nil
+	}
+	found, err := x.cfg.Cache.(CountingCache).Has(ctx, x.asking)
+	if err != nil {
+		return fmt.Errorf("pipeline: estimate: reading the cache: %w", err)
+	}
+	for _, ok := range found {
+		if ok {
+			x.e.CacheAnswers++
+		} else {
+			x.e.CallsToPay++
+		}
+	}
+	clear(x.asking)
+	x.asking = x.asking[:0]
+	return nil
+}
+
+// Estimate is the count of the rows added: it asks the cache about the
+// requests still waiting first.
+func (x *Estimator) Estimate(ctx context.Context) (runstats.Estimate, error) {
+	if err := x.ask(ctx); err != nil {
+		return x.e, err
+	}
+	return x.e, nil
+}
 
 // Close removes the dedup's spill.
 func (x *Estimator) Close() error { return x.dedup.close() }
@@ -103,7 +159,7 @@ func EstimateRun(ctx context.Context, cfg Config) (runstats.Estimate, error) {
 			return x.e, err
 		}
 	}
-	return x.e, nil
+	return x.Estimate(ctx)
 }
 
 type answeredBy int
@@ -114,17 +170,27 @@ const (
 	byCache
 )
 
+// journalAnswers says whether the journal answers a leading row in Run
+// (byJournal) or not (byCall).
+func journalAnswers(cfg Config, row int, key string) (answeredBy, error) {
+	if cfg.Journal == nil {
+		return byCall, nil
+	}
+	_, ok, err := cfg.Journal.Lookup(row, keyHash(key))
+	if err != nil {
+		return 0, fmt.Errorf("pipeline: estimate: row %d: reading the journal: %w", row, err)
+	}
+	if ok {
+		return byJournal, nil
+	}
+	return byCall, nil
+}
+
 // estimateAnswered says what answers a leading row in Run: the journal
 // (replay), else the cache (lookup), else a call.
 func estimateAnswered(ctx context.Context, cfg Config, row int, key string) (answeredBy, error) {
-	if cfg.Journal != nil {
-		_, ok, err := cfg.Journal.Lookup(row, keyHash(key))
-		if err != nil {
-			return 0, fmt.Errorf("pipeline: estimate: row %d: reading the journal: %w", row, err)
-		}
-		if ok {
-			return byJournal, nil
-		}
+	if by, err := journalAnswers(cfg, row, key); err != nil || by == byJournal {
+		return by, err
 	}
 	if cfg.Cache != nil {
 		resp, ok, err := cfg.Cache.Get(ctx, key)

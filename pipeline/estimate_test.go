@@ -128,3 +128,53 @@ func TestEstimateIsTheRun(t *testing.T) {
 		})
 	}
 }
+
+// countingCache is a mapCache that is a CountingCache, counting how it is
+// asked.
+type countingCache struct {
+	mapCache
+	gets, has, asked int
+}
+
+func (c *countingCache) Get(ctx context.Context, key string) (*api.VerifyResponse, bool, error) {
+	c.gets++
+	return c.mapCache.Get(ctx, key)
+}
+
+func (c *countingCache) Has(ctx context.Context, keys []string) ([]bool, error) {
+	c.has++
+	c.asked += len(keys)
+	found := make([]bool, len(keys))
+	for i, k := range keys {
+		_, found[i], _ = c.mapCache.Get(ctx, k)
+	}
+	return found, nil
+}
+
+// TestEstimateAsksTheCacheInBatches: a CountingCache is asked about the
+// distinct requests the journal does not answer, estimateBatch at a time,
+// never one Get per request, and the count is Get's.
+func TestEstimateAsksTheCacheInBatches(t *testing.T) {
+	const n = 2*estimateBatch + 100
+	m := map[string]*api.VerifyResponse{}
+	for i := 0; i < n; i += 3 {
+		a := cellMapper.Map(record.Row{Num: i, Cells: distinct(i)}).Address
+		m[dedupKey(a)] = answer(a, api.ActionAccept)
+	}
+	c := &countingCache{mapCache: mapCache{m: m}}
+	cells := func(i int) []string { return distinct(i % (n - 50)) } // 50 duplicates at the end
+	est, err := EstimateRun(testCtx(t), Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Cache: c, SpillDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := EstimateRun(testCtx(t), Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Cache: &mapCache{m: m}, SpillDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if est != plain || est.CacheAnswers == 0 || est.CallsToPay == 0 {
+		t.Errorf("batched %+v\n  by Get %+v", est, plain)
+	}
+	if want := (int(est.DistinctRequests) + estimateBatch - 1) / estimateBatch; c.gets != 0 || c.has != want || c.asked != int(est.DistinctRequests) {
+		t.Errorf("%d Gets, %d Has of %d keys; want 0, %d of %d", c.gets, c.has, c.asked, want, est.DistinctRequests)
+	}
+}

@@ -111,20 +111,50 @@ func Run(ctx context.Context, cfg Config) (runstats.Stats, error) {
 		Dur("timeout", cfg.Timeout).Dur("max_wait", cfg.MaxWait).Float64("rate", cfg.Limiter.Configured()).
 		Msg("pipeline starting")
 	queue := make(chan slot, cfg.Window)
+	// The workers live as long as the run: a goroutine per row would grow
+	// a new stack for every call (the client's and SQLite's frames are
+	// deep), a tenth of a live run's CPU.
+	jobs := make(chan job)
 	var g errgroup.Group
-	g.SetLimit(cfg.Workers)
+	for range cfg.Workers {
+		g.Go(func() error {
+			for j := range jobs {
+				j.s <- r.lead(j.base, j.addr, j.key, j.f)
+			}
+			return nil
+		})
+	}
 	var (
 		all     bool // the input (or Limit) was exhausted
 		readErr error
 	)
+	// A local cache is asked by a stage of its own between the feeder and
+	// the workers, about the leading rows that come together at once: a
+	// hit needs no worker, and one query serves many rows. (A shared
+	// cache's lookup may wait for another runner: the workers ask it.)
+	out := jobs
+	looked := make(chan struct{})
+	if _, shared := cfg.Cache.(SharedCache); cfg.Cache != nil && !shared {
+		looks := make(chan job, lookBatch)
+		out = looks
+		go func() {
+			defer close(looked)
+			defer close(jobs)
+			r.look(looks, jobs)
+		}()
+	} else {
+		close(looked)
+	}
 	fed := make(chan struct{})
 	go func() {
 		defer close(fed)
-		all, readErr = r.feed(queue, &g)
+		defer close(out)
+		all, readErr = r.feed(queue, out)
 	}()
 
 	st, gap := r.drain(ctx, queue)
 	<-fed
+	<-looked
 	_ = g.Wait() // workers return nil: row failures are data
 	r.followers.Wait()
 
@@ -260,11 +290,12 @@ func errorKinds(kinds map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// feed reads rows, queues one slot per row in input order and hands the
-// row to a worker. It runs outside the worker group so that it never takes
-// a worker's place, and checks the context on every send. It closes queue.
-// all reports that every row was queued (the input or Limit ran out).
-func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error) {
+// feed reads rows, queues one slot per row in input order and hands each
+// leading row on to jobs (the cache stage, or the workers). It runs outside
+// the workers so that it never takes a worker's place, and checks the
+// context on every send. It closes queue. all reports that every row was
+// queued (the input or Limit ran out).
+func (r *runner) feed(queue chan<- slot, jobs chan<- job) (all bool, err error) {
 	defer close(queue)
 	ctx := r.runCtx
 	for {
@@ -348,14 +379,117 @@ func (r *runner) feed(queue chan<- slot, g *errgroup.Group) (all bool, err error
 				}
 				continue
 			}
-			// Go blocks while every worker is busy; that, with the queue's
-			// capacity, is the backpressure that bounds memory.
-			g.Go(func() error {
+			// The send blocks while every worker is busy; that, with the
+			// queue's capacity, is the backpressure that bounds memory.
+			select {
+			case jobs <- job{s: s, base: base, addr: addr, key: key, f: f}:
+			case <-ctx.Done():
+				// Stopped while every worker was busy: lead finishes the
+				// row as not started, as a worker would.
 				s <- r.lead(base, addr, key, f)
-				return nil
-			})
+			}
 		}
 	}
+}
+
+// lookBatch is how many leading rows the cache stage holds, and asks a
+// BatchCache about at most at once.
+const lookBatch = 128
+
+// look asks the local cache about the leading rows from in, as many at
+// once as are waiting (never waiting for more: a lone row is asked about at
+// once), finishes those it answers and hands the others to the workers.
+func (r *runner) look(in <-chan job, jobs chan<- job) {
+	batch := make([]job, 0, lookBatch)
+	for j := range in {
+		batch = append(batch[:0], j)
+	more:
+		for len(batch) < lookBatch {
+			select {
+			case j, ok := <-in:
+				if !ok {
+					break more
+				}
+				batch = append(batch, j)
+			default:
+				break more
+			}
+		}
+		vs := r.fromCacheMany(batch)
+		for i, j := range batch {
+			if v := vs[i]; v.resp != nil || v.skipped {
+				r.dedup.finish(j.key, j.f, v)
+				j.s <- r.finishRow(j.base, j.key, v, v.fromCache, true)
+				continue
+			}
+			select {
+			case jobs <- j:
+			case <-r.runCtx.Done():
+				// Stopped while every worker was busy: lead finishes the
+				// row as not started, as a worker would.
+				j.s <- r.lead(j.base, j.addr, j.key, j.f)
+			}
+		}
+	}
+}
+
+// BatchCache is an EncodedCache that looks many keys up at once
+// (cache.Store): fn is called for each key found, with its position in
+// keys.
+type BatchCache interface {
+	EncodedCache
+	GetMany(ctx context.Context, keys []string, fn func(i int, resp *api.VerifyResponse, answer []byte, at time.Time)) error
+}
+
+// fromCacheMany is fromCache for the leading rows of batch: a hit's
+// verdict, a skipped one when the run stopped or the cache failed, or a
+// zero verdict for a miss.
+func (r *runner) fromCacheMany(batch []job) []verdict {
+	vs := make([]verdict, len(batch))
+	if r.runCtx.Err() != nil {
+		for i := range vs {
+			vs[i].skipped = true
+		}
+		return vs
+	}
+	bc, ok := r.cfg.Cache.(BatchCache)
+	if !ok {
+		for i, j := range batch {
+			if v, done := r.fromCache(j.key, j.base.Row); done {
+				vs[i] = v
+			}
+		}
+		return vs
+	}
+	keys := make([]string, len(batch))
+	for i, j := range batch {
+		keys[i] = j.key
+	}
+	hits := 0
+	err := bc.GetMany(r.callCtx, keys, func(i int, resp *api.VerifyResponse, answer []byte, at time.Time) {
+		vs[i] = verdict{resp: resp, fromCache: true, at: at, answer: answer}
+		hits++
+	})
+	if err != nil {
+		// A broken cache must not silently become a second bill.
+		r.stop(fmt.Errorf("pipeline: row %d: reading the cache: %w", batch[0].base.Row, err))
+		for i := range vs {
+			vs[i] = verdict{skipped: true}
+		}
+		return vs
+	}
+	r.cacheHits.Add(int64(hits))
+	return vs
+}
+
+// job is a leading row for a worker: verify its address, and put its
+// outcome in its slot.
+type job struct {
+	s    slot
+	base writers.Result
+	addr api.Address
+	key  string
+	f    *flight
 }
 
 // drain writes outcomes in input order until the queue is closed. After the
@@ -491,7 +625,7 @@ func (r *runner) replay(row int, key string) (verdict, bool, error) {
 func (r *runner) lead(base writers.Result, addr api.Address, key string, f *flight) outcome {
 	v := verdict{skipped: true}
 	if r.runCtx.Err() == nil {
-		v = r.lookup(key, addr, base.Row, base.ID)
+		v = r.encode(r.lookup(key, addr, base.Row, base.ID))
 	}
 	if !v.fromCache && !v.skipped {
 		serviceFault := v.kind == runstats.ErrKindTransient || v.kind == runstats.ErrKindRateLimited
@@ -505,7 +639,13 @@ func (r *runner) lead(base writers.Result, addr api.Address, key string, f *flig
 	// between is verified again by the resumed run, not answered from the
 	// cache, so that its av_cached stays what an uninterrupted run writes.
 	if c := r.cfg.Cache; c != nil && v.resp != nil && !v.fromCache {
-		if err := c.Put(r.callCtx, key, v.resp); err != nil {
+		var err error
+		if ec, ok := c.(EncodedCache); ok && v.answer != nil {
+			err = ec.PutEncoded(r.callCtx, key, v.answer)
+		} else {
+			err = c.Put(r.callCtx, key, v.resp)
+		}
+		if err != nil {
 			r.stop(fmt.Errorf("pipeline: row %d: writing the cache: %w", base.Row, err))
 		}
 	} else if sc, ok := c.(SharedCache); ok && !v.fromCache {
@@ -529,7 +669,7 @@ func (r *runner) finishRow(base writers.Result, key string, v verdict, cached, r
 		o.res.VerifiedAt = v.at
 	}
 	if record && r.cfg.Journal != nil && !v.skipped && (v.resp != nil || v.kind == runstats.ErrKindPermanent) {
-		err := r.cfg.Journal.Record(journal.Entry{Row: base.Row, Key: keyHash(key), Response: v.resp,
+		err := r.cfg.Journal.Record(journal.Entry{Row: base.Row, Key: keyHash(key), Response: v.resp, Answer: v.answer,
 			Err: v.reason, Kind: v.kind, FromCache: v.fromCache})
 		if err != nil {
 			// Every row recording after a failed write gets the error: name
@@ -540,18 +680,39 @@ func (r *runner) finishRow(base writers.Result, key string, v verdict, cached, r
 	return o
 }
 
-// lookup answers a distinct address from the cross-run cache, or verifies
-// it. A cache error stops the run: a broken cache must not silently become a
-// second bill.
-func (r *runner) lookup(key string, addr api.Address, row int, id string) verdict {
-	c := r.cfg.Cache
-	if c == nil {
-		return r.verify(addr, row, id)
+// encode sets v.answer, once, when something will store the answer: the
+// journal, the cache or the dedup's spill.
+func (r *runner) encode(v verdict) verdict {
+	if v.resp != nil && v.answer == nil && (r.cfg.Journal != nil || r.cfg.Cache != nil || r.dedup.spill != nil) {
+		v.answer = api.AppendVerifyResponse(nil, v.resp)
 	}
-	var resp *api.VerifyResponse
-	var at time.Time
-	var ok bool
-	var err error
+	return v
+}
+
+// lookup answers a distinct address from a shared cache, or verifies it (a
+// local cache was asked by the cache stage, look).
+func (r *runner) lookup(key string, addr api.Address, row int, id string) verdict {
+	if _, shared := r.cfg.Cache.(SharedCache); shared {
+		if v, done := r.fromCache(key, row); done {
+			return v
+		}
+	}
+	return r.verify(addr, row, id)
+}
+
+// fromCache looks a leading row's address up in the cross-run cache: done
+// with its answer, or done with a skipped verdict when the cache failed (a
+// broken cache must not silently become a second bill: the run stops), or
+// not done (a miss).
+func (r *runner) fromCache(key string, row int) (v verdict, done bool) {
+	c := r.cfg.Cache
+	var (
+		resp   *api.VerifyResponse
+		answer []byte
+		at     time.Time
+		ok     bool
+		err    error
+	)
 	// A shared cache's Get may wait for another runner's answer: that wait
 	// ends with the run, not with the grace of the calls in flight; the row
 	// is then not finished, as if never started.
@@ -560,21 +721,24 @@ func (r *runner) lookup(key string, addr api.Address, row int, id string) verdic
 	if shared {
 		gctx = r.runCtx
 	}
-	if tc, timed := c.(TimedCache); timed {
+	switch tc := c.(type) {
+	case EncodedCache:
+		resp, answer, at, ok, err = tc.GetEncoded(gctx, key)
+	case TimedCache:
 		resp, at, ok, err = tc.GetAt(gctx, key)
-	} else {
+	default:
 		resp, ok, err = c.Get(gctx, key)
 	}
 	if err != nil && shared && gctx.Err() != nil {
-		return verdict{skipped: true}
+		return verdict{skipped: true}, true
 	}
 	if err != nil {
 		r.stop(fmt.Errorf("pipeline: row %d: reading the cache: %w", row, err))
-		return verdict{skipped: true}
+		return verdict{skipped: true}, true
 	}
 	if ok && resp != nil {
 		r.cacheHits.Add(1)
-		return verdict{resp: resp, fromCache: true, at: at}
+		return verdict{resp: resp, fromCache: true, at: at, answer: answer}, true
 	}
-	return r.verify(addr, row, id)
+	return verdict{}, false
 }

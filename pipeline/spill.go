@@ -186,7 +186,10 @@ func appendVerdict(b []byte, v verdict) []byte {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	if v.resp != nil {
+	switch {
+	case v.answer != nil:
+		b = append(b, v.answer...)
+	case v.resp != nil:
 		b = api.AppendVerifyResponse(b, v.resp)
 	}
 	return b

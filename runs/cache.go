@@ -254,7 +254,7 @@ var _ pipeline.TimedCache = (*countingCache)(nil)
 
 // runStore is a namespace of either kind of cache.
 type runStore interface {
-	pipeline.TimedCache
+	pipeline.BatchCache
 	Damaged() int64
 }
 
@@ -266,6 +266,14 @@ type countingCache struct {
 
 func (c *countingCache) Put(ctx context.Context, key string, resp *api.VerifyResponse) error {
 	if err := c.runStore.Put(ctx, key, resp); err != nil {
+		return err
+	}
+	c.puts.Add(1)
+	return nil
+}
+
+func (c *countingCache) PutEncoded(ctx context.Context, key string, answer []byte) error {
+	if err := c.runStore.PutEncoded(ctx, key, answer); err != nil {
 		return err
 	}
 	c.puts.Add(1)

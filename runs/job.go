@@ -266,7 +266,11 @@ func (j *Job) Estimate(ctx context.Context, price *estimate.Price, w io.Writer) 
 	if err != nil {
 		return estimate.Figures{}, j.Plan.ReadError(ctx, err)
 	}
-	fig := estimate.New(x.Estimate(), j.rate(j.Service.BaseURL == ""), j.Burst, price)
+	est, err := x.Estimate(ctx)
+	if err != nil {
+		return estimate.Figures{}, err
+	}
+	fig := estimate.New(est, j.rate(j.Service.BaseURL == ""), j.Burst, price)
 	if err := rep.Print(w); err != nil {
 		return fig, err
 	}

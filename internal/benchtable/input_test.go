@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/addrclean/addrclean/readers"
@@ -48,9 +47,7 @@ func checkInput(t *testing.T, n, nrefs int) {
 		t.Fatal(err)
 	}
 	defer rd.Close()
-	m, err := readers.NewMapper(rd.Header(), readers.MappingSpec{
-		LineCols: []string{"Address 1", "Address 2"}, City: "Town", Region: "County",
-		Postcode: "Postcode", Country: "Country", ID: "Customer ID"})
+	m, err := readers.NewMapper(rd.Header(), inputMapping)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,12 +65,7 @@ func checkInput(t *testing.T, n, nrefs int) {
 		if mp.Err != nil {
 			t.Fatalf("row %d: %v", i+1, mp.Err)
 		}
-		a := mp.Address
-		fields := append(append([]string(nil), a.Lines...), "|", a.City, a.Region, a.Country, a.Language)
-		for j, f := range fields {
-			fields[j] = strings.Join(strings.Fields(strings.ToLower(f)), " ")
-		}
-		key := strings.Join(fields, "\x00")
+		key := foldAddress(mp.Address)
 		if at, ok := first[key]; ok {
 			repeats++
 			if i-at <= dupGap {
@@ -85,6 +77,10 @@ func checkInput(t *testing.T, n, nrefs int) {
 	}
 	if got := int64(len(first)); got != distinct {
 		t.Errorf("writeInput counted %d distinct addresses, the mapped rows hold %d", distinct, got)
+	}
+	// The matcher alone is given one query per distinct request.
+	if qs, err := readQueries(ctx, path); err != nil || int64(len(qs)) != distinct || len(qs[0].Lines) == 0 || qs[0].Country == "" {
+		t.Errorf("readQueries: %d queries (%v), want %d; the first %+v", len(qs), err, distinct, qs[:min(len(qs), 1)])
 	}
 	// Rows past dupGap repeat with probability dupShare.
 	if want := dupShare * float64(n-dupGap); nrefs >= n && (float64(repeats) < 0.8*want || float64(repeats) > 1.2*want) {

@@ -1,0 +1,100 @@
+package cache
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/addrclean/addrclean/api"
+	"time"
+)
+
+// hasKeys are n address keys, then the fourth again and one more.
+func hasKeys(n int) []string {
+	var keys []string
+	for i := range n {
+		keys = append(keys, fmt.Sprintf("%d main street\x00cork", i))
+	}
+	return append(keys, keys[3], "not stored")
+}
+
+// TestHasIsGet: Has and GetMany answer, for more keys than one query
+// takes, what GetEncoded answers one key at a time: answers committed and still queued, expired
+// ones, a damaged one, another namespace's, a key asked twice.
+func TestHasIsGet(t *testing.T) {
+	c := newClock()
+	path := filepath.Join(t.TempDir(), "c.db")
+	d := open(t, path, c)
+	ns := LiveNamespace("https://x", "k")
+	s := store(t, d, ns, time.Hour)
+	other := store(t, d, LiveNamespace("https://x", "k2"), time.Hour)
+	keys := hasKeys(2*hasBatch + 37)
+	for i, k := range keys[:len(keys)-2] {
+		switch {
+		case i%5 == 0:
+			mustPut(t, other, k, answer("O")) // another namespace's only
+		case i == 7:
+			mustPut(t, s, k, answer("D")) // damaged below
+		default:
+			mustPut(t, s, k, answer(fmt.Sprint(i)))
+		}
+		if i == len(keys)/3 {
+			c.add(50 * time.Minute) // the ones before expire below
+		}
+	}
+	if err := d.batch.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// The file is open: the damage goes through its connection.
+	err := d.f.Do(context.Background(), func(conn *sql.Conn) error {
+		_, err := conn.ExecContext(context.Background(), "UPDATE cache_answers SET crc = crc + 1 WHERE key = ?", entryKey(keys[7]))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.add(20 * time.Minute)
+	// Some answers still queued for their commit.
+	for _, i := range []int{1, len(keys) - 3} {
+		mustPut(t, s, keys[i], answer("Q"))
+	}
+	got, err := s.Has(context.Background(), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := s.Damaged()
+	many := make([]string, len(keys))
+	err = s.GetMany(context.Background(), keys, func(i int, resp *api.VerifyResponse, answer []byte, at time.Time) {
+		many[i] = fmt.Sprint(resp.Address.ID, string(answer), at.UnixMilli())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []bool
+	for i, k := range keys {
+		resp, answer, at, ok, err := s.GetEncoded(context.Background(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, ok)
+		one := ""
+		if ok {
+			one = fmt.Sprint(resp.Address.ID, string(answer), at.UnixMilli())
+		}
+		if many[i] != one {
+			t.Errorf("key %d: GetMany %q, GetEncoded %q", i, many[i], one)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Has = %v\nGet = %v", got, want)
+	}
+	if damaged != 1 || s.Damaged() != 3 {
+		t.Errorf("Has counted %d damaged, GetMany and GetEncoded %d more, want 1 each", damaged, s.Damaged()-damaged)
+	}
+	if n := len(slices.DeleteFunc(slices.Clone(want), func(b bool) bool { return !b })); n == 0 || n == len(keys) {
+		t.Errorf("%d of %d keys found: the case proves nothing", n, len(keys))
+	}
+}
