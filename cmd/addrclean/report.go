@@ -34,7 +34,9 @@ at the end of a run. With a DBURL, the page is built from the run's --out-table
 NAME in that database (duplicates counted by the database, rows numbered in id
 order). A run that wrote --out-table also keeps its summary in the table
 NAME_runs beside it: the cost and errors sections of the last run are read
-from there, so --summary is not needed.
+from there, so --summary is not needed. A table written by shards (run --shard
+I/N) shows the latest run of each shard summed, and says when a shard never ran
+or did not finish.
 
 Examples:
   The report of a file run, with the cost of the run:
@@ -205,7 +207,10 @@ func (o *runOptions) recordRun(ctx context.Context, st runstats.Stats, out, revi
 	b, err := json.Marshal(sum)
 	if err == nil {
 		err = table.RecordRun(context.WithoutCancel(ctx), tr.outDB, tr.outName,
-			table.Run{ID: uuid.NewString(), Started: sum.Started, Finished: sum.Finished, Summary: b})
+			// finished is the moment of recording, not the summary's whole
+			// second: report orders runs by it, and runs of shards one
+			// after another can end within a second.
+			table.Run{ID: uuid.NewString(), Started: sum.Started, Finished: time.Now().UTC(), Summary: b})
 	}
 	if err != nil {
 		log.Error().Err(err).Str("runs_table", rn.String()).Msg("recording the run's summary")
@@ -247,16 +252,15 @@ func reportOutTable(ctx context.Context, u *table.URL, n table.Name, out string,
 	}
 	defer en.Close()
 	if st == nil {
-		// The run's summary kept next to the out-table, if any: a table
-		// written before runs tables existed just has no cost section.
-		switch b, err := table.LastRun(ctx, db, n); {
+		// The runs' summaries kept next to the out-table, if any (the set's
+		// when shards wrote it): a table written before runs tables
+		// existed just has no cost section.
+		switch st, err = report.FromRuns(table.Runs(ctx, db, n)); {
 		case errors.Is(err, table.ErrNoRuns):
+		case errors.Is(err, report.ErrNotSummary):
+			return withCode(exitFatal, fmt.Errorf("runs table %s: %w", table.RunsName(n), err))
 		case err != nil:
 			return tableError(err)
-		default:
-			if st, err = report.ParseSummary(b); err != nil {
-				return withCode(exitFatal, fmt.Errorf("runs table %s: %w", table.RunsName(n), err))
-			}
 		}
 	}
 	d, err := report.BuildFrom(ctx, en, report.Options{Summary: st, Title: title})
