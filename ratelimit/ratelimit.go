@@ -108,7 +108,37 @@ type Limiter struct {
 	// recent: the last releases since the pause ended (n of them), for measured.
 	recent [measureReleases]time.Time
 	n      int
+
+	// shared, when set (Share), paces this runner's requests together with
+	// other runners' on one timeline.
+	shared Shared
 }
+
+// Shared is a timeline of request slots that several runners (processes,
+// machines) send on, so that the set of them keeps one rate: each request
+// takes the next free slot, interval after the slot before it, whoever
+// took that one. pgpace.Pacer keeps it in PostgreSQL.
+type Shared interface {
+	// Reserve takes the next slot, interval after the previous one (or
+	// now, when the timeline is idle), and returns how long from now the
+	// slot is.
+	Reserve(ctx context.Context, interval time.Duration) (time.Duration, error)
+	// Pause moves the next free slot to d from now at the earliest: a 429
+	// seen by one runner holds every runner back.
+	Pause(ctx context.Context, d time.Duration) error
+}
+
+// sharedTimeout bounds a Pause of the shared timeline, which RateLimited
+// makes without a context of its caller.
+const sharedTimeout = 5 * time.Second
+
+// Share makes l pace its requests on the timeline s as well: once l lets a
+// request go at its own rate, the request waits for its slot on s, spaced
+// by l's current limit (cut by 429s like its own). A 429 pauses s as well
+// as l. l must be limited (New with r > 0). When s fails, l goes on
+// pacing alone: s reports its failures itself. Call Share before the first
+// Acquire.
+func (l *Limiter) Share(s Shared) { l.shared = s }
 
 // New returns a Limiter allowing r requests per second with the given burst.
 // r <= 0 (or NaN/Inf) means unlimited; burst < 1 is taken as 1.
@@ -143,11 +173,36 @@ type Sent struct {
 // Acquire blocks until the caller may send one request, or ctx is done, and
 // returns the request's Sent. Every attempt, retries included, calls it
 // once. Callers go in the order they came; each honours the shared pause
-// set by 429s and the limit in force when it goes.
+// set by 429s and the limit in force when it goes, then its slot on the
+// Shared timeline, if any.
 func (l *Limiter) Acquire(ctx context.Context) (Sent, error) {
 	if l == nil {
 		return Sent{}, ctx.Err()
 	}
+	sent, err := l.acquire(ctx)
+	if err != nil || l.shared == nil || math.IsInf(sent.rate, 1) {
+		return sent, err
+	}
+	// Outside the line: the next caller reserves its own slot meanwhile,
+	// so a runner's requests are spread on the timeline, not serialised
+	// by round trips to it.
+	wait, err := l.shared.Reserve(ctx, time.Duration(float64(time.Second)/sent.rate))
+	if err != nil || wait <= 0 {
+		return sent, nil // the slot is now; or the timeline failed, and l alone paces
+	}
+	timer := time.NewTimer(min(wait, l.maxPause))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		return Sent{}, fmt.Errorf("rate limiter: %w", ctx.Err())
+	}
+	sent.at = time.Now()
+	return sent, nil
+}
+
+// acquire is Acquire on l's own bucket and pause.
+func (l *Limiter) acquire(ctx context.Context) (Sent, error) {
 	if err := ctx.Err(); err != nil {
 		return Sent{}, fmt.Errorf("rate limiter: %w", err)
 	}
@@ -241,6 +296,11 @@ func (s Sent) RateLimited(retryAfter time.Duration) {
 		retryAfter = DefaultPause
 	}
 	retryAfter = min(retryAfter, l.maxPause)
+	if l.shared != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+		_ = l.shared.Pause(ctx, retryAfter) // a failure leaves l's own pause
+		cancel()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
