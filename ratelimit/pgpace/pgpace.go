@@ -132,8 +132,12 @@ func (p *Pacer) setUp(ctx context.Context) error {
 	})
 }
 
-// Close closes the connections.
-func (p *Pacer) Close() { p.pool.Close() }
+// Close closes the connections; a nil Pacer has none.
+func (p *Pacer) Close() {
+	if p != nil {
+		p.pool.Close()
+	}
+}
 
 // wrap names the database in err and takes any password out of it.
 func (p *Pacer) wrap(err error) error {
