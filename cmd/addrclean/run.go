@@ -12,7 +12,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/pipeline"
-	"github.com/addrclean/addrclean/ratelimit"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/runs"
@@ -93,6 +92,11 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 			}
 		}()
 	}
+	pacer, err := o.openPacer(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer pacer.Close()
 
 	// Deferred before the input's Close, so removed after it.
 	removeTemp, err := o.workbookTempDir(&ropts, outPath, reviewPath)
@@ -148,7 +152,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 
 	prog := newProgress(errw, src, log, o.noProgress || !s.tty)
 	stats, runErr := pipeline.Run(ctx, pipeline.Config{
-		Source: src, Limit: int64(o.limit), Shard: o.shard, Mapper: mapper, Verifier: conn.client, Limiter: ratelimit.New(rate, o.burst),
+		Source: src, Limit: int64(o.limit), Shard: o.shard, Mapper: mapper, Verifier: conn.client, Limiter: newLimiter(rate, o.burst, pacer),
 		Outputs: outs, Workers: o.workers, Retries: cmp.Or(o.retries, -1), // the pipeline reads 0 as "the default"
 		Timeout: o.timeout, MaxWait: o.maxWait, Cache: pcache, Logger: log, Progress: prog.update, Journal: run.Journal(),
 		LimitErrors: o.errorLimit.set, MaxErrors: o.errorLimit.rows, MaxErrorShare: o.errorLimit.share,
@@ -392,6 +396,9 @@ func (o *runOptions) validate() error {
 	}
 	if o.bom && enc != record.EncodingUTF8 {
 		return usageErrorf("--bom is a UTF-8 byte-order mark: it goes with --out-encoding utf-8, not %s", enc)
+	}
+	if err := o.rateSharedError(); err != nil {
+		return err
 	}
 	return o.cacheFlagsError()
 }
