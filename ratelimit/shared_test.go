@@ -18,11 +18,11 @@ type timeline struct {
 	pauses int
 }
 
-func (tl *timeline) Reserve(_ context.Context, interval time.Duration) (time.Duration, error) {
+func (tl *timeline) Reserve(_ context.Context, interval time.Duration) (Slot, error) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	if tl.fail {
-		return 0, errors.New("database down")
+		return Slot{}, errors.New("database down")
 	}
 	now := time.Now()
 	slot := now
@@ -30,17 +30,17 @@ func (tl *timeline) Reserve(_ context.Context, interval time.Duration) (time.Dur
 		slot = tl.next
 	}
 	tl.next = slot.Add(interval)
-	return slot.Sub(now), nil
+	return Slot{Wait: slot.Sub(now), Pauses: int64(tl.pauses)}, nil
 }
 
-func (tl *timeline) Pause(_ context.Context, d time.Duration) error {
+func (tl *timeline) Pause(_ context.Context, d time.Duration) (int64, error) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	tl.pauses++
 	if until := time.Now().Add(d); until.After(tl.next) {
 		tl.next = until
 	}
-	return nil
+	return int64(tl.pauses), nil
 }
 
 // runners runs each limiter with workers goroutines looping on Acquire
@@ -84,8 +84,8 @@ func runners(t *testing.T, ls []*Limiter, workers, n int, answer func(i, runner 
 
 // TestSharedTimeline: three runners at --rate 10 that share a timeline send
 // 10 requests a second between them, evenly spaced, not 30; a 429 one of
-// them sees pauses all three; a timeline that fails leaves each runner
-// pacing alone.
+// them sees pauses all three and slows all three down; a timeline that
+// fails leaves each runner pacing alone.
 func TestSharedTimeline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tl := &timeline{}
@@ -115,6 +115,12 @@ func TestSharedTimeline(t *testing.T) {
 		})
 		if tl.pauses != 1 {
 			t.Fatalf("%d pauses of the timeline, want 1", tl.pauses)
+		}
+		// Every runner slowed down, not only the one that saw the 429.
+		for r, l := range ls {
+			if l.Rate() >= 10 {
+				t.Errorf("runner %d still at %g/s after another's 429", r, l.Rate())
+			}
 		}
 		// Releases already given their slot before the 429 may go (at
 		// most one per worker); none else until the pause ends.

@@ -2,12 +2,14 @@
 // several runners (processes, machines) verifying against one service with
 // one key send at one rate between them (run --rate-shared). It is the
 // ratelimit.Shared of those runners: each request takes the next slot with
-// one UPDATE, and a 429 pushes the next slot back for all of them.
+// one UPDATE, and a 429 pushes the next slot back for all of them and is
+// counted, so that all of them slow down.
 //
 // The table, in the connection's first schema (next to the shared cache's):
 //
-//	addrclean_pace (service text PRIMARY KEY, -- the service and key: a SHA-256, never the key
-//	                next_at timestamptz NOT NULL) -- the next free slot, by the database's clock
+//	addrclean_pace (service text PRIMARY KEY,   -- the service and key: a SHA-256, never the key
+//	                next_at timestamptz NOT NULL, -- the next free slot, by the database's clock
+//	                pauses  bigint NOT NULL)      -- 429s that paused the timeline, so far
 //
 // Times are the database's: runners on machines whose clocks disagree still
 // space their requests evenly, as each learns how far its slot is from the
@@ -27,6 +29,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/internal/redact"
+	"github.com/addrclean/addrclean/ratelimit"
 )
 
 // Table is the name of the timeline's table.
@@ -40,8 +43,9 @@ var ErrBadURL = errors.New("bad pacing URL")
 var ErrNotPace = errors.New("not an addrclean pacing table")
 
 const ddl = `CREATE TABLE ` + Table + ` (
-	service text        PRIMARY KEY, -- the service and key (cache namespace id)
-	next_at timestamptz NOT NULL     -- the next free slot
+	service text        PRIMARY KEY,      -- the service and key (cache namespace id)
+	next_at timestamptz NOT NULL,         -- the next free slot
+	pauses  bigint      NOT NULL DEFAULT 0 -- 429s that paused the timeline, so far
 )`
 
 // setupLock is the advisory lock key under which runners starting together
@@ -125,7 +129,7 @@ func (p *Pacer) setUp(ctx context.Context) error {
 		case cols == "":
 			_, err = tx.Exec(ctx, ddl)
 			return err
-		case cols != "service text,next_at timestamp with time zone":
+		case cols != "service text,next_at timestamp with time zone,pauses bigint":
 			return fmt.Errorf("%w: table %s has columns %s; point --cache at another database or schema (search_path)", ErrNotPace, Table, cols)
 		}
 		return nil
@@ -150,39 +154,44 @@ func (p *Pacer) wrap(err error) error {
 const reserveSQL = `INSERT INTO ` + Table + ` AS p (service, next_at)
 	VALUES ($1, clock_timestamp() + $2 * interval '1 microsecond')
 	ON CONFLICT (service) DO UPDATE SET next_at = greatest(p.next_at, clock_timestamp()) + $2 * interval '1 microsecond'
-	RETURNING p.next_at - $2 * interval '1 microsecond', clock_timestamp()`
+	RETURNING p.next_at - $2 * interval '1 microsecond', clock_timestamp(), p.pauses`
 
 // reserve takes the next slot, interval after the one before, and returns
-// it and the database's time after taking it.
-func (p *Pacer) reserve(ctx context.Context, interval time.Duration) (slot, now time.Time, err error) {
-	err = p.pool.QueryRow(ctx, reserveSQL, p.service, interval.Microseconds()).Scan(&slot, &now)
-	return slot, now, err
+// it, the database's time after taking it and the count of pauses.
+func (p *Pacer) reserve(ctx context.Context, interval time.Duration) (slot, now time.Time, pauses int64, err error) {
+	err = p.pool.QueryRow(ctx, reserveSQL, p.service, interval.Microseconds()).Scan(&slot, &now, &pauses)
+	return slot, now, pauses, err
 }
 
-// Reserve takes the next slot of the timeline and returns how long from
-// now it is (ratelimit.Shared). A failure is logged (once, until
-// reservations work again) and returned: the runner then paces alone.
-func (p *Pacer) Reserve(ctx context.Context, interval time.Duration) (time.Duration, error) {
-	slot, now, err := p.reserve(ctx, max(interval, time.Microsecond))
+// Reserve takes the next slot of the timeline (ratelimit.Shared). A failure
+// is logged (once, until reservations work again) and returned: the runner
+// then paces alone.
+func (p *Pacer) Reserve(ctx context.Context, interval time.Duration) (ratelimit.Slot, error) {
+	slot, now, pauses, err := p.reserve(ctx, max(interval, time.Microsecond))
 	if err != nil {
 		if ctx.Err() == nil && !p.failing.Swap(true) {
 			p.log.Warn().Err(p.wrap(err)).Msg("shared pacing failed: this runner paces alone at --rate until the database answers again")
 		}
-		return 0, p.wrap(err)
+		return ratelimit.Slot{}, p.wrap(err)
 	}
 	if p.failing.Swap(false) {
 		p.log.Info().Str("pacing", p.display).Msg("shared pacing works again")
 	}
-	return slot.Sub(now), nil
+	return ratelimit.Slot{Wait: slot.Sub(now), Pauses: pauses}, nil
 }
 
-// Pause moves the next free slot to d from now at the earliest
-// (ratelimit.Shared): every runner waits out a 429 one of them saw.
-func (p *Pacer) Pause(ctx context.Context, d time.Duration) error {
-	_, err := p.pool.Exec(ctx, `UPDATE `+Table+` SET next_at = greatest(next_at, clock_timestamp() + $2 * interval '1 microsecond')
-		WHERE service = $1`, p.service, d.Microseconds())
+// Pause moves the next free slot to d from now at the earliest and counts
+// the pause (ratelimit.Shared): every runner waits out a 429 one of them
+// saw, and slows down.
+func (p *Pacer) Pause(ctx context.Context, d time.Duration) (int64, error) {
+	var pauses int64
+	err := p.pool.QueryRow(ctx, `INSERT INTO `+Table+` AS p (service, next_at, pauses)
+		VALUES ($1, clock_timestamp() + $2 * interval '1 microsecond', 1)
+		ON CONFLICT (service) DO UPDATE SET next_at = greatest(p.next_at, clock_timestamp() + $2 * interval '1 microsecond'),
+			pauses = p.pauses + 1
+		RETURNING p.pauses`, p.service, d.Microseconds()).Scan(&pauses)
 	if err != nil {
-		return p.wrap(err)
+		return 0, p.wrap(err)
 	}
-	return nil
+	return pauses, nil
 }

@@ -56,7 +56,7 @@ func TestReserveSpacesRunners(t *testing.T) {
 		for range 4 {
 			wg.Go(func() {
 				for range 25 {
-					slot, _, err := p.reserve(t.Context(), interval)
+					slot, _, _, err := p.reserve(t.Context(), interval)
 					if err != nil {
 						t.Error(err)
 						return
@@ -80,42 +80,51 @@ func TestReserveSpacesRunners(t *testing.T) {
 	}
 	// 300 slots of 10 ms are 3 s of the timeline: the other service's
 	// first slot is now, not after them.
-	if wait, err := other.Reserve(t.Context(), interval); err != nil || wait > interval {
-		t.Errorf("the other service's first slot is %v away (%v), want now", wait, err)
+	if s, err := other.Reserve(t.Context(), interval); err != nil || s.Wait > interval {
+		t.Errorf("the other service's first slot is %v away (%v), want now", s.Wait, err)
 	}
 	// Reserve says how far the slot is: the 301st is about 3 s away
 	// less the time the reservations took.
-	wait, err := ps[0].Reserve(t.Context(), interval)
-	if err != nil || wait <= 0 || wait > 300*interval {
-		t.Errorf("the next slot is %v away (%v), want within the 3 s reserved", wait, err)
+	s, err := ps[0].Reserve(t.Context(), interval)
+	if err != nil || s.Wait <= 0 || s.Wait > 300*interval {
+		t.Errorf("the next slot is %v away (%v), want within the 3 s reserved", s.Wait, err)
 	}
 }
 
 // TestPause: a 429 pushes the next slot of every runner to Retry-After
-// from now; a pause shorter than what is reserved changes nothing.
+// from now and is counted; a pause shorter than what is reserved changes
+// nothing but the count; a pause of a service with no slot yet starts its
+// timeline.
 func TestPause(t *testing.T) {
 	url := pgtest.RequireDB(t)
 	ps := open(t, url, "live-one", 2)
-	_, before, err := ps[0].reserve(t.Context(), time.Millisecond)
+	_, before, pauses, err := ps[0].reserve(t.Context(), time.Millisecond)
+	if err != nil || pauses != 0 {
+		t.Fatalf("first reservation: %d pauses, %v", pauses, err)
+	}
+	if n, err := ps[0].Pause(t.Context(), 2*time.Second); err != nil || n != 1 {
+		t.Fatalf("Pause = %d, %v; want 1", n, err)
+	}
+	slot, _, pauses, err := ps[1].reserve(t.Context(), time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ps[0].Pause(t.Context(), 2*time.Second); err != nil {
-		t.Fatal(err)
+	if slot.Before(before.Add(2*time.Second)) || pauses != 1 {
+		t.Errorf("the other runner's slot is %v after the 429, %d pauses; want 2s at least, 1", slot.Sub(before), pauses)
 	}
-	slot, _, err := ps[1].reserve(t.Context(), time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
+	if n, err := ps[1].Pause(t.Context(), time.Millisecond); err != nil || n != 2 {
+		t.Fatalf("Pause = %d, %v; want 2", n, err)
 	}
-	if slot.Before(before.Add(2 * time.Second)) {
-		t.Errorf("the other runner's slot is %v after the 429, want 2s at least", slot.Sub(before))
-	}
-	if err := ps[1].Pause(t.Context(), time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	next, _, err := ps[0].reserve(t.Context(), time.Millisecond)
+	next, _, _, err := ps[0].reserve(t.Context(), time.Millisecond)
 	if err != nil || next.Sub(slot) != time.Millisecond {
 		t.Errorf("after a shorter pause the next slot is %v after the last (%v), want 1ms", next.Sub(slot), err)
+	}
+	fresh := open(t, url, "live-fresh", 1)[0]
+	if n, err := fresh.Pause(t.Context(), time.Second); err != nil || n != 1 {
+		t.Fatalf("Pause of a new service = %d, %v; want 1", n, err)
+	}
+	if s, err := fresh.Reserve(t.Context(), time.Millisecond); err != nil || s.Wait < 500*time.Millisecond || s.Pauses != 1 {
+		t.Errorf("after the pause of a new service: %+v, %v; want about 1s away, 1 pause", s, err)
 	}
 }
 
