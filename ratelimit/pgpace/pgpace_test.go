@@ -73,10 +73,20 @@ func TestReserveSpacesRunners(t *testing.T) {
 		t.Fatalf("%d slots", len(slots))
 	}
 	slices.SortFunc(slots, func(a, b time.Time) int { return a.Compare(b) })
+	// Never closer than one interval; one interval apart unless the
+	// timeline fell idle (a new connection's handshake on a busy machine).
+	exact := 0
 	for i := 1; i < len(slots); i++ {
-		if gap := slots[i].Sub(slots[i-1]); gap != interval {
-			t.Fatalf("slot %d is %v after the one before, want %v", i, gap, interval)
+		gap := slots[i].Sub(slots[i-1])
+		if gap < interval {
+			t.Fatalf("slot %d is %v after the one before, want %v at least", i, gap, interval)
 		}
+		if gap == interval {
+			exact++
+		}
+	}
+	if exact < 290 {
+		t.Errorf("%d of 299 gaps are one interval, want nearly all", exact)
 	}
 	// 300 slots of 10 ms are 3 s of the timeline: the other service's
 	// first slot is now, not after them.
