@@ -108,7 +108,50 @@ type Limiter struct {
 	// recent: the last releases since the pause ended (n of them), for measured.
 	recent [measureReleases]time.Time
 	n      int
+
+	// shared, when set (Share), paces this runner's requests together with
+	// other runners' on one timeline. pauses is the timeline's count of
+	// pauses last seen (known once one Reserve or Pause has answered).
+	shared      Shared
+	pauses      int64
+	pausesKnown bool
 }
+
+// Shared is a timeline of request slots that several runners (processes,
+// machines) send on, so that the set of them keeps one rate: each request
+// takes the next free slot, interval after the slot before it, whoever
+// took that one. pgpace.Pacer keeps it in PostgreSQL.
+type Shared interface {
+	// Reserve takes the next slot, interval after the previous one (or
+	// now, when the timeline is idle).
+	Reserve(ctx context.Context, interval time.Duration) (Slot, error)
+	// Pause moves the next free slot to d from now at the earliest: a 429
+	// seen by one runner holds every runner back. It returns the count of
+	// pauses, this one included.
+	Pause(ctx context.Context, d time.Duration) (pauses int64, err error)
+}
+
+// Slot is a request's place on a Shared timeline.
+type Slot struct {
+	// Wait is how long from now the slot is.
+	Wait time.Duration
+	// Pauses counts the timeline's pauses so far: a runner that sees it
+	// grow slows down as if the 429 that paused it had been its own, so
+	// that the set finds its rate together, not each runner in turn.
+	Pauses int64
+}
+
+// sharedTimeout bounds a Pause of the shared timeline, which RateLimited
+// makes without a context of its caller.
+const sharedTimeout = 5 * time.Second
+
+// Share makes l pace its requests on the timeline s as well: once l lets a
+// request go at its own rate, the request waits for its slot on s, spaced
+// by l's current limit (cut by 429s like its own). A 429 pauses s as well
+// as l. l must be limited (New with r > 0). When s fails, l goes on
+// pacing alone: s reports its failures itself. Call Share before the first
+// Acquire.
+func (l *Limiter) Share(s Shared) { l.shared = s }
 
 // New returns a Limiter allowing r requests per second with the given burst.
 // r <= 0 (or NaN/Inf) means unlimited; burst < 1 is taken as 1.
@@ -143,11 +186,63 @@ type Sent struct {
 // Acquire blocks until the caller may send one request, or ctx is done, and
 // returns the request's Sent. Every attempt, retries included, calls it
 // once. Callers go in the order they came; each honours the shared pause
-// set by 429s and the limit in force when it goes.
+// set by 429s and the limit in force when it goes, then its slot on the
+// Shared timeline, if any.
 func (l *Limiter) Acquire(ctx context.Context) (Sent, error) {
 	if l == nil {
 		return Sent{}, ctx.Err()
 	}
+	sent, err := l.acquire(ctx)
+	if err != nil || l.shared == nil || math.IsInf(sent.rate, 1) {
+		return sent, err
+	}
+	// Outside the line: the next caller reserves its own slot meanwhile,
+	// so a runner's requests are spread on the timeline, not serialised
+	// by round trips to it.
+	slot, err := l.shared.Reserve(ctx, time.Duration(float64(time.Second)/sent.rate))
+	if err != nil {
+		return sent, nil // the timeline failed: l alone paces
+	}
+	l.sawPauses(&sent, slot)
+	if slot.Wait <= 0 {
+		return sent, nil
+	}
+	timer := time.NewTimer(min(slot.Wait, l.maxPause))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		return Sent{}, fmt.Errorf("rate limiter: %w", ctx.Err())
+	}
+	sent.at = time.Now()
+	return sent, nil
+}
+
+// sawPauses takes in the pauses of the shared timeline counted at slot,
+// reserved for s: another runner's 429 cuts l's limit as l's own would
+// (without pausing the timeline again: it is paused until slot), once per
+// new count.
+func (l *Limiter) sawPauses(s *Sent, slot Slot) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	known := l.pausesKnown
+	if known && slot.Pauses <= l.pauses {
+		return
+	}
+	l.pauses, l.pausesKnown = slot.Pauses, true
+	if !known || s.gen != l.gen {
+		return // the first count seen; or a limit already cut since s went
+	}
+	now := time.Now()
+	l.adapt(now)
+	if until := now.Add(slot.Wait); until.After(l.notBefore) {
+		l.notBefore = until
+	}
+	l.cut(now, s)
+}
+
+// acquire is Acquire on l's own bucket and pause.
+func (l *Limiter) acquire(ctx context.Context) (Sent, error) {
 	if err := ctx.Err(); err != nil {
 		return Sent{}, fmt.Errorf("rate limiter: %w", err)
 	}
@@ -241,8 +336,20 @@ func (s Sent) RateLimited(retryAfter time.Duration) {
 		retryAfter = DefaultPause
 	}
 	retryAfter = min(retryAfter, l.maxPause)
+	var pauses int64 = -1
+	if l.shared != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+		if n, err := l.shared.Pause(ctx, retryAfter); err == nil { // a failure leaves l's own pause
+			pauses = n
+		}
+		cancel()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if pauses > l.pauses {
+		// l's own pause: not to be taken for another runner's.
+		l.pauses, l.pausesKnown = pauses, true
+	}
 	now := time.Now()
 	l.adapt(now)
 	fresh := s.gen == l.gen
@@ -268,9 +375,11 @@ func (l *Limiter) cut(now time.Time, s *Sent) {
 	// above.
 	steep := l.ceiling > 0 && since < steepWithin
 	quick := steep && since < quickWithin
-	if m := l.measured(); m > 0 && m < workerBound*began {
+	if m := l.measured(); l.shared == nil && m > 0 && m < workerBound*began {
 		// Far fewer went than the limit let go: too few workers for it,
-		// and the limit is no mark of what the service refused.
+		// and the limit is no mark of what the service refused. Not on a
+		// shared timeline: there this runner sends its share of the set's
+		// rate, and the limit spaces the set's slots, not its own.
 		began = m
 	}
 	first := l.ceiling == 0

@@ -100,6 +100,8 @@ type view struct {
 	NeedReview  int64
 	Map         *mapView
 	When, Took  string // the run's date and how long it took, when known
+	// SetWarning says what is wrong with a set of shards; "" otherwise.
+	SetWarning string
 }
 
 // runWhen prints when the run started and how long it took.
@@ -131,6 +133,9 @@ func newView(d *Data) view {
 	v.Reasons = countBars(d.ReviewReasons, v.NeedReview)
 	v.Map = newMap(d)
 	v.When, v.Took = runWhen(d.Run)
+	if d.Shards != nil {
+		v.SetWarning = d.Shards.warning()
+	}
 	return v
 }
 
@@ -199,6 +204,7 @@ svg.map{display:block;border:1px solid #b0bec5;border-radius:4px;width:100%;max-
 header dl{display:flex;flex-wrap:wrap;gap:4px 22px;margin:8px 0 0;font-size:13px}
 header dt{color:#90a4ae;display:inline}
 header dd{display:inline;margin:0 0 0 5px;color:#eceff1}
+header p.warn{background:#ffe082;color:#3e2723;border-radius:4px;padding:6px 10px;margin-top:10px;font-weight:600}
 </style>`
 
 const pageHTML = `<!DOCTYPE html>
@@ -212,9 +218,10 @@ const pageHTML = `<!DOCTYPE html>
 <body>
 <header>
 <h1>addrclean run report</h1>
-<p>{{.Title}} &middot; {{.Rows}} rows &middot; {{.NeedReview}} for review &middot; {{.Errors}} errors</p>
+<p>{{.Title}} &middot; {{.Rows}} rows &middot; {{.NeedReview}} for review &middot; {{.Errors}} errors{{with .Shards}} &middot; {{.Count}} shards{{end}}</p>{{with .SetWarning}}
+<p class="warn" role="alert">{{.}}</p>{{end}}
 <dl>
-<div><dt>Run</dt><dd>{{if .When}}{{.When}}{{if .Took}} (took {{.Took}}){{end}}{{else}}not known (pass the run's --summary){{end}}</dd></div>
+<div><dt>{{if .Shards}}Runs{{else}}Run{{end}}</dt><dd>{{if .When}}{{.When}}{{if .Took}} (took {{.Took}}){{end}}{{else}}not known (pass the run's --summary){{end}}</dd></div>
 <div><dt>addrclean</dt><dd>{{or .Run.Version "version not known"}}</dd></div>
 <div><dt>Input</dt><dd>{{or .Run.Input .Title}}</dd></div>
 <div><dt>Rows</dt><dd>{{.Rows}}</dd></div>
@@ -251,7 +258,11 @@ const pageHTML = `<!DOCTYPE html>
 <div class="kpi"><b>{{printf "%.1f" .ElapsedSeconds}} s</b><span>elapsed</span></div>
 {{if .RowsResumed}}<div class="kpi"><b>{{.RowsResumed}}</b><span>rows resumed</span></div>{{end}}{{if .Spent}}<div class="kpi"><b>{{.Spent}}</b><span>spent on the calls made</span></div>
 {{end}}
-</div>{{else}}<p class="none">Not known: pass the run's --summary file to addrclean report (a run into an --out-table keeps it in the table's _runs table).</p>{{end}}
+</div>{{with $.Shards}}
+<h3>By shard <small>(the latest run of each of {{.Count}}; the figures above are their sums, elapsed from the first start to the last finish)</small></h3>
+<table><tr><th>shard</th><th>started</th><th>finished</th><th>rows read</th><th>calls</th><th>429s</th><th>status</th></tr>
+{{range .Runs}}<tr><td>{{.Shard}}</td><td>{{.Started.UTC.Format "2006-01-02 15:04:05"}}</td><td>{{.Finished.UTC.Format "2006-01-02 15:04:05"}}</td><td class="n">{{.RowsRead}}</td><td class="n">{{.CallsMade}}</td><td class="n">{{.RateLimited}}</td><td>{{.Status}}</td></tr>
+{{end}}</table>{{end}}{{else}}<p class="none">Not known: pass the run's --summary file to addrclean report (a run into an --out-table keeps it in the table's _runs table).</p>{{end}}
 </section>
 <section>
 <h2>Busiest review reasons <small>({{.NeedReview}} rows to review)</small></h2>

@@ -38,6 +38,9 @@ type Summary struct {
 	// Spent is what the calls made cost at --price-per-call; nil without
 	// a price.
 	Spent *estimate.Spent `json:"spent,omitempty"`
+	// Shards is the set of shards summed into this summary by FromRuns;
+	// nil for one run's summary.
+	Shards *ShardSet `json:"shard_set,omitempty"`
 	runstats.Stats
 }
 
@@ -142,7 +145,10 @@ type Data struct {
 	ErrorMessages []Count          `json:"error_messages"`
 	ReviewReasons []Count          `json:"review_reasons"`
 	Cost          *Cost            `json:"cost,omitempty"`
-	Duplicates    Duplicates       `json:"duplicates"`
+	// Shards is the set of shards whose runs the cost sums; nil for
+	// one run.
+	Shards     *ShardSet  `json:"shards,omitempty"`
+	Duplicates Duplicates `json:"duplicates"`
 	// Located is the number of rows with coordinates, LocatedActions
 	// the same by action, and Places where they are (every located row
 	// counted, in at most maxPlaces squares).
@@ -275,6 +281,7 @@ func BuildFrom(ctx context.Context, en *runfile.Enriched, opts Options) (*Data, 
 	if st := opts.Summary; st != nil {
 		d.Run = RunInfo{Input: st.Input, Version: st.Version, Reference: st.Reference, Started: st.Started, Finished: st.Finished}
 		d.ErrorKinds = st.Errors
+		d.Shards = st.Shards
 		d.Cost = &Cost{
 			CallsMade: st.CallsMade, CallsSaved: st.CallsSaved, CacheHits: st.CacheHits, Retries: st.Retries,
 			RateLimited: st.RateLimited, TokenRefreshes: st.TokenRefreshes, ElapsedSeconds: st.ElapsedSeconds,

@@ -14,7 +14,6 @@ import (
 	"github.com/addrclean/addrclean/internal/samefile"
 	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/pipeline"
-	"github.com/addrclean/addrclean/ratelimit"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/record"
 	"github.com/addrclean/addrclean/runs/endpoint"
@@ -48,6 +47,10 @@ type Job struct {
 	Rate    float64
 	RateSet bool
 	Burst   int
+	// RateShared makes Rate the rate of every runner of the same service
+	// and key together, paced through the database of the postgres://
+	// Cache (--rate-shared).
+	RateShared bool
 	// Reads and Writes are the caller's other files (the reference and the
 	// key; the summary and the report), for the clash checks.
 	Reads, Writes []samefile.Use
@@ -96,6 +99,11 @@ func (j *Job) Run(ctx context.Context) (res Result, err error) {
 			}
 		}()
 	}
+	pacer, err := j.openPacer(ctx, log)
+	if err != nil {
+		return res, err
+	}
+	defer pacer.Close()
 	src, err := j.Plan.Open(ctx, j.Read, j.Mapping, log, true, out, review)
 	if err != nil {
 		return res, err
@@ -137,7 +145,7 @@ func (j *Job) Run(ctx context.Context) (res Result, err error) {
 
 	cfg := j.Tuning
 	cfg.Source, cfg.Mapper, cfg.Verifier, cfg.Outputs = src, mapper, conn.Client, outs
-	cfg.Limiter = ratelimit.New(j.rate(conn.Embedded), j.Burst)
+	cfg.Limiter = j.limiter(conn.Embedded, pacer)
 	cfg.Cache, cfg.Logger, cfg.Journal = pcache, log, run.Journal()
 	finish := func() {}
 	if j.Progress != nil {

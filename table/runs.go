@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"time"
 )
 
@@ -63,28 +64,43 @@ func RecordRun(ctx context.Context, db Database, n Name, r Run) error {
 	return nil
 }
 
-// LastRun returns the summary of the run that finished last among those
-// recorded for out-table n in db; an error wrapping ErrNoRuns when there
-// is none.
-func LastRun(ctx context.Context, db Database, n Name) ([]byte, error) {
-	rn := RunsName(n)
-	if _, err := db.Columns(ctx, rn); errors.Is(err, ErrNoTable) {
-		return nil, fmt.Errorf("%w: no table %s", ErrNoRuns, rn)
-	} else if err != nil {
-		return nil, fmt.Errorf("runs table %s: %w", rn, err)
+// Runs returns the summaries of the runs recorded for out-table n in db,
+// the run that finished last first (ties by run id, descending), read as
+// they are needed: a caller that stops early reads no further. Its first
+// pair holds an error wrapping ErrNoRuns when there is no runs table or
+// an empty one.
+func Runs(ctx context.Context, db Database, n Name) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		rn := RunsName(n)
+		if _, err := db.Columns(ctx, rn); errors.Is(err, ErrNoTable) {
+			yield(nil, fmt.Errorf("%w: no table %s", ErrNoRuns, rn))
+			return
+		} else if err != nil {
+			yield(nil, fmt.Errorf("runs table %s: %w", rn, err))
+			return
+		}
+		rows, err := db.Select(ctx, fmt.Sprintf("SELECT %s FROM %s ORDER BY %s DESC, %s DESC",
+			QuoteIdent("summary"), rn.SQL(), QuoteIdent("finished"), QuoteIdent(runsKey)))
+		if err != nil {
+			yield(nil, fmt.Errorf("runs table %s: %w", rn, err))
+			return
+		}
+		defer rows.Close()
+		for read := 0; ; read++ {
+			cells, err := rows.Next(ctx)
+			switch {
+			case errors.Is(err, io.EOF) && read == 0:
+				yield(nil, fmt.Errorf("%w: table %s is empty", ErrNoRuns, rn))
+				return
+			case errors.Is(err, io.EOF):
+				return
+			case err != nil:
+				yield(nil, fmt.Errorf("runs table %s: %w", rn, err))
+				return
+			}
+			if !yield([]byte(cells[0]), nil) {
+				return
+			}
+		}
 	}
-	rows, err := db.Select(ctx, fmt.Sprintf("SELECT %s FROM %s ORDER BY %s DESC, %s DESC LIMIT 1",
-		QuoteIdent("summary"), rn.SQL(), QuoteIdent("finished"), QuoteIdent(runsKey)))
-	if err != nil {
-		return nil, fmt.Errorf("runs table %s: %w", rn, err)
-	}
-	defer rows.Close()
-	cells, err := rows.Next(ctx)
-	switch {
-	case errors.Is(err, io.EOF):
-		return nil, fmt.Errorf("%w: table %s is empty", ErrNoRuns, rn)
-	case err != nil:
-		return nil, fmt.Errorf("runs table %s: %w", rn, err)
-	}
-	return []byte(cells[0]), nil
 }

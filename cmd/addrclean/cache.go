@@ -218,6 +218,12 @@ func (o *runOptions) cacheFlagsError() error {
 		return usageErrorf("--cache-lease is for a cache shared in PostgreSQL (--cache postgres://...)")
 	case o.cacheLease < time.Second:
 		return usageErrorf("--cache-lease %v: want a duration of a second or more, such as 30s", o.cacheLease)
+	// --rate-shared needs the database where the runners meet, and a rate
+	// to share between them.
+	case o.rateShared && !runs.IsSharedCache(o.cache):
+		return usageErrorf("--rate-shared paces the runners together through the database of a shared cache: give --cache postgres://... (the same for every runner)")
+	case o.rateShared && (o.rate == 0 || (o.baseURL == "" && !o.rateSet)):
+		return usageErrorf("--rate-shared shares --rate between the runners: give --rate, the requests per second of the whole set")
 	}
 	return nil
 }

@@ -29,7 +29,9 @@ at the end of a run. With a DBURL, the page is built from the run's --out-table
 NAME in that database (duplicates counted by the database, rows numbered in id
 order). A run that wrote --out-table also keeps its summary in the table
 NAME_runs beside it: the cost and errors sections of the last run are read
-from there, so --summary is not needed.
+from there, so --summary is not needed. A table written by shards (run --shard
+I/N) shows the latest run of each shard summed, and says when a shard never ran
+or did not finish.
 
 Examples:
   The report of a file run, with the cost of the run:

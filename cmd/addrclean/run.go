@@ -119,7 +119,7 @@ func (o *runOptions) job(ropts readers.Options, spec readers.MappingSpec, s stre
 			Retries: cmp.Or(o.retries, -1), // the pipeline reads 0 as "the default"
 			Timeout: o.timeout, MaxWait: o.maxWait,
 			LimitErrors: o.errorLimit.set, MaxErrors: o.errorLimit.rows, MaxErrorShare: o.errorLimit.share},
-		Rate: o.rate, RateSet: o.rateSet, Burst: o.burst,
+		Rate: o.rate, RateSet: o.rateSet, Burst: o.burst, RateShared: o.rateShared,
 		Reads:  []samefile.Use{pathRead("--reference", o.reference), pathRead("--api-key-file", o.apiKeyFile)},
 		Writes: []samefile.Use{pathWritten("--summary", o.summary), pathWritten("--report", o.report)},
 		Logger: log,

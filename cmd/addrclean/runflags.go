@@ -42,6 +42,7 @@ type runOptions struct {
 	cache                           string
 	cacheTTL                        time.Duration
 	cacheLease                      time.Duration
+	rateShared                      bool // --rate-shared
 	markCached                      bool
 	limit                           int
 	dryRun                          bool
@@ -148,6 +149,7 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.apiKeyFlag, "api-key", "", "refused: a key on the command line shows in the process list; use --api-key-file or ADDRCLEAN_API_KEY")
 	fs.IntVar(&o.workers, "workers", 8, "concurrent requests")
 	fs.Float64Var(&o.rate, "rate", 20, "requests per second against a live service (0 = unlimited); the embedded service is unlimited unless --rate is given")
+	fs.BoolVar(&o.rateShared, "rate-shared", false, "--rate is the rate of every runner of this service and key together, paced through the database\nof --cache postgres://... (shards against one quota; see docs/scaling-out.md)")
 	fs.IntVar(&o.burst, "burst", 1, "requests allowed at once above the rate")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of one request")
 	fs.IntVar(&o.retries, "retries", 3, "retries of a request that failed transiently (429 answers do not count)")

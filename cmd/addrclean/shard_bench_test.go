@@ -25,7 +25,8 @@ import (
 // separate process: one key, one quota) three ways, every runner a process
 // of its own: one runner at --rate QUOTA; three shards at --rate QUOTA/3;
 // three shards each asking the whole QUOTA, which the service's 429s cut
-// back. It reports the wall time, the calls and the 429s of each, summed
+// back; three shards pacing together at QUOTA (and 0.9 QUOTA) with
+// --rate-shared through a --cache postgres:// database. It reports the wall time, the calls and the 429s of each, summed
 // over the runners. ADDRCLEAN_SHARD_BENCH_ROWS (default 1500, distinct
 // addresses of the sample reference) and ADDRCLEAN_SHARD_BENCH_QUOTA
 // (default 100 requests per second) set the size, ADDRCLEAN_SHARD_BENCH_BURST
@@ -49,16 +50,26 @@ func BenchmarkShards(b *testing.B) {
 		name   string
 		shards int
 		rate   float64
+		shared bool // --rate-shared: rate is the set's, paced through a --cache postgres://
 	}{
-		{"one_runner_rate_quota", 1, quota},
-		{"three_shards_rate_quota_over_3", 3, quota / 3},
-		{"three_shards_rate_90pc_of_quota_over_3", 3, 0.9 * quota / 3},
-		{"three_shards_rate_quota_each", 3, quota},
+		{"one_runner_rate_quota", 1, quota, false},
+		{"three_shards_rate_quota_over_3", 3, quota / 3, false},
+		{"three_shards_rate_90pc_of_quota_over_3", 3, 0.9 * quota / 3, false},
+		{"three_shards_rate_quota_each", 3, quota, false},
+		{"three_shards_rate_shared_quota", 3, quota, true},
+		{"three_shards_rate_shared_90pc_of_quota", 3, 0.9 * quota, true},
 	} {
 		b.Run(sc.name, func(b *testing.B) {
+
 			var calls, limited int64
 			for b.Loop() {
 				calls, limited = 0, 0
+				var shared []string
+				if sc.shared {
+					// A database of its own: the cache would answer a
+					// later round, or scenario, without a call.
+					shared = []string{"--rate-shared", "--cache", pgtest.RequireDB(b)}
+				}
 				// A fresh out-table each round, so every round writes all.
 				out := fmt.Sprintf("av_%s_%d", sc.name, time.Now().UnixNano())
 				done := make(chan map[string]any, sc.shards)
@@ -69,6 +80,7 @@ func BenchmarkShards(b *testing.B) {
 					if sc.shards > 1 {
 						args = append(args, "--shard", fmt.Sprintf("%d/%d", i, sc.shards))
 					}
+					args = append(args, shared...)
 					go func() { done <- runShardChild(b, append(args, dbURL)) }()
 				}
 				for range sc.shards {

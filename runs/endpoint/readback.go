@@ -138,19 +138,18 @@ func (t *tableReadback) Open(ctx context.Context) (*runfile.Enriched, error) {
 	return t.en, nil
 }
 
-// Summary is the last run's summary kept next to the out-table, if any: a
-// table written before runs tables existed just has none.
+// Summary is the summary of the runs kept next to the out-table, if any
+// (the set's when shards wrote it): a table written before runs tables
+// existed just has none.
 func (t *tableReadback) Summary(ctx context.Context) (*report.Summary, error) {
-	b, err := table.LastRun(ctx, t.db, t.name)
+	st, err := report.FromRuns(table.Runs(ctx, t.db, t.name))
 	switch {
 	case errors.Is(err, table.ErrNoRuns):
 		return nil, nil
+	case errors.Is(err, report.ErrNotSummary):
+		return nil, fatal(fmt.Errorf("runs table %s: %w", table.RunsName(t.name), err))
 	case err != nil:
 		return nil, TableError(err)
-	}
-	st, err := report.ParseSummary(b)
-	if err != nil {
-		return nil, fatal(fmt.Errorf("runs table %s: %w", table.RunsName(t.name), err))
 	}
 	return st, nil
 }

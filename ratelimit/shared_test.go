@@ -1,0 +1,150 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// timeline is an in-memory Shared, as pgpace.Pacer keeps one in a table.
+type timeline struct {
+	mu     sync.Mutex
+	next   time.Time
+	fail   bool
+	pauses int
+}
+
+func (tl *timeline) Reserve(_ context.Context, interval time.Duration) (Slot, error) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if tl.fail {
+		return Slot{}, errors.New("database down")
+	}
+	now := time.Now()
+	slot := now
+	if tl.next.After(now) {
+		slot = tl.next
+	}
+	tl.next = slot.Add(interval)
+	return Slot{Wait: slot.Sub(now), Pauses: int64(tl.pauses)}, nil
+}
+
+func (tl *timeline) Pause(_ context.Context, d time.Duration) (int64, error) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	tl.pauses++
+	if until := time.Now().Add(d); until.After(tl.next) {
+		tl.next = until
+	}
+	return int64(tl.pauses), nil
+}
+
+// runners runs each limiter with workers goroutines looping on Acquire
+// until n releases in all, calling answer after each, and returns the
+// release times in order.
+func runners(t *testing.T, ls []*Limiter, workers, n int, answer func(i, runner int, s Sent)) []time.Time {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var (
+		mu sync.Mutex
+		at []time.Time
+		wg sync.WaitGroup
+	)
+	for r, l := range ls {
+		for range workers {
+			wg.Go(func() {
+				for {
+					s, err := l.Acquire(ctx)
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					i := len(at)
+					if i >= n {
+						mu.Unlock()
+						cancel()
+						return
+					}
+					at = append(at, time.Now())
+					mu.Unlock()
+					answer(i, r, s)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
+	return at
+}
+
+// TestSharedTimeline: three runners at --rate 10 that share a timeline send
+// 10 requests a second between them, evenly spaced, not 30; a 429 one of
+// them sees pauses all three and slows all three down; a timeline that
+// fails leaves each runner pacing alone.
+func TestSharedTimeline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tl := &timeline{}
+		ls := []*Limiter{New(10, 1), New(10, 1), New(10, 1)}
+		for _, l := range ls {
+			l.Share(tl)
+		}
+		at := runners(t, ls, 4, 60, func(int, int, Sent) {})
+		for i := 1; i < len(at); i++ {
+			if gap := at[i].Sub(at[i-1]); gap != 100*time.Millisecond {
+				t.Fatalf("release %d came %v after the one before; want 100ms, the set's rate", i, gap)
+			}
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		tl := &timeline{}
+		ls := []*Limiter{New(10, 1), New(10, 1), New(10, 1)}
+		for _, l := range ls {
+			l.Share(tl)
+		}
+		var limitedAt time.Time
+		at := runners(t, ls, 2, 40, func(i, r int, s Sent) {
+			if i == 20 {
+				limitedAt = time.Now()
+				s.RateLimited(2 * time.Second)
+			}
+		})
+		if tl.pauses != 1 {
+			t.Fatalf("%d pauses of the timeline, want 1", tl.pauses)
+		}
+		// Every runner slowed down, not only the one that saw the 429.
+		for r, l := range ls {
+			if l.Rate() >= 10 {
+				t.Errorf("runner %d still at %g/s after another's 429", r, l.Rate())
+			}
+		}
+		// Releases already given their slot before the 429 may go (at
+		// most one per worker); none else until the pause ends.
+		early := 0
+		for _, a := range at {
+			if a.After(limitedAt) && a.Before(limitedAt.Add(2*time.Second)) {
+				early++
+			}
+		}
+		if early > 6 {
+			t.Errorf("%d releases within the pause, want at most the 6 workers' slots reserved before it", early)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		tl := &timeline{fail: true}
+		ls := []*Limiter{New(10, 1), New(10, 1)}
+		for _, l := range ls {
+			l.Share(tl)
+		}
+		start := time.Now()
+		at := runners(t, ls, 2, 40, func(int, int, Sent) {})
+		// Each runner at its own 10/s: 40 releases in about 2 s.
+		if took := at[len(at)-1].Sub(start); took > 2*time.Second {
+			t.Errorf("40 releases of two runners pacing alone took %v, want under 2s", took)
+		}
+	})
+}
