@@ -37,44 +37,6 @@ func (o *runOptions) service() runs.Service {
 	}}
 }
 
-const cacheUsage = `Usage: addrclean cache stats|prune|clear --cache PATH|DBURL [flags]
-
-Housekeeping of the result cache that 'addrclean run --cache PATH' keeps, in
-an SQLite file or, shared by runners, in a PostgreSQL database
-(--cache postgres://user@host/db; docs/shared-cache.md).
-
-  stats   entries per namespace (service and key hash, or embedded reference),
-          how many are older than --cache-ttl or damaged, the oldest and
-          newest, the file size
-  prune   remove the entries older than --cache-ttl, and the damaged ones
-          (they are only ever verified again)
-  clear   remove every entry (asks nothing; the file shrinks); a damaged file
-          that cannot be read, or a bbolt cache of an older addrclean, is
-          replaced by a new, empty one
-
-The cache is an SQLite file (schema: docs/storage.md); sqlite3 can read it
-when no run holds it. In PostgreSQL, the same tables in the URL's schema;
-runs may go on while the commands work there (clear leaves live claims). Every command checks the whole file first and stops at
-a damaged one (a run moves it aside and starts a new one, saying so).
-A cache in use by a run is locked: the command waits a second, then fails.
-Exit codes: 0 done; 1 the cache is missing, locked or damaged (or, for clear,
-not a cache at all); 2 usage error.
-
-Examples:
-  What the cache holds, and how much of it is past 30 days:
-    addrclean cache stats --cache ~/.addrclean.cache
-  The same for a script:
-    addrclean cache stats --json --cache ~/.addrclean.cache
-  Drop the answers older than a week (a weekly cron job):
-    addrclean cache prune --cache-ttl 168h --cache ~/.addrclean.cache
-  Start again from nothing:
-    addrclean cache clear --cache ~/.addrclean.cache
-  The cache several machines share (the password in ~/.pgpass):
-    addrclean cache stats --cache postgres://addrclean@db.internal/verify
-
-Flags:
-`
-
 // cmdCache is 'addrclean cache stats|prune|clear'.
 func cmdCache(ctx context.Context, args []string, s streams) error {
 	var (

@@ -13,35 +13,6 @@ import (
 	"github.com/addrclean/addrclean/refimport"
 )
 
-const referenceUsage = `Usage: addrclean reference import --from paf|openaddresses [--country CODE] IN OUT.csv
-
-Convert an address file into the reference format of the embedded service
-(gazetteer/FORMAT.md), for --reference. IN may be - for standard input.
-
-  --from paf            Royal Mail PAF: CSV with PAF field names, Royal Mail's
-                        header-less PAF CSV, or JSON (as PAF resellers serve it)
-  --from openaddresses  OpenAddresses CSV (LON,LAT,NUMBER,STREET,UNIT,CITY,
-                        DISTRICT,REGION,POSTCODE,ID,HASH) or GeoJSON; --country
-                        is required unless IN lies in a directory named by the
-                        country's code (us/..., ie/...)
-
-OUT is written whole or not at all, and checked by loading it as the service
-would. A summary of rows read, written and left out goes to stderr.
-
-Examples:
-  Royal Mail PAF (CSV or JSON) into a reference for run --reference:
-    addrclean reference import --from paf paf.csv gb-reference.csv
-  An OpenAddresses extract, its country from its directory (ie/...):
-    addrclean reference import --from openaddresses ie/countrywide.csv ie-reference.csv
-  From standard input, the country given:
-    unzip -p ie.zip countrywide.csv | \
-      addrclean reference import --from openaddresses --country IE - ie-reference.csv
-  Then use it:
-    addrclean run --reference ie-reference.csv customers.csv
-
-Flags:
-`
-
 // cmdReference is 'addrclean reference import'.
 func cmdReference(ctx context.Context, args []string, s streams) error {
 	fs := newFlagSet("reference", referenceUsage, s.err)

@@ -16,34 +16,6 @@ import (
 	"github.com/addrclean/addrclean/runstats"
 )
 
-const reportUsage = `Usage: addrclean report [--summary SUMMARY.json] -o REPORT.html ENRICHED
-       addrclean report [--summary SUMMARY.json] -o REPORT.html --out-table NAME DBURL
-
-Build the after-run report from the enriched output of 'addrclean run' (.csv .tsv
-.xlsx .jsonl): one self-contained HTML page (nothing fetched from the network) with
-the rows by action and match level, what the service amended, errors, the busiest
-review reasons, duplicates and a map of the coordinates. The cost section (calls,
-dedup savings, cache hits, retries, 429s) needs the run's --summary file.
-Nothing calls the service. 'addrclean run --report PATH.html' writes the same page
-at the end of a run. With a DBURL, the page is built from the run's --out-table
-NAME in that database (duplicates counted by the database, rows numbered in id
-order). A run that wrote --out-table also keeps its summary in the table
-NAME_runs beside it: the cost and errors sections of the last run are read
-from there, so --summary is not needed.
-
-Examples:
-  The report of a file run, with the cost of the run:
-    addrclean report --summary customers.summary.json -o customers.html \
-      customers.cleaned.csv
-  The report of a table run (cost read from crm.customers_av_runs):
-    addrclean report --out-table crm.customers_av -o nightly.html \
-      postgres://etl@db.example.com/crm
-  The same page at the end of the run itself:
-    addrclean run --report customers.html customers.csv
-
-Flags:
-`
-
 // cmdReport is 'addrclean report': the HTML report of an existing run.
 func cmdReport(ctx context.Context, args []string, s streams) error {
 	var out, summary, outTable string

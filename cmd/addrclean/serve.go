@@ -17,30 +17,6 @@ import (
 	"github.com/addrclean/addrclean/service"
 )
 
-const serveUsage = `Usage: addrclean serve [flags]
-
-Run the local address-verification service (the interface of address-api.md):
-GET /3.0/createtoken, GET and POST /3.0/verify, GET /healthz.
-
-Without --keys a development API key is created and printed once on stdout.
-Logs go to stderr. SIGTERM or Ctrl-C stops the service gracefully.
-
-The self link of every answer starts with --public-url; without it, with the
-request's Host header, which any client chooses (a warning says so at start).
-
-Examples:
-  A local service on the bundled sample reference; prints a development key:
-    addrclean serve
-  On every interface behind a public name, an imported reference, keys from a
-  file, paced per key:
-    addrclean serve --listen 0.0.0.0:8080 --public-url https://addr.example.com \
-      --reference ie-reference.csv --keys keys.json --secret-file secret.bin --rate 20
-  A run against it (the key in a file: it never goes on the command line):
-    addrclean run --base-url http://127.0.0.1:8080 --api-key-file dev.key customers.csv
-
-Flags:
-`
-
 // serveOptions are the flags of 'addrclean serve'.
 type serveOptions struct {
 	listen, reference, keys, secretFile, publicURL string

@@ -15,23 +15,6 @@ import (
 	"github.com/addrclean/addrclean/writers"
 )
 
-const verifyUsage = `Usage: addrclean verify [flags] LINE...
-
-Verify one address and print the action, the matched address with the changed
-parts in [brackets], and the match details. Each LINE is one addressLine.
-
-Examples:
-  One address against the embedded service:
-    addrclean verify --country IE "12 main st" "dublin 2"
-  The service's whole answer, as JSON:
-    addrclean verify --country GB --city London --json "10 Downing St"
-  Against the live service:
-    addrclean verify --base-url https://api.example.com --api-key-file ~/.addrclean.key \
-      --country IE --postcode "D02 X285" "1 Grand Canal Quay"
-
-Flags:
-`
-
 // cmdVerify is 'addrclean verify': one address, human or JSON output.
 func cmdVerify(ctx context.Context, args []string, s streams) error {
 	fs := newFlagSet("verify", verifyUsage, s.err)
