@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/addrclean/addrclean/apply"
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/runfile"
 	"github.com/addrclean/addrclean/runs/endpoint"
@@ -18,7 +19,7 @@ import (
 type applyOptions struct {
 	enriched, review, out           string
 	lineCols                        string
-	lineCol                         listFlag
+	lineCol                         cliflag.List
 	cityCol, regionCol, postcodeCol string
 	countryCol, country             string
 	rawCells                        bool
@@ -36,7 +37,7 @@ func cmdApply(ctx context.Context, args []string, s streams) error {
 	fs.SetOutput(s.err)
 	fs.Usage = func() {
 		fmt.Fprint(s.err, applyUsage)
-		printFlags(fs, s.err)
+		cliflag.PrintDefaults(fs, s.err)
 	}
 	fs.StringVar(&o.enriched, "enriched", "", "enriched output `PATH` of addrclean run")
 	fs.StringVar(&o.review, "review", "", "review `PATH` with the decisions filled in")
@@ -59,7 +60,7 @@ func cmdApply(ctx context.Context, args []string, s streams) error {
 	fs.StringVar(&o.reviewTable, "review-table", "", "with a DBURL: the review table `NAME` with the decisions (the run's --review-table)")
 	fs.StringVar(&o.final, "final-table", "", "with a DBURL: upsert id + final_ columns + applied_at into table `NAME`, created if missing")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", table.DefaultLockTimeout, "with --final-table: the longest its set-up or a write waits for a lock before apply stops with an error")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cliflag.Interspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/cache"
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/runs"
 )
 
@@ -44,11 +45,11 @@ func cmdCache(ctx context.Context, args []string, s streams) error {
 		ttl    time.Duration
 		asJSON bool
 	)
-	fs := newFlagSet("cache", cacheUsage, s.err)
+	fs := cliflag.New("cache", cacheUsage, s.err)
 	fs.StringVar(&path, "cache", "", "cache file `PATH`, or postgres:// DBURL (required)")
 	fs.DurationVar(&ttl, "cache-ttl", cache.DefaultTTL, "age beyond which entries are expired (stats) or removed (prune)")
 	fs.BoolVar(&asJSON, "json", false, "stats as one JSON object")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cliflag.Interspersed(fs, args)
 	if err != nil {
 		return flagError(err)
 	}

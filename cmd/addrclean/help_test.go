@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,49 +83,6 @@ func TestHelpCommands(t *testing.T) {
 	runMain(t.Context(), []string{"frobnicate"}, streams{in: strings.NewReader(""), out: &bytes.Buffer{}, err: &errb})
 	if strings.Contains(errb.String(), "did you mean") {
 		t.Errorf("a far-off command got a guess:\n%s", &errb)
-	}
-}
-
-// TestClosestCommand covers the guesses, and the names too far off to guess.
-func TestClosestCommand(t *testing.T) {
-	names := slices.Collect(func(yield func(string) bool) {
-		for n := range commands {
-			if !yield(n) {
-				return
-			}
-		}
-	})
-	names = append(names, "help", "version")
-	for in, want := range map[string]string{
-		"rnu": "run", "RUN": "run", "aplly": "apply", "verfiy": "verify", "cahce": "cache",
-		"refrence": "reference", "hlep": "help", "versoin": "version",
-		"x": "", "frobnicate": "", "runner": "", "": "",
-	} {
-		if got := closestCommand(in, names); got != want {
-			t.Errorf("closestCommand(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// TestPrintFlags: "--name", a shorthand on its long flag's line, defaults
-// as the flag package gives them (strings quoted, zero values left out).
-func TestPrintFlags(t *testing.T) {
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	fs.String("out", "", "output `PATH`")
-	fs.String("o", "", "shorthand for --out")
-	fs.String("log-format", "auto", "auto or json")
-	fs.Duration("cache-ttl", 720*time.Hour, "age")
-	fs.Bool("json", false, "as JSON")
-	fs.Int("workers", 8, "concurrent requests")
-	var b bytes.Buffer
-	printFlags(fs, &b)
-	want := "  --cache-ttl duration\n    \tage (default 720h0m0s)\n" +
-		"  --json\n    \tas JSON\n" +
-		"  --log-format string\n    \tauto or json (default \"auto\")\n" +
-		"  -o, --out PATH\n    \toutput PATH\n" +
-		"  --workers int\n    \tconcurrent requests (default 8)\n"
-	if b.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", &b, want)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/runs/endpoint"
 )
@@ -159,7 +160,7 @@ func help(ctx context.Context, args []string, s streams) int {
 func unknownCommand(name string, s streams) int {
 	fmt.Fprintf(s.err, "addrclean: unknown command %q\n", name)
 	names := slices.Collect(maps.Keys(commands))
-	if near := closestCommand(name, append(names, "help", "version")); near != "" {
+	if near := cliflag.Closest(name, append(names, "help", "version")); near != "" {
 		fmt.Fprintf(s.err, "did you mean 'addrclean %s'?\n", near)
 	}
 	fmt.Fprintf(s.err, "\n%s", usageText)

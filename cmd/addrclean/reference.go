@@ -10,16 +10,17 @@ import (
 	"strings"
 
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/refimport"
 )
 
 // cmdReference is 'addrclean reference import'.
 func cmdReference(ctx context.Context, args []string, s streams) error {
-	fs := newFlagSet("reference", referenceUsage, s.err)
+	fs := cliflag.New("reference", referenceUsage, s.err)
 	var from, country string
 	fs.StringVar(&from, "from", "", "source format: paf or openaddresses (required)")
 	fs.StringVar(&country, "country", "", "country of an OpenAddresses file: ISO `CODE` or name")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cliflag.Interspersed(fs, args)
 	if err != nil {
 		return flagError(err)
 	}

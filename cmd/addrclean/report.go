@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/report"
 	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/runs/endpoint"
@@ -23,13 +24,13 @@ func cmdReport(ctx context.Context, args []string, s streams) error {
 	fs.SetOutput(s.err)
 	fs.Usage = func() {
 		fmt.Fprint(s.err, reportUsage)
-		printFlags(fs, s.err)
+		cliflag.PrintDefaults(fs, s.err)
 	}
 	fs.StringVar(&out, "out", "", "report `PATH` (.html)")
 	fs.StringVar(&out, "o", "", "shorthand for --out")
 	fs.StringVar(&summary, "summary", "", "the run's --summary JSON `PATH` (for the cost section)")
 	fs.StringVar(&outTable, "out-table", "", "with a DBURL: the run's enriched table `NAME` (its --out-table)")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cliflag.Interspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/internal/samefile"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
@@ -131,7 +132,7 @@ func (o *runOptions) job(ropts readers.Options, spec readers.MappingSpec, s stre
 func parseRun(args []string, s streams) (*runOptions, error) {
 	o := &runOptions{}
 	fs := newRunFlags(o, s.err)
-	pos, err := parseFlags(fs, args, runUsage, s.out, true)
+	pos, err := cliflag.Parse(fs, args, runUsage, s.out, true)
 	if err != nil {
 		return nil, flagError(err)
 	}
@@ -143,10 +144,10 @@ func parseRun(args []string, s streams) (*runOptions, error) {
 	if err := o.setupTables(); err != nil { // before anything can print a DBURL
 		return nil, err
 	}
-	o.rateSet = flagWasSet(fs, "rate")
-	o.cacheTTLSet = flagWasSet(fs, "cache-ttl")
-	o.priceSet = flagWasSet(fs, "price-per-call")
-	o.cacheLeaseSet = flagWasSet(fs, "cache-lease")
+	o.rateSet = cliflag.WasSet(fs, "rate")
+	o.cacheTTLSet = cliflag.WasSet(fs, "cache-ttl")
+	o.priceSet = cliflag.WasSet(fs, "price-per-call")
+	o.cacheLeaseSet = cliflag.WasSet(fs, "cache-lease")
 	if err := o.validate(); err != nil {
 		return nil, err
 	}

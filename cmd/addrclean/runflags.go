@@ -10,6 +10,7 @@ import (
 
 	"github.com/addrclean/addrclean/cache"
 	"github.com/addrclean/addrclean/estimate"
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/runs/endpoint"
@@ -21,7 +22,7 @@ type runOptions struct {
 	headerRow                       int
 	prefix                          string
 	lineCols                        string
-	lineCol                         listFlag
+	lineCol                         cliflag.List
 	cityCol, regionCol, postcodeCol string
 	countryCol, idCol               string
 	country, language               string
@@ -68,7 +69,7 @@ type runOptions struct {
 }
 
 func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
-	fs := newFlagSet("run", runUsage, stderr)
+	fs := cliflag.New("run", runUsage, stderr)
 	fs.StringVar(&o.out, "out", "", "enriched output `PATH`; format from the extension (.csv .tsv .xlsx .jsonl); - = CSV on stdout\n(default <input-stem>.cleaned.<ext> beside the input)")
 	fs.StringVar(&o.out, "o", "", "shorthand for --out")
 	fs.StringVar(&o.review, "review", "", "review output `PATH` (default <input-stem>.review.<ext> beside the input)")

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/service"
 )
@@ -28,7 +29,7 @@ type serveOptions struct {
 }
 
 func newServeFlags(o *serveOptions, stderr io.Writer) *flag.FlagSet {
-	fs := newFlagSet("serve", serveUsage, stderr)
+	fs := cliflag.New("serve", serveUsage, stderr)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "`ADDR` to listen on (host:port; port 0 picks a free one)")
 	fs.StringVar(&o.reference, "reference", "", "reference address `CSV` (default: the bundled sample reference)")
 	fs.StringVar(&o.keys, "keys", "", "JSON keys `FILE` of integrations (default: one development key, printed on stdout)")
@@ -47,7 +48,7 @@ func newServeFlags(o *serveOptions, stderr io.Writer) *flag.FlagSet {
 func cmdServe(ctx context.Context, args []string, s streams) error {
 	var o serveOptions
 	fs := newServeFlags(&o, s.err)
-	if _, err := parseFlags(fs, args, serveUsage, s.out, false); err != nil {
+	if _, err := cliflag.Parse(fs, args, serveUsage, s.out, false); err != nil {
 		return flagError(err)
 	}
 	if fs.NArg() > 0 {

@@ -12,12 +12,13 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/countries"
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/writers"
 )
 
 // cmdVerify is 'addrclean verify': one address, human or JSON output.
 func cmdVerify(ctx context.Context, args []string, s streams) error {
-	fs := newFlagSet("verify", verifyUsage, s.err)
+	fs := cliflag.New("verify", verifyUsage, s.err)
 	var (
 		city, region, postcode, country, language string
 		asJSON                                    bool
@@ -39,7 +40,7 @@ func cmdVerify(ctx context.Context, args []string, s streams) error {
 	fs.DurationVar(&timeout, "timeout", 30*time.Second, "time limit of the request")
 	fs.StringVar(&logFormat, "log-format", "auto", "auto, console or json")
 	fs.StringVar(&logLevel, "log-level", "warn", "trace, debug, info, warn or error")
-	lines, err := parseInterspersed(fs, args)
+	lines, err := cliflag.Interspersed(fs, args)
 	if err != nil {
 		return flagError(err)
 	}
