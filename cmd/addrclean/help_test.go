@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/addrclean/addrclean/internal/golden"
 )
@@ -83,22 +82,6 @@ func TestHelpCommands(t *testing.T) {
 	runMain(t.Context(), []string{"frobnicate"}, streams{in: strings.NewReader(""), out: &bytes.Buffer{}, err: &errb})
 	if strings.Contains(errb.String(), "did you mean") {
 		t.Errorf("a far-off command got a guess:\n%s", &errb)
-	}
-}
-
-// TestDurationsLoggedAsDurations: a duration field reads as the flags
-// write it, not as a count of milliseconds.
-func TestDurationsLoggedAsDurations(t *testing.T) {
-	for _, format := range []string{"json", "console"} {
-		var b bytes.Buffer
-		log, err := newLogger(&b, false, format, "info")
-		if err != nil {
-			t.Fatal(err)
-		}
-		log.Info().Dur("cache_ttl", 720*time.Hour).Msg("x")
-		if !strings.Contains(b.String(), "720h0m0s") || strings.Contains(b.String(), "2592000000") {
-			t.Errorf("%s: %s", format, &b)
-		}
 	}
 }
 

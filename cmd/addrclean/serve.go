@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/addrclean/addrclean/internal/cliflag"
+	"github.com/addrclean/addrclean/internal/logfmt"
 	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/service"
 )
@@ -69,9 +70,9 @@ func cmdServe(ctx context.Context, args []string, s streams) error {
 	if err := checkPublicURL(o.publicURL); err != nil {
 		return err
 	}
-	log, err := newLogger(s.err, s.tty, o.logFormat, o.logLevel)
+	log, err := logfmt.New(s.err, s.tty, o.logFormat, o.logLevel)
 	if err != nil {
-		return err
+		return usageErrorf("%w", err)
 	}
 
 	integrations, dev, err := serveIntegrations(o.keys)

@@ -56,7 +56,7 @@ func printSummary(w io.Writer, asJSON bool, log zerolog.Logger, o runOptions, st
 		fmt.Fprintf(&b, "  errors      %s\n", runstats.Counts(st.Errors, nil))
 	}
 	fmt.Fprintf(&b, "  calls %d (saved by deduplication %d, answered from the cache %d), retries %d, 429s %d, token refreshes %d, rate %.1f/s (limit %s)\n",
-		st.CallsMade, st.CallsSaved, st.CacheHits, st.Retries, st.RateLimited, st.TokenRefreshes, st.EffectiveRate, rateString(st.RateLimit))
+		st.CallsMade, st.CallsSaved, st.CacheHits, st.Retries, st.RateLimited, st.TokenRefreshes, st.EffectiveRate, runstats.RateText(st.RateLimit))
 	if o.price != nil {
 		sp := o.price.Spent(st.CallsMade)
 		fmt.Fprintf(&b, "  cost        %s (%d calls at %s)\n", sp.CostText, sp.Calls, sp.PricePerCall)

@@ -13,6 +13,7 @@ import (
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/countries"
 	"github.com/addrclean/addrclean/internal/cliflag"
+	"github.com/addrclean/addrclean/internal/logfmt"
 	"github.com/addrclean/addrclean/writers"
 )
 
@@ -57,9 +58,9 @@ func cmdVerify(ctx context.Context, args []string, s streams) error {
 	if postcode != "" {
 		lines = append(lines, postcode)
 	}
-	log, err := newLogger(s.err, s.tty, logFormat, logLevel)
+	log, err := logfmt.New(s.err, s.tty, logFormat, logLevel)
 	if err != nil {
-		return err
+		return usageErrorf("%w", err)
 	}
 	c.workers = 1
 	conn, err := connect(ctx, c, log)
