@@ -149,12 +149,3 @@ func Counts(m map[string]int64, order []string) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-// RateText is a rate limit as the bar and the summary show it: "20/s", or
-// "unlimited" for 0.
-func RateText(r float64) string {
-	if r <= 0 {
-		return "unlimited"
-	}
-	return fmt.Sprintf("%.3g/s", r)
-}
