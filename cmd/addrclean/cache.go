@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -88,7 +85,7 @@ func cmdCache(ctx context.Context, args []string, s streams) error {
 			enc.SetIndent("", "  ")
 			return enc.Encode(st)
 		}
-		return printCacheStats(s.out, st, ttl)
+		return st.WriteTable(s.out, ttl)
 	case "prune":
 		n, err := d.Prune(ttl)
 		if err != nil {
@@ -102,68 +99,16 @@ func cmdCache(ctx context.Context, args []string, s streams) error {
 	return d.Close()
 }
 
-// clearCache is 'addrclean cache clear': every entry is removed, and a
-// damaged file, which cannot be cleared entry by entry, is replaced by a
-// new cache. It is the advice of every error about a damaged cache.
+// clearCache is 'addrclean cache clear' (runs.ClearCache).
 func clearCache(ctx context.Context, path string, s streams) error {
-	d, err := runs.OpenCache(ctx, path, cacheOptions(true, zerolog.Nop()))
-	if err == nil {
-		n, err := d.Clear()
-		if err == nil {
-			fmt.Fprintf(s.out, "cleared %d entries from %s\n", n, d.Path())
-			return d.Close()
-		}
-		_ = d.Close()
-		if !errors.Is(err, cache.ErrCorrupt) {
-			return withCode(exitFatal, err)
-		}
-	} else if !errors.Is(err, cache.ErrCorrupt) || errors.Is(err, cache.ErrNotCache) {
-		return err
+	c, err := runs.ClearCache(ctx, path, cacheOptions(true, zerolog.Nop()))
+	switch {
+	case c.Replaced:
+		fmt.Fprintf(s.out, "cache %s was damaged or of an older format: replaced it with a new, empty cache (its entries are lost)\n", path)
+	case c.Path != "":
+		fmt.Fprintf(s.out, "cleared %d entries from %s\n", c.Entries, c.Path)
 	}
-	d, err = runs.RecreateCache(path, cacheOptions(true, zerolog.Nop()), err)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(s.out, "cache %s was damaged or of an older format: replaced it with a new, empty cache (its entries are lost)\n", path)
-	return d.Close()
-}
-
-// printCacheStats writes stats as a table.
-func printCacheStats(w io.Writer, st cache.Stats, ttl time.Duration) error {
-	fmt.Fprintf(w, "cache %s: %s, %d entries\n", st.Path, byteSize(st.Size), st.Entries)
-	if st.Damaged > 0 {
-		fmt.Fprintf(w, "%d damaged: misses, verified again; 'addrclean cache prune' removes them\n", st.Damaged)
-	}
-	if len(st.Namespaces) == 0 {
-		_, err := fmt.Fprintln(w, "no namespaces")
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "NAMESPACE\tENTRIES\tOLDER THAN %s\tDAMAGED\tOLDEST\tNEWEST\n", ttl)
-	for _, ns := range st.Namespaces {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", ns.Label, ns.Entries, ns.Expired, ns.Damaged, stamp(ns.Oldest), stamp(ns.Newest))
-	}
-	return tw.Flush()
-}
-
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-func byteSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	return err
 }
 
 // cacheFlagsError checks the cache flags of run.
