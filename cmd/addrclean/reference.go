@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/atomicfile"
 	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/refimport"
 )
@@ -73,7 +74,7 @@ func cmdReference(ctx context.Context, args []string, s streams) error {
 // the result to check it, and renames it into place only then: a failed
 // conversion leaves no OUT, and an old OUT stays as it was.
 func convertAtomically(ctx context.Context, out string, conv func(io.Writer) (refimport.Stats, error)) (st refimport.Stats, err error) {
-	err = writeAtomically(out, func(tmp *os.File) error {
+	err = atomicfile.Write(out, func(tmp *os.File) error {
 		if st, err = conv(tmp); err != nil {
 			return err
 		}

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/rs/zerolog"
 
+	"github.com/addrclean/addrclean/internal/atomicfile"
 	"github.com/addrclean/addrclean/runstats"
 )
 
@@ -60,7 +60,7 @@ func (o *runOptions) writeSummary(st runstats.Stats, out, review string) error {
 func writeSummaryJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err == nil {
-		err = writeAtomically(path, func(f *os.File) error {
+		err = atomicfile.Write(path, func(f *os.File) error {
 			_, err := f.Write(append(b, '\n'))
 			return err
 		})
@@ -69,30 +69,4 @@ func writeSummaryJSON(path string, v any) error {
 		return fmt.Errorf("--summary: %w", err)
 	}
 	return nil
-}
-
-// writeAtomically writes path through a temporary file beside it, renamed
-// into place only once write and the sync succeeded: a failure leaves no
-// file, and an old one stays as it was. The file is 0644 (CreateTemp makes
-// 0600): what is written this way is no secret, and other jobs read it.
-func writeAtomically(path string, write func(*os.File) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after the rename, a no-op
-	err = write(tmp)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
