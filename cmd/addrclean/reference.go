@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/addrclean/addrclean/gazetteer"
-	"github.com/addrclean/addrclean/internal/atomicfile"
 	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/refimport"
 )
@@ -62,31 +61,12 @@ func cmdReference(ctx context.Context, args []string, s streams) error {
 		defer f.Close()
 		src = f
 	}
-	st, err := convertAtomically(ctx, out, func(w io.Writer) (refimport.Stats, error) { return conv(ctx, src, w) })
+	st, err := refimport.WriteFile(ctx, out, func(w io.Writer) (refimport.Stats, error) { return conv(ctx, src, w) })
 	if err != nil {
 		return loadError(ctx, fmt.Errorf("reference import: %w", err))
 	}
 	fmt.Fprintf(s.err, "addrclean: %s: %s\n", out, st)
 	return nil
-}
-
-// convertAtomically writes OUT through a temporary file beside it, loads
-// the result to check it, and renames it into place only then: a failed
-// conversion leaves no OUT, and an old OUT stays as it was.
-func convertAtomically(ctx context.Context, out string, conv func(io.Writer) (refimport.Stats, error)) (st refimport.Stats, err error) {
-	err = atomicfile.Write(out, func(tmp *os.File) error {
-		if st, err = conv(tmp); err != nil {
-			return err
-		}
-		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		if _, err := gazetteer.Load(ctx, tmp); err != nil {
-			return fmt.Errorf("the converted file does not load: %w", err)
-		}
-		return nil
-	})
-	return st, err
 }
 
 // loadError gives err the exit code of a load that ctx ended, or the
