@@ -75,7 +75,7 @@ func cmdServe(ctx context.Context, args []string, s streams) error {
 		return usageErrorf("%w", err)
 	}
 
-	integrations, dev, err := serveIntegrations(o.keys)
+	integrations, dev, err := service.Integrations(o.keys)
 	if err != nil {
 		return withCode(exitFatal, err)
 	}
@@ -172,20 +172,6 @@ func checkPublicURL(s string) error {
 		return usageErrorf("--public-url%s: want the service's base URL as clients reach it, such as https://addr.example.com (no user, query or fragment)", shown)
 	}
 	return nil
-}
-
-// serveIntegrations loads the keys file, or makes one development
-// integration (dev true) when there is none.
-func serveIntegrations(path string) (ins []service.Integration, dev bool, err error) {
-	if path != "" {
-		ins, err := service.LoadKeys(path)
-		return ins, false, err
-	}
-	in, err := service.NewDevIntegration()
-	if err != nil {
-		return nil, false, err
-	}
-	return []service.Integration{in}, true, nil
 }
 
 // readSecret reads a signing secret file; surrounding white space (a
