@@ -61,8 +61,8 @@ func TestParse(t *testing.T) {
 	}{
 		{name: "flags after the input", args: []string{"in.csv", "--country", "IE", "--line-col", "a", "--line-col", "b,c"},
 			interspersed: true, pos: []string{"in.csv"}, lines: []string{"a", "b,c"}},
-		{name: "-- ends the flags", args: []string{"--country", "IE", "--", "--not-a-flag", "x"},
-			interspersed: true, pos: []string{"--not-a-flag", "x"}},
+		{name: "-- ends the flags", args: []string{"--country", "IE", "--", "x", "--not-a-flag", "--country", "GB"},
+			interspersed: true, pos: []string{"x", "--not-a-flag", "--country", "GB"}},
 		{name: "not interspersed stops at the first argument", args: []string{"a", "--country", "IE"},
 			pos: []string{"a", "--country", "IE"}},
 		{name: "help", args: []string{"--help"}, out: "Usage: x\n  --country CODE", err: flag.ErrHelp},
