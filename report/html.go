@@ -5,11 +5,11 @@ import (
 	"html/template"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/addrclean/addrclean/internal/atomicfile"
 	"github.com/addrclean/addrclean/runstats"
 )
 
@@ -150,27 +150,9 @@ func (d *Data) WriteHTML(w io.Writer) error {
 // beside it, renamed into place.
 func (d *Data) WriteFile(path string) error { return writeFile(path, d.WriteHTML) }
 
-// writeFile writes a page into path through a temporary file beside it,
-// renamed into place once complete.
+// writeFile writes a page into path, whole or not at all.
 func writeFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	// CreateTemp makes the file 0600; a report is for sharing.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, func(f *os.File) error { return write(f) }); err != nil {
 		return fmt.Errorf("report %s: %w", path, err)
 	}
 	return nil

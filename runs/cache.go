@@ -290,3 +290,36 @@ type sharedCountingCache struct {
 func (c sharedCountingCache) Release(ctx context.Context, key string) error {
 	return c.release(ctx, key)
 }
+
+// Cleared is what ClearCache did.
+type Cleared struct {
+	Entries int64  // the entries removed from a cache that could be read
+	Path    string // the cache as messages name it
+	// Replaced: the cache was damaged, or a bbolt one of an older
+	// addrclean, and a new, empty one took its place (its entries lost).
+	Replaced bool
+}
+
+// ClearCache is 'addrclean cache clear': every entry is removed, and a
+// damaged file, which cannot be cleared entry by entry, is replaced by a
+// new cache: it is the advice of every error about a damaged cache. A file
+// that is no cache at all is left alone (cache.ErrNotCache).
+func ClearCache(ctx context.Context, spec string, o CacheOptions) (Cleared, error) {
+	d, err := OpenCache(ctx, spec, o)
+	if err == nil {
+		n, err := d.Clear()
+		if err == nil {
+			return Cleared{Entries: n, Path: d.Path()}, d.Close()
+		}
+		_ = d.Close()
+		if !errors.Is(err, cache.ErrCorrupt) {
+			return Cleared{}, err
+		}
+	} else if !errors.Is(err, cache.ErrCorrupt) || errors.Is(err, cache.ErrNotCache) {
+		return Cleared{}, err
+	}
+	if d, err = RecreateCache(spec, o, err); err != nil {
+		return Cleared{}, err
+	}
+	return Cleared{Path: spec, Replaced: true}, d.Close()
+}

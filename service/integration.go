@@ -87,6 +87,21 @@ func NewDevIntegration() (Integration, error) {
 	return in, nil
 }
 
+// Integrations are the integrations of the keys file at path (LoadKeys),
+// or, when there is none (path ""), one development integration (dev
+// true), whose key the caller shows once.
+func Integrations(path string) (ins []Integration, dev bool, err error) {
+	if path != "" {
+		ins, err := LoadKeys(path)
+		return ins, false, err
+	}
+	in, err := NewDevIntegration()
+	if err != nil {
+		return nil, false, err
+	}
+	return []Integration{in}, true, nil
+}
+
 // keysFile is the JSON keys file. Members that can default are pointers so
 // that an absent member and false can be told apart.
 type keysFile struct {

@@ -105,3 +105,24 @@ func TestNewDevIntegration(t *testing.T) {
 		t.Errorf("dev integration %+v", a)
 	}
 }
+
+// TestIntegrations: a keys file gives its integrations; none gives one
+// development integration, with a fresh key each time.
+func TestIntegrations(t *testing.T) {
+	want, err := LoadKeys(filepath.Join("testdata", "keys", "good.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, dev, err := Integrations(filepath.Join("testdata", "keys", "good.json"))
+	if err != nil || dev || !reflect.DeepEqual(got, want) {
+		t.Errorf("from the keys file: %+v, dev %v, %v", got, dev, err)
+	}
+	if _, _, err := Integrations(filepath.Join("testdata", "keys", "missing.json")); err == nil {
+		t.Error("a missing keys file gave integrations")
+	}
+	a, dev, err := Integrations("")
+	b, _, _ := Integrations("")
+	if err != nil || !dev || len(a) != 1 || a[0].Name != "development" || !strings.HasPrefix(a[0].Key, "pub_") || a[0].Key == b[0].Key {
+		t.Errorf("without a keys file: %+v, dev %v, %v (then key %s)", a, dev, err, b[0].Key)
+	}
+}

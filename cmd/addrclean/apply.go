@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/addrclean/addrclean/apply"
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/runfile"
 	"github.com/addrclean/addrclean/runs/endpoint"
@@ -15,65 +16,10 @@ import (
 	"github.com/addrclean/addrclean/writers"
 )
 
-const applyUsage = `Usage: addrclean apply --enriched CLEANED --review REVIEWED -o FINAL [flags]
-       addrclean apply DBURL --table NAME --id-col COLUMN --out-table NAME --review-table NAME
-                       (--final-table NAME | -o FINAL) [flags]
-
-Write the final file for import: every row of the enriched file CLEANED, its input
-columns unchanged, then final_line1..4, final_city, final_region, final_postcode,
-final_country (the ISO code), final_country_name and final_source, from the
-decisions a person recorded in the review file REVIEWED (column "decision"):
-  accept   the address the service verified           final_source = service
-  keep     the input's own address                     final_source = input
-  edit     the address typed in the edit_ columns      final_source = person
-  (empty)  undecided: no final address                 final_source = unresolved
-accept on a row the service gave no verified address (no av_address_id, or
-Reject, Error) leaves it unresolved, with the reason listed. Rows the service
-accepted are not in the review; they take its address. The review may come back
-sorted, with columns added, in this or the previous layout: rows are matched by
-row (and id); a cell edited outside the address is a warning (the input's cell is
-written); a changed address, or a row missing or of another run, is refused.
-Any of the files may be .csv, .tsv, .xlsx or .jsonl. Nothing calls the service.
-
-A keep decision copies the input's address columns: pass the mapping flags given to
-'addrclean run' if it was not detected from the header.
-
-Over tables (the nightly run's --out-table and --review-table, in the input's
-database DBURL), the input rows are read again from --table (or --query, with
---where) in --id-col order, joined by id with the two tables; a person records
-decisions with UPDATE in the review table. --final-table NAME gets the id,
-the final_ columns and applied_at, upserted by id (created if missing); -o
-writes the full rows to a file. A review row whose input_label is not the
-input's address now (it changed since the run: run again first), or whose id
-the out-table has as Accept or not at all, is refused, named by id; review
-rows of ids the input does not have (deleted, or outside --where) are
-counted and left alone; an accepted row whose address changed since the run
-is unresolved until the next run. The tables are read twice: first to check, then to
-write, so a refused review leaves the final table as it was.
-
-Exit codes: 0 written, every row resolved; 2 usage error, or a review that does not
-belong to the enriched file or holds decisions that cannot be applied (the rows are
-named; nothing is written); 3 written, but some rows are unresolved; 1 other errors.
-
-Examples:
-  Files: the run's enriched file and the review a person filled in:
-    addrclean apply --enriched customers.cleaned.csv --review customers.review.xlsx \
-      -o customers.final.csv
-  A keep decision needs the address columns when run was told them:
-    addrclean apply --line-cols "Street,Area" --postcode-col Eircode \
-      --enriched out.xlsx --review review.xlsx -o final.xlsx
-  Tables: the decisions recorded with UPDATE in the review table:
-    addrclean apply --table crm.customers --id-col id --out-table crm.customers_av \
-      --review-table crm.customers_review --final-table crm.customers_final \
-      postgres://etl@db.example.com/crm
-
-Flags:
-`
-
 type applyOptions struct {
 	enriched, review, out           string
 	lineCols                        string
-	lineCol                         listFlag
+	lineCol                         cliflag.List
 	cityCol, regionCol, postcodeCol string
 	countryCol, country             string
 	rawCells                        bool
@@ -91,7 +37,7 @@ func cmdApply(ctx context.Context, args []string, s streams) error {
 	fs.SetOutput(s.err)
 	fs.Usage = func() {
 		fmt.Fprint(s.err, applyUsage)
-		printFlags(fs, s.err)
+		cliflag.PrintDefaults(fs, s.err)
 	}
 	fs.StringVar(&o.enriched, "enriched", "", "enriched output `PATH` of addrclean run")
 	fs.StringVar(&o.review, "review", "", "review `PATH` with the decisions filled in")
@@ -114,7 +60,7 @@ func cmdApply(ctx context.Context, args []string, s streams) error {
 	fs.StringVar(&o.reviewTable, "review-table", "", "with a DBURL: the review table `NAME` with the decisions (the run's --review-table)")
 	fs.StringVar(&o.final, "final-table", "", "with a DBURL: upsert id + final_ columns + applied_at into table `NAME`, created if missing")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", table.DefaultLockTimeout, "with --final-table: the longest its set-up or a write waits for a lock before apply stops with an error")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cliflag.Interspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}

@@ -3,17 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/cache"
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/runs"
 )
 
@@ -37,44 +35,6 @@ func (o *runOptions) service() runs.Service {
 	}}
 }
 
-const cacheUsage = `Usage: addrclean cache stats|prune|clear --cache PATH|DBURL [flags]
-
-Housekeeping of the result cache that 'addrclean run --cache PATH' keeps, in
-an SQLite file or, shared by runners, in a PostgreSQL database
-(--cache postgres://user@host/db; docs/shared-cache.md).
-
-  stats   entries per namespace (service and key hash, or embedded reference),
-          how many are older than --cache-ttl or damaged, the oldest and
-          newest, the file size
-  prune   remove the entries older than --cache-ttl, and the damaged ones
-          (they are only ever verified again)
-  clear   remove every entry (asks nothing; the file shrinks); a damaged file
-          that cannot be read, or a bbolt cache of an older addrclean, is
-          replaced by a new, empty one
-
-The cache is an SQLite file (schema: docs/storage.md); sqlite3 can read it
-when no run holds it. In PostgreSQL, the same tables in the URL's schema;
-runs may go on while the commands work there (clear leaves live claims). Every command checks the whole file first and stops at
-a damaged one (a run moves it aside and starts a new one, saying so).
-A cache in use by a run is locked: the command waits a second, then fails.
-Exit codes: 0 done; 1 the cache is missing, locked or damaged (or, for clear,
-not a cache at all); 2 usage error.
-
-Examples:
-  What the cache holds, and how much of it is past 30 days:
-    addrclean cache stats --cache ~/.addrclean.cache
-  The same for a script:
-    addrclean cache stats --json --cache ~/.addrclean.cache
-  Drop the answers older than a week (a weekly cron job):
-    addrclean cache prune --cache-ttl 168h --cache ~/.addrclean.cache
-  Start again from nothing:
-    addrclean cache clear --cache ~/.addrclean.cache
-  The cache several machines share (the password in ~/.pgpass):
-    addrclean cache stats --cache postgres://addrclean@db.internal/verify
-
-Flags:
-`
-
 // cmdCache is 'addrclean cache stats|prune|clear'.
 func cmdCache(ctx context.Context, args []string, s streams) error {
 	var (
@@ -82,11 +42,11 @@ func cmdCache(ctx context.Context, args []string, s streams) error {
 		ttl    time.Duration
 		asJSON bool
 	)
-	fs := newFlagSet("cache", cacheUsage, s.err)
+	fs := cliflag.New("cache", cacheUsage, s.err)
 	fs.StringVar(&path, "cache", "", "cache file `PATH`, or postgres:// DBURL (required)")
 	fs.DurationVar(&ttl, "cache-ttl", cache.DefaultTTL, "age beyond which entries are expired (stats) or removed (prune)")
 	fs.BoolVar(&asJSON, "json", false, "stats as one JSON object")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cliflag.Interspersed(fs, args)
 	if err != nil {
 		return flagError(err)
 	}
@@ -125,7 +85,7 @@ func cmdCache(ctx context.Context, args []string, s streams) error {
 			enc.SetIndent("", "  ")
 			return enc.Encode(st)
 		}
-		return printCacheStats(s.out, st, ttl)
+		return st.WriteTable(s.out, ttl)
 	case "prune":
 		n, err := d.Prune(ttl)
 		if err != nil {
@@ -139,68 +99,16 @@ func cmdCache(ctx context.Context, args []string, s streams) error {
 	return d.Close()
 }
 
-// clearCache is 'addrclean cache clear': every entry is removed, and a
-// damaged file, which cannot be cleared entry by entry, is replaced by a
-// new cache. It is the advice of every error about a damaged cache.
+// clearCache is 'addrclean cache clear' (runs.ClearCache).
 func clearCache(ctx context.Context, path string, s streams) error {
-	d, err := runs.OpenCache(ctx, path, cacheOptions(true, zerolog.Nop()))
-	if err == nil {
-		n, err := d.Clear()
-		if err == nil {
-			fmt.Fprintf(s.out, "cleared %d entries from %s\n", n, d.Path())
-			return d.Close()
-		}
-		_ = d.Close()
-		if !errors.Is(err, cache.ErrCorrupt) {
-			return withCode(exitFatal, err)
-		}
-	} else if !errors.Is(err, cache.ErrCorrupt) || errors.Is(err, cache.ErrNotCache) {
-		return err
+	c, err := runs.ClearCache(ctx, path, cacheOptions(true, zerolog.Nop()))
+	switch {
+	case c.Replaced:
+		fmt.Fprintf(s.out, "cache %s was damaged or of an older format: replaced it with a new, empty cache (its entries are lost)\n", path)
+	case c.Path != "":
+		fmt.Fprintf(s.out, "cleared %d entries from %s\n", c.Entries, c.Path)
 	}
-	d, err = runs.RecreateCache(path, cacheOptions(true, zerolog.Nop()), err)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(s.out, "cache %s was damaged or of an older format: replaced it with a new, empty cache (its entries are lost)\n", path)
-	return d.Close()
-}
-
-// printCacheStats writes stats as a table.
-func printCacheStats(w io.Writer, st cache.Stats, ttl time.Duration) error {
-	fmt.Fprintf(w, "cache %s: %s, %d entries\n", st.Path, byteSize(st.Size), st.Entries)
-	if st.Damaged > 0 {
-		fmt.Fprintf(w, "%d damaged: misses, verified again; 'addrclean cache prune' removes them\n", st.Damaged)
-	}
-	if len(st.Namespaces) == 0 {
-		_, err := fmt.Fprintln(w, "no namespaces")
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "NAMESPACE\tENTRIES\tOLDER THAN %s\tDAMAGED\tOLDEST\tNEWEST\n", ttl)
-	for _, ns := range st.Namespaces {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", ns.Label, ns.Entries, ns.Expired, ns.Damaged, stamp(ns.Oldest), stamp(ns.Newest))
-	}
-	return tw.Flush()
-}
-
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-func byteSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	return err
 }
 
 // cacheFlagsError checks the cache flags of run.

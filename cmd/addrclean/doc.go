@@ -5,8 +5,10 @@
 // Subcommands: run, apply, report, serve, verify, cache, reference import,
 // version, help. See README.md and docs/.
 //
-// This package holds the flags, the environment, the help, the log format
-// and progress bar, and the exit codes; the run's policy lives in runs (a
-// runs.Job), what the input and the outputs are in runs/endpoint, the run
-// itself in pipeline.
+// This package holds the flags, the environment, the help (the prose of
+// each command in help/COMMAND.txt) and the exit codes, one file per
+// subcommand. The run's policy lives in runs (a runs.Job), what the input
+// and the outputs are in runs/endpoint, the run itself in pipeline; flag
+// mechanics in internal/cliflag, the log format in internal/logfmt, the
+// progress bar in internal/progress, the summary's text in runstats.
 package main

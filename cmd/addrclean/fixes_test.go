@@ -10,11 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/service"
 )
 
@@ -107,28 +103,5 @@ func TestRunFlagFixes(t *testing.T) {
 				t.Errorf("stderr lacks %q: %s", tt.wantErr, stderr.String())
 			}
 		})
-	}
-}
-
-// lineWriter hands every log line to a channel, so a test can wait for one.
-type lineWriter chan string
-
-func (w lineWriter) Write(b []byte) (int, error) {
-	w <- string(b)
-	return len(b), nil
-}
-
-// The progress log is written on a timer, not only when rows complete: a
-// run whose first row is stuck still reports.
-func TestProgressLogsWithoutRows(t *testing.T) {
-	lines := make(lineWriter, 16)
-	p := &progress{log: zerolog.New(lines), start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
-	go p.logEvery(time.Millisecond)
-	line := <-lines
-	p.update(pipeline.Progress{RowsDone: 7})
-	close(p.stop)
-	<-p.done
-	if !strings.Contains(line, `"message":"progress"`) || !strings.Contains(line, `"rows":0`) {
-		t.Errorf("unexpected progress line %s", line)
 	}
 }

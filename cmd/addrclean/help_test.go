@@ -2,11 +2,8 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/addrclean/addrclean/internal/golden"
 )
@@ -85,65 +82,6 @@ func TestHelpCommands(t *testing.T) {
 	runMain(t.Context(), []string{"frobnicate"}, streams{in: strings.NewReader(""), out: &bytes.Buffer{}, err: &errb})
 	if strings.Contains(errb.String(), "did you mean") {
 		t.Errorf("a far-off command got a guess:\n%s", &errb)
-	}
-}
-
-// TestClosestCommand covers the guesses, and the names too far off to guess.
-func TestClosestCommand(t *testing.T) {
-	names := slices.Collect(func(yield func(string) bool) {
-		for n := range commands {
-			if !yield(n) {
-				return
-			}
-		}
-	})
-	names = append(names, "help", "version")
-	for in, want := range map[string]string{
-		"rnu": "run", "RUN": "run", "aplly": "apply", "verfiy": "verify", "cahce": "cache",
-		"refrence": "reference", "hlep": "help", "versoin": "version",
-		"x": "", "frobnicate": "", "runner": "", "": "",
-	} {
-		if got := closestCommand(in, names); got != want {
-			t.Errorf("closestCommand(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// TestPrintFlags: "--name", a shorthand on its long flag's line, defaults
-// as the flag package gives them (strings quoted, zero values left out).
-func TestPrintFlags(t *testing.T) {
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	fs.String("out", "", "output `PATH`")
-	fs.String("o", "", "shorthand for --out")
-	fs.String("log-format", "auto", "auto or json")
-	fs.Duration("cache-ttl", 720*time.Hour, "age")
-	fs.Bool("json", false, "as JSON")
-	fs.Int("workers", 8, "concurrent requests")
-	var b bytes.Buffer
-	printFlags(fs, &b)
-	want := "  --cache-ttl duration\n    \tage (default 720h0m0s)\n" +
-		"  --json\n    \tas JSON\n" +
-		"  --log-format string\n    \tauto or json (default \"auto\")\n" +
-		"  -o, --out PATH\n    \toutput PATH\n" +
-		"  --workers int\n    \tconcurrent requests (default 8)\n"
-	if b.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", &b, want)
-	}
-}
-
-// TestDurationsLoggedAsDurations: a duration field reads as the flags
-// write it, not as a count of milliseconds.
-func TestDurationsLoggedAsDurations(t *testing.T) {
-	for _, format := range []string{"json", "console"} {
-		var b bytes.Buffer
-		log, err := newLogger(&b, false, format, "info")
-		if err != nil {
-			t.Fatal(err)
-		}
-		log.Info().Dur("cache_ttl", 720*time.Hour).Msg("x")
-		if !strings.Contains(b.String(), "720h0m0s") || strings.Contains(b.String(), "2592000000") {
-			t.Errorf("%s: %s", format, &b)
-		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/runs/endpoint"
 )
@@ -72,33 +73,6 @@ func exitCode(err error) int {
 	}
 	return exitFatal
 }
-
-const usageText = `addrclean verifies addresses in CSV/XLSX exports and database tables against an
-address-verification service.
-
-Usage:
-  addrclean run [flags] INPUT       verify every row of INPUT; write enriched and review files
-  addrclean run [flags] DBURL --table NAME --id-col C --out-table T --review-table R
-                                    the same over a PostgreSQL or SQLite table or query
-  addrclean apply --enriched CLEANED --review REVIEWED -o FINAL
-                                    apply the decisions of a review file: the final file for import
-  addrclean report -o REPORT.html ENRICHED | --out-table T DBURL
-                                    the after-run HTML report of a run
-  addrclean serve [flags]           run the local address-verification service
-  addrclean verify [flags] LINE...  verify one address
-  addrclean cache stats|prune|clear --cache PATH
-                                    housekeeping of the result cache of run --cache
-  addrclean reference import --from paf|openaddresses IN OUT.csv
-                                    convert PAF or OpenAddresses to a reference file
-  addrclean version                 print the version
-  addrclean help COMMAND            the flags and examples of a command
-
-Example: the sample export, against the embedded service (no key, no network):
-  addrclean run --country IE --report customers.html sample_data/customers.csv
-
-Run 'addrclean help COMMAND' or 'addrclean COMMAND --help' for the flags and
-examples of a command.
-`
 
 // streams are the process's standard streams, swappable in tests.
 type streams struct {
@@ -186,7 +160,7 @@ func help(ctx context.Context, args []string, s streams) int {
 func unknownCommand(name string, s streams) int {
 	fmt.Fprintf(s.err, "addrclean: unknown command %q\n", name)
 	names := slices.Collect(maps.Keys(commands))
-	if near := closestCommand(name, append(names, "help", "version")); near != "" {
+	if near := cliflag.Closest(name, append(names, "help", "version")); near != "" {
 		fmt.Fprintf(s.err, "did you mean 'addrclean %s'?\n", near)
 	}
 	fmt.Fprintf(s.err, "\n%s", usageText)

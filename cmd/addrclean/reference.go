@@ -10,45 +10,17 @@ import (
 	"strings"
 
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/refimport"
 )
 
-const referenceUsage = `Usage: addrclean reference import --from paf|openaddresses [--country CODE] IN OUT.csv
-
-Convert an address file into the reference format of the embedded service
-(gazetteer/FORMAT.md), for --reference. IN may be - for standard input.
-
-  --from paf            Royal Mail PAF: CSV with PAF field names, Royal Mail's
-                        header-less PAF CSV, or JSON (as PAF resellers serve it)
-  --from openaddresses  OpenAddresses CSV (LON,LAT,NUMBER,STREET,UNIT,CITY,
-                        DISTRICT,REGION,POSTCODE,ID,HASH) or GeoJSON; --country
-                        is required unless IN lies in a directory named by the
-                        country's code (us/..., ie/...)
-
-OUT is written whole or not at all, and checked by loading it as the service
-would. A summary of rows read, written and left out goes to stderr.
-
-Examples:
-  Royal Mail PAF (CSV or JSON) into a reference for run --reference:
-    addrclean reference import --from paf paf.csv gb-reference.csv
-  An OpenAddresses extract, its country from its directory (ie/...):
-    addrclean reference import --from openaddresses ie/countrywide.csv ie-reference.csv
-  From standard input, the country given:
-    unzip -p ie.zip countrywide.csv | \
-      addrclean reference import --from openaddresses --country IE - ie-reference.csv
-  Then use it:
-    addrclean run --reference ie-reference.csv customers.csv
-
-Flags:
-`
-
 // cmdReference is 'addrclean reference import'.
 func cmdReference(ctx context.Context, args []string, s streams) error {
-	fs := newFlagSet("reference", referenceUsage, s.err)
+	fs := cliflag.New("reference", referenceUsage, s.err)
 	var from, country string
 	fs.StringVar(&from, "from", "", "source format: paf or openaddresses (required)")
 	fs.StringVar(&country, "country", "", "country of an OpenAddresses file: ISO `CODE` or name")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cliflag.Interspersed(fs, args)
 	if err != nil {
 		return flagError(err)
 	}
@@ -89,31 +61,12 @@ func cmdReference(ctx context.Context, args []string, s streams) error {
 		defer f.Close()
 		src = f
 	}
-	st, err := convertAtomically(ctx, out, func(w io.Writer) (refimport.Stats, error) { return conv(ctx, src, w) })
+	st, err := refimport.WriteFile(ctx, out, func(w io.Writer) (refimport.Stats, error) { return conv(ctx, src, w) })
 	if err != nil {
 		return loadError(ctx, fmt.Errorf("reference import: %w", err))
 	}
 	fmt.Fprintf(s.err, "addrclean: %s: %s\n", out, st)
 	return nil
-}
-
-// convertAtomically writes OUT through a temporary file beside it, loads
-// the result to check it, and renames it into place only then: a failed
-// conversion leaves no OUT, and an old OUT stays as it was.
-func convertAtomically(ctx context.Context, out string, conv func(io.Writer) (refimport.Stats, error)) (st refimport.Stats, err error) {
-	err = writeAtomically(out, func(tmp *os.File) error {
-		if st, err = conv(tmp); err != nil {
-			return err
-		}
-		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		if _, err := gazetteer.Load(ctx, tmp); err != nil {
-			return fmt.Errorf("the converted file does not load: %w", err)
-		}
-		return nil
-	})
-	return st, err
 }
 
 // loadError gives err the exit code of a load that ctx ended, or the

@@ -10,41 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/report"
 	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/runs/endpoint"
 	"github.com/addrclean/addrclean/runstats"
 )
-
-const reportUsage = `Usage: addrclean report [--summary SUMMARY.json] -o REPORT.html ENRICHED
-       addrclean report [--summary SUMMARY.json] -o REPORT.html --out-table NAME DBURL
-
-Build the after-run report from the enriched output of 'addrclean run' (.csv .tsv
-.xlsx .jsonl): one self-contained HTML page (nothing fetched from the network) with
-the rows by action and match level, what the service amended, errors, the busiest
-review reasons, duplicates and a map of the coordinates. The cost section (calls,
-dedup savings, cache hits, retries, 429s) needs the run's --summary file.
-Nothing calls the service. 'addrclean run --report PATH.html' writes the same page
-at the end of a run. With a DBURL, the page is built from the run's --out-table
-NAME in that database (duplicates counted by the database, rows numbered in id
-order). A run that wrote --out-table also keeps its summary in the table
-NAME_runs beside it: the cost and errors sections of the last run are read
-from there, so --summary is not needed. A table written by shards (run --shard
-I/N) shows the latest run of each shard summed, and says when a shard never ran
-or did not finish.
-
-Examples:
-  The report of a file run, with the cost of the run:
-    addrclean report --summary customers.summary.json -o customers.html \
-      customers.cleaned.csv
-  The report of a table run (cost read from crm.customers_av_runs):
-    addrclean report --out-table crm.customers_av -o nightly.html \
-      postgres://etl@db.example.com/crm
-  The same page at the end of the run itself:
-    addrclean run --report customers.html customers.csv
-
-Flags:
-`
 
 // cmdReport is 'addrclean report': the HTML report of an existing run.
 func cmdReport(ctx context.Context, args []string, s streams) error {
@@ -53,13 +24,13 @@ func cmdReport(ctx context.Context, args []string, s streams) error {
 	fs.SetOutput(s.err)
 	fs.Usage = func() {
 		fmt.Fprint(s.err, reportUsage)
-		printFlags(fs, s.err)
+		cliflag.PrintDefaults(fs, s.err)
 	}
 	fs.StringVar(&out, "out", "", "report `PATH` (.html)")
 	fs.StringVar(&out, "o", "", "shorthand for --out")
 	fs.StringVar(&summary, "summary", "", "the run's --summary JSON `PATH` (for the cost section)")
 	fs.StringVar(&outTable, "out-table", "", "with a DBURL: the run's enriched table `NAME` (its --out-table)")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cliflag.Interspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/report"
 	"github.com/addrclean/addrclean/table"
 )
@@ -204,7 +205,7 @@ func TestRunReportFromTable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var o runOptions
 			fs := newRunFlags(&o, io.Discard)
-			pos, err := parseInterspersed(fs, append(append(slices.Clone(args), tc.extra...), dbURL))
+			pos, err := cliflag.Interspersed(fs, append(append(slices.Clone(args), tc.extra...), dbURL))
 			if err != nil || len(pos) != 1 {
 				t.Fatal(err, pos)
 			}

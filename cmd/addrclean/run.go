@@ -7,6 +7,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/addrclean/addrclean/internal/cliflag"
+	"github.com/addrclean/addrclean/internal/logfmt"
+	"github.com/addrclean/addrclean/internal/progress"
 	"github.com/addrclean/addrclean/internal/samefile"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
@@ -24,16 +27,16 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	if o == nil {
 		return err
 	}
-	// Log lines and the progress bar share stderr: barWriter keeps them
+	// Log lines and the progress bar share stderr: progress.Writer keeps them
 	// off each other's line.
-	errw := &barWriter{w: s.err}
-	log, err := newLogger(errw, s.tty, o.logFormat, o.logLevel)
+	errw := progress.NewWriter(s.err)
+	log, err := logfmt.New(errw, s.tty, o.logFormat, o.logLevel)
 	if err != nil {
-		return err
+		return usageErrorf("%w", err)
 	}
-	repeats := newRepeatGuard()
+	repeats := logfmt.NewRepeatGuard()
 	log = log.Hook(repeats)
-	asJSON := jsonLogs(o.logFormat, s.tty)
+	asJSON := logfmt.JSON(o.logFormat, s.tty)
 	if asJSON {
 		// Every stderr line must stay one JSON object: the final error too,
 		// which main would otherwise print as text.
@@ -45,7 +48,7 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 			}
 		}()
 	}
-	defer repeats.report(log)
+	defer repeats.Report(log)
 	o.plan.WarnPassword(log)
 	delim, err := parseDelimiter(o.delimiter)
 	if err != nil {
@@ -71,10 +74,10 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 		return o.estimateRun(ctx, job, s, log)
 	}
 	job.Progress = func(src readers.Reader) (func(pipeline.Progress), func()) {
-		prog := newProgress(errw, src, log, o.noProgress || !s.tty)
-		return prog.update, func() {
-			prog.finish()
-			repeats.report(log) // before the summary, which is the last word
+		prog := progress.New(errw, src, log, o.noProgress || !s.tty)
+		return prog.Update, func() {
+			prog.Finish()
+			repeats.Report(log) // before the summary, which is the last word
 		}
 	}
 	res, err := job.Run(ctx)
@@ -131,7 +134,7 @@ func (o *runOptions) job(ropts readers.Options, spec readers.MappingSpec, s stre
 func parseRun(args []string, s streams) (*runOptions, error) {
 	o := &runOptions{}
 	fs := newRunFlags(o, s.err)
-	pos, err := parseFlags(fs, args, runUsage, s.out, true)
+	pos, err := cliflag.Parse(fs, args, runUsage, s.out, true)
 	if err != nil {
 		return nil, flagError(err)
 	}
@@ -143,10 +146,10 @@ func parseRun(args []string, s streams) (*runOptions, error) {
 	if err := o.setupTables(); err != nil { // before anything can print a DBURL
 		return nil, err
 	}
-	o.rateSet = flagWasSet(fs, "rate")
-	o.cacheTTLSet = flagWasSet(fs, "cache-ttl")
-	o.priceSet = flagWasSet(fs, "price-per-call")
-	o.cacheLeaseSet = flagWasSet(fs, "cache-lease")
+	o.rateSet = cliflag.WasSet(fs, "rate")
+	o.cacheTTLSet = cliflag.WasSet(fs, "cache-ttl")
+	o.priceSet = cliflag.WasSet(fs, "price-per-call")
+	o.cacheLeaseSet = cliflag.WasSet(fs, "cache-lease")
 	if err := o.validate(); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/addrclean/addrclean/cache"
 	"github.com/addrclean/addrclean/estimate"
+	"github.com/addrclean/addrclean/internal/cliflag"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/runs/endpoint"
@@ -21,7 +22,7 @@ type runOptions struct {
 	headerRow                       int
 	prefix                          string
 	lineCols                        string
-	lineCol                         listFlag
+	lineCol                         cliflag.List
 	cityCol, regionCol, postcodeCol string
 	countryCol, idCol               string
 	country, language               string
@@ -68,67 +69,8 @@ type runOptions struct {
 	price        *estimate.Price
 }
 
-const runUsage = `Usage: addrclean run [flags] INPUT
-
-Verify every address of INPUT (.csv .tsv .txt .xlsx, or - for CSV on stdin) and write
-an enriched file (every row, in input order, with the verdict appended) and a review
-file (the rows a person must look at: Suggest, Confirm, Reject, Error).
-
-INPUT may also be a database table or query: postgres://user@host:port/db?sslmode=...
-(or sqlite:PATH) with --table NAME or --query "SELECT ...", and --id-col; results go to
---out-table/--review-table (upserted by id) and/or files (-o, --review).
-
-Without --base-url (or ADDRCLEAN_BASE_URL) the run uses the embedded local service over
-the bundled sample reference (or --reference): no key, no network.
-
-While it runs against a live service, the finished rows are journalled beside the
-enriched output (<out>.journal; see --journal); after a crash, Ctrl-C or a service
-outage, run the same command with
---resume to continue without paying again for them (an input regenerated between
-runs cannot be resumed: pass --restart, with --cache to keep the cost down). The
-journal is removed when the run finishes. When the service keeps failing after retries (20 rows in a row, or more
-than half of the last 200), the run stops with "service unavailable: resume with
---resume" instead of marking every remaining row Error.
-
-Exit codes: 0 every row verified; 1 fatal error (including service unavailable and
---max-errors passed); 2 usage error; 3 finished but some rows are Error; 130
-interrupted (resumable with --resume when a journal was kept).
-
-Examples:
-  A file, against the embedded service (no key, no network); writes
-  customers.cleaned.csv and customers.review.csv beside it:
-    addrclean run --country IE customers.csv
-  Check the mapping and the first rows first; no calls:
-    addrclean run --dry-run export.xlsx
-  Name the columns and the outputs:
-    addrclean run --country IE --line-cols "Street,Area" --postcode-col Eircode \
-      -o out.xlsx --review review.xlsx export.csv
-  A workbook: the sheet, the header row, the address block to use:
-    addrclean run --sheet Customers --header-row 3 --prefix Shipping crm.xlsx
-  A database table, results upserted into two tables of the same database
-  (the password in ~/.pgpass or PGPASSWORD rather than in the URL):
-    addrclean run --table crm.customers --id-col id \
-      --out-table crm.customers_av --review-table crm.customers_review \
-      postgres://etl@db.example.com/crm
-  One table split over three runners (three machines, or a Kubernetes Indexed Job with
-  --shard $JOB_COMPLETION_INDEX/3), each paying for its part, into the same tables;
-  --rate is per runner (docs/scaling-out.md):
-    addrclean run --shard 0/3 --rate 6 --table crm.customers --id-col id \
-      --out-table crm.customers_av --review-table crm.customers_review \
-      postgres://etl@db.example.com/crm
-  A query over SQLite, the results in files:
-    addrclean run --query "SELECT id, street, town, eircode FROM cust WHERE active" \
-      --id-col id -o cust.cleaned.csv sqlite:crm.db
-  The live service, nightly: resumable, answers cached for 30 days, a report:
-    export ADDRCLEAN_BASE_URL=https://api.example.com
-    addrclean run --api-key-file ~/.addrclean.key --resume --cache ~/.addrclean.cache \
-      --summary nightly.summary.json --report nightly.html nightly.csv
-
-Flags:
-`
-
 func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
-	fs := newFlagSet("run", runUsage, stderr)
+	fs := cliflag.New("run", runUsage, stderr)
 	fs.StringVar(&o.out, "out", "", "enriched output `PATH`; format from the extension (.csv .tsv .xlsx .jsonl); - = CSV on stdout\n(default <input-stem>.cleaned.<ext> beside the input)")
 	fs.StringVar(&o.out, "o", "", "shorthand for --out")
 	fs.StringVar(&o.review, "review", "", "review output `PATH` (default <input-stem>.review.<ext> beside the input)")

@@ -13,33 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/addrclean/addrclean/internal/cliflag"
+	"github.com/addrclean/addrclean/internal/logfmt"
 	"github.com/addrclean/addrclean/runs"
 	"github.com/addrclean/addrclean/service"
 )
-
-const serveUsage = `Usage: addrclean serve [flags]
-
-Run the local address-verification service (the interface of address-api.md):
-GET /3.0/createtoken, GET and POST /3.0/verify, GET /healthz.
-
-Without --keys a development API key is created and printed once on stdout.
-Logs go to stderr. SIGTERM or Ctrl-C stops the service gracefully.
-
-The self link of every answer starts with --public-url; without it, with the
-request's Host header, which any client chooses (a warning says so at start).
-
-Examples:
-  A local service on the bundled sample reference; prints a development key:
-    addrclean serve
-  On every interface behind a public name, an imported reference, keys from a
-  file, paced per key:
-    addrclean serve --listen 0.0.0.0:8080 --public-url https://addr.example.com \
-      --reference ie-reference.csv --keys keys.json --secret-file secret.bin --rate 20
-  A run against it (the key in a file: it never goes on the command line):
-    addrclean run --base-url http://127.0.0.1:8080 --api-key-file dev.key customers.csv
-
-Flags:
-`
 
 // serveOptions are the flags of 'addrclean serve'.
 type serveOptions struct {
@@ -52,7 +30,7 @@ type serveOptions struct {
 }
 
 func newServeFlags(o *serveOptions, stderr io.Writer) *flag.FlagSet {
-	fs := newFlagSet("serve", serveUsage, stderr)
+	fs := cliflag.New("serve", serveUsage, stderr)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "`ADDR` to listen on (host:port; port 0 picks a free one)")
 	fs.StringVar(&o.reference, "reference", "", "reference address `CSV` (default: the bundled sample reference)")
 	fs.StringVar(&o.keys, "keys", "", "JSON keys `FILE` of integrations (default: one development key, printed on stdout)")
@@ -71,7 +49,7 @@ func newServeFlags(o *serveOptions, stderr io.Writer) *flag.FlagSet {
 func cmdServe(ctx context.Context, args []string, s streams) error {
 	var o serveOptions
 	fs := newServeFlags(&o, s.err)
-	if _, err := parseFlags(fs, args, serveUsage, s.out, false); err != nil {
+	if _, err := cliflag.Parse(fs, args, serveUsage, s.out, false); err != nil {
 		return flagError(err)
 	}
 	if fs.NArg() > 0 {
@@ -92,12 +70,12 @@ func cmdServe(ctx context.Context, args []string, s streams) error {
 	if err := checkPublicURL(o.publicURL); err != nil {
 		return err
 	}
-	log, err := newLogger(s.err, s.tty, o.logFormat, o.logLevel)
+	log, err := logfmt.New(s.err, s.tty, o.logFormat, o.logLevel)
 	if err != nil {
-		return err
+		return usageErrorf("%w", err)
 	}
 
-	integrations, dev, err := serveIntegrations(o.keys)
+	integrations, dev, err := service.Integrations(o.keys)
 	if err != nil {
 		return withCode(exitFatal, err)
 	}
@@ -194,20 +172,6 @@ func checkPublicURL(s string) error {
 		return usageErrorf("--public-url%s: want the service's base URL as clients reach it, such as https://addr.example.com (no user, query or fragment)", shown)
 	}
 	return nil
-}
-
-// serveIntegrations loads the keys file, or makes one development
-// integration (dev true) when there is none.
-func serveIntegrations(path string) (ins []service.Integration, dev bool, err error) {
-	if path != "" {
-		ins, err := service.LoadKeys(path)
-		return ins, false, err
-	}
-	in, err := service.NewDevIntegration()
-	if err != nil {
-		return nil, false, err
-	}
-	return []service.Integration{in}, true, nil
 }
 
 // readSecret reads a signing secret file; surrounding white space (a

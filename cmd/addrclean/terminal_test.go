@@ -3,80 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/rs/zerolog"
-	"github.com/schollz/progressbar/v3"
 	"github.com/xuri/excelize/v2"
 
-	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/service/servicetest"
 )
-
-// One warning per blank row flooded the terminal: the first repeatLimit of
-// a message are shown, the rest counted and reported once.
-func TestRepeatGuard(t *testing.T) {
-	var buf bytes.Buffer
-	g := newRepeatGuard()
-	log := zerolog.New(&buf).Hook(g)
-	for i := range 12 {
-		log.Warn().Int("row", i+1).Msg("row not verified")
-		log.Error().Int("row", i+1).Msg("an error is always shown")
-	}
-	log.Warn().Msg("once")
-	g.report(log)
-	g.report(log) // once only
-	counts := make(map[string]int)
-	var report map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatal(err)
-		}
-		msg := m["message"].(string)
-		counts[msg]++
-		if strings.Contains(msg, "more like this") {
-			report = m
-		}
-	}
-	if counts["row not verified"] != repeatLimit || counts["an error is always shown"] != 12 || counts["once"] != 1 {
-		t.Errorf("lines per message %v", counts)
-	}
-	if report == nil || report["message"] != "row not verified: 7 more like this not shown" || report["not_shown"] != 7.0 {
-		t.Errorf("report %v", report)
-	}
-	if len(counts) != 4 {
-		t.Errorf("messages %v, want one report line", counts)
-	}
-}
-
-// A warning printed while the bar shows went onto the bar's line: the
-// bar's line is cleared first, so the warning starts a line of its own.
-func TestBarWriterKeepsLogLinesOffTheBar(t *testing.T) {
-	var buf bytes.Buffer
-	bar := progressbar.NewOptions64(100, progressbar.OptionSetWriter(&buf), progressbar.OptionSetWidth(10))
-	bw := &barWriter{w: &buf}
-	p := &progress{bar: bar, out: bw}
-	bw.clear = func() { _ = bar.Clear() }
-	p.update(pipeline.Progress{RowsRead: 10, RowsDone: 10})
-	if !strings.Contains(buf.String(), "10 rows") {
-		t.Fatalf("no bar drawn: %q", buf.String())
-	}
-	log := zerolog.New(bw)
-	log.Warn().Msg("careful")
-	out := buf.String()
-	i := strings.Index(out, `{"level":"warn"`)
-	if i <= 0 || out[i-1] != '\r' {
-		t.Errorf("the warning does not start its own line: %q", out)
-	}
-}
 
 // Whether stderr is a terminal is decided once, in streams: a run that
 // claims one draws the progress bar and logs in console format; one that
@@ -100,65 +37,6 @@ func TestRunProgressBarOnATerminal(t *testing.T) {
 		if bar != tty || console != tty {
 			t.Errorf("tty %v: bar drawn %v, console output %v:\n%s", tty, bar, console, tail(stderr, 1500))
 		}
-	}
-}
-
-// The bar followed the bytes the reader had read, ahead of the rows
-// written by the rows in flight.
-func TestWrittenBytes(t *testing.T) {
-	tests := []struct {
-		read int64
-		s    pipeline.Progress
-		want int64
-	}{
-		{1000, pipeline.Progress{RowsRead: 100, RowsDone: 50}, 500},
-		{1000, pipeline.Progress{RowsRead: 100, RowsDone: 100}, 1000},
-		{1000, pipeline.Progress{RowsRead: 100, RowsDone: 0}, 0},
-		{1000, pipeline.Progress{}, 0},
-	}
-	for _, tt := range tests {
-		if got := writtenBytes(tt.read, tt.s); got != tt.want {
-			t.Errorf("writtenBytes(%d, %+v) = %d, want %d", tt.read, tt.s, got, tt.want)
-		}
-	}
-}
-
-// A shard's bar is over the whole table's rows (readers.RowCounter): the
-// rows of the other shards, passed over, count as gone through.
-func TestRowsThrough(t *testing.T) {
-	for _, tt := range []struct {
-		s    pipeline.Progress
-		want int64
-	}{
-		{pipeline.Progress{RowsRead: 100, RowsDone: 90}, 90},
-		{pipeline.Progress{RowsRead: 171, RowsDone: 171, RowsOtherShards: 329}, 500},
-		{pipeline.Progress{RowsRead: 10, RowsDone: 4, RowsOtherShards: 20}, 24},
-	} {
-		if got := rowsThrough(tt.s); got != tt.want {
-			t.Errorf("rowsThrough(%+v) = %d, want %d", tt.s, got, tt.want)
-		}
-	}
-}
-
-// The progress event had rate as a string ("500/s"); the summary has
-// numbers.
-func TestProgressEventRatesAreNumbers(t *testing.T) {
-	lines := make(lineWriter, 16)
-	p := &progress{log: zerolog.New(lines), start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
-	p.update(pipeline.Progress{RowsDone: 7, RateLimit: 20, CallsPerSecond: 12.5})
-	go p.logEvery(time.Millisecond)
-	line := <-lines
-	close(p.stop)
-	<-p.done
-	var m map[string]any
-	if err := json.Unmarshal([]byte(line), &m); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := m["rate"]; ok {
-		t.Errorf("progress event still has rate: %s", line)
-	}
-	if m["rate_limit"] != 20.0 || m["effective_rate"] != 12.5 {
-		t.Errorf("rate_limit, effective_rate = %v, %v; want numbers 20, 12.5: %s", m["rate_limit"], m["effective_rate"], line)
 	}
 }
 

@@ -12,29 +12,14 @@ import (
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/countries"
+	"github.com/addrclean/addrclean/internal/cliflag"
+	"github.com/addrclean/addrclean/internal/logfmt"
 	"github.com/addrclean/addrclean/writers"
 )
 
-const verifyUsage = `Usage: addrclean verify [flags] LINE...
-
-Verify one address and print the action, the matched address with the changed
-parts in [brackets], and the match details. Each LINE is one addressLine.
-
-Examples:
-  One address against the embedded service:
-    addrclean verify --country IE "12 main st" "dublin 2"
-  The service's whole answer, as JSON:
-    addrclean verify --country GB --city London --json "10 Downing St"
-  Against the live service:
-    addrclean verify --base-url https://api.example.com --api-key-file ~/.addrclean.key \
-      --country IE --postcode "D02 X285" "1 Grand Canal Quay"
-
-Flags:
-`
-
 // cmdVerify is 'addrclean verify': one address, human or JSON output.
 func cmdVerify(ctx context.Context, args []string, s streams) error {
-	fs := newFlagSet("verify", verifyUsage, s.err)
+	fs := cliflag.New("verify", verifyUsage, s.err)
 	var (
 		city, region, postcode, country, language string
 		asJSON                                    bool
@@ -56,7 +41,7 @@ func cmdVerify(ctx context.Context, args []string, s streams) error {
 	fs.DurationVar(&timeout, "timeout", 30*time.Second, "time limit of the request")
 	fs.StringVar(&logFormat, "log-format", "auto", "auto, console or json")
 	fs.StringVar(&logLevel, "log-level", "warn", "trace, debug, info, warn or error")
-	lines, err := parseInterspersed(fs, args)
+	lines, err := cliflag.Interspersed(fs, args)
 	if err != nil {
 		return flagError(err)
 	}
@@ -73,9 +58,9 @@ func cmdVerify(ctx context.Context, args []string, s streams) error {
 	if postcode != "" {
 		lines = append(lines, postcode)
 	}
-	log, err := newLogger(s.err, s.tty, logFormat, logLevel)
+	log, err := logfmt.New(s.err, s.tty, logFormat, logLevel)
 	if err != nil {
-		return err
+		return usageErrorf("%w", err)
 	}
 	c.workers = 1
 	conn, err := connect(ctx, c, log)

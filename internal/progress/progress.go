@@ -1,7 +1,8 @@
-package main
+package progress
 
 import (
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -10,22 +11,45 @@ import (
 
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/runstats"
 )
 
-// progressLogEvery is how often a run that is not on a terminal (cron) logs
-// where it is.
-const progressLogEvery = 10 * time.Second
+// Writer is stderr while a progress bar may be drawn on it: a log line
+// first clears the bar's line, so that it is not printed onto the bar, and
+// the bar is drawn again below it at its next update. Bar updates take the
+// same lock (Bar.Update), so neither cuts into the other.
+type Writer struct {
+	mu    sync.Mutex
+	w     io.Writer
+	clear func() // clears the bar's line; nil while no bar shows
+}
 
-// progress shows a run's progress: a bar on a terminal, a log line every
-// progressLogEvery otherwise. Its methods are called from the pipeline's one
+// NewWriter is w shared by log lines and a bar.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+func (b *Writer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.clear != nil {
+		b.clear()
+	}
+	return b.w.Write(p)
+}
+
+// logEvery is how often a run that is not on a terminal (cron) logs
+// where it is.
+const logEvery = 10 * time.Second
+
+// Bar shows a run's progress: a bar on a terminal, a log line every
+// logEvery otherwise. Its methods are called from the pipeline's one
 // progress goroutine.
-type progress struct {
+type Bar struct {
 	bar   *progressbar.ProgressBar
 	src   readers.Reader
 	log   zerolog.Logger
 	bytes bool
 	// out is stderr as the logger writes it: the bar is drawn on out.w.
-	out *barWriter
+	out *Writer
 
 	// Without a bar, a ticker logs the latest snapshot, so that a run whose
 	// first rows are stuck (a slow or failing service) still says where it is.
@@ -36,13 +60,13 @@ type progress struct {
 	done  chan struct{}
 }
 
-// newProgress draws a bar below the log lines of out unless disabled
-// (--no-progress, or stderr is not a terminal).
-func newProgress(out *barWriter, src readers.Reader, log zerolog.Logger, disabled bool) *progress {
-	p := &progress{src: src, log: log, start: time.Now(), out: out}
+// New draws a bar below the log lines of out unless disabled
+// (--no-progress, or stderr is not a terminal): then it logs instead.
+func New(out *Writer, src readers.Reader, log zerolog.Logger, disabled bool) *Bar {
+	p := &Bar{src: src, log: log, start: time.Now(), out: out}
 	if disabled {
 		p.stop, p.done = make(chan struct{}), make(chan struct{})
-		go p.logEvery(progressLogEvery)
+		go p.logEvery(logEvery)
 		return p
 	}
 	total := int64(-1)
@@ -71,7 +95,7 @@ func newProgress(out *barWriter, src readers.Reader, log zerolog.Logger, disable
 	return p
 }
 
-func (p *progress) logEvery(d time.Duration) {
+func (p *Bar) logEvery(d time.Duration) {
 	defer close(p.done)
 	t := time.NewTicker(d)
 	defer t.Stop()
@@ -95,7 +119,9 @@ func (p *progress) logEvery(d time.Duration) {
 	}
 }
 
-func (p *progress) update(s pipeline.Progress) {
+// Update shows the snapshot s: on the bar at once, in the next log line
+// without one.
+func (p *Bar) Update(s pipeline.Progress) {
 	if p.bar == nil {
 		p.mu.Lock()
 		p.last = s
@@ -104,7 +130,7 @@ func (p *progress) update(s pipeline.Progress) {
 	}
 	p.out.mu.Lock()
 	defer p.out.mu.Unlock()
-	p.bar.Describe(fmt.Sprintf("%d rows %.0f/s rate %s A%d S%d C%d R%d E%d", s.RowsDone, rowsPerSecond(s), rateString(s.RateLimit),
+	p.bar.Describe(fmt.Sprintf("%d rows %.0f/s rate %s A%d S%d C%d R%d E%d", s.RowsDone, rowsPerSecond(s), runstats.RateText(s.RateLimit),
 		s.Actions.Accept, s.Actions.Suggest, s.Actions.Confirm, s.Actions.Reject, s.Actions.Error))
 	if p.bytes {
 		done, _ := p.src.(readers.ProgressReporter).Progress()
@@ -133,7 +159,8 @@ func writtenBytes(read int64, s pipeline.Progress) int64 {
 	return int64(float64(read) * float64(s.RowsDone) / float64(s.RowsRead))
 }
 
-func (p *progress) finish() {
+// Finish clears the bar, or stops the log ticker, before the summary.
+func (p *Bar) Finish() {
 	if p.bar != nil {
 		p.out.mu.Lock()
 		defer p.out.mu.Unlock()
@@ -150,11 +177,4 @@ func rowsPerSecond(s pipeline.Progress) float64 {
 		return 0
 	}
 	return float64(s.RowsDone) / s.Elapsed.Seconds()
-}
-
-func rateString(r float64) string {
-	if r <= 0 {
-		return "unlimited"
-	}
-	return fmt.Sprintf("%.3g/s", r)
 }
