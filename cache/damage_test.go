@@ -105,11 +105,12 @@ func use(t *testing.T, d *DB, path string, want map[string]map[string]string, wh
 }
 
 // damages are the ways a file is damaged before or under a run: cut short
-// at page boundaries and inside pages, pages zeroed, bytes flipped.
+// inside SQLite's 16-byte magic, at page boundaries and inside pages,
+// pages zeroed, bytes flipped.
 func damages(orig []byte, seeds int) map[string][]byte {
 	out := map[string][]byte{}
 	pages := len(orig) / 4096
-	for _, cut := range []int{0, 50, 100, 4096, 4096 + 1000, len(orig) / 2, len(orig) - 4096, len(orig) - 1} {
+	for _, cut := range []int{0, 5, 15, 50, 100, 4096, 4096 + 1000, len(orig) / 2, len(orig) - 4096, len(orig) - 1} {
 		out[fmt.Sprintf("cut to %d bytes", cut)] = orig[:cut]
 	}
 	for p := 1; p <= pages; p++ {

@@ -85,6 +85,9 @@ const (
 // the machine's byte order (little-endian on every platform addrclean ships).
 const bboltMagic = 0xED0CDAED
 
+// sqliteMagic begins every SQLite database file.
+var sqliteMagic = []byte("SQLite format 3\x00")
+
 // SniffFile reads the first bytes of the file at path. A missing file is
 // Empty.
 func SniffFile(path string) (Sniff, error) {
@@ -105,7 +108,12 @@ func SniffFile(path string) (Sniff, error) {
 	switch {
 	case n == 0:
 		return Empty, nil
-	case bytes.HasPrefix(b, []byte("SQLite format 3\x00")):
+	case bytes.HasPrefix(b, sqliteMagic):
+		return SQLite, nil
+	case n < len(sqliteMagic) && bytes.HasPrefix(sqliteMagic, b):
+		// Cut short inside the magic (a cut while a run had it open): a
+		// damaged file of ours, which a run moves aside, not another
+		// program's file, which it must leave alone.
 		return SQLite, nil
 	case n >= 20 && binary.LittleEndian.Uint32(b[16:]) == bboltMagic:
 		return Bbolt, nil
