@@ -100,6 +100,7 @@ func loggedService(t *testing.T) (srvURL string, c *callLog) {
 // byte those of an uninterrupted run and that no address was verified twice
 // apart from the calls in flight at each kill.
 func TestRunKillAndResume(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
 	if testing.Short() {
 		t.Skip("runs the program in subprocesses")
 	}
@@ -236,6 +237,7 @@ func countAll(m map[string]int) int {
 // done before; --resume after the service recovers finishes the job with the
 // outputs of an uninterrupted run, paying once per address.
 func TestRunOutageStopsAndResumes(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
 	in := sampleCSV(t)
 	base, calls := loggedService(t)
 	common := []string{"--base-url", base, "--rate", "0", "--country", "IE", "--retries", "1"}
@@ -300,6 +302,7 @@ func TestRunOutageStopsAndResumes(t *testing.T) {
 
 // TestRunJournalRules: what a run does with a journal it finds.
 func TestRunJournalRules(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
 	in := sampleCSV(t)
 	base, calls := loggedService(t)
 	common := []string{"--base-url", base, "--rate", "0", "--country", "IE"}

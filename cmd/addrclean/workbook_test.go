@@ -93,6 +93,7 @@ func writeLargeBook(t *testing.T, path string, rows int) {
 // text from about 100 KB) stops the run with exit 1 naming the row and the
 // limit, before any call is paid and without an output.
 func TestRunWorkbookTextBomb(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
 	dir := t.TempDir()
 	in := filepath.Join(dir, "bomb.xlsx")
 	writeBook(t, in, []string{strings.Repeat("a", 30_000)}, func(w *bufio.Writer) {
@@ -144,6 +145,7 @@ func killAtCall(t *testing.T, calls *callLog, n int64, env []string, args ...str
 // unpacked sheet, 16 MiB and more) must be beside the outputs, where the
 // next run removes them, not in $TMPDIR, where nothing did.
 func TestRunKilledLeavesNoExcelizeTemps(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
 	if testing.Short() {
 		t.Skip("runs the program in a subprocess")
 	}
