@@ -393,9 +393,12 @@ func TestRunTableConcurrentFirstRuns(t *testing.T) {
 // run's out-table or review table), whatever the spelling; the refusal
 // changes nothing.
 func TestApplyFinalTableIdentity(t *testing.T) {
+	// The subtests share one journal directory (t.Setenv cannot be called in a
+	// parallel test); their outputs, and so their journals, differ.
+	isolateJournals(t)
 	for name, newDB := range applyDBs(t) {
 		t.Run(name, func(t *testing.T) {
-			isolateJournals(t)
+			t.Parallel()
 			dbURL := newDB(t)
 			loadSample(t, dbURL, "customers")
 			dbExec(t, dbURL, `CREATE VIEW cv AS SELECT * FROM customers`)
