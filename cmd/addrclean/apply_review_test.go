@@ -13,10 +13,9 @@ import (
 
 // nightlyRun loads the sample into a new database of newDB and runs over
 // it into the tables av and rv, keyed by "Customer ID"; it returns the
-// database's URL.
+// database's URL. The caller isolates the journals (isolateJournals).
 func nightlyRun(t *testing.T, newDB func(*testing.T) string, extra ...string) string {
 	t.Helper()
-	isolateJournals(t)
 	dbURL := newDB(t)
 	loadSample(t, dbURL, "customers")
 	args := append([]string{"--country", "IE", "--table", "customers", "--id-col", "Customer ID",
@@ -33,8 +32,12 @@ func nightlyRun(t *testing.T, newDB func(*testing.T) string, extra ...string) st
 // and one Accept row loses its id, so that every action is met. Every
 // review row is decided accept.
 func TestApplyTableOnlyVerifiedAddresses(t *testing.T) {
+	// The subtests share one journal directory (t.Setenv cannot be called in a
+	// parallel test); their outputs, and so their journals, differ.
+	isolateJournals(t)
 	for name, newDB := range applyDBs(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			dbURL := nightlyRun(t, newDB)
 			first := func(q string) string {
 				t.Helper()
@@ -229,8 +232,12 @@ func TestApplyReviewAsPeopleReturnIt(t *testing.T) {
 // run of the previous version wrote (no av_changes) are applied and
 // reported before the next run adds the column.
 func TestApplyTablesOfThePreviousVersion(t *testing.T) {
+	// The subtests share one journal directory (t.Setenv cannot be called in a
+	// parallel test); their outputs, and so their journals, differ.
+	isolateJournals(t)
 	for name, newDB := range applyDBs(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			dbURL := nightlyRun(t, newDB, "--limit", "40")
 			dbExec(t, dbURL, `ALTER TABLE av DROP COLUMN av_changes`, `ALTER TABLE rv DROP COLUMN av_changes`)
 			code, _, stderr := cli("apply", dbURL, "--table", "customers", "--id-col", "Customer ID", "--country", "IE",

@@ -214,9 +214,12 @@ func applyDBs(t *testing.T) map[string]func(t *testing.T) string {
 // keeps the decisions, apply into a final table; then an address that
 // changes: apply refuses the stale decision until the next run clears it.
 func TestApplyTableNightly(t *testing.T) {
+	// The subtests share one journal directory (t.Setenv cannot be called in a
+	// parallel test); their outputs, and so their journals, differ.
+	isolateJournals(t)
 	for name, newDB := range applyDBs(t) {
 		t.Run(name, func(t *testing.T) {
-			isolateJournals(t)
+			t.Parallel()
 			dbURL := newDB(t)
 			n := loadSample(t, dbURL, "customers")
 			run := func() {
@@ -355,9 +358,12 @@ func TestApplyTableNightly(t *testing.T) {
 // that cannot be applied, are refused with exit 2, naming the ids (and
 // the column), and the final table is not written.
 func TestApplyTableRefuses(t *testing.T) {
+	// The subtests share one journal directory (t.Setenv cannot be called in a
+	// parallel test); their outputs, and so their journals, differ.
+	isolateJournals(t)
 	for name, newDB := range applyDBs(t) {
 		t.Run(name, func(t *testing.T) {
-			isolateJournals(t)
+			t.Parallel()
 			dbURL := newDB(t)
 			loadSample(t, dbURL, "customers")
 			r := runDB(t, t.TempDir(), "--country", "IE", "--limit", "40", "--table", "customers", "--id-col", "Customer ID",

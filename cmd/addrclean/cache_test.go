@@ -96,6 +96,7 @@ func wantExit(t *testing.T, r runResult, codes ...int) {
 // table makes no verify call and writes the same bytes; the key is nowhere
 // in the cache file.
 func TestRunCacheSecondRunMakesNoCalls(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
 	srv, vc := countingService(t)
 	in := sampleCSV(t)
 	db := filepath.Join(t.TempDir(), "answers.db")
@@ -150,6 +151,7 @@ func TestRunCacheSecondRunMakesNoCalls(t *testing.T) {
 // TestRunCacheOnlyChangedRowsSent: a table with 1% of its rows changed
 // sends those rows only.
 func TestRunCacheOnlyChangedRowsSent(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
 	srv, vc := countingService(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "answers.db")

@@ -97,17 +97,24 @@ func runCLIQuiet(dir string, args ...string) runResult {
 }
 
 // TestRunStateCutDuringRun cuts the cache (--cache) or the journal short
-// at a random verify call of a real run, to a random size (zero a third of
-// the time), 50 times each: every run ends within seconds of the cut, with
-// the answers of a clean run or (the journal) exit 1 naming the file; no
-// temporary output is left; and the next run, --resume for the journal,
-// finishes with the clean run's outputs. On 0825782 (bbolt) 7 of 15 such
-// cuts of a cache hung past 40 s.
+// during a real run, 24 times each, to a size of zero a third of the time:
+// every run ends within seconds of the cut, with the answers of a clean run
+// or (the journal) exit 1 naming the file; no temporary output is left; and
+// the next run, --resume for the journal, finishes with the clean run's
+// outputs. On 0825782 (bbolt) 7 of 15 such cuts of a cache hung past 40 s.
+//
+// The trials are stratified, not drawn independently: the cut calls are
+// spread evenly over the first half of the run (every call is cut at least
+// once when there are no more of them than trials) and the other sizes
+// take one slice each of (0, 1), matched to the calls in a random order,
+// each at a random point of its slice. 50 independent draws each left about
+// one call in thirteen never cut (20 calls); 24 stratified trials leave none.
 func TestRunStateCutDuringRun(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
 	if testing.Short() {
-		t.Skip("100 runs")
+		t.Skip("96 runs")
 	}
-	const trials, limit = 50, "40"
+	const trials, limit = 24, "40"
 	var svc *cutService
 	srv := newTestService(t, func(h http.Handler) http.Handler {
 		svc = &cutService{next: h}
@@ -135,12 +142,21 @@ func TestRunStateCutDuringRun(t *testing.T) {
 	}
 	t.Logf("seed %d (ADDRCLEAN_CUT_SEED=%d repeats the cuts)", seed, seed)
 	rnd := rand.New(rand.NewPCG(seed, 25))
-	// cutTo cuts path to frac of its size: drawn here, since the cut runs
-	// on the service's goroutine.
-	cutTo := func(path string) func() {
+	// cutAt is trial's call, in its slice of [1, calls/2].
+	span := max(calls/2, 1)
+	t.Logf("cuts at calls 1 to %d of %d", span, calls)
+	cutAt := func(trial int) int64 {
+		lo, hi := int64(trial)*span/trials, int64(trial+1)*span/trials
+		return 1 + lo + rnd.Int64N(max(hi-lo, 1))
+	}
+	// cutTo cuts path to a fraction of its size: zero for every third
+	// trial, else a random point of the slice of (0, 1) that sizes[trial]
+	// gives it. Drawn here, since the cut runs on the service's goroutine.
+	sizes := rnd.Perm(trials)
+	cutTo := func(path string, trial int) func() {
 		frac := 0.0
-		if rnd.IntN(3) > 0 {
-			frac = rnd.Float64()
+		if trial%3 != 0 {
+			frac = (float64(sizes[trial]) + rnd.Float64()) / trials
 		}
 		return func() {
 			size := int64(0)
@@ -172,9 +188,9 @@ func TestRunStateCutDuringRun(t *testing.T) {
 				path = filepath.Join(dir, "out.csv.journal")
 				args = append([]string{"--journal", "on"}, common...)
 			}
-			at := 1 + rnd.Int64N(calls/2)
+			at := cutAt(trial)
 			name := fmt.Sprintf("%s trial %d (cut at call %d)", file, trial, at)
-			r := runAlive(t, name, dir, svc.arm(at, cutTo(path)), args...)
+			r := runAlive(t, name, dir, svc.arm(at, cutTo(path, trial)), args...)
 			switch {
 			case r.code == exitFatal && file == "journal":
 				if !strings.Contains(r.stderr, path) {

@@ -131,6 +131,7 @@ func TestRunKilledWithoutJournalLeavesNoTemps(t *testing.T) {
 // TestRunResumeSkipsDamagedJournalRecords: bytes changed inside records of
 // a journal cost only the rows of the damaged records; the run says how many.
 func TestRunResumeSkipsDamagedJournalRecords(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
 	dir := t.TempDir()
 	base, calls := loggedService(t)
 	in := sampleCSV(t)

@@ -123,9 +123,12 @@ func TestReportUsage(t *testing.T) {
 // from the same run's enriched file, numbers, duplicates and map alike;
 // only the title differs.
 func TestReportTable(t *testing.T) {
+	// The subtests share one journal directory (t.Setenv cannot be called in a
+	// parallel test); their outputs, and so their journals, differ.
+	isolateJournals(t)
 	for name, newDB := range applyDBs(t) {
 		t.Run(name, func(t *testing.T) {
-			isolateJournals(t)
+			t.Parallel()
 			dbURL := newDB(t)
 			loadSample(t, dbURL, "customers")
 			dir := t.TempDir()
@@ -269,9 +272,12 @@ func dropTable(t *testing.T, dbURL string, n table.Name) {
 // no --summary file, the numbers of the run's own summary. A table with no
 // runs table (an older version's) still gets its page, the cost not known.
 func TestReportTableKeepsRunSummary(t *testing.T) {
+	// The subtests share one journal directory (t.Setenv cannot be called in a
+	// parallel test); their outputs, and so their journals, differ.
+	isolateJournals(t)
 	for name, newDB := range applyDBs(t) {
 		t.Run(name, func(t *testing.T) {
-			isolateJournals(t)
+			t.Parallel()
 			dbURL := newDB(t)
 			loadSample(t, dbURL, "customers")
 			schema := "main"

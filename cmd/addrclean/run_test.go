@@ -127,6 +127,7 @@ func sampleCSV(t *testing.T) string {
 }
 
 func TestRunFaultyServiceMatchesCleanRun(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
 	in := sampleCSV(t)
 	clean := newTestService(t, nil)
 	want := runCLI(t, t.TempDir(), "--base-url", clean.URL, "--rate", "0", "--country", "IE", "--limit", "300", in)

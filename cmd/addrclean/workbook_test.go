@@ -13,7 +13,7 @@ import (
 )
 
 // writeBook writes a workbook whose one sheet holds a header row of
-// Address and Country, then the rows rows writes, and whose shared strings
+// Address, Country and Notes, then the rows rows writes, and whose shared strings
 // are sst (none when empty).
 func writeBook(t *testing.T, path string, sst []string, rows func(w *bufio.Writer)) {
 	t.Helper()
@@ -59,8 +59,8 @@ func writeBook(t *testing.T, path string, sst []string, rows func(w *bufio.Write
 		t.Fatal(err)
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
-	fmt.Fprintf(bw, `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet %s><sheetData><row r="1">%s%s</row>`,
-		ns, inlineCell("A1", "Address"), inlineCell("B1", "Country"))
+	fmt.Fprintf(bw, `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet %s><sheetData><row r="1">%s%s%s</row>`,
+		ns, inlineCell("A1", "Address"), inlineCell("B1", "Country"), inlineCell("C1", "Notes"))
 	rows(bw)
 	bw.WriteString(`</sheetData></worksheet>`)
 	if err := bw.Flush(); err != nil {
@@ -79,11 +79,17 @@ func inlineCell(ref, text string) string {
 }
 
 // writeLargeBook writes a workbook of rows rows whose sheet's XML passes
-// 16 MiB, the size past which excelize unpacks it to a temporary file.
+// 16 MiB, the size past which excelize unpacks it to a temporary file, with
+// a kilobyte of notes in each row: the bytes, not the rows, make the size,
+// and a row costs the workbook check and the reader far more than a byte of
+// text (150,000 short rows cost this test 13 s of CPU under -race, 16,000
+// long ones 5 s).
 func writeLargeBook(t *testing.T, path string, rows int) {
+	note := strings.Repeat("delivery note ", 1024/len("delivery note "))
 	writeBook(t, path, nil, func(w *bufio.Writer) {
 		for r := 2; r <= rows+1; r++ {
-			fmt.Fprintf(w, `<row r="%d">%s%s</row>`, r, inlineCell(fmt.Sprint("A", r), fmt.Sprintf("%d Main Street, Cork", r)), inlineCell(fmt.Sprint("B", r), "IE"))
+			fmt.Fprintf(w, `<row r="%d">%s%s%s</row>`, r, inlineCell(fmt.Sprint("A", r), fmt.Sprintf("%d Main Street, Cork", r)), inlineCell(fmt.Sprint("B", r), "IE"),
+				inlineCell(fmt.Sprint("C", r), note))
 		}
 	})
 }
@@ -93,6 +99,7 @@ func writeLargeBook(t *testing.T, path string, rows int) {
 // text from about 100 KB) stops the run with exit 1 naming the row and the
 // limit, before any call is paid and without an output.
 func TestRunWorkbookTextBomb(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
 	dir := t.TempDir()
 	in := filepath.Join(dir, "bomb.xlsx")
 	writeBook(t, in, []string{strings.Repeat("a", 30_000)}, func(w *bufio.Writer) {
@@ -144,12 +151,13 @@ func killAtCall(t *testing.T, calls *callLog, n int64, env []string, args ...str
 // unpacked sheet, 16 MiB and more) must be beside the outputs, where the
 // next run removes them, not in $TMPDIR, where nothing did.
 func TestRunKilledLeavesNoExcelizeTemps(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
 	if testing.Short() {
 		t.Skip("runs the program in a subprocess")
 	}
 	dir, tmp := t.TempDir(), t.TempDir()
 	in := filepath.Join(dir, "big.xlsx")
-	writeLargeBook(t, in, 150_000)
+	writeLargeBook(t, in, 16_000)
 	base, calls := loggedService(t)
 	keyFile := writeFile(t, dir, "key", testKey)
 	out, review := filepath.Join(dir, "out.xlsx"), filepath.Join(dir, "review.xlsx")
