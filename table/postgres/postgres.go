@@ -312,9 +312,27 @@ type target struct {
 	del      string
 }
 
+// writeAttempts bounds Write's attempts at a batch the server aborted to
+// break a deadlock.
+const writeAttempts = 3
+
 // Write copies recs into the staging table and upserts them, and deletes
-// del, in one transaction under the lock timeout.
+// del, in one transaction under the lock timeout. Runners writing one
+// table at once (shards, or two first runs) can lock the same rows in
+// different orders; the server then aborts one transaction (40P01), which
+// is written again: the batch is in memory and its transaction left no
+// trace.
 func (t *target) Write(ctx context.Context, recs []table.Record, del []string) (table.Counts, error) {
+	for attempt := 1; ; attempt++ {
+		n, err := t.write(ctx, recs, del)
+		var pe *pgconn.PgError
+		if err == nil || attempt == writeAttempts || !errors.As(err, &pe) || pe.Code != "40P01" {
+			return n, err
+		}
+	}
+}
+
+func (t *target) write(ctx context.Context, recs []table.Record, del []string) (table.Counts, error) {
 	var n table.Counts
 	tx, err := t.conn.Begin(ctx)
 	if err != nil {
