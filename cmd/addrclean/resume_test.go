@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
@@ -46,6 +47,9 @@ type callLog struct {
 	victim atomic.Pointer[os.Process]
 	downAt atomic.Int64 // 503 from this call on; 0: healthy
 	flaky  atomic.Bool  // 503 to every 37th call
+	// hook, when set, sees each verify request's parameters (without the
+	// token) before it is served, and may hold it.
+	hook atomic.Pointer[func(ctx context.Context, q url.Values)]
 }
 
 func (c *callLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -70,6 +74,9 @@ func (c *callLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The request without its token is the address and its options.
 	q, _ := url.ParseQuery(string(body))
 	q.Del("token")
+	if h := c.hook.Load(); h != nil {
+		(*h)(r.Context(), q)
+	}
 	c.mu.Lock()
 	c.calls[q.Encode()]++
 	c.mu.Unlock()
