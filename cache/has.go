@@ -138,18 +138,8 @@ type fileRead func(ctx context.Context, keys []string, take func(k string, at in
 // the index and one row read per key. For the few hundred keys of a run's
 // leading rows, whose answers it decodes anyway.
 func (s *Store) readByKey(ctx context.Context, keys []string, take func(k string, at int64, answer []byte, crc int64)) error {
-	d := s.d
 	return forChunks(keys, func(chunk []any) error {
-		return d.f.Do(ctx, func(c *sql.Conn) error {
-			st, err := d.prepared(ctx, c, hasSQL("?", len(chunk)))
-			if err != nil {
-				return err
-			}
-			rows, err := st.QueryContext(ctx, append([]any{s.ns}, chunk...)...)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
+		return s.query(ctx, hasSQL("?", len(chunk)), chunk, func(rows *sql.Rows) error {
 			return scanMany(rows, true, take)
 		})
 	})
@@ -167,20 +157,10 @@ func (s *Store) readByKey(ctx context.Context, keys []string, take func(k string
 // row under another key or namespace than its index entry says (a damaged
 // file) is not taken for it, and its checksum covers the rest.
 func (s *Store) readByRow(ctx context.Context, keys []string, take func(k string, at int64, answer []byte, crc int64)) error {
-	d := s.d
 	slices.Sort(keys)
 	var ids []int64
 	err := forChunks(keys, func(chunk []any) error {
-		return d.f.Do(ctx, func(c *sql.Conn) error {
-			st, err := d.prepared(ctx, c, rowidSQL(len(chunk)))
-			if err != nil {
-				return err
-			}
-			rows, err := st.QueryContext(ctx, append([]any{s.ns}, chunk...)...)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
+		return s.query(ctx, rowidSQL(len(chunk)), chunk, func(rows *sql.Rows) error {
 			for rows.Next() {
 				var id int64
 				if err := rows.Scan(&id); err != nil {
@@ -196,18 +176,27 @@ func (s *Store) readByRow(ctx context.Context, keys []string, take func(k string
 	}
 	slices.Sort(ids)
 	return forChunks(ids, func(chunk []any) error {
-		return d.f.Do(ctx, func(c *sql.Conn) error {
-			st, err := d.prepared(ctx, c, rowSQL(len(chunk)))
-			if err != nil {
-				return err
-			}
-			rows, err := st.QueryContext(ctx, append([]any{s.ns}, chunk...)...)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
+		return s.query(ctx, rowSQL(len(chunk)), chunk, func(rows *sql.Rows) error {
 			return scanMany(rows, true, take)
 		})
+	})
+}
+
+// query runs query, prepared, on the file's connection with the store's
+// namespace and chunk as its arguments, and hands its rows to read.
+func (s *Store) query(ctx context.Context, query string, chunk []any, read func(*sql.Rows) error) error {
+	d := s.d
+	return d.f.Do(ctx, func(c *sql.Conn) error {
+		st, err := d.prepared(ctx, c, query)
+		if err != nil {
+			return err
+		}
+		rows, err := st.QueryContext(ctx, append([]any{s.ns}, chunk...)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		return read(rows)
 	})
 }
 
