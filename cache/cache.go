@@ -93,7 +93,7 @@ type DB struct {
 	f     *sqlitefile.File
 	batch *sqlitefile.Batch[entry]
 	get   *sql.Stmt
-	has   map[int]*sql.Stmt // the query of many keys, by their number, prepared when first used
+	stmts map[string]*sql.Stmt // the queries of many keys, by their text, prepared when first used
 	path  string
 	now   func() time.Time
 	log   zerolog.Logger
@@ -162,7 +162,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &DB{f: f, path: path, now: opts.Now, log: opts.Logger, has: map[int]*sql.Stmt{}}
+	d := &DB{f: f, path: path, now: opts.Now, log: opts.Logger, stmts: map[string]*sql.Stmt{}}
 	err = f.Do(context.Background(), func(c *sql.Conn) error {
 		var err error
 		d.get, err = c.PrepareContext(context.Background(), "SELECT obtained_ms, answer, crc FROM cache_answers WHERE namespace = ? AND key = ?")
@@ -231,7 +231,7 @@ func (d *DB) Close() error {
 	if d.get != nil {
 		_ = d.get.Close()
 	}
-	for _, st := range d.has {
+	for _, st := range d.stmts {
 		_ = st.Close()
 	}
 	if d.f.Replaced() {

@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,16 +21,18 @@ import (
 const hasBatch = 256
 
 // Has reports, for each of keys, whether Get would find an answer for it:
-// stored, passing its checksum and younger than the time to live. It asks
-// about hasBatch keys per query and does not decode the answers: an
-// estimate counts answers, it does not use them (an answer that passes its
-// checksum decodes, unless it was written so by a bug: Get then misses
-// where Has counted). Damaged entries are misses, counted in Damaged; a
-// file that fails to read makes the cache fail (DB.Failed) and every key a
-// miss, as Get does. Only a cancelled ctx is an error.
+// stored, passing its checksum and younger than the time to live. It does
+// not decode the answers: an estimate counts answers, it does not use them
+// (an answer that passes its checksum decodes, unless it was written so by
+// a bug: Get then misses where Has counted). It reads the file in two
+// passes (readByRow): the keys' row ids from the index alone, then the rows
+// in the file's order, so that a page is read once per call however many
+// of keys it holds. Damaged entries are misses, counted in Damaged; a file
+// that fails to read makes the cache fail (DB.Failed) and every key a miss,
+// as Get does. Only a cancelled ctx is an error.
 func (s *Store) Has(ctx context.Context, keys []string) ([]bool, error) {
 	found := make([]bool, len(keys))
-	err := s.many(ctx, keys, func(is []int, _ int64, _ []byte) bool {
+	err := s.many(ctx, keys, s.readByRow, func(is []int, _ int64, _ []byte) bool {
 		for _, i := range is {
 			found[i] = true
 		}
@@ -53,7 +57,7 @@ func (s *Store) GetMany(ctx context.Context, keys []string, fn func(i int, resp 
 		at     int64
 	}
 	hits := make([]hit, len(keys))
-	err := s.many(ctx, keys, func(is []int, at int64, answer []byte) bool {
+	err := s.many(ctx, keys, s.readByKey, func(is []int, at int64, answer []byte) bool {
 		// The driver's memory, valid during the call: the answer and what
 		// is decoded from it must not share it.
 		answer = bytes.Clone(answer)
@@ -87,14 +91,14 @@ func (s *Store) GetMany(ctx context.Context, keys []string, fn func(i int, resp 
 // miss then.
 var errFailed = errors.New("the cache failed")
 
-// many looks keys up, hasBatch per query, and calls use with the positions
-// in keys of each entry that passes its checksum and is within the time to
-// live, its time and its answer (valid during the call only): first those
-// queued for their commit, then those in the file. use reports whether it took the entry. A damaged entry
-// is counted (Damaged); a file that fails to read makes the cache fail and
-// takes nothing back: every key is a miss then, as for Get. Only a
-// cancelled ctx is an error.
-func (s *Store) many(ctx context.Context, keys []string, use func(is []int, at int64, answer []byte) bool) error {
+// many looks keys up and calls use with the positions in keys of each
+// entry that passes its checksum and is within the time to live, its time
+// and its answer (valid during the call only): first those queued for their
+// commit, then those in the file, read by read. use reports whether it took
+// the entry. A damaged entry is counted (Damaged); a file that fails to
+// read makes the cache fail and takes nothing back: every key is a miss
+// then, as for Get. Only a cancelled ctx is an error.
+func (s *Store) many(ctx context.Context, keys []string, read fileRead, use func(is []int, at int64, answer []byte) bool) error {
 	d := s.d
 	if d.Failed() != nil {
 		return nil
@@ -114,24 +118,7 @@ func (s *Store) many(ctx context.Context, keys []string, use func(is []int, at i
 			}
 		}
 	})
-	err := forChunks(want, func(chunk []any) error {
-		return d.f.Do(ctx, func(c *sql.Conn) error {
-			st := d.has[len(chunk)]
-			if st == nil {
-				var err error
-				if st, err = c.PrepareContext(ctx, hasSQL("?", len(chunk))); err != nil {
-					return err
-				}
-				d.has[len(chunk)] = st
-			}
-			rows, err := st.QueryContext(ctx, append([]any{s.ns}, chunk...)...)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			return scanMany(rows, true, take)
-		})
-	})
+	err := read(ctx, slices.Collect(maps.Keys(want)), take)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return ctx.Err()
@@ -140,6 +127,111 @@ func (s *Store) many(ctx context.Context, keys []string, use func(is []int, at i
 		return errFailed
 	}
 	return nil
+}
+
+// fileRead reads the store's entries of the stored keys from the file and
+// calls take with each row (key, obtained_ms, answer, crc); the answer is
+// the driver's memory, valid during the call only.
+type fileRead func(ctx context.Context, keys []string, take func(k string, at int64, answer []byte, crc int64)) error
+
+// readByKey reads the entries of keys hasBatch keys per query: one look in
+// the index and one row read per key. For the few hundred keys of a run's
+// leading rows, whose answers it decodes anyway.
+func (s *Store) readByKey(ctx context.Context, keys []string, take func(k string, at int64, answer []byte, crc int64)) error {
+	return forChunks(keys, func(chunk []any) error {
+		return s.query(ctx, hasSQL("?", len(chunk)), chunk, func(rows *sql.Rows) error {
+			return scanMany(rows, true, take)
+		})
+	})
+}
+
+// readByRow reads the entries of keys in two passes. The first asks the
+// index alone for their row ids (the (namespace, key) index holds them: no
+// row is read), in the keys' order, so that consecutive queries walk the
+// index's leaves in order and a leaf is read once for all the keys it
+// holds. The second reads the rows by row id in increasing order: rows are
+// stored in the order they were written, and requests met together in an
+// input were mostly answered and written together, so the rows of one
+// call share pages and each page is read once. A key's entry is found as
+// Get finds it (the same index), and its row is checked the same way: a
+// row under another key or namespace than its index entry says (a damaged
+// file) is not taken for it, and its checksum covers the rest.
+func (s *Store) readByRow(ctx context.Context, keys []string, take func(k string, at int64, answer []byte, crc int64)) error {
+	slices.Sort(keys)
+	var ids []int64
+	err := forChunks(keys, func(chunk []any) error {
+		return s.query(ctx, rowidSQL(len(chunk)), chunk, func(rows *sql.Rows) error {
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					return err
+				}
+				ids = append(ids, id)
+			}
+			return rows.Err()
+		})
+	})
+	if err != nil {
+		return err
+	}
+	slices.Sort(ids)
+	return forChunks(ids, func(chunk []any) error {
+		return s.query(ctx, rowSQL(len(chunk)), chunk, func(rows *sql.Rows) error {
+			return scanMany(rows, true, take)
+		})
+	})
+}
+
+// query runs query, prepared, on the file's connection with the store's
+// namespace and chunk as its arguments, and hands its rows to read.
+func (s *Store) query(ctx context.Context, query string, chunk []any, read func(*sql.Rows) error) error {
+	d := s.d
+	return d.f.Do(ctx, func(c *sql.Conn) error {
+		st, err := d.prepared(ctx, c, query)
+		if err != nil {
+			return err
+		}
+		rows, err := st.QueryContext(ctx, append([]any{s.ns}, chunk...)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		return read(rows)
+	})
+}
+
+// prepared returns query prepared on c, the file's connection, preparing it
+// when first asked: a few texts (one per chunk size) serve every call.
+func (d *DB) prepared(ctx context.Context, c *sql.Conn, query string) (*sql.Stmt, error) {
+	if st := d.stmts[query]; st != nil {
+		return st, nil
+	}
+	st, err := c.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	d.stmts[query] = st
+	return st, nil
+}
+
+// rowidSQL is readByRow's first query, for n keys: their row ids, from the
+// index alone.
+func rowidSQL(n int) string {
+	return "SELECT rowid FROM cache_answers WHERE namespace = ? AND key IN (" + marks(n) + ")"
+}
+
+// rowSQL is readByRow's second query, for n row ids: their entries, if
+// they are the namespace's. The + before namespace keeps SQLite from
+// answering through the (namespace, key) index, which it would otherwise
+// prefer for the equality: a scan of the whole namespace instead of n
+// look-ups by row id (TestHasQueryPlans).
+func rowSQL(n int) string {
+	return "SELECT key, obtained_ms, answer, crc FROM cache_answers WHERE +namespace = ? AND rowid IN (" + marks(n) + ")"
+}
+
+// marks is n placeholders ? separated by commas.
+func marks(n int) string {
+	return strings.Repeat("?, ", n-1) + "?"
 }
 
 // hasSQL is Has's query for n keys, with placeholders $1... (PostgreSQL) or
@@ -175,14 +267,14 @@ func entryKeys(keys []string) map[string][]int {
 	return want
 }
 
-// forChunks calls fn with the stored keys of want, hasBatch at a time. The
-// last chunk is filled up to a power of two by repeating its last key, so
-// that a few prepared statements serve every chunk, and a lookup of a few
-// keys is not a query of hasBatch.
-func forChunks(want map[string][]int, fn func(chunk []any) error) error {
+// forChunks calls fn with vals (stored keys, row ids), hasBatch at a time,
+// in their order. The last chunk is filled up to a power of two by
+// repeating its last value, so that a few prepared statements serve every
+// chunk, and a lookup of a few keys is not a query of hasBatch.
+func forChunks[T any](vals []T, fn func(chunk []any) error) error {
 	chunk := make([]any, 0, hasBatch)
-	for k := range want {
-		if chunk = append(chunk, k); len(chunk) == hasBatch {
+	for _, v := range vals {
+		if chunk = append(chunk, v); len(chunk) == hasBatch {
 			if err := fn(chunk); err != nil {
 				return err
 			}
@@ -261,7 +353,7 @@ func (r PGPeek) Has(ctx context.Context, keys []string) ([]bool, error) {
 	s := r.s
 	found := make([]bool, len(keys))
 	want := entryKeys(keys)
-	err := forChunks(want, func(chunk []any) error {
+	err := forChunks(slices.Collect(maps.Keys(want)), func(chunk []any) error {
 		rows, err := s.p.pool.Query(ctx, hasSQL("$", len(chunk)), append([]any{s.ns}, chunk...)...)
 		if err != nil {
 			return err

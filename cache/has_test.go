@@ -98,3 +98,41 @@ func TestHasIsGet(t *testing.T) {
 		t.Errorf("%d of %d keys found: the case proves nothing", n, len(keys))
 	}
 }
+
+// TestHasQueryPlans: Has's first pass reads the index alone (no row), and
+// its second reads rows by row id, never a scan: SQLite prefers the
+// (namespace, key) index for a namespace's equality, which would read every
+// row of the namespace for each query.
+func TestHasQueryPlans(t *testing.T) {
+	d := open(t, filepath.Join(t.TempDir(), "c.db"), newClock())
+	for _, tc := range []struct {
+		query, want string
+	}{
+		{rowidSQL(4), "SEARCH cache_answers USING COVERING INDEX sqlite_autoindex_cache_answers_1 (namespace=? AND key=?)"},
+		{rowSQL(4), "SEARCH cache_answers USING INTEGER PRIMARY KEY (rowid=?)"},
+	} {
+		var plan []string
+		err := d.f.Do(context.Background(), func(c *sql.Conn) error {
+			rows, err := c.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+tc.query, "ns", 1, 2, 3, 4)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					return err
+				}
+				plan = append(plan, detail)
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(plan, tc.want) {
+			t.Errorf("%s:\nplan %q\nwant %q", tc.query, plan, tc.want)
+		}
+	}
+}
