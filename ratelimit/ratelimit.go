@@ -201,6 +201,11 @@ func (l *Limiter) Acquire(ctx context.Context) (Sent, error) {
 	// by round trips to it.
 	slot, err := l.shared.Reserve(ctx, time.Duration(float64(time.Second)/sent.rate))
 	if err != nil {
+		if ctx.Err() != nil {
+			// Interrupted while waiting for the timeline: no request may
+			// start after an interrupt.
+			return Sent{}, fmt.Errorf("rate limiter: %w", ctx.Err())
+		}
 		return sent, nil // the timeline failed: l alone paces
 	}
 	l.sawPauses(&sent, slot)

@@ -148,3 +148,35 @@ func TestSharedTimeline(t *testing.T) {
 		}
 	})
 }
+
+// blockedTimeline is a Shared timeline that answers no reservation until
+// the caller gives up: a database that does not answer.
+type blockedTimeline struct{ entered chan struct{} }
+
+func (b blockedTimeline) Reserve(ctx context.Context, _ time.Duration) (Slot, error) {
+	close(b.entered)
+	<-ctx.Done()
+	return Slot{}, ctx.Err()
+}
+
+func (blockedTimeline) Pause(context.Context, time.Duration) (int64, error) { return 0, nil }
+
+// TestSharedInterrupted: an interrupt while a request waits for its slot
+// on the timeline ends Acquire with the interrupt, not with a release: no
+// request may start after an interrupt (a timeline that fails otherwise
+// leaves the runner pacing alone).
+func TestSharedInterrupted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(10, 1)
+		b := blockedTimeline{entered: make(chan struct{})}
+		l.Share(b)
+		ctx, cancel := context.WithCancel(t.Context())
+		go func() {
+			<-b.entered
+			cancel()
+		}()
+		if _, err := l.Acquire(ctx); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Acquire interrupted while waiting for the timeline: %v, want context.Canceled", err)
+		}
+	})
+}
