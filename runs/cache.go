@@ -196,6 +196,18 @@ func CacheStore(c Cache, svc Service, ttl time.Duration, log zerolog.Logger) (_ 
 	}, nil
 }
 
+// cacheShown is --cache spec as logs show it: a DBURL without its
+// password.
+func cacheShown(spec string) string {
+	if !table.IsURL(spec) {
+		return spec
+	}
+	if u, err := table.ParseURL(spec); err == nil {
+		return u.Display
+	}
+	return "the --cache DBURL"
+}
+
 // PeekCache is the namespace a dry run of svc reads from --cache spec,
 // read only: a cache that does not exist yet answers nothing and is not
 // created; a damaged one answers nothing (the run will move it aside); a
@@ -206,11 +218,11 @@ func PeekCache(ctx context.Context, spec string, svc Service, ttl time.Duration,
 	o.MustExist = true
 	c, err := OpenCache(ctx, spec, o)
 	if errors.Is(err, cache.ErrNotExist) {
-		o.Logger.Info().Str("cache", spec).Msg("the cache does not exist yet: it answers nothing")
+		o.Logger.Info().Str("cache", cacheShown(spec)).Msg("the cache does not exist yet: it answers nothing")
 		return nil, none, nil
 	}
 	if errors.Is(err, cache.ErrCorrupt) && !errors.Is(err, cache.ErrNotCache) {
-		o.Logger.Warn().Err(err).Str("cache", spec).
+		o.Logger.Warn().Err(err).Str("cache", cacheShown(spec)).
 			Msg("the cache is damaged: the run will move it aside and start an empty one, so it is counted as answering nothing")
 		return nil, none, nil
 	}

@@ -240,6 +240,14 @@ func TestSharedCacheCommands(t *testing.T) {
 		}
 	}
 	args := []string{"--base-url", base, "--rate", "0", "--country", "IE", "--cache", dbURL, ins[0]}
+	// A dry run before the cache's tables exist: it answers nothing, says
+	// so, and names the database without its password.
+	dry := runCLI(t, t.TempDir(), append([]string{"--dry-run"}, args...)...)
+	wantExit(t, dry, exitOK)
+	noSecret("a dry run before the cache exists", dry.stdout+dry.stderr)
+	if !strings.Contains(dry.stderr, "does not exist yet") {
+		t.Fatalf("the dry run did not say the cache does not exist yet:\n%s", tail(dry.stderr, 2000))
+	}
 	first := runCLI(t, t.TempDir(), args...)
 	wantExit(t, first, exitOK)
 	if n := len(calls.take()); n != 40 {
