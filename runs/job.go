@@ -276,6 +276,9 @@ func (j *Job) Estimate(ctx context.Context, price *estimate.Price, w io.Writer) 
 	}
 	est, err := x.Estimate(ctx)
 	if err != nil {
+		if ctx.Err() != nil { // interrupted in the cache's last lookups: exit 130, as in the reading
+			return estimate.Figures{}, &InterruptedError{err}
+		}
 		return estimate.Figures{}, err
 	}
 	fig := estimate.New(est, j.rate(j.Service.BaseURL == ""), j.Burst, price)
