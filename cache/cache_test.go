@@ -302,11 +302,11 @@ func TestDamagedEntryIsAMiss(t *testing.T) {
 			if r, ok := mustGet(t, s, "2 main street"); !ok || r.Address.ID != "B" {
 				t.Fatalf("the other entry: %+v, %v", r, ok)
 			}
-			st, err := d.Stats(0)
+			st, err := d.Stats(context.Background(), 0)
 			if err != nil || st.Damaged < 1 {
 				t.Errorf("Stats = %+v, %v", st, err)
 			}
-			if p, err := d.Prune(time.Hour); err != nil || p.Unusable != st.Damaged {
+			if p, err := d.Prune(context.Background(), time.Hour); err != nil || p.Unusable != st.Damaged {
 				t.Errorf("Prune = %+v, %v; want the damaged entries removed", p, err)
 			}
 			mustPut(t, s, "1 main street", answer("A2"))
@@ -344,7 +344,7 @@ func TestStatsPruneClear(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, err := d.Stats(tt.ttl)
+			st, err := d.Stats(context.Background(), tt.ttl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -366,26 +366,26 @@ func TestStatsPruneClear(t *testing.T) {
 			if tt.pruneLeft < 0 {
 				return
 			}
-			n, err := d.Prune(tt.ttl)
+			n, err := d.Prune(context.Background(), tt.ttl)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if n != (Pruned{Expired: tt.wantLive[1] + tt.wantEmb[1]}) {
 				t.Errorf("pruned %+v, want %d expired", n, tt.wantLive[1]+tt.wantEmb[1])
 			}
-			if st, _ := d.Stats(0); st.Entries != tt.pruneLeft {
+			if st, _ := d.Stats(context.Background(), 0); st.Entries != tt.pruneLeft {
 				t.Errorf("%d entries left after prune, want %d", st.Entries, tt.pruneLeft)
 			}
 		})
 	}
-	n, err := d.Clear()
+	n, err := d.Clear(context.Background())
 	if err != nil || n != 1 {
 		t.Fatalf("Clear = %d, %v; want 1", n, err)
 	}
-	if st, err := d.Stats(0); err != nil || st.Entries != 0 || len(st.Namespaces) != 0 {
+	if st, err := d.Stats(context.Background(), 0); err != nil || st.Entries != 0 || len(st.Namespaces) != 0 {
 		t.Fatalf("after Clear: %+v, %v", st, err)
 	}
-	if _, err := d.Prune(0); err == nil {
+	if _, err := d.Prune(context.Background(), 0); err == nil {
 		t.Error("Prune(0) accepted")
 	}
 }
@@ -408,12 +408,34 @@ func TestPruneChunks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	removed, err := d.Prune(time.Hour)
+	removed, err := d.Prune(context.Background(), time.Hour)
 	if err != nil || removed != (Pruned{Expired: int64(n / 2)}) {
 		t.Fatalf("Prune = %+v, %v; want %d expired", removed, err, n/2)
 	}
-	if st, _ := d.Stats(time.Hour); st.Entries != int64(n/2) || st.Namespaces[0].Expired != 0 {
+	if st, _ := d.Stats(context.Background(), time.Hour); st.Entries != int64(n/2) || st.Namespaces[0].Expired != 0 {
 		t.Fatalf("after prune: %d entries, %d expired", st.Entries, st.Namespaces[0].Expired)
+	}
+}
+
+// TestAdminCancelled: stats, prune and clear stop at a cancelled ctx with
+// its error (Ctrl-C on 'addrclean cache'), and clear then removes nothing.
+func TestAdminCancelled(t *testing.T) {
+	d := open(t, filepath.Join(t.TempDir(), "c.db"), nil)
+	s := store(t, d, LiveNamespace("https://x", "k"), time.Hour)
+	mustPut(t, s, "k1", answer("A1"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := d.Stats(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Stats: %v, want context.Canceled", err)
+	}
+	if _, err := d.Prune(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Prune: %v, want context.Canceled", err)
+	}
+	if n, err := d.Clear(ctx); !errors.Is(err, context.Canceled) || n != 0 {
+		t.Errorf("Clear: %d, %v, want context.Canceled", n, err)
+	}
+	if _, ok := mustGet(t, s, "k1"); !ok {
+		t.Error("a cancelled Clear removed the entry")
 	}
 }
 

@@ -75,7 +75,7 @@ func use(t *testing.T, d *DB, path string, want map[string]map[string]string, wh
 			t.Errorf("%s: %v (want nil, or ErrCorrupt naming %s)", op, err, path)
 		}
 	}
-	_, err := d.Stats(time.Hour)
+	_, err := d.Stats(context.Background(), time.Hour)
 	fail("Stats", err)
 	for _, ns := range fixtureNS {
 		s, err := d.Store(ns, time.Hour)
@@ -100,7 +100,7 @@ func use(t *testing.T, d *DB, path string, want map[string]map[string]string, wh
 			t.Errorf("Put: %v (a broken cache takes nothing, without an error)", err)
 		}
 	}
-	_, err = d.Prune(time.Hour)
+	_, err = d.Prune(context.Background(), time.Hour)
 	fail("Prune", err)
 }
 
@@ -353,7 +353,7 @@ func TestRecreate(t *testing.T) {
 				t.Fatal(err)
 			}
 			d = open(t, p, c)
-			if st, err := d.Stats(0); err != nil || st.Entries != 1 {
+			if st, err := d.Stats(context.Background(), 0); err != nil || st.Entries != 1 {
 				t.Fatalf("after Recreate: %+v, %v", st, err)
 			}
 		})
@@ -417,7 +417,7 @@ func FuzzOpen(f *testing.F) {
 				t.Fatalf("%s: %v, want nil or ErrCorrupt", op, err)
 			}
 		}
-		_, err = d.Stats(time.Hour)
+		_, err = d.Stats(context.Background(), time.Hour)
 		check("Stats", err)
 		s, err := d.Store(fixtureNS[0], time.Hour)
 		check("Store", err)
@@ -432,7 +432,7 @@ func FuzzOpen(f *testing.F) {
 			}
 		}
 		check("Put", s.Put(context.Background(), "new", answer("new")))
-		_, err = d.Prune(time.Minute)
+		_, err = d.Prune(context.Background(), time.Minute)
 		check("Prune", err)
 	})
 }

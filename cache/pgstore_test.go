@@ -206,21 +206,21 @@ func TestPGGetPutExpiry(t *testing.T) {
 	if _, ok, _ := other.Get(ctx, "k1"); ok {
 		t.Fatal("an answer crossed namespaces")
 	}
-	st, err := p.Stats(time.Hour)
+	st, err := p.Stats(context.Background(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Entries != 1 || len(st.Namespaces) != 2 || st.Size == 0 {
 		t.Fatalf("stats %+v", st)
 	}
-	pr, err := p.Prune(time.Hour)
+	pr, err := p.Prune(context.Background(), time.Hour)
 	if err != nil || pr.Expired != 1 {
 		t.Fatalf("prune %+v %v", pr, err)
 	}
 	if err := a.Put(ctx, "k2", answerID("A2")); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := p.Clear(); err != nil || n != 1 {
+	if n, err := p.Clear(context.Background()); err != nil || n != 1 {
 		t.Fatalf("clear %d %v", n, err)
 	}
 }
@@ -243,12 +243,82 @@ func TestPGDamagedIsAMiss(t *testing.T) {
 	if has, err := a.ReadOnly().Has(ctx, []string{"k1"}); err != nil || has[0] || a.Damaged() != 2 {
 		t.Fatalf("Has of a damaged answer: %v, %v, damaged %d", has, err, a.Damaged())
 	}
-	st, err := a.p.Stats(time.Hour)
+	st, err := a.p.Stats(context.Background(), time.Hour)
 	if err != nil || st.Damaged != 1 {
 		t.Fatalf("stats %+v %v", st, err)
 	}
-	if pr, err := a.p.Prune(time.Hour); err != nil || pr.Unusable != 1 {
+	if pr, err := a.p.Prune(context.Background(), time.Hour); err != nil || pr.Unusable != 1 {
 		t.Fatalf("prune %+v %v", pr, err)
+	}
+}
+
+// TestPGAdminCancelled: stats, prune and clear stop at a cancelled ctx
+// with its error; a clear waiting on a slow database (here, a lock another
+// session holds) stops when its ctx is cancelled (Ctrl-C) and removes
+// nothing.
+func TestPGAdminCancelled(t *testing.T) {
+	url, open := pgCache(t)
+	a := open(t)
+	ctx := context.Background()
+	_, _, _ = a.Get(ctx, "k1")
+	if err := a.Put(ctx, "k1", answerID("A1")); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := a.p.Stats(cancelled, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Stats: %v, want context.Canceled", err)
+	}
+	if _, err := a.p.Prune(cancelled, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Prune: %v, want context.Canceled", err)
+	}
+	if n, err := a.p.Clear(cancelled); !errors.Is(err, context.Canceled) || n != 0 {
+		t.Fatalf("Clear: %d, %v, want context.Canceled", n, err) // below, it would wait for ever
+	}
+
+	// Another session holds the answers table: the clear waits on it.
+	holder := sqlConn(t, url)
+	tx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	mustExecTx(t, tx, "LOCK TABLE cache_answers IN ACCESS EXCLUSIVE MODE")
+	clearCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.p.Clear(clearCtx)
+		done <- err
+	}()
+	// Cancel once the clear is seen waiting for the lock (or ends first).
+	watch := sqlConn(t, url)
+	for waiting := false; !waiting; {
+		select {
+		case err := <-done:
+			t.Fatalf("Clear ended while the table was locked: %v", err)
+		default:
+		}
+		if err := watch.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_locks WHERE NOT granted AND relation = 'cache_answers'::regclass)").Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Clear cancelled while it waited: %v, want context.Canceled", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok, err := a.Get(ctx, "k1"); err != nil || !ok || r.Address.ID != "A1" {
+		t.Fatalf("after the cancelled clears: %+v, %v, %v; want the answer kept", r, ok, err)
+	}
+}
+
+func mustExecTx(t *testing.T, tx pgx.Tx, sql string) {
+	t.Helper()
+	if _, err := tx.Exec(context.Background(), sql); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -25,9 +25,9 @@ import (
 type Cache interface {
 	// Path is the file, or the URL without its password.
 	Path() string
-	Stats(ttl time.Duration) (cache.Stats, error)
-	Prune(ttl time.Duration) (cache.Pruned, error)
-	Clear() (int64, error)
+	Stats(ctx context.Context, ttl time.Duration) (cache.Stats, error)
+	Prune(ctx context.Context, ttl time.Duration) (cache.Pruned, error)
+	Clear(ctx context.Context) (int64, error)
 	Close() error
 }
 
@@ -319,7 +319,7 @@ type Cleared struct {
 func ClearCache(ctx context.Context, spec string, o CacheOptions) (Cleared, error) {
 	d, err := OpenCache(ctx, spec, o)
 	if err == nil {
-		n, err := d.Clear()
+		n, err := d.Clear(ctx)
 		if err == nil {
 			return Cleared{Entries: n, Path: d.Path()}, d.Close()
 		}

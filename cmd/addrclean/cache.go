@@ -76,7 +76,7 @@ func cmdCache(ctx context.Context, args []string, s streams) error {
 	defer d.Close()
 	switch action {
 	case "stats":
-		st, err := d.Stats(ttl)
+		st, err := d.Stats(ctx, ttl)
 		if err != nil {
 			return withCode(exitFatal, err)
 		}
@@ -87,7 +87,7 @@ func cmdCache(ctx context.Context, args []string, s streams) error {
 		}
 		return st.WriteTable(s.out, ttl)
 	case "prune":
-		n, err := d.Prune(ttl)
+		n, err := d.Prune(ctx, ttl)
 		if err != nil {
 			return withCode(exitFatal, fmt.Errorf("pruned %d entries, then: %w", n.Expired+n.Unusable, err))
 		}
