@@ -118,7 +118,7 @@ func (d *DB) Stats(ctx context.Context, ttl time.Duration) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	tl := newTally(ttl, d.now())
+	tl := newTally(ttl, time.Now())
 	for id, label := range labels {
 		tl.label(id, label)
 	}
@@ -206,7 +206,7 @@ func (d *DB) Prune(ctx context.Context, ttl time.Duration) (Pruned, error) {
 	if ttl <= 0 {
 		return p, fmt.Errorf("cache %s: time to live %s: want a positive duration", d.path, ttl)
 	}
-	now := d.now()
+	now := time.Now()
 	type key struct{ ns, key string }
 	var old []key
 	err := d.scan(ctx, func(ns, k string, at time.Time, ok bool) error {

@@ -14,7 +14,7 @@ import (
 // A cancelled ctx stops it with its error.
 func (p *PG) Stats(ctx context.Context, ttl time.Duration) (Stats, error) {
 	st := Stats{Path: p.display, Namespaces: []NamespaceStats{}}
-	tl := newTally(ttl, p.now())
+	tl := newTally(ttl, time.Now())
 	rows, err := p.pool.Query(ctx, "SELECT id, label FROM cache_namespaces")
 	if err != nil {
 		return Stats{}, p.wrap(err)
@@ -59,7 +59,7 @@ func (p *PG) Prune(ctx context.Context, ttl time.Duration) (Pruned, error) {
 	if ttl <= 0 {
 		return pr, fmt.Errorf("cache %s: time to live %s: want a positive duration", p.display, ttl)
 	}
-	cutoff := p.now().Add(-ttl).UnixMilli()
+	cutoff := time.Now().Add(-ttl).UnixMilli()
 	var lastNS, lastKey string
 	for {
 		n := 0

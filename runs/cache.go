@@ -40,9 +40,7 @@ type CacheOptions struct {
 	MustExist bool
 	// Timeout is how long to wait for another process's lock on the file.
 	Timeout time.Duration
-	// Now is the cache's clock (tests move it); nil is time.Now.
-	Now    func() time.Time
-	Logger zerolog.Logger
+	Logger  zerolog.Logger
 }
 
 // OpenCache opens the cache of --cache: a file path (or sqlite:PATH), or a
@@ -61,7 +59,7 @@ func OpenCache(ctx context.Context, spec string, o CacheOptions) (Cache, error) 
 			if u.HasPassword {
 				o.Logger.Warn().Msg(endpoint.PasswordWarning)
 			}
-			p, err := cache.OpenPG(ctx, u.Raw, u.Display, cache.PGOptions{Lease: o.Lease, MustExist: o.MustExist, Now: o.Now, Logger: o.Logger})
+			p, err := cache.OpenPG(ctx, u.Raw, u.Display, cache.PGOptions{Lease: o.Lease, MustExist: o.MustExist, Logger: o.Logger})
 			if errors.Is(err, cache.ErrBadURL) {
 				return nil, usagef("--cache: %v", err)
 			}
@@ -83,7 +81,7 @@ func RecreateCache(spec string, o CacheOptions, cause error) (Cache, error) {
 }
 
 func (o CacheOptions) fileOptions() cache.Options {
-	return cache.Options{Timeout: o.Timeout, MustExist: o.MustExist, Rebuild: !o.MustExist, Now: o.Now, Logger: o.Logger}
+	return cache.Options{Timeout: o.Timeout, MustExist: o.MustExist, Rebuild: !o.MustExist, Logger: o.Logger}
 }
 
 // CacheUse is --cache for the clash checks: its file (an SQLite one's,

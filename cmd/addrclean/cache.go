@@ -15,9 +15,6 @@ import (
 	"github.com/addrclean/addrclean/runs"
 )
 
-// cacheNow is the clock of the result cache; tests move it.
-var cacheNow = time.Now
-
 // cacheLockTimeout is how long a run or a cache command waits for another
 // process's lock on the cache file.
 var cacheLockTimeout = cache.DefaultTimeout
@@ -25,7 +22,7 @@ var cacheLockTimeout = cache.DefaultTimeout
 // cacheOptions are how a run (!mustExist) or a cache command (mustExist)
 // opens --cache.
 func cacheOptions(mustExist bool, log zerolog.Logger) runs.CacheOptions {
-	return runs.CacheOptions{Timeout: cacheLockTimeout, MustExist: mustExist, Now: cacheNow, Logger: log}
+	return runs.CacheOptions{Timeout: cacheLockTimeout, MustExist: mustExist, Logger: log}
 }
 
 // service is what answers the run; its key is read when it is needed.
