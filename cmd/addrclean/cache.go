@@ -33,7 +33,13 @@ func (o *runOptions) service() runs.Service {
 }
 
 // cmdCache is 'addrclean cache stats|prune|clear'.
-func cmdCache(ctx context.Context, args []string, s streams) error {
+func cmdCache(ctx context.Context, args []string, s streams) (err error) {
+	defer func() {
+		// Stopped by Ctrl-C (on a slow database, say): exit 130, as a run.
+		if err != nil && ctx.Err() != nil {
+			err = withCode(exitInterrupted, err)
+		}
+	}()
 	var (
 		path   string
 		ttl    time.Duration

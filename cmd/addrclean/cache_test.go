@@ -642,6 +642,38 @@ func testCacheCommand(t *testing.T, dir string) {
 	}
 }
 
+// TestCacheCommandInterrupted: 'addrclean cache' stopped by Ctrl-C (a
+// cancelled ctx) exits 130 and changes nothing.
+func TestCacheCommandInterrupted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	d, err := cache.Open(path, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := d.Store(cache.LiveNamespace("https://api.example.com", testKey), time.Nanosecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b"} {
+		_ = st.Put(context.Background(), k, &api.VerifyResponse{Action: api.ActionAccept})
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, action := range []string{"stats", "prune", "clear"} {
+		var o, e bytes.Buffer
+		code := runMain(ctx, []string{"cache", action, "--cache", path, "--cache-ttl", "1ns"}, streams{in: strings.NewReader(""), out: &o, err: &e})
+		if code != exitInterrupted || !strings.Contains(e.String(), "context canceled") {
+			t.Errorf("%s, cancelled: exit %d, want %d\nstdout %s\nstderr %s", action, code, exitInterrupted, o.String(), e.String())
+		}
+	}
+	if code, out, errOut := runCache("stats", "--cache", path); code != exitOK || !strings.Contains(out, "2 entries") {
+		t.Fatalf("after the cancelled commands: exit %d, want the 2 entries kept\n%s%s", code, out, errOut)
+	}
+}
+
 func TestRunCacheUsageErrors(t *testing.T) {
 	in := sampleCSV(t)
 	for _, tt := range []struct {
