@@ -227,16 +227,24 @@ func TestPGGetPutExpiry(t *testing.T) {
 	}
 }
 
+// pgWithAnswer is a fresh shared cache whose runner a holds the answer A1
+// for k1.
+func pgWithAnswer(t *testing.T) (url string, a *PGStore) {
+	t.Helper()
+	url, open := pgCache(t)
+	a = open(t)
+	_, _, _ = a.Get(context.Background(), "k1")
+	if err := a.Put(context.Background(), "k1", answerID("A1")); err != nil {
+		t.Fatal(err)
+	}
+	return url, a
+}
+
 // TestPGDamagedIsAMiss: an answer changed in the table fails its checksum:
 // a miss, counted, shown by Stats and removed by Prune.
 func TestPGDamagedIsAMiss(t *testing.T) {
-	url, open := pgCache(t)
-	a := open(t)
+	url, a := pgWithAnswer(t)
 	ctx := context.Background()
-	_, _, _ = a.Get(ctx, "k1")
-	if err := a.Put(ctx, "k1", answerID("A1")); err != nil {
-		t.Fatal(err)
-	}
 	conn := sqlConn(t, url)
 	mustExec(t, conn, "UPDATE cache_answers SET answer = replace(answer, 'A1', 'B2')")
 	if _, ok, err := a.Get(ctx, "k1"); ok || err != nil || a.Damaged() != 1 {
@@ -259,13 +267,8 @@ func TestPGDamagedIsAMiss(t *testing.T) {
 // session holds) stops when its ctx is cancelled (Ctrl-C) and removes
 // nothing.
 func TestPGAdminCancelled(t *testing.T) {
-	url, open := pgCache(t)
-	a := open(t)
+	url, a := pgWithAnswer(t)
 	ctx := context.Background()
-	_, _, _ = a.Get(ctx, "k1")
-	if err := a.Put(ctx, "k1", answerID("A1")); err != nil {
-		t.Fatal(err)
-	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, err := a.p.Stats(cancelled, time.Hour); !errors.Is(err, context.Canceled) {
