@@ -48,15 +48,15 @@ type Stats struct {
 // scan calls fn with every stored answer, in key order, in pages of
 // pruneChunk (each page read in its own statement, so that fn may write
 // between pages), and whether its checksum passes.
-func (d *DB) scan(fn func(ns, key string, at time.Time, ok bool) error, page func() error) error {
+func (d *DB) scan(ctx context.Context, fn func(ns, key string, at time.Time, ok bool) error, page func() error) error {
 	if err := d.batch.Flush(); err != nil {
 		return err
 	}
 	var lastNS, lastKey string
 	for {
 		n := 0
-		err := d.f.Do(context.Background(), func(c *sql.Conn) error {
-			rows, err := c.QueryContext(context.Background(),
+		err := d.f.Do(ctx, func(c *sql.Conn) error {
+			rows, err := c.QueryContext(ctx,
 				`SELECT namespace, key, obtained_ms, answer, crc FROM cache_answers WHERE (namespace, key) > (?, ?) ORDER BY namespace, key LIMIT ?`,
 				lastNS, lastKey, pruneChunk)
 			if err != nil {
@@ -96,12 +96,12 @@ func (d *DB) scan(fn func(ns, key string, at time.Time, ok bool) error, page fun
 
 // Stats counts the entries of every namespace, those older than ttl (none
 // when ttl is 0) and those that fail their checksum. It reads and checks
-// every entry.
-func (d *DB) Stats(ttl time.Duration) (Stats, error) {
+// every entry. A cancelled ctx stops it with its error.
+func (d *DB) Stats(ctx context.Context, ttl time.Duration) (Stats, error) {
 	st := Stats{Path: d.path, Namespaces: []NamespaceStats{}}
 	labels := map[string]string{}
-	err := d.f.Do(context.Background(), func(c *sql.Conn) error {
-		rows, err := c.QueryContext(context.Background(), "SELECT id, label FROM cache_namespaces")
+	err := d.f.Do(ctx, func(c *sql.Conn) error {
+		rows, err := c.QueryContext(ctx, "SELECT id, label FROM cache_namespaces")
 		if err != nil {
 			return err
 		}
@@ -118,11 +118,11 @@ func (d *DB) Stats(ttl time.Duration) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	tl := newTally(ttl, d.now())
+	tl := newTally(ttl, time.Now())
 	for id, label := range labels {
 		tl.label(id, label)
 	}
-	err = d.scan(func(id, _ string, at time.Time, ok bool) error {
+	err = d.scan(ctx, func(id, _ string, at time.Time, ok bool) error {
 		tl.add(id, at, ok)
 		return nil
 	}, nil)
@@ -199,16 +199,17 @@ type Pruned struct {
 }
 
 // Prune removes the entries older than ttl from every namespace, and those
-// that fail their checksum.
-func (d *DB) Prune(ttl time.Duration) (Pruned, error) {
+// that fail their checksum. A cancelled ctx stops it with its error; the
+// pages deleted before stay deleted.
+func (d *DB) Prune(ctx context.Context, ttl time.Duration) (Pruned, error) {
 	var p Pruned
 	if ttl <= 0 {
 		return p, fmt.Errorf("cache %s: time to live %s: want a positive duration", d.path, ttl)
 	}
-	now := d.now()
+	now := time.Now()
 	type key struct{ ns, key string }
 	var old []key
-	err := d.scan(func(ns, k string, at time.Time, ok bool) error {
+	err := d.scan(ctx, func(ns, k string, at time.Time, ok bool) error {
 		switch {
 		case !ok:
 			p.Unusable++
@@ -221,9 +222,9 @@ func (d *DB) Prune(ttl time.Duration) (Pruned, error) {
 		return nil
 	}, func() error {
 		// Deleted between pages: the next page starts after the last key read.
-		err := d.f.Tx(context.Background(), func(tx *sql.Tx) error {
+		err := d.f.Tx(ctx, func(tx *sql.Tx) error {
 			for _, o := range old {
-				if _, err := tx.Exec("DELETE FROM cache_answers WHERE namespace = ? AND key = ?", o.ns, o.key); err != nil {
+				if _, err := tx.ExecContext(ctx, "DELETE FROM cache_answers WHERE namespace = ? AND key = ?", o.ns, o.key); err != nil {
 					return err
 				}
 			}
@@ -236,26 +237,27 @@ func (d *DB) Prune(ttl time.Duration) (Pruned, error) {
 }
 
 // Clear removes every namespace and entry, returns how many entries it
-// removed, and gives the file's pages back (VACUUM).
-func (d *DB) Clear() (int64, error) {
+// removed, and gives the file's pages back (VACUUM). A cancelled ctx stops
+// it with its error.
+func (d *DB) Clear(ctx context.Context) (int64, error) {
 	if err := d.batch.Flush(); err != nil {
 		return 0, err
 	}
 	var removed int64
-	err := d.f.Tx(context.Background(), func(tx *sql.Tx) error {
-		r, err := tx.Exec("DELETE FROM cache_answers")
+	err := d.f.Tx(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, "DELETE FROM cache_answers")
 		if err != nil {
 			return err
 		}
 		removed, _ = r.RowsAffected()
-		_, err = tx.Exec("DELETE FROM cache_namespaces")
+		_, err = tx.ExecContext(ctx, "DELETE FROM cache_namespaces")
 		return err
 	})
 	if err != nil {
 		return 0, err
 	}
-	err = d.f.Do(context.Background(), func(c *sql.Conn) error {
-		_, err := c.ExecContext(context.Background(), "VACUUM")
+	err = d.f.Do(ctx, func(c *sql.Conn) error {
+		_, err := c.ExecContext(ctx, "VACUUM")
 		return err
 	})
 	return removed, err

@@ -80,8 +80,6 @@ type Options struct {
 	// addrclean, aside (to PATH.damaged-<time> or PATH.bbolt-<time>) and
 	// starts a new one, logging a warning, instead of failing.
 	Rebuild bool
-	// Now is the clock for storing and expiring entries (default time.Now).
-	Now func() time.Time
 	// Logger receives the warnings about damage that is survived: a file
 	// moved aside, entries that fail their checksum (misses), a file that
 	// fails under a run. Default: none.
@@ -95,7 +93,6 @@ type DB struct {
 	get   *sql.Stmt
 	stmts map[string]*sql.Stmt // the queries of many keys, by their text, prepared when first used
 	path  string
-	now   func() time.Time
 	log   zerolog.Logger
 
 	failure // the first failure under a run
@@ -137,9 +134,6 @@ func Open(path string, opts Options) (*DB, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	f, err := sqlitefile.Open(context.Background(), path, fileOptions(opts.Timeout))
 	if err != nil && opts.Rebuild && errors.Is(err, ErrCorrupt) && (!errors.Is(err, ErrNotCache) || errors.Is(err, sqlitefile.ErrOldBbolt)) {
 		why := "damaged"
@@ -162,7 +156,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &DB{f: f, path: path, now: opts.Now, log: opts.Logger, stmts: map[string]*sql.Stmt{}}
+	d := &DB{f: f, path: path, log: opts.Logger, stmts: map[string]*sql.Stmt{}}
 	err = f.Do(context.Background(), func(c *sql.Conn) error {
 		var err error
 		d.get, err = c.PrepareContext(context.Background(), "SELECT obtained_ms, answer, crc FROM cache_answers WHERE namespace = ? AND key = ?")
@@ -395,7 +389,7 @@ func (s *Store) GetEncoded(ctx context.Context, key string) (*api.VerifyResponse
 		return nil, nil, time.Time{}, false, nil
 	}
 	stored := time.UnixMilli(at)
-	if d.now().Sub(stored) > s.ttl {
+	if time.Since(stored) > s.ttl {
 		return nil, nil, time.Time{}, false, nil
 	}
 	// Past the checksum a body that does not decode was written so (a
@@ -431,7 +425,7 @@ func (s *Store) PutEncoded(_ context.Context, key string, answer []byte) error {
 	if len(answer) == 0 || s.d.Failed() != nil {
 		return nil
 	}
-	e := entry{ns: s.ns, key: entryKey(key), at: s.d.now().UnixMilli(), answer: answer}
+	e := entry{ns: s.ns, key: entryKey(key), at: time.Now().UnixMilli(), answer: answer}
 	if err := s.d.batch.Add(e); err != nil {
 		s.d.fail(fmt.Errorf("%w (write)", err))
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/addrclean/addrclean/api"
@@ -23,38 +24,17 @@ import (
 
 const secretKey = "pub_cache-test-key-must-never-be-stored"
 
-// clock is a settable clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
 func answer(id string) *api.VerifyResponse {
 	return &api.VerifyResponse{Type: "verify", Action: api.ActionAccept,
 		Address: api.MatchedAddress{ID: id, Label: []string{"1 Main Street " + id, "Cork"}}}
 }
 
-func open(t testing.TB, path string, c *clock) *DB {
+// open opens the cache at path for the test. Tests that move the clock run
+// in a synctest bubble, where time.Sleep moves it at once; the cache must
+// then be opened (and is closed) inside the bubble.
+func open(t testing.TB, path string) *DB {
 	t.Helper()
-	opts := Options{}
-	if c != nil {
-		opts.Now = c.Now
-	}
-	d, err := Open(path, opts)
+	d, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,10 +67,11 @@ func mustPut(t testing.TB, s *Store, key string, r *api.VerifyResponse) {
 	}
 }
 
-func TestGetPutExpiry(t *testing.T) {
-	c := newClock()
+func TestGetPutExpiry(t *testing.T) { synctest.Test(t, testGetPutExpiry) }
+
+func testGetPutExpiry(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.db")
-	d := open(t, path, c)
+	d := open(t, path)
 	live := LiveNamespace("https://api.example.com/", api.Secret(secretKey))
 	s := store(t, d, live, time.Hour)
 
@@ -104,8 +85,8 @@ func TestGetPutExpiry(t *testing.T) {
 	}
 	// GetAt says when it was stored, from the queue and from the file.
 	for range 2 {
-		if _, at, ok, err := s.GetAt(context.Background(), "1 main st\x00"); !ok || err != nil || !at.Equal(c.Now()) {
-			t.Fatalf("GetAt = %v, %v, %v; want stored at %v", at, ok, err, c.Now())
+		if _, at, ok, err := s.GetAt(context.Background(), "1 main st\x00"); !ok || err != nil || !at.Equal(time.Now()) {
+			t.Fatalf("GetAt = %v, %v, %v; want stored at %v", at, ok, err, time.Now())
 		}
 		if err := d.batch.Flush(); err != nil {
 			t.Fatal(err)
@@ -113,11 +94,11 @@ func TestGetPutExpiry(t *testing.T) {
 	}
 	// Exactly the TTL old is still a hit; older is a miss, and a new Put
 	// replaces the entry.
-	c.add(time.Hour)
+	time.Sleep(time.Hour) // in the bubble: the clock moves, nothing waits
 	if _, ok := mustGet(t, s, "1 main st\x00"); !ok {
 		t.Fatal("miss at exactly the TTL")
 	}
-	c.add(time.Millisecond) // answers are stamped to the millisecond
+	time.Sleep(time.Millisecond) // answers are stamped to the millisecond
 	if _, ok := mustGet(t, s, "1 main st\x00"); ok {
 		t.Fatal("hit after the TTL")
 	}
@@ -153,7 +134,7 @@ func TestGetPutExpiry(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	d2 := open(t, path, c)
+	d2 := open(t, path)
 	if r, ok := mustGet(t, store(t, d2, live, time.Hour), "1 main st\x00"); !ok || r.Address.ID != "A2" {
 		t.Fatalf("after reopening: %+v, %v", r, ok)
 	}
@@ -172,7 +153,7 @@ func mustEmbedded(t *testing.T, name, build, ref string) Namespace {
 // file's bytes.
 func TestNoSecretsInFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.db")
-	d := open(t, path, nil)
+	d := open(t, path)
 	s := store(t, d, LiveNamespace("https://user:pw@api.example.com", api.Secret(secretKey)), time.Hour)
 	var wg sync.WaitGroup
 	for i := range 100 {
@@ -199,7 +180,7 @@ func TestNoSecretsInFile(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.db")
-	d := open(t, good, nil)
+	d := open(t, good)
 	mustPut(t, store(t, d, LiveNamespace("https://x", "k"), time.Hour), "k", answer("1"))
 
 	garbage := filepath.Join(dir, "garbage.db")
@@ -261,7 +242,6 @@ func TestOpenErrors(t *testing.T) {
 // when a damaged page hands one address's answer to another key. A Put
 // replaces it.
 func TestDamagedEntryIsAMiss(t *testing.T) {
-	c := newClock()
 	k1, k2 := entryKey("1 main street"), entryKey("2 main street")
 	tests := []struct {
 		name   string
@@ -280,7 +260,7 @@ func TestDamagedEntryIsAMiss(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.db")
 			ns := LiveNamespace("https://x", "k")
-			d := open(t, path, c)
+			d := open(t, path)
 			s := store(t, d, ns, time.Hour)
 			mustPut(t, s, "1 main street", answer("A"))
 			mustPut(t, s, "2 main street", answer("B"))
@@ -291,7 +271,7 @@ func TestDamagedEntryIsAMiss(t *testing.T) {
 			}
 			sql := strings.ReplaceAll(strings.ReplaceAll(tt.damage, "?", "'"+k1+"'"), "NS", ns.ID)
 			filetest.Exec(t, path, strings.Split(sql, "; ")...)
-			d = open(t, path, c)
+			d = open(t, path)
 			s = store(t, d, ns, time.Hour)
 			if r, ok := mustGet(t, s, "1 main street"); ok {
 				t.Fatalf("Get of a damaged entry = %+v, want a miss", r)
@@ -302,11 +282,11 @@ func TestDamagedEntryIsAMiss(t *testing.T) {
 			if r, ok := mustGet(t, s, "2 main street"); !ok || r.Address.ID != "B" {
 				t.Fatalf("the other entry: %+v, %v", r, ok)
 			}
-			st, err := d.Stats(0)
+			st, err := d.Stats(context.Background(), 0)
 			if err != nil || st.Damaged < 1 {
 				t.Errorf("Stats = %+v, %v", st, err)
 			}
-			if p, err := d.Prune(time.Hour); err != nil || p.Unusable != st.Damaged {
+			if p, err := d.Prune(context.Background(), time.Hour); err != nil || p.Unusable != st.Damaged {
 				t.Errorf("Prune = %+v, %v; want the damaged entries removed", p, err)
 			}
 			mustPut(t, s, "1 main street", answer("A2"))
@@ -317,18 +297,21 @@ func TestDamagedEntryIsAMiss(t *testing.T) {
 	}
 }
 
-func TestStatsPruneClear(t *testing.T) {
-	c := newClock()
-	d := open(t, filepath.Join(t.TempDir(), "c.db"), c)
+func TestStatsPruneClear(t *testing.T) { synctest.Test(t, testStatsPruneClear) }
+
+// testStatsPruneClear runs in a bubble (no t.Run there): the cases run in
+// turn, each Prune on what the one before left.
+func testStatsPruneClear(t *testing.T) {
+	d := open(t, filepath.Join(t.TempDir(), "c.db"))
 	live := store(t, d, LiveNamespace("https://api.example.com", "k"), 24*time.Hour)
 	emb := store(t, d, mustEmbedded(t, "ref.csv", "v1", "ref"), 24*time.Hour)
-	start := c.Now()
+	start := time.Now()
 	for i := range 30 { // 30 entries, one an hour
 		mustPut(t, live, "live"+strconv.Itoa(i), answer("L"))
 		if i%3 == 0 {
 			mustPut(t, emb, "emb"+strconv.Itoa(i), answer("E"))
 		}
-		c.add(time.Hour)
+		time.Sleep(time.Hour)
 	}
 	// Now is start+30h: entries stored before start+6h are over 24h old.
 	tests := []struct {
@@ -343,13 +326,13 @@ func TestStatsPruneClear(t *testing.T) {
 		{"ttl 0 counts none expired", 0, [2]int64{1, 0}, [2]int64{0, 0}, -1},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			st, err := d.Stats(tt.ttl)
+		func() {
+			st, err := d.Stats(context.Background(), tt.ttl)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: %v", tt.name, err)
 			}
 			if len(st.Namespaces) != 2 || st.Size == 0 {
-				t.Fatalf("stats %+v", st)
+				t.Fatalf("%s: stats %+v", tt.name, st)
 			}
 			for _, ns := range st.Namespaces {
 				want := tt.wantLive
@@ -357,35 +340,35 @@ func TestStatsPruneClear(t *testing.T) {
 					want = tt.wantEmb
 				}
 				if ns.Entries != want[0] || ns.Expired != want[1] {
-					t.Errorf("%s: entries %d expired %d, want %v", ns.Label, ns.Entries, ns.Expired, want)
+					t.Errorf("%s: %s: entries %d expired %d, want %v", tt.name, ns.Label, ns.Entries, ns.Expired, want)
 				}
-				if ns.Entries > 0 && (ns.Oldest.Before(start) || ns.Newest.After(c.Now()) || ns.Newest.Before(ns.Oldest)) {
-					t.Errorf("%s: oldest %v newest %v", ns.Label, ns.Oldest, ns.Newest)
+				if ns.Entries > 0 && (ns.Oldest.Before(start) || ns.Newest.After(time.Now()) || ns.Newest.Before(ns.Oldest)) {
+					t.Errorf("%s: %s: oldest %v newest %v", tt.name, ns.Label, ns.Oldest, ns.Newest)
 				}
 			}
 			if tt.pruneLeft < 0 {
 				return
 			}
-			n, err := d.Prune(tt.ttl)
+			n, err := d.Prune(context.Background(), tt.ttl)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: %v", tt.name, err)
 			}
 			if n != (Pruned{Expired: tt.wantLive[1] + tt.wantEmb[1]}) {
-				t.Errorf("pruned %+v, want %d expired", n, tt.wantLive[1]+tt.wantEmb[1])
+				t.Errorf("%s: pruned %+v, want %d expired", tt.name, n, tt.wantLive[1]+tt.wantEmb[1])
 			}
-			if st, _ := d.Stats(0); st.Entries != tt.pruneLeft {
-				t.Errorf("%d entries left after prune, want %d", st.Entries, tt.pruneLeft)
+			if st, _ := d.Stats(context.Background(), 0); st.Entries != tt.pruneLeft {
+				t.Errorf("%s: %d entries left after prune, want %d", tt.name, st.Entries, tt.pruneLeft)
 			}
-		})
+		}()
 	}
-	n, err := d.Clear()
+	n, err := d.Clear(context.Background())
 	if err != nil || n != 1 {
 		t.Fatalf("Clear = %d, %v; want 1", n, err)
 	}
-	if st, err := d.Stats(0); err != nil || st.Entries != 0 || len(st.Namespaces) != 0 {
+	if st, err := d.Stats(context.Background(), 0); err != nil || st.Entries != 0 || len(st.Namespaces) != 0 {
 		t.Fatalf("after Clear: %+v, %v", st, err)
 	}
-	if _, err := d.Prune(0); err == nil {
+	if _, err := d.Prune(context.Background(), 0); err == nil {
 		t.Error("Prune(0) accepted")
 	}
 }
@@ -393,14 +376,13 @@ func TestStatsPruneClear(t *testing.T) {
 // TestPruneChunks: pruning more than one chunk removes exactly the expired
 // entries, whichever chunk they fall in.
 func TestPruneChunks(t *testing.T) {
-	c := newClock()
 	defer func(n int) { pruneChunk = n }(pruneChunk)
 	pruneChunk = 100
-	d := open(t, filepath.Join(t.TempDir(), "c.db"), c)
+	d := open(t, filepath.Join(t.TempDir(), "c.db"))
 	s := store(t, d, LiveNamespace("https://x", "k"), time.Hour)
 	n := 2*pruneChunk + 50
 	for i := range n {
-		at := c.Now()
+		at := time.Now()
 		if i%2 == 0 {
 			at = at.Add(-2 * time.Hour)
 		}
@@ -408,18 +390,40 @@ func TestPruneChunks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	removed, err := d.Prune(time.Hour)
+	removed, err := d.Prune(context.Background(), time.Hour)
 	if err != nil || removed != (Pruned{Expired: int64(n / 2)}) {
 		t.Fatalf("Prune = %+v, %v; want %d expired", removed, err, n/2)
 	}
-	if st, _ := d.Stats(time.Hour); st.Entries != int64(n/2) || st.Namespaces[0].Expired != 0 {
+	if st, _ := d.Stats(context.Background(), time.Hour); st.Entries != int64(n/2) || st.Namespaces[0].Expired != 0 {
 		t.Fatalf("after prune: %d entries, %d expired", st.Entries, st.Namespaces[0].Expired)
+	}
+}
+
+// TestAdminCancelled: stats, prune and clear stop at a cancelled ctx with
+// its error (Ctrl-C on 'addrclean cache'), and clear then removes nothing.
+func TestAdminCancelled(t *testing.T) {
+	d := open(t, filepath.Join(t.TempDir(), "c.db"))
+	s := store(t, d, LiveNamespace("https://x", "k"), time.Hour)
+	mustPut(t, s, "k1", answer("A1"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := d.Stats(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Stats: %v, want context.Canceled", err)
+	}
+	if _, err := d.Prune(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Prune: %v, want context.Canceled", err)
+	}
+	if n, err := d.Clear(ctx); !errors.Is(err, context.Canceled) || n != 0 {
+		t.Errorf("Clear: %d, %v, want context.Canceled", n, err)
+	}
+	if _, ok := mustGet(t, s, "k1"); !ok {
+		t.Error("a cancelled Clear removed the entry")
 	}
 }
 
 // TestConcurrentPuts: Puts from many goroutines share batches and all land.
 func TestConcurrentPuts(t *testing.T) {
-	d := open(t, filepath.Join(t.TempDir(), "c.db"), nil)
+	d := open(t, filepath.Join(t.TempDir(), "c.db"))
 	s := store(t, d, LiveNamespace("https://x", "k"), time.Hour)
 	var wg sync.WaitGroup
 	for w := range 8 {
@@ -541,7 +545,7 @@ func TestSurvivesKill(t *testing.T) {
 }
 
 func BenchmarkGetHit(b *testing.B) {
-	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
+	d := open(b, filepath.Join(b.TempDir(), "c.db"))
 	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
 	const n = 1000
 	for i := range n {
@@ -560,7 +564,7 @@ func BenchmarkGetHit(b *testing.B) {
 // BenchmarkGetHitReal is GetHit with a real answer of the embedded
 // service (1.5 KB of JSON).
 func BenchmarkGetHitReal(b *testing.B) {
-	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
+	d := open(b, filepath.Join(b.TempDir(), "c.db"))
 	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
 	const n = 1000
 	r := realAnswer(b)
@@ -578,7 +582,7 @@ func BenchmarkGetHitReal(b *testing.B) {
 }
 
 func BenchmarkGetMiss(b *testing.B) {
-	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
+	d := open(b, filepath.Join(b.TempDir(), "c.db"))
 	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -591,7 +595,7 @@ func BenchmarkGetMiss(b *testing.B) {
 
 // BenchmarkPut is one goroutine: Puts are queued, a commit per batch.
 func BenchmarkPut(b *testing.B) {
-	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
+	d := open(b, filepath.Join(b.TempDir(), "c.db"))
 	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
 	r := answer("x")
 	b.ReportAllocs()
@@ -603,7 +607,7 @@ func BenchmarkPut(b *testing.B) {
 // BenchmarkPut8Workers is Puts from 8 goroutines, as from the default 8
 // workers of a run.
 func BenchmarkPut8Workers(b *testing.B) {
-	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
+	d := open(b, filepath.Join(b.TempDir(), "c.db"))
 	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
 	r := answer("x")
 	var n atomic.Int64
@@ -622,7 +626,7 @@ func BenchmarkPut8Workers(b *testing.B) {
 
 // BenchmarkPutParallel is Puts from GOMAXPROCS×8 goroutines.
 func BenchmarkPutParallel(b *testing.B) {
-	d := open(b, filepath.Join(b.TempDir(), "c.db"), nil)
+	d := open(b, filepath.Join(b.TempDir(), "c.db"))
 	s := store(b, d, LiveNamespace("https://x", "k"), time.Hour)
 	r := answer("x")
 	var n atomic.Int64

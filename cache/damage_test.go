@@ -27,10 +27,10 @@ var fixtureNS = []Namespace{
 
 // fixture writes a cache of two namespaces (160 answers, some over a page)
 // and returns its path and every answer's JSON by namespace and key.
-func fixture(t testing.TB, dir string, c *clock) (path string, want map[string]map[string]string) {
+func fixture(t testing.TB, dir string) (path string, want map[string]map[string]string) {
 	t.Helper()
 	path = filepath.Join(dir, "fixture.db")
-	d, err := Open(path, Options{Now: c.Now})
+	d, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func use(t *testing.T, d *DB, path string, want map[string]map[string]string, wh
 			t.Errorf("%s: %v (want nil, or ErrCorrupt naming %s)", op, err, path)
 		}
 	}
-	_, err := d.Stats(time.Hour)
+	_, err := d.Stats(context.Background(), time.Hour)
 	fail("Stats", err)
 	for _, ns := range fixtureNS {
 		s, err := d.Store(ns, time.Hour)
@@ -100,7 +100,7 @@ func use(t *testing.T, d *DB, path string, want map[string]map[string]string, wh
 			t.Errorf("Put: %v (a broken cache takes nothing, without an error)", err)
 		}
 	}
-	_, err = d.Prune(time.Hour)
+	_, err = d.Prune(context.Background(), time.Hour)
 	fail("Prune", err)
 }
 
@@ -134,8 +134,7 @@ func damages(orig []byte, seeds int) map[string][]byte {
 // Opened by a run (Rebuild), it is moved aside, with a warning naming
 // both files, and a new cache is used, never refused.
 func TestDamagedFile(t *testing.T) {
-	c := newClock()
-	path, want := fixture(t, t.TempDir(), c)
+	path, want := fixture(t, t.TempDir())
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +149,7 @@ func TestDamagedFile(t *testing.T) {
 			if err := os.WriteFile(p, content, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			d, err := Open(p, Options{Now: c.Now, MustExist: true})
+			d, err := Open(p, Options{MustExist: true})
 			if err != nil {
 				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "addrclean cache clear --cache") {
 					t.Fatalf("Open: %v, want ErrCorrupt naming the file and what to do", err)
@@ -168,7 +167,7 @@ func TestDamagedFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			var log bytes.Buffer
-			d, err = Open(p, Options{Now: c.Now, Rebuild: true, Logger: zerolog.New(&log)})
+			d, err = Open(p, Options{Rebuild: true, Logger: zerolog.New(&log)})
 			if err != nil {
 				t.Fatalf("Open with Rebuild: %v", err)
 			}
@@ -193,8 +192,7 @@ func TestDamagedFile(t *testing.T) {
 // answer: reads or writes that fail make the cache a miss from then on,
 // said once, and Close returns.
 func TestDamagedWhileOpen(t *testing.T) {
-	c := newClock()
-	path, want := fixture(t, t.TempDir(), c)
+	path, want := fixture(t, t.TempDir())
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +215,7 @@ func TestDamagedWhileOpen(t *testing.T) {
 				t.Fatal(err)
 			}
 			var log bytes.Buffer
-			d, err := Open(p, Options{Now: c.Now, Logger: zerolog.New(&log)})
+			d, err := Open(p, Options{Logger: zerolog.New(&log)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,9 +293,8 @@ func TestOldBbolt(t *testing.T) {
 // cache that works; it leaves alone a file that is not a cache, and waits
 // for the lock of a file in use.
 func TestRecreate(t *testing.T) {
-	c := newClock()
 	dir := t.TempDir()
-	path, _ := fixture(t, dir, c)
+	path, _ := fixture(t, dir)
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -330,7 +327,7 @@ func TestRecreate(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			d, err := Recreate(p, Options{Now: c.Now})
+			d, err := Recreate(p, Options{})
 			if tt.want != nil {
 				if err == nil {
 					d.Close()
@@ -352,8 +349,8 @@ func TestRecreate(t *testing.T) {
 			if err := d.Close(); err != nil {
 				t.Fatal(err)
 			}
-			d = open(t, p, c)
-			if st, err := d.Stats(0); err != nil || st.Entries != 1 {
+			d = open(t, p)
+			if st, err := d.Stats(context.Background(), 0); err != nil || st.Entries != 1 {
 				t.Fatalf("after Recreate: %+v, %v", st, err)
 			}
 		})
@@ -361,7 +358,7 @@ func TestRecreate(t *testing.T) {
 
 	t.Run("locked", func(t *testing.T) {
 		p := filepath.Join(t.TempDir(), "c.db")
-		open(t, p, c) // holds the lock until the test ends
+		open(t, p) // holds the lock until the test ends
 		if _, err := Recreate(p, Options{Timeout: 100 * time.Millisecond}); !errors.Is(err, ErrLocked) {
 			t.Fatalf("err = %v, want ErrLocked", err)
 		}
@@ -372,9 +369,8 @@ func TestRecreate(t *testing.T) {
 // an answer that was stored, a miss or an error; none crashes, hangs or
 // panics. The seeds are a small cache, cut short and with a byte flipped.
 func FuzzOpen(f *testing.F) {
-	c := newClock()
 	path := filepath.Join(f.TempDir(), "seed.db")
-	d, err := Open(path, Options{Now: c.Now})
+	d, err := Open(path, Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -404,7 +400,7 @@ func FuzzOpen(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		d, err := Open(p, Options{Now: c.Now, MustExist: true})
+		d, err := Open(p, Options{MustExist: true})
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Open: %v, want ErrCorrupt", err)
@@ -417,7 +413,7 @@ func FuzzOpen(f *testing.F) {
 				t.Fatalf("%s: %v, want nil or ErrCorrupt", op, err)
 			}
 		}
-		_, err = d.Stats(time.Hour)
+		_, err = d.Stats(context.Background(), time.Hour)
 		check("Stats", err)
 		s, err := d.Store(fixtureNS[0], time.Hour)
 		check("Store", err)
@@ -432,7 +428,7 @@ func FuzzOpen(f *testing.F) {
 			}
 		}
 		check("Put", s.Put(context.Background(), "new", answer("new")))
-		_, err = d.Prune(time.Minute)
+		_, err = d.Prune(context.Background(), time.Minute)
 		check("Prune", err)
 	})
 }

@@ -35,7 +35,7 @@ func Example() {
 	resp, ok, err := store.Get(ctx, key)
 	fmt.Println(resp.Action, ok, err)
 
-	st, _ := db.Stats(time.Hour)
+	st, _ := db.Stats(context.Background(), time.Hour)
 	fmt.Println(st.Entries, "entry")
 	// Output:
 	// Accept true <nil>

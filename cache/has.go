@@ -334,7 +334,7 @@ func (s *Store) fresh(k string, at int64, answer []byte, crc int64) bool {
 		s.miss()
 		return false
 	}
-	return s.d.now().Sub(time.UnixMilli(at)) <= s.ttl
+	return time.Since(time.UnixMilli(at)) <= s.ttl
 }
 
 // fresh is Store.fresh for the shared cache.
@@ -343,7 +343,7 @@ func (s *PGStore) fresh(k string, at int64, answer []byte, crc int64) bool {
 		s.miss()
 		return false
 	}
-	return s.p.now().Sub(time.UnixMilli(at)) <= s.ttl
+	return time.Since(time.UnixMilli(at)) <= s.ttl
 }
 
 // Has reports, for each of keys, whether Peek would find an answer for it,

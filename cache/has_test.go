@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"testing/synctest"
 
 	"github.com/addrclean/addrclean/api"
 	"time"
@@ -24,10 +25,11 @@ func hasKeys(n int) []string {
 // TestHasIsGet: Has and GetMany answer, for more keys than one query
 // takes, what GetEncoded answers one key at a time: answers committed and still queued, expired
 // ones, a damaged one, another namespace's, a key asked twice.
-func TestHasIsGet(t *testing.T) {
-	c := newClock()
+func TestHasIsGet(t *testing.T) { synctest.Test(t, testHasIsGet) }
+
+func testHasIsGet(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.db")
-	d := open(t, path, c)
+	d := open(t, path)
 	ns := LiveNamespace("https://x", "k")
 	s := store(t, d, ns, time.Hour)
 	other := store(t, d, LiveNamespace("https://x", "k2"), time.Hour)
@@ -42,7 +44,7 @@ func TestHasIsGet(t *testing.T) {
 			mustPut(t, s, k, answer(fmt.Sprint(i)))
 		}
 		if i == len(keys)/3 {
-			c.add(50 * time.Minute) // the ones before expire below
+			time.Sleep(50 * time.Minute) // the ones before expire below (the bubble's clock)
 		}
 	}
 	if err := d.batch.Flush(); err != nil {
@@ -56,7 +58,7 @@ func TestHasIsGet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.add(20 * time.Minute)
+	time.Sleep(20 * time.Minute)
 	// Some answers still queued for their commit.
 	for _, i := range []int{1, len(keys) - 3} {
 		mustPut(t, s, keys[i], answer("Q"))
@@ -104,7 +106,7 @@ func TestHasIsGet(t *testing.T) {
 // (namespace, key) index for a namespace's equality, which would read every
 // row of the namespace for each query.
 func TestHasQueryPlans(t *testing.T) {
-	d := open(t, filepath.Join(t.TempDir(), "c.db"), newClock())
+	d := open(t, filepath.Join(t.TempDir(), "c.db"))
 	for _, tc := range []struct {
 		query, want string
 	}{

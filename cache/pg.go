@@ -59,9 +59,6 @@ type PGOptions struct {
 	// MustExist refuses a database without the cache's tables (ErrNotExist)
 	// instead of creating them: the housekeeping commands.
 	MustExist bool
-	// Now is the clock for storing and expiring answers (default time.Now).
-	// Leases run on the database's clock.
-	Now func() time.Time
 	// Logger receives the warnings: answers that fail their checksum, a
 	// database that fails under a run.
 	Logger zerolog.Logger
@@ -76,7 +73,6 @@ type PG struct {
 	secrets []string // passwords to scrub from errors
 	owner   string
 	lease   time.Duration
-	now     func() time.Time
 	log     zerolog.Logger
 
 	stopRenew context.CancelFunc
@@ -122,14 +118,11 @@ func OpenPG(ctx context.Context, rawURL, display string, opts PGOptions) (*PG, e
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = 5 * time.Second
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cache %s: %w", display, redact.Scrub(err, secrets...))
 	}
-	p := &PG{pool: pool, display: display, secrets: secrets, owner: newOwner(), lease: opts.Lease, now: opts.Now, log: opts.Logger}
+	p := &PG{pool: pool, display: display, secrets: secrets, owner: newOwner(), lease: opts.Lease, log: opts.Logger}
 	if err := p.setUp(ctx, opts.LockTimeout, opts.MustExist); err != nil {
 		pool.Close()
 		return nil, err
@@ -461,7 +454,7 @@ func (s *PGStore) scan(row pgx.Row, k string) (_ *api.VerifyResponse, _ time.Tim
 		return nil, time.Time{}, true, nil
 	}
 	stored := time.UnixMilli(at)
-	if s.p.now().Sub(stored) > s.ttl {
+	if time.Since(stored) > s.ttl {
 		return nil, time.Time{}, false, nil
 	}
 	resp, err := api.DecodeVerifyResponse(body)
@@ -566,7 +559,7 @@ func (s *PGStore) PutEncoded(ctx context.Context, key string, body []byte) error
 	if len(body) == 0 || s.p.Failed() != nil {
 		return nil
 	}
-	k, at := entryKey(key), s.p.now().UnixMilli()
+	k, at := entryKey(key), time.Now().UnixMilli()
 	_, err := s.p.pool.Exec(ctx, `WITH put AS (
 		INSERT INTO cache_answers (namespace, key, obtained_ms, answer, crc) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (namespace, key) DO UPDATE SET obtained_ms = excluded.obtained_ms, answer = excluded.answer, crc = excluded.crc)

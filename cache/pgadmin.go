@@ -11,10 +11,10 @@ import (
 // Stats counts the entries of every namespace, those older than ttl (none
 // when ttl is 0) and those that fail their checksum, reading every entry as
 // a stream. Size is the answers table's size on disk, indexes included.
-func (p *PG) Stats(ttl time.Duration) (Stats, error) {
-	ctx := context.Background()
+// A cancelled ctx stops it with its error.
+func (p *PG) Stats(ctx context.Context, ttl time.Duration) (Stats, error) {
 	st := Stats{Path: p.display, Namespaces: []NamespaceStats{}}
-	tl := newTally(ttl, p.now())
+	tl := newTally(ttl, time.Now())
 	rows, err := p.pool.Query(ctx, "SELECT id, label FROM cache_namespaces")
 	if err != nil {
 		return Stats{}, p.wrap(err)
@@ -52,14 +52,14 @@ func (p *PG) Stats(ttl time.Duration) (Stats, error) {
 
 // Prune removes the entries older than ttl from every namespace, and those
 // that fail their checksum, in transactions of pruneChunk entries read in
-// key order, and the claims whose lease ran out.
-func (p *PG) Prune(ttl time.Duration) (Pruned, error) {
+// key order, and the claims whose lease ran out. A cancelled ctx stops it
+// with its error; the transactions committed before stay done.
+func (p *PG) Prune(ctx context.Context, ttl time.Duration) (Pruned, error) {
 	var pr Pruned
 	if ttl <= 0 {
 		return pr, fmt.Errorf("cache %s: time to live %s: want a positive duration", p.display, ttl)
 	}
-	ctx := context.Background()
-	cutoff := p.now().Add(-ttl).UnixMilli()
+	cutoff := time.Now().Add(-ttl).UnixMilli()
 	var lastNS, lastKey string
 	for {
 		n := 0
@@ -114,10 +114,10 @@ func (p *PG) Prune(ttl time.Duration) (Pruned, error) {
 
 // Clear removes every namespace and entry, and the claims whose lease ran
 // out (those of running runners stay theirs), and returns how many entries
-// it removed.
-func (p *PG) Clear() (int64, error) {
+// it removed. It is one transaction: a cancelled ctx (Ctrl-C on a slow
+// database) stops it with its error, and removes nothing.
+func (p *PG) Clear(ctx context.Context) (int64, error) {
 	var removed int64
-	ctx := context.Background()
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, "DELETE FROM cache_answers")
 		if err != nil {

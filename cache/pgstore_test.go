@@ -192,8 +192,10 @@ func TestPGGetPutExpiry(t *testing.T) {
 	if err != nil || !ok || r.Address.ID != "A1" || time.Since(at) > time.Minute {
 		t.Fatalf("second runner: %+v %v %v %v", r, at, ok, err)
 	}
-	now := time.Now()
-	p, err := OpenPG(ctx, url, "x", PGOptions{Now: func() time.Time { return now.Add(2 * time.Hour) }})
+	// The answer is made two hours old in the table (PostgreSQL cannot be
+	// in a synctest bubble, and the cache reads time.Now).
+	age(t, sqlConn(t, url), 2*time.Hour)
+	p, err := OpenPG(ctx, url, "x", PGOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,35 +208,43 @@ func TestPGGetPutExpiry(t *testing.T) {
 	if _, ok, _ := other.Get(ctx, "k1"); ok {
 		t.Fatal("an answer crossed namespaces")
 	}
-	st, err := p.Stats(time.Hour)
+	st, err := p.Stats(context.Background(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Entries != 1 || len(st.Namespaces) != 2 || st.Size == 0 {
 		t.Fatalf("stats %+v", st)
 	}
-	pr, err := p.Prune(time.Hour)
+	pr, err := p.Prune(context.Background(), time.Hour)
 	if err != nil || pr.Expired != 1 {
 		t.Fatalf("prune %+v %v", pr, err)
 	}
 	if err := a.Put(ctx, "k2", answerID("A2")); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := p.Clear(); err != nil || n != 1 {
+	if n, err := p.Clear(context.Background()); err != nil || n != 1 {
 		t.Fatalf("clear %d %v", n, err)
 	}
+}
+
+// pgWithAnswer is a fresh shared cache whose runner a holds the answer A1
+// for k1.
+func pgWithAnswer(t *testing.T) (url string, a *PGStore) {
+	t.Helper()
+	url, open := pgCache(t)
+	a = open(t)
+	_, _, _ = a.Get(context.Background(), "k1")
+	if err := a.Put(context.Background(), "k1", answerID("A1")); err != nil {
+		t.Fatal(err)
+	}
+	return url, a
 }
 
 // TestPGDamagedIsAMiss: an answer changed in the table fails its checksum:
 // a miss, counted, shown by Stats and removed by Prune.
 func TestPGDamagedIsAMiss(t *testing.T) {
-	url, open := pgCache(t)
-	a := open(t)
+	url, a := pgWithAnswer(t)
 	ctx := context.Background()
-	_, _, _ = a.Get(ctx, "k1")
-	if err := a.Put(ctx, "k1", answerID("A1")); err != nil {
-		t.Fatal(err)
-	}
 	conn := sqlConn(t, url)
 	mustExec(t, conn, "UPDATE cache_answers SET answer = replace(answer, 'A1', 'B2')")
 	if _, ok, err := a.Get(ctx, "k1"); ok || err != nil || a.Damaged() != 1 {
@@ -243,12 +253,77 @@ func TestPGDamagedIsAMiss(t *testing.T) {
 	if has, err := a.ReadOnly().Has(ctx, []string{"k1"}); err != nil || has[0] || a.Damaged() != 2 {
 		t.Fatalf("Has of a damaged answer: %v, %v, damaged %d", has, err, a.Damaged())
 	}
-	st, err := a.p.Stats(time.Hour)
+	st, err := a.p.Stats(context.Background(), time.Hour)
 	if err != nil || st.Damaged != 1 {
 		t.Fatalf("stats %+v %v", st, err)
 	}
-	if pr, err := a.p.Prune(time.Hour); err != nil || pr.Unusable != 1 {
+	if pr, err := a.p.Prune(context.Background(), time.Hour); err != nil || pr.Unusable != 1 {
 		t.Fatalf("prune %+v %v", pr, err)
+	}
+}
+
+// TestPGAdminCancelled: stats, prune and clear stop at a cancelled ctx
+// with its error; a clear waiting on a slow database (here, a lock another
+// session holds) stops when its ctx is cancelled (Ctrl-C) and removes
+// nothing.
+func TestPGAdminCancelled(t *testing.T) {
+	url, a := pgWithAnswer(t)
+	ctx := context.Background()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := a.p.Stats(cancelled, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Stats: %v, want context.Canceled", err)
+	}
+	if _, err := a.p.Prune(cancelled, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Prune: %v, want context.Canceled", err)
+	}
+	if n, err := a.p.Clear(cancelled); !errors.Is(err, context.Canceled) || n != 0 {
+		t.Fatalf("Clear: %d, %v, want context.Canceled", n, err) // below, it would wait for ever
+	}
+
+	// Another session holds the answers table: the clear waits on it.
+	holder := sqlConn(t, url)
+	tx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	mustExecTx(t, tx, "LOCK TABLE cache_answers IN ACCESS EXCLUSIVE MODE")
+	clearCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.p.Clear(clearCtx)
+		done <- err
+	}()
+	// Cancel once the clear is seen waiting for the lock (or ends first).
+	watch := sqlConn(t, url)
+	for waiting := false; !waiting; {
+		select {
+		case err := <-done:
+			t.Fatalf("Clear ended while the table was locked: %v", err)
+		default:
+		}
+		if err := watch.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_locks WHERE NOT granted AND relation = 'cache_answers'::regclass)").Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Clear cancelled while it waited: %v, want context.Canceled", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok, err := a.Get(ctx, "k1"); err != nil || !ok || r.Address.ID != "A1" {
+		t.Fatalf("after the cancelled clears: %+v, %v, %v; want the answer kept", r, ok, err)
+	}
+}
+
+func mustExecTx(t *testing.T, tx pgx.Tx, sql string) {
+	t.Helper()
+	if _, err := tx.Exec(context.Background(), sql); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -329,6 +404,33 @@ func sqlConn(t *testing.T, url string) *pgx.Conn {
 	}
 	t.Cleanup(func() { _ = conn.Close(context.Background()) })
 	return conn
+}
+
+// age makes every answer in the database d older, with its checksum
+// written again: an answer that old, not a damaged one.
+func age(t *testing.T, conn *pgx.Conn, d time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := conn.Query(ctx, "SELECT namespace, key, obtained_ms, answer FROM cache_answers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		NS, Key string
+		At      int64
+		Body    []byte
+	}
+	all, err := pgx.CollectRows(rows, pgx.RowToStructByPos[answer])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range all {
+		at := a.At - d.Milliseconds()
+		if _, err := conn.Exec(ctx, "UPDATE cache_answers SET obtained_ms = $3, crc = $4 WHERE namespace = $1 AND key = $2",
+			a.NS, a.Key, at, int64(checksum(a.NS, a.Key, at, a.Body))); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func mustExec(t *testing.T, conn *pgx.Conn, sql string) {

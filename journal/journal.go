@@ -198,8 +198,9 @@ func (j *Journal) Broken() error {
 // missing file is an error wrapping fs.ErrNotExist; a file that cannot be
 // read wraps ErrCorrupt (and ErrOldFormat for a journal of an older
 // addrclean); a file another run has open wraps ErrLocked. Nothing is
-// changed until Start or Continue.
-func Open(path string) (*Journal, error) {
+// changed until Start or Continue. ctx bounds the opening and the reading
+// (a cancelled one stops them with its error).
+func Open(ctx context.Context, path string) (*Journal, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
@@ -216,12 +217,12 @@ func Open(path string) (*Journal, error) {
 		return nil, fmt.Errorf("journal %s: %w (%w: the text format of earlier versions; "+
 			"resume the run with the older addrclean to keep its rows)", path, ErrOldFormat, ErrCorrupt)
 	}
-	j, err := openFile(path, "; resume the run with the older addrclean to keep its rows")
+	j, err := openFile(ctx, path, "; resume the run with the older addrclean to keep its rows")
 	if err != nil {
 		return nil, err
 	}
 	j.info = Info{Path: path, Updated: fi.ModTime()}
-	if err := j.read(); err != nil {
+	if err := j.read(ctx); err != nil {
 		_ = j.Close()
 		return nil, err
 	}
@@ -230,23 +231,23 @@ func Open(path string) (*Journal, error) {
 
 // openFile opens the SQLite journal at path and prepares its statements;
 // a bbolt journal of an older addrclean is refused, hint saying what to do.
-func openFile(path, hint string) (*Journal, error) {
+func openFile(ctx context.Context, path, hint string) (*Journal, error) {
 	if s, _ := sqlitefile.SniffFile(path); s == sqlitefile.Bbolt {
 		return nil, fmt.Errorf("journal %s: %w (%w: the bbolt format of versions before SQLite%s)", path, ErrOldFormat, ErrCorrupt, hint)
 	}
-	f, err := sqlitefile.Open(context.Background(), path, fileOptions)
+	f, err := sqlitefile.Open(ctx, path, fileOptions)
 	if err != nil {
 		return nil, err
 	}
-	return start(f, path)
+	return start(ctx, f, path)
 }
 
 // start prepares the statements of an open file.
-func start(f *sqlitefile.File, path string) (*Journal, error) {
+func start(ctx context.Context, f *sqlitefile.File, path string) (*Journal, error) {
 	j := &Journal{path: path, f: f}
-	err := f.Do(context.Background(), func(c *sql.Conn) error {
+	err := f.Do(ctx, func(c *sql.Conn) error {
 		var err error
-		j.lookup, err = c.PrepareContext(context.Background(), "SELECT addr_key, flags, answer, kind, reason, crc FROM journal_rows WHERE row = ?")
+		j.lookup, err = c.PrepareContext(ctx, "SELECT addr_key, flags, answer, kind, reason, crc FROM journal_rows WHERE row = ?")
 		return err
 	})
 	if err != nil {
@@ -266,9 +267,9 @@ ON CONFLICT (row) DO UPDATE SET addr_key = excluded.addr_key, flags = excluded.f
 }
 
 // read fills in the header and counts the records, checking each.
-func (j *Journal) read() error {
-	return j.f.Do(context.Background(), func(c *sql.Conn) error {
-		meta, err := readMeta(c)
+func (j *Journal) read(ctx context.Context) error {
+	return j.f.Do(ctx, func(c *sql.Conn) error {
+		meta, err := readMeta(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -284,7 +285,7 @@ func (j *Journal) read() error {
 		}
 		j.info.Meta, j.info.Created, j.info.Runs = h.Meta, h.Created, runs
 		_, j.info.Complete = meta[doneKey]
-		rows, err := c.QueryContext(context.Background(), "SELECT row, addr_key, flags, answer, kind, reason, crc FROM journal_rows")
+		rows, err := c.QueryContext(ctx, "SELECT row, addr_key, flags, answer, kind, reason, crc FROM journal_rows")
 		if err != nil {
 			return err
 		}
@@ -305,8 +306,8 @@ func (j *Journal) read() error {
 	})
 }
 
-func readMeta(c *sql.Conn) (map[string]string, error) {
-	rows, err := c.QueryContext(context.Background(), "SELECT name, value FROM "+sqlitefile.MetaTable)
+func readMeta(ctx context.Context, c *sql.Conn) (map[string]string, error) {
+	rows, err := c.QueryContext(ctx, "SELECT name, value FROM "+sqlitefile.MetaTable)
 	if err != nil {
 		return nil, err
 	}
@@ -346,9 +347,10 @@ func oldFormat(path string) (old, torn bool) {
 }
 
 // Create creates the journal at path for a run with meta (emptying a
-// journal there), locked against other runs.
-func Create(path string, meta Meta) (*Journal, error) {
-	j, err := openFile(path, "")
+// journal there), locked against other runs. ctx bounds the opening; the
+// writes, here and later, do not take one (see Record).
+func Create(ctx context.Context, path string, meta Meta) (*Journal, error) {
+	j, err := openFile(ctx, path, "")
 	if err != nil {
 		return nil, err
 	}
@@ -428,6 +430,11 @@ func (j *Journal) Continue() error {
 // record stands for a paid call, and a process killed after Record
 // returned keeps it. The error of a failed commit is returned by this and
 // every later Record.
+//
+// Record, like Start, Continue and Complete, takes no ctx and writes under
+// context.Background on purpose: the rows a cancelled run (Ctrl-C) already
+// paid for must still land in the file, so that its resume does not pay
+// for them again.
 func (j *Journal) Record(e Entry) error {
 	if e.Row < 1 {
 		return fmt.Errorf("journal %s: row %d: want a positive row number", j.path, e.Row)

@@ -3,6 +3,7 @@ package journal
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -55,7 +56,7 @@ func entry(n int) Entry {
 // write creates a journal holding rows in the order given, and closes it.
 func write(t testing.TB, path string, rows []int) {
 	t.Helper()
-	j, err := Create(path, testMeta)
+	j, err := Create(context.Background(), path, testMeta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func write(t testing.TB, path string, rows []int) {
 
 func reopen(t *testing.T, path string) *Journal {
 	t.Helper()
-	j, err := Open(path)
+	j, err := Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestOpenRefuses(t *testing.T) {
 			if err := os.WriteFile(p, tc.content, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Open(p)
+			_, err := Open(context.Background(), p)
 			if !errors.Is(err, tc.want) || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), tc.text) {
 				t.Fatalf("Open = %v, want %v naming the file and saying %q", err, tc.want, tc.text)
 			}
@@ -268,7 +269,7 @@ func TestOpenRefuses(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Open(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Open(context.Background(), filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
@@ -287,7 +288,7 @@ func TestHeadless(t *testing.T) {
 			if err := os.WriteFile(p, content, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			j, err := Open(p)
+			j, err := Open(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,10 +311,39 @@ func TestHeadless(t *testing.T) {
 	}
 }
 
+// TestOpenCancelled: Open and Create stop at a cancelled ctx with its
+// error, and leave the journal as it was and unlocked.
+func TestOpenCancelled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := Create(context.Background(), path, testMeta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(j.Record(entry(1)), j.Close()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, open := range map[string]func() (*Journal, error){
+		"Open":   func() (*Journal, error) { return Open(ctx, path) },
+		"Create": func() (*Journal, error) { return Create(ctx, path, testMeta) },
+	} {
+		if j, err := open(); !errors.Is(err, context.Canceled) {
+			if j != nil {
+				_ = j.Close()
+			}
+			t.Errorf("%s with a cancelled ctx: %v, want context.Canceled", name, err)
+		}
+	}
+	if info := reopen(t, path).Info(); info.Rows != 1 || info.Runs != 1 {
+		t.Fatalf("after the cancelled opens: %+v", info)
+	}
+}
+
 // TestLocked: a second run cannot open or replace a journal in use.
 func TestLocked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j")
-	j, err := Create(path, testMeta)
+	j, err := Create(context.Background(), path, testMeta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,10 +351,10 @@ func TestLocked(t *testing.T) {
 	if err := j.Record(entry(1)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(path); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) {
+	if _, err := Open(context.Background(), path); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("Open while in use: %v", err)
 	}
-	if _, err := Create(path, testMeta); !errors.Is(err, ErrLocked) {
+	if _, err := Create(context.Background(), path, testMeta); !errors.Is(err, ErrLocked) {
 		t.Fatalf("Create while in use: %v", err)
 	}
 	if _, ok, err := j.Lookup(1, entry(1).Key); !ok || err != nil {
@@ -358,7 +388,7 @@ func TestChangedAddress(t *testing.T) {
 // empties it for a new run; another run makes it incomplete again.
 func TestCompleteAndRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j")
-	j, err := Create(path, testMeta)
+	j, err := Create(context.Background(), path, testMeta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +433,7 @@ func TestCompleteAndRestart(t *testing.T) {
 
 func TestRemove(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j")
-	j, err := Create(path, testMeta)
+	j, err := Create(context.Background(), path, testMeta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +527,7 @@ func TestResumeOfResume(t *testing.T) {
 func TestConcurrentRecords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j")
 	const goroutines, each = 16, 200
-	j, err := Create(path, testMeta)
+	j, err := Create(context.Background(), path, testMeta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -603,7 +633,7 @@ func FuzzOpen(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		j, err := Open(p)
+		j, err := Open(context.Background(), p)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), p) {
 				t.Fatalf("Open: %v, want ErrCorrupt naming the file", err)
@@ -630,7 +660,7 @@ func FuzzOpen(f *testing.F) {
 // there.
 func TestKilledWriter(t *testing.T) {
 	if path := os.Getenv("JOURNAL_TEST_WRITER"); path != "" {
-		j, err := Create(path, testMeta)
+		j, err := Create(context.Background(), path, testMeta)
 		if err != nil {
 			fmt.Println(err)
 			os.Exit(1)
@@ -702,7 +732,7 @@ func TestKilledWriter(t *testing.T) {
 
 // BenchmarkRecord is the journal's cost per row of a run.
 func BenchmarkRecord(b *testing.B) {
-	j, err := Create(filepath.Join(b.TempDir(), "j"), testMeta)
+	j, err := Create(context.Background(), filepath.Join(b.TempDir(), "j"), testMeta)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -730,7 +760,7 @@ func BenchmarkResume(b *testing.B) {
 	fi, _ := os.Stat(path)
 	b.SetBytes(fi.Size())
 	for b.Loop() {
-		j, err := Open(path)
+		j, err := Open(context.Background(), path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -755,7 +785,7 @@ func BenchmarkOpen(b *testing.B) {
 	b.SetBytes(fi.Size())
 	b.ReportAllocs()
 	for b.Loop() {
-		j, err := Open(path)
+		j, err := Open(context.Background(), path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -827,7 +857,7 @@ func TestDamagedWhileOpen(t *testing.T) {
 // (Lookup asks the file only for rows up to the highest one it holds), and
 // none after Start empties the journal.
 func TestLookupRowsOfThisProcess(t *testing.T) {
-	j, err := Create(filepath.Join(t.TempDir(), "j"), testMeta)
+	j, err := Create(context.Background(), filepath.Join(t.TempDir(), "j"), testMeta)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func TestEstimateIsTheRun(t *testing.T) {
 				// A first run, interrupted, leaves a journal to resume.
 				path := filepath.Join(t.TempDir(), "out.journal")
 				var err error
-				if j, err = journal.Create(path, journal.Meta{Options: map[string]string{"test": "1"}}); err != nil {
+				if j, err = journal.Create(context.Background(), path, journal.Meta{Options: map[string]string{"test": "1"}}); err != nil {
 					t.Fatal(err)
 				}
 				ctx, cancel := context.WithCancel(testCtx(t))
@@ -86,7 +86,7 @@ func TestEstimateIsTheRun(t *testing.T) {
 				if err := j.Close(); err != nil {
 					t.Fatal(err)
 				}
-				if j, err = journal.Open(path); err != nil {
+				if j, err = journal.Open(context.Background(), path); err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { _ = j.Close() })

@@ -235,7 +235,7 @@ func TestResumeFromJournal(t *testing.T) {
 
 	path := filepath.Join(t.TempDir(), "out.journal")
 	meta := journal.Meta{Options: map[string]string{"test": "1"}}
-	j, err := journal.Create(path, meta)
+	j, err := journal.Create(context.Background(), path, meta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestResumeFromJournal(t *testing.T) {
 	}
 
 	broken.Store(false) // the service recovered
-	j, err = journal.Open(path)
+	j, err = journal.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +421,7 @@ func TestReplayFillsTheCache(t *testing.T) {
 
 	// The killed run journalled row 1 and died before caching it.
 	path := filepath.Join(t.TempDir(), "j")
-	j, err := journal.Create(path, journal.Meta{})
+	j, err := journal.Create(context.Background(), path, journal.Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func TestReplayFillsTheCache(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if j, err = journal.Open(path); err != nil {
+	if j, err = journal.Open(context.Background(), path); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Continue(); err != nil {
@@ -515,7 +515,7 @@ func TestFarDuplicatesArePaidOnce(t *testing.T) {
 
 	clear(answered)
 	path := filepath.Join(t.TempDir(), "out.journal")
-	j, err := journal.Create(path, journal.Meta{})
+	j, err := journal.Create(context.Background(), path, journal.Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -528,7 +528,7 @@ func TestFarDuplicatesArePaidOnce(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if j, err = journal.Open(path); err != nil {
+	if j, err = journal.Open(context.Background(), path); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Continue(); err != nil {

@@ -25,9 +25,9 @@ import (
 type Cache interface {
 	// Path is the file, or the URL without its password.
 	Path() string
-	Stats(ttl time.Duration) (cache.Stats, error)
-	Prune(ttl time.Duration) (cache.Pruned, error)
-	Clear() (int64, error)
+	Stats(ctx context.Context, ttl time.Duration) (cache.Stats, error)
+	Prune(ctx context.Context, ttl time.Duration) (cache.Pruned, error)
+	Clear(ctx context.Context) (int64, error)
 	Close() error
 }
 
@@ -40,9 +40,7 @@ type CacheOptions struct {
 	MustExist bool
 	// Timeout is how long to wait for another process's lock on the file.
 	Timeout time.Duration
-	// Now is the cache's clock (tests move it); nil is time.Now.
-	Now    func() time.Time
-	Logger zerolog.Logger
+	Logger  zerolog.Logger
 }
 
 // OpenCache opens the cache of --cache: a file path (or sqlite:PATH), or a
@@ -61,7 +59,7 @@ func OpenCache(ctx context.Context, spec string, o CacheOptions) (Cache, error) 
 			if u.HasPassword {
 				o.Logger.Warn().Msg(endpoint.PasswordWarning)
 			}
-			p, err := cache.OpenPG(ctx, u.Raw, u.Display, cache.PGOptions{Lease: o.Lease, MustExist: o.MustExist, Now: o.Now, Logger: o.Logger})
+			p, err := cache.OpenPG(ctx, u.Raw, u.Display, cache.PGOptions{Lease: o.Lease, MustExist: o.MustExist, Logger: o.Logger})
 			if errors.Is(err, cache.ErrBadURL) {
 				return nil, usagef("--cache: %v", err)
 			}
@@ -83,7 +81,7 @@ func RecreateCache(spec string, o CacheOptions, cause error) (Cache, error) {
 }
 
 func (o CacheOptions) fileOptions() cache.Options {
-	return cache.Options{Timeout: o.Timeout, MustExist: o.MustExist, Rebuild: !o.MustExist, Now: o.Now, Logger: o.Logger}
+	return cache.Options{Timeout: o.Timeout, MustExist: o.MustExist, Rebuild: !o.MustExist, Logger: o.Logger}
 }
 
 // CacheUse is --cache for the clash checks: its file (an SQLite one's,
@@ -319,7 +317,7 @@ type Cleared struct {
 func ClearCache(ctx context.Context, spec string, o CacheOptions) (Cleared, error) {
 	d, err := OpenCache(ctx, spec, o)
 	if err == nil {
-		n, err := d.Clear()
+		n, err := d.Clear(ctx)
 		if err == nil {
 			return Cleared{Entries: n, Path: d.Path()}, d.Close()
 		}

@@ -119,7 +119,7 @@ func (j *Job) Run(ctx context.Context) (res Result, err error) {
 	if err := j.Plan.Prepare(ctx, idName, log); err != nil {
 		return res, err
 	}
-	run, err := j.Policy.Open(j.journalPath(out, review), func() (Identity, error) {
+	run, err := j.Policy.Open(ctx, j.journalPath(out, review), func() (Identity, error) {
 		return j.identity(ctx, src, mapper)
 	}, []string{out, review}, log)
 	if err != nil {
@@ -300,7 +300,7 @@ func (j *Job) peekJournal(ctx context.Context, src readers.Reader, mapper *reade
 		j.Logger.Debug().Err(err).Msg("no journal: the outputs are not settled")
 		return nil, nil
 	}
-	return j.Policy.Peek(j.journalPath(out, review), func() (Identity, error) {
+	return j.Policy.Peek(ctx, j.journalPath(out, review), func() (Identity, error) {
 		return j.identity(ctx, src, mapper)
 	})
 }

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 
@@ -13,11 +14,11 @@ import (
 // unfinished journal without --resume, or one of another run), since the
 // run itself would not start. Nothing is written; the caller closes the
 // journal.
-func (p Policy) Peek(path string, id func() (Identity, error)) (*journal.Journal, error) {
+func (p Policy) Peek(ctx context.Context, path string, id func() (Identity, error)) (*journal.Journal, error) {
 	if keep, _ := p.keeps(path); !keep {
 		return nil, nil
 	}
-	j, err := journal.Open(path)
+	j, err := journal.Open(ctx, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ func TestPeek(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			j, err := tc.p.Peek(path, func() (Identity, error) { return id, nil })
+			j, err := tc.p.Peek(context.Background(), path, func() (Identity, error) { return id, nil })
 			var ue *UsageError
 			switch {
 			case tc.usage != "":

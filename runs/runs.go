@@ -149,7 +149,7 @@ func CanonicalURL(s string) string {
 // afresh over an unfinished journal without --resume, since that would pay
 // again for the rows it holds. Then it removes a killed run's temporary
 // outputs: a live run holds a lock on its own.
-func (p Policy) Open(path string, id func() (Identity, error), outputs []string, log zerolog.Logger) (_ *Run, err error) {
+func (p Policy) Open(ctx context.Context, path string, id func() (Identity, error), outputs []string, log zerolog.Logger) (_ *Run, err error) {
 	var j *journal.Journal
 	defer func() {
 		if err != nil && j != nil {
@@ -174,11 +174,11 @@ func (p Policy) Open(path string, id func() (Identity, error), outputs []string,
 		return nil, err
 	}
 	meta := who.meta()
-	if j, err = journal.Open(path); errors.Is(err, fs.ErrNotExist) {
+	if j, err = journal.Open(ctx, path); errors.Is(err, fs.ErrNotExist) {
 		if p.Resume {
 			log.Warn().Str("journal", path).Msg("--resume: no journal of an earlier run: starting from the first row")
 		}
-		j, err = journal.Create(path, meta)
+		j, err = journal.Create(ctx, path, meta)
 	} else if err == nil {
 		err = p.reuse(j, meta, log)
 	}
@@ -411,7 +411,9 @@ func (r *Run) lost(j *journal.Journal) bool {
 // were in memory) would only be refused then. Such a journal is removed,
 // saying so, so that the next run starts cleanly from the first row.
 func (r *Run) sound(path string) bool {
-	j, err := journal.Open(path)
+	// Not the run's ctx: a run stopped by Ctrl-C keeps its journal for
+	// --resume, and this check must still run then.
+	j, err := journal.Open(context.Background(), path)
 	if err == nil {
 		_ = j.Close()
 		return true

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -141,7 +142,7 @@ type journalState func(t *testing.T, path string, meta journal.Meta)
 
 func interrupted(t *testing.T, path string, meta journal.Meta) {
 	t.Helper()
-	j, err := journal.Create(path, meta)
+	j, err := journal.Create(context.Background(), path, meta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func interrupted(t *testing.T, path string, meta journal.Meta) {
 func finished(t *testing.T, path string, meta journal.Meta) {
 	t.Helper()
 	interrupted(t, path, meta)
-	j, err := journal.Open(path)
+	j, err := journal.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestOpen(t *testing.T) {
 				tt.before(t, path, tt.written)
 			}
 			if tt.lock {
-				j, err := journal.Open(path)
+				j, err := journal.Open(context.Background(), path)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -231,7 +232,7 @@ func TestOpen(t *testing.T) {
 			}
 			before, _ := os.ReadFile(path)
 			var logs bytes.Buffer
-			r, err := tt.p.Open(path, func() (Identity, error) { return id, tt.idErr },
+			r, err := tt.p.Open(context.Background(), path, func() (Identity, error) { return id, tt.idErr },
 				[]string{filepath.Join(dir, "out.csv")}, zerolog.New(&logs))
 			var ue *UsageError
 			switch {

@@ -68,7 +68,7 @@ func TestSettle(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "out.csv.journal")
-			j, err := journal.Create(path, journal.Meta{})
+			j, err := journal.Create(context.Background(), path, journal.Meta{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestSettle(t *testing.T) {
 func TestAbandon(t *testing.T) {
 	for _, rows := range []int{0, 1} {
 		path := filepath.Join(t.TempDir(), "j")
-		j, err := journal.Create(path, journal.Meta{})
+		j, err := journal.Create(context.Background(), path, journal.Meta{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +173,7 @@ func TestSettleDamagedJournal(t *testing.T) {
 			// the file only, not in this run's WAL, which would write them
 			// back.
 			path := filepath.Join(t.TempDir(), "out.csv.journal")
-			j, err := journal.Create(path, journal.Meta{})
+			j, err := journal.Create(context.Background(), path, journal.Meta{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +188,7 @@ func TestSettleDamagedJournal(t *testing.T) {
 			if err := j.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if j, err = journal.Open(path); err != nil {
+			if j, err = journal.Open(context.Background(), path); err != nil {
 				t.Fatal(err)
 			}
 			if err := j.Continue(); err != nil {

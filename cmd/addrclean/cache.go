@@ -15,9 +15,6 @@ import (
 	"github.com/addrclean/addrclean/runs"
 )
 
-// cacheNow is the clock of the result cache; tests move it.
-var cacheNow = time.Now
-
 // cacheLockTimeout is how long a run or a cache command waits for another
 // process's lock on the cache file.
 var cacheLockTimeout = cache.DefaultTimeout
@@ -25,7 +22,7 @@ var cacheLockTimeout = cache.DefaultTimeout
 // cacheOptions are how a run (!mustExist) or a cache command (mustExist)
 // opens --cache.
 func cacheOptions(mustExist bool, log zerolog.Logger) runs.CacheOptions {
-	return runs.CacheOptions{Timeout: cacheLockTimeout, MustExist: mustExist, Now: cacheNow, Logger: log}
+	return runs.CacheOptions{Timeout: cacheLockTimeout, MustExist: mustExist, Logger: log}
 }
 
 // service is what answers the run; its key is read when it is needed.
@@ -36,7 +33,13 @@ func (o *runOptions) service() runs.Service {
 }
 
 // cmdCache is 'addrclean cache stats|prune|clear'.
-func cmdCache(ctx context.Context, args []string, s streams) error {
+func cmdCache(ctx context.Context, args []string, s streams) (err error) {
+	defer func() {
+		// Stopped by Ctrl-C (on a slow database, say): exit 130, as a run.
+		if err != nil && ctx.Err() != nil {
+			err = withCode(exitInterrupted, err)
+		}
+	}()
 	var (
 		path   string
 		ttl    time.Duration
@@ -76,7 +79,7 @@ func cmdCache(ctx context.Context, args []string, s streams) error {
 	defer d.Close()
 	switch action {
 	case "stats":
-		st, err := d.Stats(ttl)
+		st, err := d.Stats(ctx, ttl)
 		if err != nil {
 			return withCode(exitFatal, err)
 		}
@@ -87,7 +90,7 @@ func cmdCache(ctx context.Context, args []string, s streams) error {
 		}
 		return st.WriteTable(s.out, ttl)
 	case "prune":
-		n, err := d.Prune(ttl)
+		n, err := d.Prune(ctx, ttl)
 		if err != nil {
 			return withCode(exitFatal, fmt.Errorf("pruned %d entries, then: %w", n.Expired+n.Unusable, err))
 		}

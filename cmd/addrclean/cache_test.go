@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/addrclean/addrclean/api"
@@ -67,14 +68,6 @@ func countingService(t *testing.T) (*httptest.Server, *verifyCounter) {
 		return vc
 	})
 	return srv, vc
-}
-
-// setCacheClock makes the cache's clock now() for the test.
-func setCacheClock(t *testing.T, now func() time.Time) {
-	t.Helper()
-	old := cacheNow
-	cacheNow = now
-	t.Cleanup(func() { cacheNow = old })
 }
 
 func summaryInt(r runResult, key string) int64 {
@@ -207,12 +200,19 @@ func TestRunCacheOnlyChangedRowsSent(t *testing.T) {
 }
 
 // TestRunCacheExpiry: entries older than --cache-ttl are verified again and
-// overwritten.
+// overwritten. The runs are in a synctest bubble, whose clock time.Sleep
+// moves at once; the service is outside it.
 func TestRunCacheExpiry(t *testing.T) {
 	srv, vc := countingService(t)
 	db := filepath.Join(t.TempDir(), "answers.db")
-	now := time.Date(2026, 3, 1, 2, 0, 0, 0, time.UTC)
-	setCacheClock(t, func() time.Time { return now })
+	synctest.Test(t, func(t *testing.T) {
+		// The runs' connections to the service end with the bubble.
+		t.Cleanup(srv.CloseClientConnections)
+		testRunCacheExpiry(t, srv, vc, db)
+	})
+}
+
+func testRunCacheExpiry(t *testing.T, srv *httptest.Server, vc *verifyCounter, db string) {
 	run := func(extra ...string) (runResult, int64) {
 		t.Helper()
 		vc.reset()
@@ -236,7 +236,10 @@ func TestRunCacheExpiry(t *testing.T) {
 		{"then --cache-ttl 30m again", 10 * time.Minute, []string{"--cache-ttl", "30m"}, 0},
 	}
 	for _, s := range steps {
-		now = now.Add(s.advance)
+		// A connection kept open is blocked in the network, which a
+		// bubble's clock does not move past: close them first.
+		srv.CloseClientConnections()
+		time.Sleep(s.advance)
 		if _, got := run(s.extra...); got != s.want {
 			t.Fatalf("%s: %d verify calls, want %d", s.name, got, s.want)
 		}
@@ -534,16 +537,22 @@ func runCache(args ...string) (code int, stdout, stderr string) {
 	return code, o.String(), e.String()
 }
 
+// TestCacheCommand runs in a synctest bubble: the entries are stored a day
+// apart by the bubble's clock, which time.Sleep moves at once.
 func TestCacheCommand(t *testing.T) {
 	old := cacheLockTimeout
 	cacheLockTimeout = 50 * time.Millisecond
 	t.Cleanup(func() { cacheLockTimeout = old })
-	now := time.Date(2026, 3, 1, 2, 0, 0, 0, time.UTC)
-	setCacheClock(t, func() time.Time { return now })
-
 	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) { testCacheCommand(t, dir) })
+}
+
+// testCacheCommand is TestCacheCommand in its bubble (no t.Run there: the
+// cases run in turn).
+func testCacheCommand(t *testing.T, dir string) {
+	time.Sleep(time.Until(time.Date(2026, 3, 1, 2, 0, 0, 0, time.UTC)))
 	path := filepath.Join(dir, "c.db")
-	d, err := cache.Open(path, cache.Options{Now: cacheNow})
+	d, err := cache.Open(path, cache.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +569,7 @@ func TestCacheCommand(t *testing.T) {
 		if i < 2 {
 			_ = emb.Put(context.Background(), k, &api.VerifyResponse{Action: api.ActionAccept})
 		}
-		now = now.Add(24 * time.Hour)
+		time.Sleep(24 * time.Hour)
 	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
@@ -592,25 +601,23 @@ func TestCacheCommand(t *testing.T) {
 		{"stats after clear", []string{"stats", "--cache", path}, exitOK, []string{"0 entries", "no namespaces"}, nil},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := runCache(tt.args...)
-			if code != tt.code {
-				t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", code, tt.code, out, errOut)
+		code, out, errOut := runCache(tt.args...)
+		if code != tt.code {
+			t.Fatalf("%s: exit %d, want %d\nstdout %s\nstderr %s", tt.name, code, tt.code, out, errOut)
+		}
+		for _, s := range tt.out {
+			if !strings.Contains(out, s) {
+				t.Errorf("%s: stdout lacks %q:\n%s", tt.name, s, out)
 			}
-			for _, s := range tt.out {
-				if !strings.Contains(out, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, out)
-				}
+		}
+		for _, s := range tt.err {
+			if !strings.Contains(errOut, s) {
+				t.Errorf("%s: stderr lacks %q:\n%s", tt.name, s, errOut)
 			}
-			for _, s := range tt.err {
-				if !strings.Contains(errOut, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, errOut)
-				}
-			}
-			if strings.Contains(out+errOut, testKey) {
-				t.Error("the key is printed")
-			}
-		})
+		}
+		if strings.Contains(out+errOut, testKey) {
+			t.Errorf("%s: the key is printed", tt.name)
+		}
 	}
 	if _, err := os.Stat(missing); err == nil {
 		t.Error("cache stats created a missing file")
@@ -632,6 +639,38 @@ func TestCacheCommand(t *testing.T) {
 		if code != exitFatal || !strings.Contains(errOut, "cache "+path+" is locked by another addrclean process") {
 			t.Errorf("%s on a locked cache: exit %d, %s", action, code, errOut)
 		}
+	}
+}
+
+// TestCacheCommandInterrupted: 'addrclean cache' stopped by Ctrl-C (a
+// cancelled ctx) exits 130 and changes nothing.
+func TestCacheCommandInterrupted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	d, err := cache.Open(path, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := d.Store(cache.LiveNamespace("https://api.example.com", testKey), time.Nanosecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b"} {
+		_ = st.Put(context.Background(), k, &api.VerifyResponse{Action: api.ActionAccept})
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, action := range []string{"stats", "prune", "clear"} {
+		var o, e bytes.Buffer
+		code := runMain(ctx, []string{"cache", action, "--cache", path, "--cache-ttl", "1ns"}, streams{in: strings.NewReader(""), out: &o, err: &e})
+		if code != exitInterrupted || !strings.Contains(e.String(), "context canceled") {
+			t.Errorf("%s, cancelled: exit %d, want %d\nstdout %s\nstderr %s", action, code, exitInterrupted, o.String(), e.String())
+		}
+	}
+	if code, out, errOut := runCache("stats", "--cache", path); code != exitOK || !strings.Contains(out, "2 entries") {
+		t.Fatalf("after the cancelled commands: exit %d, want the 2 entries kept\n%s%s", code, out, errOut)
 	}
 }
 

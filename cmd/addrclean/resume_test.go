@@ -171,7 +171,7 @@ func TestRunKillAndResume(t *testing.T) {
 			if code != -1 { // killed by a signal
 				t.Fatalf("round %d: the program was not killed at call %d (exit %d, %v): %s", round, killAt, code, err, tail(stderr.String(), 2000))
 			}
-			j, err := journal.Open(out + ".journal")
+			j, err := journal.Open(context.Background(), out+".journal")
 			if err != nil {
 				t.Fatalf("round %d: the journal after a kill at call %d: %v", round, killAt, err)
 			}
@@ -272,7 +272,7 @@ func TestRunOutageStopsAndResumes(t *testing.T) {
 	if errs := summaryInt(got, "rows_written") - int64(down); errs > 40 {
 		t.Errorf("%d rows written after the outage began", errs)
 	}
-	j, err := journal.Open(filepath.Join(dir, "out.csv.journal"))
+	j, err := journal.Open(context.Background(), filepath.Join(dir, "out.csv.journal"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestRunJournalRules(t *testing.T) {
 			}},
 		{name: "journal in use", args: []string{"--resume"}, wantCode: exitFatal, wantErr: "another run is writing the same outputs",
 			edit: func(t *testing.T, dir string) {
-				j, err := journal.Open(filepath.Join(dir, "out.csv.journal"))
+				j, err := journal.Open(context.Background(), filepath.Join(dir, "out.csv.journal"))
 				if err != nil {
 					t.Fatal(err)
 				}
