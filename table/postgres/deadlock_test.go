@@ -18,8 +18,27 @@ import (
 // Write writes the batch again once the other session is done, instead of
 // failing the run.
 func TestWriteAfterDeadlock(t *testing.T) {
-	url := pgtest.RequireDB(t)
 	ctx := context.Background()
+	srv := pgtest.Require(t)
+	name, err := srv.NewDB(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := srv.URL(pgtest.User, name)
+	// The server aborts the session whose deadlock check finds the circle,
+	// and a session checks once, deadlock_timeout after it starts waiting.
+	// The batch's sessions check after 2 s, long after the other session
+	// closes the circle; the other's check (60 s) never comes: on a busy
+	// machine with the default 1 s for both, the batch's check could come
+	// too early and find nothing, and the other session was the one aborted.
+	super, err := pgx.Connect(ctx, srv.URL("postgres", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := super.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %s SET deadlock_timeout = '2s'`, table.QuoteIdent(name))); err != nil {
+		t.Fatal(err)
+	}
+	_ = super.Close(ctx)
 	db := tabletest.Open(t, url, false)
 	cols := table.Columns(table.Enriched, false)
 	tg, err := table.OpenTarget(ctx, db, table.Name{Table: "av"}, "id", table.Text, cols)
@@ -44,11 +63,15 @@ func TestWriteAfterDeadlock(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	other, err := pgx.Connect(ctx, url)
+	// As the superuser: deadlock_timeout is a superuser's setting.
+	other, err := pgx.Connect(ctx, srv.URL("postgres", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer other.Close(ctx)
+	if _, err := other.Exec(ctx, `SET deadlock_timeout = '60s'`); err != nil {
+		t.Fatal(err)
+	}
 	tx, err := other.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -69,8 +92,8 @@ func TestWriteAfterDeadlock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Waiting for C1 now closes the circle; the batch, which waited first,
-	// is the transaction the server aborts.
+	// Waiting for C1 now closes the circle; the batch's check finds it and
+	// the server aborts the batch.
 	if _, err := tx.Exec(ctx, update, "C1"); err != nil {
 		t.Fatalf("the other session: %v (the server aborted it, not the batch)", err)
 	}
