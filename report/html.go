@@ -161,6 +161,22 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return nil
 }
 
+// pageHead begins every page, up to its title; pageOpen follows the title,
+// to the page's header.
+const (
+	pageHead = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+`
+	pageOpen = "\n" + pageStyle + `
+</head>
+<body>
+<header>
+`
+)
+
 // pageStyle is the style of every page, inline: the page stands alone.
 const pageStyle = `<style>
 body{font:15px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f5f6f8;color:#1f2328}
@@ -192,17 +208,7 @@ header dd{display:inline;margin:0 0 0 5px;color:#eceff1}
 header p.warn{background:#ffe082;color:#3e2723;border-radius:4px;padding:6px 10px;margin-top:10px;font-weight:600}
 </style>`
 
-const pageHTML = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>addrclean report: {{.Title}}</title>
-` + pageStyle + `
-</head>
-<body>
-<header>
-<h1>addrclean run report</h1>
+const pageHTML = pageHead + `<title>addrclean report: {{.Title}}</title>` + pageOpen + `<h1>addrclean run report</h1>
 <p>{{.Title}} &middot; {{.Rows}} rows &middot; {{.NeedReview}} for review &middot; {{.Errors}} errors{{with .Shards}} &middot; {{.Count}} shards{{end}}</p>{{with .SetWarning}}
 <p class="warn" role="alert">{{.}}</p>{{end}}
 <dl>
