@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -166,10 +167,7 @@ type MismatchError struct {
 
 func (e *MismatchError) Error() string {
 	var b strings.Builder
-	of := e.Of
-	if of == "" {
-		of = "the enriched file"
-	}
+	of := cmp.Or(e.Of, "the enriched file")
 	fmt.Fprintf(&b, "%s does not fit %s (%d problem(s)); nothing was written:", e.Review, of, len(e.Problems)+e.More)
 	for _, p := range e.Problems {
 		if p.ID != "" {
@@ -246,9 +244,7 @@ func Apply(ctx context.Context, en *runfile.Enriched, rv *runfile.Review, review
 	if m, err := readers.NewMapper(en.InputHeader(), opts.Mapping); err == nil {
 		j.address = addressColumns(en.InputHeader(), m)
 		j.keep = newKeeper(en.InputHeader(), m)
-		if idCol == "" {
-			idCol = m.Columns()["id"]
-		}
+		idCol = cmp.Or(idCol, m.Columns()["id"])
 		if opts.CheckLabels {
 			j.mapper = m
 		}
@@ -627,10 +623,7 @@ func (j *joiner) label(e runfile.EnrichedRow) string {
 // serviceAddress is the matched address of an enriched row; the country as
 // its ISO code when the service gave one.
 func serviceAddress(e runfile.EnrichedRow) address {
-	country := e.Get("av_country_iso")
-	if country == "" {
-		country = e.Get("av_country")
-	}
+	country := cmp.Or(e.Get("av_country_iso"), e.Get("av_country"))
 	return address{
 		e.Get("av_line1"), e.Get("av_line2"), e.Get("av_line3"), e.Get("av_line4"),
 		e.Get("av_city"), e.Get("av_region"), e.Get("av_postcode"), country, "",
@@ -693,9 +686,6 @@ func (k *keeper) address(cells []string) address {
 		}
 		a[i] = l
 	}
-	a[4], a[5], a[6], a[7] = get(k.city), get(k.region), get(k.postcode), get(k.country)
-	if a[7] == "" {
-		a[7] = k.defCountry
-	}
+	a[4], a[5], a[6], a[7] = get(k.city), get(k.region), get(k.postcode), cmp.Or(get(k.country), k.defCountry)
 	return a
 }

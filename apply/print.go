@@ -40,11 +40,7 @@ func (rep Report) Print(w io.Writer, review, enriched, out string) error {
 	if rep.EditedCells > 0 {
 		fmt.Fprintf(&b, "  WARNING      %d review cell(s) outside the address differ from the input; the input's cells are written (edit the input to change them):\n", rep.EditedCells)
 		for _, c := range rep.Edited {
-			name := "row " + strconv.Itoa(c.Row)
-			if c.ID != "" {
-				name = "id " + c.ID
-			}
-			fmt.Fprintf(&b, "    %s, column %q: %q in the review, %q in the input\n", name, c.Column, c.Review, c.Input)
+			fmt.Fprintf(&b, "    %s, column %q: %q in the review, %q in the input\n", rowName(c.Row, c.ID), c.Column, c.Review, c.Input)
 		}
 		if n := rep.EditedCells - int64(len(rep.Edited)); n > 0 {
 			fmt.Fprintf(&b, "    ... and %d more\n", n)
@@ -74,13 +70,17 @@ func (rep Report) Print(w io.Writer, review, enriched, out string) error {
 			if u.Reason == ReasonUndecided {
 				continue // the counts above say how many; the list is of rows to look at
 			}
-			name := "row " + strconv.Itoa(u.Row)
-			if u.ID != "" {
-				name = "id " + u.ID
-			}
-			fmt.Fprintf(&b, "    %s: %s\n", name, u.Reason)
+			fmt.Fprintf(&b, "    %s: %s\n", rowName(u.Row, u.ID), u.Reason)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// rowName names a row for a person: by its id when it has one.
+func rowName(row int, id string) string {
+	if id != "" {
+		return "id " + id
+	}
+	return "row " + strconv.Itoa(row)
 }

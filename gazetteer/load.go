@@ -522,10 +522,8 @@ func WriteCSVColumns(w io.Writer, columns []string, recs func(yield func(Record)
 				out[i] = row[c]
 			}
 		}
-		if werr = cw.Write(out); werr != nil {
-			return false
-		}
-		return true
+		werr = cw.Write(out)
+		return werr == nil
 	})
 	if werr != nil {
 		return fmt.Errorf("reference: %w", werr)

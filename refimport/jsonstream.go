@@ -33,7 +33,7 @@ func newJSONStream(in *input) (*jsonStream, error) {
 	s := &jsonStream{dec: dec, in: in}
 	tok, err := s.token()
 	if err != nil {
-		return nil, jsonErr(dec, err)
+		return nil, err
 	}
 	switch tok {
 	case json.Delim('['):
@@ -47,21 +47,21 @@ func newJSONStream(in *input) (*jsonStream, error) {
 	for dec.More() {
 		kt, err := s.token()
 		if err != nil {
-			return nil, jsonErr(dec, err)
+			return nil, err
 		}
 		key, _ := kt.(string)
 		if slices.Contains(arrayKeys, key) {
 			// Look at the value: an array is the records.
 			vt, err := s.token()
 			if err != nil {
-				return nil, jsonErr(dec, err)
+				return nil, err
 			}
 			if vt == json.Delim('[') {
 				s.inArray = true
 				return s, nil
 			}
 			// Not an array: keep a scalar; nested values are not wanted.
-			if vt == json.Delim('{') || vt == json.Delim('[') {
+			if vt == json.Delim('{') {
 				return nil, fmt.Errorf("%w: %q is not an array", ErrFormat, key)
 			}
 			b, _ := json.Marshal(vt)
@@ -75,7 +75,7 @@ func newJSONStream(in *input) (*jsonStream, error) {
 		obj[key] = v
 	}
 	if _, err := s.token(); err != nil { // the closing brace
-		return nil, jsonErr(dec, err)
+		return nil, err
 	}
 	s.first = obj
 	return s, nil
@@ -113,7 +113,7 @@ func (s *jsonStream) next(v any) (bool, error) {
 }
 
 // token reads the next token, as json.Decoder.Token, and moves the row
-// limit past it.
+// limit past it; its error says where (jsonErr).
 func (s *jsonStream) token() (json.Token, error) {
 	t, err := s.dec.Token()
 	if err != nil {

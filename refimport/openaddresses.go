@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -88,11 +89,7 @@ func OpenAddresses(ctx context.Context, r io.Reader, w io.Writer, country string
 		if err != nil {
 			return st, err
 		}
-		has := map[string]bool{}
-		for _, c := range cols {
-			has[c] = true
-		}
-		if !has["street"] || !has["number"] {
+		if !slices.Contains(cols, "street") || !slices.Contains(cols, "number") {
 			return st, fmt.Errorf("%w: OpenAddresses CSV needs NUMBER and STREET columns, header is %q", ErrFormat, header)
 		}
 		next = func(rec *gazetteer.Record) (bool, error) {

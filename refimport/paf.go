@@ -1,6 +1,7 @@
 package refimport
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -126,10 +127,7 @@ func pafRecord(f map[string]string, rec *gazetteer.Record, st *Stats) {
 		}
 		pc = c
 	}
-	country := get("country")
-	if country == "" {
-		country = countryOfPostcode(pc)
-	}
+	country := cmp.Or(get("country"), countryOfPostcode(pc))
 	iso, err := gazetteer.ReferenceCountry(country, pc)
 	if err != nil {
 		st.skip("country not known")

@@ -8,7 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/addrclean/addrclean/gazetteer"
@@ -48,15 +49,12 @@ func (s Stats) String() string {
 		if len(m.m) == 0 {
 			continue
 		}
-		keys := make([]string, 0, len(m.m))
 		n := 0
-		for k, v := range m.m {
-			keys = append(keys, k)
+		for _, v := range m.m {
 			n += v
 		}
-		sort.Strings(keys)
 		fmt.Fprintf(&b, ", %s %d (", m.name, n)
-		for i, k := range keys {
+		for i, k := range slices.Sorted(maps.Keys(m.m)) {
 			if i > 0 {
 				b.WriteString(", ")
 			}

@@ -205,6 +205,21 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestJSONErrorSaidOnce: an error in the JSON input says where it is
+// once, whether it is met in a record or while looking for the records.
+func TestJSONErrorSaidOnce(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"x": 1, "y" 2}`, "refimport: JSON at byte 13: expected colon after object key"},
+		{`{"result": x}`, "refimport: JSON at byte 11: invalid character 'x' looking for beginning of value"},
+		{`{"udprn": 1`, "refimport: JSON at byte 11: unexpected EOF"},
+		{`[{"udprn": 1}, ]`, "refimport: JSON at byte 14: invalid character ']' looking for beginning of value"},
+	} {
+		if err := pafS(context.Background(), strings.NewReader(tc.in)); err == nil || err.Error() != tc.want {
+			t.Errorf("%s: err = %v, want %s", tc.in, err, tc.want)
+		}
+	}
+}
+
 func pafS(ctx context.Context, r *strings.Reader) error {
 	_, err := PAF(ctx, r, &bytes.Buffer{})
 	return err

@@ -41,17 +41,7 @@ func (p *EstimatePage) WriteFile(path string) error { return writeFile(path, p.W
 
 var estimatePage = template.Must(template.New("estimate").Parse(estimateHTML))
 
-const estimateHTML = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>addrclean estimate: {{.Title}}</title>
-` + pageStyle + `
-</head>
-<body>
-<header>
-<h1>addrclean estimate (dry run: nothing was called)</h1>
+const estimateHTML = pageHead + `<title>addrclean estimate: {{.Title}}</title>` + pageOpen + `<h1>addrclean estimate (dry run: nothing was called)</h1>
 <p>{{.Title}} &middot; {{.Estimate.Rows}} rows &middot; {{.Estimate.CallsToPay}} calls to pay{{if .Estimate.Cost}} &middot; {{.Estimate.CostText}}{{end}}</p>
 <dl>
 <div><dt>Estimated</dt><dd>{{.When}}</dd></div>

@@ -47,8 +47,8 @@ type bar struct {
 	Colour string
 }
 
-func bars(m map[string]int64, order []string, total int64, coloured bool) []bar {
-	keys := slices.Clone(order)
+// ordered returns the keys of order, then the other keys of m, sorted.
+func ordered(m map[string]int64, order []string) []string {
 	var rest []string
 	for k := range m {
 		if !slices.Contains(order, k) {
@@ -56,9 +56,12 @@ func bars(m map[string]int64, order []string, total int64, coloured bool) []bar 
 		}
 	}
 	slices.Sort(rest)
-	keys = append(keys, rest...)
+	return append(slices.Clone(order), rest...)
+}
+
+func bars(m map[string]int64, order []string, total int64, coloured bool) []bar {
 	var out []bar
-	for _, k := range keys {
+	for _, k := range ordered(m, order) {
 		n := m[k]
 		if n == 0 {
 			continue
@@ -158,6 +161,22 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return nil
 }
 
+// pageHead begins every page, up to its title; pageOpen follows the title,
+// to the page's header.
+const (
+	pageHead = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+`
+	pageOpen = "\n" + pageStyle + `
+</head>
+<body>
+<header>
+`
+)
+
 // pageStyle is the style of every page, inline: the page stands alone.
 const pageStyle = `<style>
 body{font:15px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f5f6f8;color:#1f2328}
@@ -189,17 +208,7 @@ header dd{display:inline;margin:0 0 0 5px;color:#eceff1}
 header p.warn{background:#ffe082;color:#3e2723;border-radius:4px;padding:6px 10px;margin-top:10px;font-weight:600}
 </style>`
 
-const pageHTML = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>addrclean report: {{.Title}}</title>
-` + pageStyle + `
-</head>
-<body>
-<header>
-<h1>addrclean run report</h1>
+const pageHTML = pageHead + `<title>addrclean report: {{.Title}}</title>` + pageOpen + `<h1>addrclean run report</h1>
 <p>{{.Title}} &middot; {{.Rows}} rows &middot; {{.NeedReview}} for review &middot; {{.Errors}} errors{{with .Shards}} &middot; {{.Count}} shards{{end}}</p>{{with .SetWarning}}
 <p class="warn" role="alert">{{.}}</p>{{end}}
 <dl>
@@ -273,11 +282,11 @@ const pageHTML = `<!DOCTYPE html>
 </body>
 </html>
 {{define "map"}}<svg class="map" xmlns="http://www.w3.org/2000/svg" width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="map of the rows by action">
-<rect width="{{.W}}" height="{{.H}}" fill="#c6dcea"/>
-<g fill="#f1eee6" stroke="#8d9ba6" stroke-width="0.7" stroke-linejoin="round" fill-rule="evenodd">
+<rect width="{{.W}}" height="{{.H}}" fill="` + seaColour + `"/>
+<g fill="` + landColour + `" stroke="` + borderColour + `" stroke-width="0.7" stroke-linejoin="round" fill-rule="evenodd">
 {{range .Land}}<path d="{{.}}"/>
 {{end}}</g>
-<g fill="#37474f">{{range .Towns}}<circle cx="{{.X}}" cy="{{.Y}}" r="2.5"/>{{end}}</g>
+<g fill="` + townColour + `">{{range .Towns}}<circle cx="{{.X}}" cy="{{.Y}}" r="2.5"/>{{end}}</g>
 <g font-family="system-ui,sans-serif" font-size="10" font-weight="bold" text-anchor="middle">
 {{range .Clusters}}<g data-rows="{{.Rows}}"><title>{{.Title}}</title>{{if .Rings}}<circle cx="{{.X}}" cy="{{.Y}}" r="{{.R}}" fill="#fff" fill-opacity="0.9"/>{{$c := .}}{{range .Rings}}<circle cx="{{$c.X}}" cy="{{$c.Y}}" r="{{$c.Inner}}" fill="none" stroke="{{.Colour}}" stroke-width="5" stroke-dasharray="{{.Dash}}" stroke-dashoffset="{{.Offset}}" transform="rotate(-90 {{$c.X}} {{$c.Y}})"/>{{end}}<text x="{{.X}}" y="{{.Y}}" dy="3.5" fill="#1f2328">{{.Label}}</text>{{else}}<circle cx="{{.X}}" cy="{{.Y}}" r="{{.R}}" fill="{{.Colour}}" stroke="#fff" stroke-width="1"/>{{end}}</g>
 {{end}}</g>

@@ -185,7 +185,7 @@ func newMap(d *Data) *mapView {
 	}
 	m.Clusters = clusters(pts)
 	m.Towns = townLabels(pr, float64(mapW), h, m.Clusters)
-	for _, a := range append(slices.Clone(actionOrder), otherActions(d.LocatedActions)...) {
+	for _, a := range ordered(d.LocatedActions, actionOrder) {
 		if n := d.LocatedActions[a]; n > 0 {
 			m.Legend = append(m.Legend, legendItem{Action: a, Colour: colour(a), Count: n})
 		}
@@ -193,18 +193,6 @@ func newMap(d *Data) *mapView {
 	m.Scale = newScale(invMercY((minY+maxY)/2), s)
 	m.Span = fmt.Sprintf("latitude %.3f to %.3f, longitude %.3f to %.3f", invMercY(minY), invMercY(maxY), minX, maxX)
 	return m
-}
-
-// otherActions are the actions of m outside actionOrder, sorted.
-func otherActions(m map[string]int64) []string {
-	var out []string
-	for a := range m {
-		if !slices.Contains(actionOrder, a) {
-			out = append(out, a)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // landPaths are the outlines of the countries that reach into box (in

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/addrclean/addrclean/estimate"
-	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/runfile"
 	"github.com/addrclean/addrclean/runstats"
 )
@@ -57,16 +56,13 @@ func (c TableCounts) String() string {
 	return fmt.Sprintf("%s: inserted %d, updated %d, unchanged %d, deleted %d", c.Table, c.Inserted, c.Updated, c.Unchanged, c.Deleted)
 }
 
-// Options tunes Build.
+// Options tunes BuildFrom.
 type Options struct {
 	// Summary is the run's summary (the header's run facts, the cost and
 	// error kinds); nil leaves them out, as for a report built from an
 	// enriched file alone.
 	Summary *Summary
-	// Read tunes reading the enriched file.
-	Read readers.Options
-	// Title names the run in the page's heading; empty means the enriched
-	// file's path.
+	// Title names the run in the page's heading.
 	Title string
 }
 
@@ -210,17 +206,6 @@ func (c *counter) top(n int) []Count {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key))
 	})
 	return out[:min(n, len(out))]
-}
-
-// Build reads the enriched output at path and works out the report.
-func Build(ctx context.Context, path string, opts Options) (*Data, error) {
-	en, err := runfile.OpenEnriched(ctx, path, opts.Read)
-	if err != nil {
-		return nil, err
-	}
-	defer en.Close()
-	opts.Title = cmp.Or(opts.Title, path)
-	return BuildFrom(ctx, en, opts)
 }
 
 // BuildFrom works out the report from enriched rows read from anywhere (a

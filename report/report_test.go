@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,7 +14,21 @@ import (
 	"testing"
 
 	"github.com/addrclean/addrclean/internal/golden"
+	"github.com/addrclean/addrclean/readers"
+	"github.com/addrclean/addrclean/runfile"
 )
+
+// Build reads the enriched output at path and works out the report, titled
+// with the path unless opts has a title.
+func Build(ctx context.Context, path string, opts Options) (*Data, error) {
+	en, err := runfile.OpenEnriched(ctx, path, readers.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer en.Close()
+	opts.Title = cmp.Or(opts.Title, path)
+	return BuildFrom(ctx, en, opts)
+}
 
 // buildFixture builds the report of testdata/enriched.csv (150 rows of the
 // sample run) with its summary.

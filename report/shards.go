@@ -78,8 +78,7 @@ func FromRuns(runs iter.Seq2[[]byte, error]) (*Summary, error) {
 			if !ok {
 				return s, nil
 			}
-			set = newShardWalk(n)
-			set.take(i, s)
+			set = &shardWalk{n: n, runs: map[int]*Summary{i: s}}
 		} else if !set.add(s) {
 			break
 		}
@@ -103,10 +102,6 @@ type shardWalk struct {
 	mixed []string
 }
 
-func newShardWalk(n int) *shardWalk { return &shardWalk{n: n, runs: map[int]*Summary{}} }
-
-func (w *shardWalk) take(i int, s *Summary) { w.runs[i] = s }
-
 // add looks at the next older run s; it returns false when older runs no
 // longer matter.
 func (w *shardWalk) add(s *Summary) bool {
@@ -120,7 +115,7 @@ func (w *shardWalk) add(s *Summary) bool {
 	case n != w.n:
 		w.mix(s.Shard)
 	case w.runs[i] == nil:
-		w.take(i, s)
+		w.runs[i] = s
 	}
 	return true
 }

@@ -180,16 +180,6 @@ func NewReview(name string, r readers.Reader) (*Review, error) {
 // its order: they follow the input columns there.
 var legacyReviewColumns = []string{"av_action", "av_message", "input_label", "matched_label", "av_address_id", "av_error"}
 
-// InputHeader returns the names of the columns that are not the review's
-// own, in the review's order: the input's, and any a person added.
-func (v *Review) InputHeader() []string {
-	names := make([]string, len(v.other))
-	for i, j := range v.other {
-		names[i] = v.header[j]
-	}
-	return names
-}
-
 // Bind finds the input columns input (the enriched output's InputHeader)
 // in the review, by name (the n-th column of a repeated name as the n-th),
 // for ReviewRow.Input. It returns the input columns the review lacks, and

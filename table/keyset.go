@@ -1,6 +1,7 @@
 package table
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -284,7 +285,7 @@ func OpenTable(ctx context.Context, db Database, n Name, where string, name stri
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	r := &keysetRows{pr: pr, retry: opts.retry(), log: opts.Logger, limit: q.Limit}
+	r := &keysetRows{pr: pr, retry: cmp.Or(opts.Retry, DefaultRetry), log: opts.Logger, limit: q.Limit}
 	first := r.fetch(ctx, nil)
 	if first.err != nil {
 		_ = pr.Close()

@@ -50,13 +50,6 @@ type SourceOptions struct {
 	SpillDir string
 }
 
-func (o SourceOptions) retry() Retry {
-	if o.Retry == (Retry{}) {
-		return DefaultRetry
-	}
-	return o.Retry
-}
-
 // TableQuery is the SELECT that reads table n, only the rows matching where
 // (SQL text of the user's, may be empty), ordered by the column orderBy so
 // that rows are numbered the same in every run.
@@ -156,10 +149,8 @@ func (s *Source) Close() error { return s.rows.Close() }
 // KeyType is the type results tables give a key column named key of cols:
 // Integer for an integer column, else Text.
 func KeyType(cols []Column, key string) Type {
-	for _, c := range cols {
-		if c.Name == key && c.Type == Integer {
-			return Integer
-		}
+	if slices.ContainsFunc(cols, func(c Column) bool { return c.Name == key && c.Type == Integer }) {
+		return Integer
 	}
 	return Text
 }

@@ -2,6 +2,7 @@ package table
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -33,7 +34,7 @@ func OpenQuery(ctx context.Context, db Database, query, name string, opts Source
 	if os.Remove(s.path) == nil {
 		s.path = ""
 	}
-	err = opts.retry().do(ctx, opts.Logger, "the query again", func() error { return s.copy(ctx, db, query) })
+	err = cmp.Or(opts.Retry, DefaultRetry).do(ctx, opts.Logger, "the query again", func() error { return s.copy(ctx, db, query) })
 	if err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)

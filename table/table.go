@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/addrclean/addrclean/internal/redact"
 )
 
 // Errors a caller branches on. Missing tables and columns and bad queries
@@ -456,10 +454,6 @@ func Open(ctx context.Context, u *URL, opts Options) (Database, error) {
 	}
 	return open(ctx, u, opts)
 }
-
-// Scrub returns err with every occurrence of the secrets replaced, for the
-// errors of drivers that might quote a connection string.
-func Scrub(err error, secrets ...string) error { return redact.Scrub(err, secrets...) }
 
 // OpenTarget returns table n of db ready for writes: checked and readied
 // by Prepare (created if it is missing, key its primary key of type

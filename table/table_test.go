@@ -124,17 +124,6 @@ func FuzzParseURL(f *testing.F) {
 	})
 }
 
-func TestScrub(t *testing.T) {
-	base := errors.New("dial user=app password=hunter22 failed")
-	err := Scrub(base, "hunter22")
-	if strings.Contains(err.Error(), "hunter22") || !errors.Is(err, base) {
-		t.Fatalf("Scrub: %v", err)
-	}
-	if Scrub(nil, "x") != nil {
-		t.Fatal("Scrub(nil) is not nil")
-	}
-}
-
 // TestEnrichedMatchesFile checks that the sink's av_ values are the
 // enriched file's cells: the table and the file must agree.
 func TestEnrichedMatchesFile(t *testing.T) {

@@ -263,11 +263,7 @@ func readCSV(path string, each func([]string) error) error {
 // load creates table customers in the database at url, every column text,
 // and fills it with the rows of the CSV file in, 500 rows a statement.
 func load(ctx context.Context, url, in string, header []string) error {
-	u, err := table.ParseURL(url)
-	if err != nil {
-		return err
-	}
-	db, err := table.Open(ctx, u, table.Options{})
+	db, err := openDB(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -320,11 +316,7 @@ func nightly(ctx context.Context, bin string, n, refSize int) error {
 	if err := load(ctx, pgURL, b.in, b.header); err != nil {
 		return err
 	}
-	u, err := table.ParseURL(pgURL)
-	if err != nil {
-		return err
-	}
-	db, err := table.Open(ctx, u, table.Options{})
+	db, err := openDB(ctx, pgURL)
 	if err != nil {
 		return err
 	}
@@ -337,20 +329,9 @@ func nightly(ctx context.Context, bin string, n, refSize int) error {
 	}
 	// Rows updated are the tables' own statistics (n_tup_upd, flushed when
 	// a run's sessions end), so that counting adds no work of its own.
-	state := func() (lsn, updated string, err error) {
-		rows, err := db.Select(ctx, `SELECT pg_current_wal_lsn()::text, coalesce(sum(n_tup_upd), 0)::text
-			FROM pg_stat_user_tables WHERE relname IN ('customers_av', 'customers_review')`)
-		if err != nil {
-			return "", "", err
-		}
-		defer rows.Close()
-		cells, err := rows.Next(ctx)
-		if err != nil {
-			return "", "", err
-		}
-		return cells[0], cells[1], nil
-	}
-	lsn0, upd0, err := state()
+	const state = `SELECT pg_current_wal_lsn()::text, coalesce(sum(n_tup_upd), 0)::text
+		FROM pg_stat_user_tables WHERE relname IN ('customers_av', 'customers_review')`
+	before, err := queryRow(ctx, db, state)
 	if err != nil {
 		return err
 	}
@@ -358,16 +339,12 @@ func nightly(ctx context.Context, bin string, n, refSize int) error {
 	if err != nil {
 		return err
 	}
-	lsn1, upd1, err := state()
+	after, err := queryRow(ctx, db, state)
 	if err != nil {
 		return err
 	}
-	rows, err := db.Select(ctx, fmt.Sprintf("SELECT (%s - %s)::text, pg_wal_lsn_diff('%s', '%s')::bigint::text", upd1, upd0, lsn1, lsn0))
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	cells, err := rows.Next(ctx)
+	cells, err := queryRow(ctx, db, fmt.Sprintf("SELECT (%s - %s)::text, pg_wal_lsn_diff('%s', '%s')::bigint::text",
+		after[1], before[1], after[0], before[0]))
 	if err != nil {
 		return err
 	}
@@ -381,4 +358,23 @@ func nightly(ctx context.Context, bin string, n, refSize int) error {
 			float64(m.m.rows)/m.m.wall.Seconds(), float64(m.m.cpu.Microseconds())/float64(m.m.rows), m.upd, m.bytes)
 	}
 	return nil
+}
+
+// openDB opens the database at url for the tool's own statements.
+func openDB(ctx context.Context, url string) (table.Database, error) {
+	u, err := table.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	return table.Open(ctx, u, table.Options{})
+}
+
+// queryRow runs query and returns the cells of its first row.
+func queryRow(ctx context.Context, db table.Database, query string) ([]string, error) {
+	rows, err := db.Select(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return rows.Next(ctx)
 }

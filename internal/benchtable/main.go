@@ -112,12 +112,16 @@ func run(ctx context.Context, bin, sizes string, refSize, rateRows int, rate flo
 	if err != nil {
 		return err
 	}
-	var ms []measurement
+	var ns []int
 	for _, s := range strings.FieldsFunc(sizes, func(r rune) bool { return r == ',' }) {
 		var n int
 		if _, err := fmt.Sscan(strings.TrimSpace(s), &n); err != nil || n <= 0 {
 			return fmt.Errorf("bad -rows entry %q", s)
 		}
+		ns = append(ns, n)
+	}
+	var ms []measurement
+	for i, n := range ns {
 		in := filepath.Join(dir, fmt.Sprintf("in%d.csv", n))
 		distinct, err := writeInput(in, refs, n)
 		if err != nil {
@@ -154,7 +158,7 @@ func run(ctx context.Context, bin, sizes string, refSize, rateRows int, rate flo
 		}
 		ms = append(ms, alone, measurement{name: fmt.Sprintf("pipeline's own cost, %d rows (embedded − matcher alone)", n),
 			rows: n, cpu: full.cpu - alone.cpu, own: true, limited: -1})
-		if withCache && n == firstSize(sizes) {
+		if withCache && i == 0 {
 			// What the cache costs a run that fills it, and what a re-run
 			// that finds every answer in it costs.
 			db := filepath.Join(dir, "cache.db")
@@ -171,7 +175,7 @@ func run(ctx context.Context, bin, sizes string, refSize, rateRows int, rate flo
 			}
 			_ = os.Remove(db)
 		}
-		if withJournal && n == firstSize(sizes) {
+		if withJournal && i == 0 {
 			// The journal a live run keeps, on the first size only: what
 			// resumability costs per row.
 			if err := embedded(fmt.Sprintf("embedded, %d rows, --journal on", n),
@@ -479,14 +483,4 @@ func foldKey(addr []string) uint64 {
 		h.Write([]byte(fold(f)))
 	}
 	return h.Sum64()
-}
-
-// firstSize is the first entry of -rows: the size the journal and cache
-// variants are measured at.
-func firstSize(sizes string) int {
-	var n int
-	if f := strings.FieldsFunc(sizes, func(r rune) bool { return r == ',' }); len(f) > 0 {
-		_, _ = fmt.Sscan(strings.TrimSpace(f[0]), &n)
-	}
-	return n
 }

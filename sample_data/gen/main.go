@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/atomicfile"
 	"github.com/addrclean/addrclean/sample_data/synth"
 )
 
@@ -33,24 +34,13 @@ func run(dir string, n, customers int) error {
 	return writeCustomers(dir, recs, customers)
 }
 
-// writeFile writes through a temporary file renamed into place.
+// writeFile writes path through a buffer, whole or not at all.
 func writeFile(path string, fill func(*bufio.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	if err := fill(w); err != nil {
-		f.Close()
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, func(f *os.File) error {
+		w := bufio.NewWriter(f)
+		if err := fill(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
 }

@@ -41,7 +41,7 @@ func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database
 	secrets := redact.URLPasswords(u.Raw)
 	cfg, err := pgx.ParseConfig(u.Raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", table.ErrBadURL, u.Display, table.Scrub(err, secrets...))
+		return nil, fmt.Errorf("%w: %s: %w", table.ErrBadURL, u.Display, redact.Scrub(err, secrets...))
 	}
 	if cfg.Password != "" {
 		secrets = append(secrets, cfg.Password)
@@ -64,7 +64,7 @@ func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database
 func (d *DB) connect(ctx context.Context) (*pgx.Conn, error) {
 	c, err := pgx.ConnectConfig(ctx, d.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", d.display, table.Scrub(err, d.secrets...))
+		return nil, fmt.Errorf("connecting to %s: %w", d.display, redact.Scrub(err, d.secrets...))
 	}
 	return c, nil
 }
@@ -138,7 +138,7 @@ func (d *DB) wrap(err error) error {
 			return fmt.Errorf("%w: %w", table.ErrBadQuery, err)
 		}
 	}
-	return table.Scrub(err, d.secrets...)
+	return redact.Scrub(err, d.secrets...)
 }
 
 // Select declares a cursor for query in a repeatable-read, read-only

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/addrclean/addrclean/internal/redact"
 	"github.com/addrclean/addrclean/table"
 )
 
@@ -34,7 +35,7 @@ func (d *DB) connectReader(ctx context.Context) (*pgx.Conn, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%w: connecting to %s: %w", table.ErrConnLost, d.display, table.Scrub(err, d.secrets...))
+		return nil, fmt.Errorf("%w: connecting to %s: %w", table.ErrConnLost, d.display, redact.Scrub(err, d.secrets...))
 	}
 	return c, nil
 }
@@ -47,7 +48,7 @@ func (d *DB) readErr(ctx context.Context, conn *pgx.Conn, err error) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case conn.IsClosed():
-		return fmt.Errorf("%w: %w", table.ErrConnLost, table.Scrub(err, d.secrets...))
+		return fmt.Errorf("%w: %w", table.ErrConnLost, redact.Scrub(err, d.secrets...))
 	}
 	return d.wrap(err)
 }

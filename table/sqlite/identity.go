@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -156,9 +157,7 @@ func (d *DB) Describe(ctx context.Context, n table.Name) (table.TableInfo, error
 			return info, d.wrap(err)
 		}
 		c.Class, c.Exact = classOf(c.Decl)
-		if c.Decl == "" {
-			c.Decl = "a column without a type"
-		}
+		c.Decl = cmp.Or(c.Decl, "a column without a type")
 		info.Columns = append(info.Columns, c)
 	}
 	return info, d.wrap(rows.Err())

@@ -103,12 +103,7 @@ func (d *DB) writer() (*sql.DB, error) {
 	return d.rw, nil
 }
 
-func schemaOf(n table.Name) string {
-	if n.Schema == "" {
-		return "main"
-	}
-	return n.Schema
-}
+func schemaOf(n table.Name) string { return cmp.Or(n.Schema, "main") }
 
 // Columns reads the columns of a table or view.
 func (d *DB) Columns(ctx context.Context, n table.Name) ([]table.Column, error) {

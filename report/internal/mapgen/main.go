@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/addrclean/addrclean/internal/atomicfile"
 	"github.com/addrclean/addrclean/report/internal/geo"
 )
 
@@ -59,24 +60,13 @@ func run(in, out string) error {
 		return fmt.Errorf("%s: %w", in, err)
 	}
 	countries := topo.countries()
-	tmp := out + ".tmp"
-	w, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(w)
-	if err := write(bw, countries); err != nil {
-		w.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		w.Close()
-		return err
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, out)
+	return atomicfile.Write(out, func(f *os.File) error {
+		bw := bufio.NewWriter(f)
+		if err := write(bw, countries); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 }
 
 // topology is the part of a TopoJSON document mapgen reads.
