@@ -96,7 +96,6 @@ var secretKeys = []string{"sslpassword=", "password="}
 // s that starts a word or a URL parameter: up to the next '&' or white
 // space or quote, or, quoted with ', to its closing quote.
 func maskParams(s string) string {
-	lower := asciiLower(s) // the same byte offsets as s
 	var b strings.Builder
 	from := 0
 	for i := 0; i < len(s); i++ {
@@ -104,7 +103,7 @@ func maskParams(s string) string {
 			continue
 		}
 		for _, key := range secretKeys {
-			if !strings.HasPrefix(lower[i:], key) {
+			if len(s)-i < len(key) || !strings.EqualFold(s[i:i+len(key)], key) {
 				continue
 			}
 			v := i + len(key)
@@ -137,18 +136,6 @@ func valueLen(s string) int {
 		return n
 	}
 	return len(s)
-}
-
-// asciiLower lower-cases ASCII letters only, so that byte offsets stay
-// those of s whatever bytes it holds.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // URLPasswords returns the passwords written in a database URL (its user
