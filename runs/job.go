@@ -141,9 +141,11 @@ func (j *Job) Run(ctx context.Context) (res Result, err error) {
 	// Nothing can refuse the run from here on: what it keeps in the
 	// cache's database or directory may be created.
 	if j.Cache != "" && c == nil {
-		if c, err = OpenCache(ctx, j.Cache, j.CacheOptions); err != nil {
-			return res, err
+		made, err := OpenCache(ctx, j.Cache, j.CacheOptions)
+		if err != nil {
+			return res, err // made may be a nil *cache.DB in a non-nil Cache
 		}
+		c = made
 	}
 	if err := pacer.Prepare(ctx); err != nil {
 		return res, err

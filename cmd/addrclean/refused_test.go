@@ -77,3 +77,15 @@ func TestRunRefusedCreatesNothing(t *testing.T) {
 		t.Errorf("the run created %q, want %q", got, state)
 	}
 }
+
+// TestRunCacheNotCreated: a cache file that cannot be created once the
+// checks have passed (its directory is missing) stops the run with exit 1
+// naming it, before any call, and without a crash.
+func TestRunCacheNotCreated(t *testing.T) {
+	dir := t.TempDir()
+	cachePath := filepath.Join(dir, "missing", "answers.cache")
+	r := runCLI(t, dir, "--country", "IE", "--cache", cachePath, sampleCSV(t))
+	if r.code != exitFatal || !strings.Contains(r.stderr, cachePath) {
+		t.Fatalf("exit %d, want 1 naming %s\n%s", r.code, cachePath, tail(r.stderr, 800))
+	}
+}
