@@ -141,8 +141,8 @@ type Slot struct {
 	Pauses int64
 }
 
-// sharedTimeout bounds a Pause of the shared timeline, which RateLimited
-// makes without a context of its caller.
+// sharedTimeout bounds a Pause of the shared timeline: a database slow to
+// answer must not hold a worker that has a row to retry.
 const sharedTimeout = 5 * time.Second
 
 // Share makes l pace its requests on the timeline s as well: once l lets a
@@ -176,7 +176,11 @@ func New(r float64, burst int) *Limiter {
 // by the limit in force from those of requests sent before the last cut.
 // The zero Sent does nothing.
 type Sent struct {
-	l     *Limiter
+	l *Limiter
+	// ctx is the context Acquire was given: the run's, which a stop
+	// cancels. A 429 answered after it tells the shared timeline nothing,
+	// so that no worker outlives the run's grace waiting on the database.
+	ctx   context.Context
 	gen   uint64
 	at    time.Time
 	rate  float64 // the limit in force when it went; +Inf when unlimited
@@ -193,6 +197,7 @@ func (l *Limiter) Acquire(ctx context.Context) (Sent, error) {
 		return Sent{}, ctx.Err()
 	}
 	sent, err := l.acquire(ctx)
+	sent.ctx = ctx
 	if err != nil || l.shared == nil || math.IsInf(sent.rate, 1) {
 		return sent, err
 	}
@@ -332,6 +337,9 @@ func (l *Limiter) wake() {
 // until retryAfter from now (DefaultPause when retryAfter <= 0, capped at
 // ten minutes), and the limit is cut (see Limiter) unless s was sent before
 // the last cut. An unlimited Limiter only pauses: it has no rate to cut.
+// The Shared timeline is paused too, under the context s was acquired with
+// (and sharedTimeout): once that context is done (the run stops) the pause
+// is l's own only, and RateLimited does not wait on the timeline.
 func (s Sent) RateLimited(retryAfter time.Duration) {
 	l := s.l
 	if l == nil {
@@ -342,8 +350,8 @@ func (s Sent) RateLimited(retryAfter time.Duration) {
 	}
 	retryAfter = min(retryAfter, l.maxPause)
 	var pauses int64 = -1
-	if l.shared != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+	if l.shared != nil && s.ctx != nil && s.ctx.Err() == nil {
+		ctx, cancel := context.WithTimeout(s.ctx, sharedTimeout)
 		if n, err := l.shared.Pause(ctx, retryAfter); err == nil { // a failure leaves l's own pause
 			pauses = n
 		}

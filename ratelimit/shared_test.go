@@ -180,3 +180,95 @@ func TestSharedInterrupted(t *testing.T) {
 		}
 	})
 }
+
+// stalledPause is a Shared timeline whose reservations answer at once and
+// whose Pause does not answer until its caller gives up: a database slow
+// to take the write. It records the context of each Pause.
+type stalledPause struct {
+	timeline
+	entered chan context.Context
+}
+
+func (s *stalledPause) Pause(ctx context.Context, _ time.Duration) (int64, error) {
+	s.entered <- ctx
+	<-ctx.Done()
+	return 0, ctx.Err()
+}
+
+// TestRateLimitedStops: a 429 answered while the run stops does not hold
+// its worker on a timeline slow to take the pause: RateLimited gives up
+// the timeline's Pause the instant the context the request was acquired
+// with is done (before, it waited up to 5 s under a context of its own,
+// past the run's grace), and a 429 answered once the run is stopped does
+// not ask the timeline at all. Either way the runner's own pause holds.
+func TestRateLimitedStops(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		stopBefore  bool // the run stopped before the 429 came back
+		wantEntered bool
+	}{
+		{"stopped while pausing the timeline", false, true},
+		{"stopped before the 429", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tl := &stalledPause{entered: make(chan context.Context, 1)}
+				l := New(10, 1)
+				l.Share(tl)
+				run, stop := context.WithCancel(t.Context())
+				defer stop()
+				s, err := l.Acquire(run)
+				if err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				if tc.stopBefore {
+					stop()
+				}
+				done := make(chan struct{})
+				go func() {
+					s.RateLimited(2 * time.Second)
+					close(done)
+				}()
+				synctest.Wait()
+				select {
+				case <-tl.entered:
+					if !tc.wantEntered {
+						t.Fatal("the timeline was paused after the run had stopped")
+					}
+					stop() // Ctrl-C while the database is slow to answer
+				default:
+					if tc.wantEntered {
+						t.Fatal("the timeline was not paused by a 429 of a running run")
+					}
+				}
+				<-done
+				if took := time.Since(start); took != 0 {
+					t.Fatalf("RateLimited returned %v after the run stopped, want at once", took)
+				}
+				// The runner's own pause is recorded: the next request (of
+				// a run that goes on) waits it out.
+				if _, err := l.Acquire(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				if waited := time.Since(start); waited != 2*time.Second {
+					t.Fatalf("the next request went after %v, want the 2s pause", waited)
+				}
+			})
+		})
+	}
+	// A run that goes on still pauses the timeline.
+	synctest.Test(t, func(t *testing.T) {
+		tl := &timeline{}
+		l := New(10, 1)
+		l.Share(tl)
+		s, err := l.Acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.RateLimited(time.Second)
+		if tl.pauses != 1 {
+			t.Fatalf("%d pauses of the timeline, want 1", tl.pauses)
+		}
+	})
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/cache"
 	"github.com/addrclean/addrclean/internal/samefile"
+	"github.com/addrclean/addrclean/internal/sqlitefile"
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/runs/endpoint"
 	sampledata "github.com/addrclean/addrclean/sample_data"
@@ -68,6 +69,25 @@ func OpenCache(ctx context.Context, spec string, o CacheOptions) (Cache, error) 
 		spec = u.Path
 	}
 	return cache.Open(spec, o.fileOptions())
+}
+
+// openExisting opens the cache of spec as it is, creating and changing
+// nothing, so that a run refused afterwards leaves no cache behind. A cache
+// that does not exist yet, or a file that a run moves aside and starts
+// afresh (damaged, or a bbolt cache of an older addrclean), is no error: c
+// is nil and absent says which; OpenCache then creates it. Anything else
+// (locked, not a cache, a database that cannot be reached) is err.
+func openExisting(ctx context.Context, spec string, o CacheOptions) (c Cache, absent, err error) {
+	o.MustExist = true
+	c, err = OpenCache(ctx, spec, o)
+	switch {
+	case err == nil:
+		return c, nil, nil
+	case errors.Is(err, cache.ErrNotExist),
+		errors.Is(err, cache.ErrCorrupt) && (!errors.Is(err, cache.ErrNotCache) || errors.Is(err, sqlitefile.ErrOldBbolt)):
+		return nil, err, nil
+	}
+	return nil, nil, err // not c: a nil *cache.DB in a non-nil Cache
 }
 
 // RecreateCache replaces a cache file that cannot be read (cause, the
@@ -213,19 +233,17 @@ func cacheShown(spec string) string {
 // runner). The caller calls close.
 func PeekCache(ctx context.Context, spec string, svc Service, ttl time.Duration, o CacheOptions) (_ pipeline.Cache, close func(), _ error) {
 	none := func() {}
-	o.MustExist = true
-	c, err := OpenCache(ctx, spec, o)
-	if errors.Is(err, cache.ErrNotExist) {
+	c, absent, err := openExisting(ctx, spec, o)
+	switch {
+	case err != nil:
+		return nil, none, err
+	case errors.Is(absent, cache.ErrNotExist):
 		o.Logger.Info().Str("cache", cacheShown(spec)).Msg("the cache does not exist yet: it answers nothing")
 		return nil, none, nil
-	}
-	if errors.Is(err, cache.ErrCorrupt) && !errors.Is(err, cache.ErrNotCache) {
-		o.Logger.Warn().Err(err).Str("cache", cacheShown(spec)).
-			Msg("the cache is damaged: the run will move it aside and start an empty one, so it is counted as answering nothing")
+	case absent != nil:
+		o.Logger.Warn().Err(absent).Str("cache", cacheShown(spec)).
+			Msg("the cache is damaged or of an older addrclean: the run will move it aside and start an empty one, so it is counted as answering nothing")
 		return nil, none, nil
-	}
-	if err != nil {
-		return nil, none, err
 	}
 	close = func() { _ = c.Close() }
 	ns, err := svc.Namespace()

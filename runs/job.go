@@ -75,8 +75,11 @@ type Result struct {
 
 // Run checks everything, then changes anything: the outputs, the clash of
 // every file, the cache, the input and its mapping, the output tables and
-// the journal are settled before the first call is paid. The caller closes
-// the Plan (after recording the run's summary with it).
+// the journal are settled before the first call is paid. The cache and the
+// --rate-shared timeline are looked at first and created last, once no
+// check can refuse the run, so that a refused run leaves neither in the
+// user's database or directory. The caller closes the Plan (after recording
+// the run's summary with it).
 func (j *Job) Run(ctx context.Context) (res Result, err error) {
 	log := j.Logger
 	out, review, err := j.Plan.Outputs(&j.Read)
@@ -86,18 +89,22 @@ func (j *Job) Run(ctx context.Context) (res Result, err error) {
 	if err := samefile.Check(j.uses(out, review)...); err != nil {
 		return res, &UsageError{err}
 	}
-	// The cache is opened first: a locked or damaged one stops the run
-	// before anything is read or started.
+	// The cache is looked at first, creating nothing: a locked one, one
+	// that is not addrclean's or a database that cannot be reached stops
+	// the run before anything is read or started.
 	var c Cache
+	defer func() {
+		if c == nil {
+			return
+		}
+		if err := c.Close(); err != nil {
+			log.Error().Err(err).Msg("closing the cache")
+		}
+	}()
 	if j.Cache != "" {
-		if c, err = OpenCache(ctx, j.Cache, j.CacheOptions); err != nil {
+		if c, _, err = openExisting(ctx, j.Cache, j.CacheOptions); err != nil {
 			return res, err
 		}
-		defer func() {
-			if err := c.Close(); err != nil {
-				log.Error().Err(err).Msg("closing the cache")
-			}
-		}()
 	}
 	pacer, err := j.openPacer(ctx, log)
 	if err != nil {
@@ -131,6 +138,18 @@ func (j *Job) Run(ctx context.Context) (res Result, err error) {
 		return res, err
 	}
 	res.Embedded = conn.Embedded
+	// Nothing can refuse the run from here on: what it keeps in the
+	// cache's database or directory may be created.
+	if j.Cache != "" && c == nil {
+		made, err := OpenCache(ctx, j.Cache, j.CacheOptions)
+		if err != nil {
+			return res, err // made may be a nil *cache.DB in a non-nil Cache
+		}
+		c = made
+	}
+	if err := pacer.Prepare(ctx); err != nil {
+		return res, err
+	}
 	pcache, logCached, err := CacheStore(c, j.Service, j.CacheTTL, log)
 	if err != nil {
 		return res, err

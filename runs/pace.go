@@ -14,8 +14,9 @@ import (
 // openPacer opens the timeline of --rate-shared: the service and key's
 // row in the database of the postgres:// --cache, shared with every runner
 // of the same service and key that passes --rate-shared. It is opened
-// with the cache, before the outputs are set up or a call is paid, and is
-// nil without RateShared.
+// (connected and checked, creating nothing) with the cache, before the
+// outputs are set up; its table is created by Prepare once no check can
+// refuse the run. It is nil without RateShared.
 func (j *Job) openPacer(ctx context.Context, log zerolog.Logger) (*pgpace.Pacer, error) {
 	if !j.RateShared {
 		return nil, nil

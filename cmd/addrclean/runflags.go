@@ -39,6 +39,7 @@ type runOptions struct {
 	outEncoding                     string
 	resume, restart, keepJournal    bool
 	journal                         string
+	journalDir                      string // --journal-dir
 	maxErrors                       string
 	cache                           string
 	cacheTTL                        time.Duration
@@ -106,6 +107,7 @@ func newRunFlags(o *runOptions, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.resume, "resume", false, "continue an interrupted run from its journal (<out>.journal): finished rows are not sent again;\nwithout a journal, start afresh (saying so), so cron jobs can always pass it")
 	fs.BoolVar(&o.restart, "restart", false, "discard the journal of an interrupted run, if any, and start from the first row\n(for a nightly export that is regenerated: pair it with --cache)")
 	fs.StringVar(&o.journal, "journal", "auto", "keep a journal for --resume: on, off, or auto = on against a live service (every call is paid for),\noff against the embedded one unless --resume or --restart is given or a journal is there")
+	fs.StringVar(&o.journalDir, "journal-dir", os.Getenv("ADDRCLEAN_JOURNAL_DIR"), "`DIR` of the journal of a run whose outputs are all tables (or -o - alone; a file output\nkeeps its journal beside it). Env ADDRCLEAN_JOURNAL_DIR; default: addrclean/journals in the\nuser's cache directory ($XDG_CACHE_HOME, else ~/.cache)")
 	fs.BoolVar(&o.keepJournal, "keep-journal", false, "keep the journal after a run that finished (default: removed); a later --resume replays it")
 	fs.StringVar(&o.maxErrors, "max-errors", "", "stop with exit 1 once more than `N` rows, or N% of the rows written, are Error (default: no limit; exit 3)")
 	fs.StringVar(&o.cache, "cache", "", "result cache `PATH` (an SQLite file, created if missing; a damaged one is moved aside), or a postgres:// DBURL\nshared by concurrent runners, which then pay once per request between them: answers are reused across runs\nfor the same service and key (or embedded reference); see 'addrclean cache --help' and docs/shared-cache.md")

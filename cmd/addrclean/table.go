@@ -45,7 +45,7 @@ func (o *runOptions) setupTables() error {
 		Input: o.input, Table: t.table, Query: t.query, Where: t.where, IDCol: o.idCol,
 		Out: o.out, Review: o.review, OutTable: t.outTable, ReviewTable: t.reviewTable, OutDB: t.outDB,
 		LockTimeout: t.lockTimeout, MarkCached: o.markCached, DryRun: o.dryRun, Report: o.report, OutEncoding: o.outEncoding,
-		PageRows: tablePageRows, BatchRows: tableBatchRows, Retry: tableRetry,
+		PageRows: tablePageRows, BatchRows: tableBatchRows, Retry: tableRetry, JournalDir: o.journalDir,
 	})
 	if err != nil {
 		return err

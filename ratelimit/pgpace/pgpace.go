@@ -70,11 +70,12 @@ type Pacer struct {
 	failing atomic.Bool
 }
 
-// Open connects to the database of rawURL (postgres://...), creates the
-// table when it is missing, and returns the timeline of service (an
-// identity of the service and key that holds no secret: the cache's
-// namespace id). display is the URL as errors and logs may show it;
-// maxConns caps the connections (a run's workers at most).
+// Open connects to the database of rawURL (postgres://...), checks that a
+// table named Table there is the timeline's (ErrNotPace), and returns the
+// timeline of service (an identity of the service and key that holds no
+// secret: the cache's namespace id). It creates nothing: Prepare does, once
+// the run can no longer be refused. display is the URL as errors and logs
+// may show it; maxConns caps the connections (a run's workers at most).
 func Open(ctx context.Context, rawURL, display, service string, maxConns int32, log zerolog.Logger) (*Pacer, error) {
 	secrets := redact.URLPasswords(rawURL)
 	cfg, err := pgxpool.ParseConfig(rawURL)
@@ -101,17 +102,30 @@ func Open(ctx context.Context, rawURL, display, service string, maxConns int32, 
 		return nil, fmt.Errorf("pacing %s: %w", display, redact.Scrub(err, secrets...))
 	}
 	p := &Pacer{pool: pool, service: service, display: display, secrets: secrets, log: log}
-	if err := p.setUp(ctx); err != nil {
+	if err := p.setUp(ctx, false); err != nil {
 		pool.Close()
 		return nil, p.wrap(err)
 	}
 	return p, nil
 }
 
-// setUp creates the table if it is missing, under an advisory lock so that
-// runners starting together do not race, and refuses a table of the same
-// name that is not addrclean's.
-func (p *Pacer) setUp(ctx context.Context) error {
+// Prepare creates the table when it is missing (checking it again: another
+// runner may have made it meanwhile). Call it before the first Reserve; a
+// nil Pacer has nothing to prepare.
+func (p *Pacer) Prepare(ctx context.Context) error {
+	if p == nil {
+		return nil
+	}
+	if err := p.setUp(ctx, true); err != nil {
+		return p.wrap(err)
+	}
+	return nil
+}
+
+// setUp refuses a table of the name Table that is not addrclean's and, with
+// create, creates it if it is missing, under an advisory lock so that
+// runners starting together do not race.
+func (p *Pacer) setUp(ctx context.Context, create bool) error {
 	return pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = 5000"); err != nil {
 			return err
@@ -126,9 +140,11 @@ func (p *Pacer) setUp(ctx context.Context) error {
 		switch {
 		case err != nil:
 			return err
-		case cols == "":
+		case cols == "" && create:
 			_, err = tx.Exec(ctx, ddl)
 			return err
+		case cols == "":
+			return nil
 		case cols != "service text,next_at timestamp with time zone,pauses bigint":
 			return fmt.Errorf("%w: table %s has columns %s; point --cache at another database or schema (search_path)", ErrNotPace, Table, cols)
 		}

@@ -26,7 +26,11 @@ func open(t *testing.T, url, service string, n int) []*Pacer {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { ps[i], errs[i] = Open(t.Context(), url, "db", service, 4, zerolog.Nop()) })
+		wg.Go(func() {
+			if ps[i], errs[i] = Open(t.Context(), url, "db", service, 4, zerolog.Nop()); errs[i] == nil {
+				errs[i] = ps[i].Prepare(t.Context())
+			}
+		})
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -156,5 +160,36 @@ func TestOpenRefuses(t *testing.T) {
 	_, err = Open(t.Context(), "postgres://etl:s3cret@db.example.com:notaport/crm", "postgres://etl@db.example.com/crm", "x", 1, zerolog.Nop())
 	if !errors.Is(err, ErrBadURL) || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("a bad URL: %v, want ErrBadURL without the password", err)
+	}
+}
+
+// TestOpenCreatesNothing: Open only connects and checks, so that a run
+// refused after it leaves no table behind; Prepare creates the table, and
+// reservations then work.
+func TestOpenCreatesNothing(t *testing.T) {
+	url := pgtest.RequireDB(t)
+	p, err := Open(t.Context(), url, "db", "live-one", 1, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	exists := func() bool {
+		var ok bool
+		if err := p.pool.QueryRow(t.Context(), "SELECT to_regclass($1) IS NOT NULL", Table).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if exists() {
+		t.Fatalf("Open created %s", Table)
+	}
+	if err := p.Prepare(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !exists() {
+		t.Fatalf("Prepare did not create %s", Table)
+	}
+	if _, err := p.Reserve(t.Context(), time.Millisecond); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestJournalBeside(t *testing.T) {
@@ -40,5 +41,39 @@ func TestHashInput(t *testing.T) {
 	}
 	if _, err := hashInput(t.Context(), path+".missing"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing input: %v", err)
+	}
+}
+
+// TestJournalPath: a run whose outputs are all tables keeps its journal in
+// Spec.JournalDir (--journal-dir), else in addrclean/journals of the
+// user's cache directory; a file output keeps it beside the file.
+func TestJournalPath(t *testing.T) {
+	cache, dir := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	db := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
+	for _, tc := range []struct {
+		name, journalDir, out string
+		wantDir               string
+	}{
+		{"tables, default", "", "", filepath.Join(cache, "addrclean", "journals")},
+		{"tables, --journal-dir", dir, "", dir},
+		{"tables, relative --journal-dir", "state", "", "state"},
+		{"-o - alone, --journal-dir", dir, "-", dir},
+		{"a file output", dir, filepath.Join(cache, "out.csv"), cache},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			p, err := New(Spec{Input: db, Table: "cust", IDCol: "id", OutTable: "av", Out: tc.out, JournalDir: tc.journalDir, LockTimeout: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := p.JournalPath(tc.out, "", "")
+			if filepath.Dir(got) != tc.wantDir {
+				t.Errorf("journal %s, want one in %s", got, tc.wantDir)
+			}
+			if fi, err := os.Stat(tc.wantDir); err != nil || !fi.IsDir() {
+				t.Errorf("the journal's directory %s: %v", tc.wantDir, err)
+			}
+		})
 	}
 }

@@ -142,8 +142,9 @@ func (p *Plan) OutputUses(out, review string) []samefile.Use {
 }
 
 // JournalPath is the journal of the run: beside the file outputs, or, for
-// a run whose outputs are all tables, one in the user's cache directory
-// named after those tables (and shard, when set).
+// a run whose outputs are all tables (or -o - alone), one in the journal
+// directory (Spec.JournalDir, else DefaultJournalDir) named after those
+// tables (and shard, when set).
 func (p *Plan) JournalPath(out, review, shard string) string {
 	if (out != "" && out != writers.Stdout) || review != "" {
 		if out == "" {
@@ -161,13 +162,26 @@ func (p *Plan) JournalPath(out, review, shard string) string {
 		id += "\x00shard " + shard
 	}
 	h := sha256.Sum256([]byte(id))
+	dir := p.spec.JournalDir
+	if dir == "" {
+		dir = DefaultJournalDir()
+	}
+	// A directory that cannot be made is reported by the journal's
+	// creation, naming the file.
+	_ = os.MkdirAll(dir, 0o700)
+	return filepath.Join(dir, "tables-"+hex.EncodeToString(h[:8])+".journal")
+}
+
+// DefaultJournalDir is where the journal of a run that writes no file
+// output goes without --journal-dir: addrclean/journals in the user's cache
+// directory ($XDG_CACHE_HOME, else ~/.cache, on Linux), or in the system's
+// temporary directory when there is none.
+func DefaultJournalDir() string {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		dir = os.TempDir()
 	}
-	dir = filepath.Join(dir, "addrclean", "journals")
-	_ = os.MkdirAll(dir, 0o700)
-	return filepath.Join(dir, "tables-"+hex.EncodeToString(h[:8])+".journal")
+	return filepath.Join(dir, "addrclean", "journals")
 }
 
 // Identity is what the journal records of the input, and the options a

@@ -35,6 +35,9 @@ type Spec struct {
 	// Report is run --report; OutEncoding is --out-encoding (the report
 	// reads a CSV back as UTF-8).
 	Report, OutEncoding string
+	// JournalDir is --journal-dir: where the journal of a run that writes
+	// no file output goes. Empty: JournalDir's default.
+	JournalDir string
 	// Tuning of table sources and sinks, for tests: zero is the default.
 	PageRows, BatchRows int
 	Retry               table.Retry
