@@ -317,8 +317,9 @@ func (s *Service) limit(w http.ResponseWriter, it *integration, now time.Time) *
 	return errRateLimited
 }
 
-// bufPool holds the buffers of answers, so a busy
-// service does not allocate one per request.
+// bufPool holds the buffers of answers, so a busy service does not
+// allocate one per request: those the handler encodes into, and those
+// localTransport hands the client until it closes the body.
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func (s *Service) writeVerify(w http.ResponseWriter, resp *api.VerifyResponse) int {

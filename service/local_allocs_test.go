@@ -1,0 +1,53 @@
+//go:build !race
+
+package service
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/addrclean/addrclean/api"
+	"github.com/rs/zerolog"
+)
+
+// maxLocalAllocs bounds the allocations of one verify through NewLocal's
+// transport, from the client's request to its read of the answer, with a
+// matcher that allocates nothing. Served through Transport with the form
+// read by ParseForm it took 66; 40 since (issue 22).
+const maxLocalAllocs = 44
+
+// TestLocalAllocs holds the embedded path's own allocations per request,
+// which a run pays for every distinct address (the race detector, which
+// allocates, leaves it out).
+func TestLocalAllocs(t *testing.T) {
+	rt, key, err := NewLocal(fixtures(), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: rt}
+	req, _ := http.NewRequest(http.MethodGet, LocalBaseURL+"/3.0/createtoken", nil)
+	req.SetBasicAuth(key, "")
+	var tr api.TokenResponse
+	getJSON(t, hc, req, &tr)
+	body := query([]string{"1 Mian Street", "Dun Laoghaire"}, "country", "IE", "token", tr.Token).Encode()
+	var buf [8 << 10]byte
+	n := testing.AllocsPerRun(200, func() {
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, LocalBaseURL+"/3.0/verify", strings.NewReader(body))
+		req.Header["Content-Type"] = []string{"application/x-www-form-urlencoded"}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.ReadFull(resp.Body, buf[:])
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || err != io.ErrUnexpectedEOF {
+			t.Fatalf("status %d, read %v", resp.StatusCode, err)
+		}
+	})
+	if n > maxLocalAllocs {
+		t.Errorf("%.0f allocations per verify, want at most %d", n, maxLocalAllocs)
+	}
+}
