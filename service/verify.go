@@ -1,9 +1,9 @@
 package service
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -77,10 +77,11 @@ func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
 	// before verify returns, and nothing keeps it.
 	sc := answerPool.Get().(*answerScratch)
 	defer answerPool.Put(sc)
-	resp := s.answer(it, &req, &m, sc)
+	resp := &sc.resp // a local would escape to the heap through the encoder
+	*resp = s.answer(it, &req, &m, sc)
 	sc.links[0] = api.Link{Rel: "self", Href: s.selfLink(r, &req), Title: "Verify"}
 	resp.Links = sc.links[:]
-	return s.writeVerify(w, &resp)
+	return s.writeVerify(w, resp)
 }
 
 // formType is the one body format of the interface.
@@ -107,14 +108,18 @@ func (s *Service) parseForm(w http.ResponseWriter, r *http.Request) (url.Values,
 			return nil, e
 		}
 		if form {
-			b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+			// Read into pooled memory: the string is the one copy kept.
+			buf := bufPool.Get().(*bytes.Buffer)
+			_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.maxBody))
+			raw := buf.String()
+			putBuf(buf)
 			if err != nil {
 				if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 					return nil, errTooLarge
 				}
 				return nil, errNotForm
 			}
-			if body, err = url.ParseQuery(string(b)); err != nil {
+			if body, err = url.ParseQuery(raw); err != nil {
 				return nil, errNotForm
 			}
 		}
@@ -457,6 +462,7 @@ func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines i
 // answerScratch is the memory of one verify answer: what answer and
 // answerHighlights build it in, and their working memory.
 type answerScratch struct {
+	resp    api.VerifyResponse
 	lines   []api.Line
 	labels  []string
 	members answerMembers
