@@ -75,10 +75,7 @@ var ErrHandlerPanic = errors.New("service: the handler panicked")
 
 func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	if err := ctx.Err(); err != nil {
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
+	if err := endedBefore(req); err != nil {
 		return nil, err
 	}
 	sr := req.Clone(ctx)
@@ -100,17 +97,33 @@ func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// A context that ends while the body is read fails the read, as with
 	// net/http's transport (and the handler's further writes).
 	stop := context.AfterFunc(ctx, func() { _ = pw.CloseWithError(ctx.Err()) })
+	return response(req, w.status, w.sent, &pipeBody{PipeReader: pr, ctx: ctx, stop: stop}), nil
+}
+
+// endedBefore returns the error of req's context if it has ended, having
+// closed req's body as a RoundTripper must.
+func endedBefore(req *http.Request) error {
+	err := req.Context().Err()
+	if err != nil && req.Body != nil {
+		_ = req.Body.Close()
+	}
+	return err
+}
+
+// response is the answer to req that a handler gave with status and
+// header, its body streaming from body.
+func response(req *http.Request, status int, header http.Header, body io.ReadCloser) *http.Response {
 	return &http.Response{
-		Status:        statusLine(w.status),
-		StatusCode:    w.status,
+		Status:        statusLine(status),
+		StatusCode:    status,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        w.sent,
-		Body:          &pipeBody{PipeReader: pr, ctx: ctx, stop: stop},
-		ContentLength: contentLength(w.sent),
+		Header:        header,
+		Body:          body,
+		ContentLength: contentLength(header),
 		Request:       req,
-	}, nil
+	}
 }
 
 // asServed makes sr, a copy of req with its own URL, what a server would
@@ -236,10 +249,7 @@ func (t localTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return handlerTransport(t).RoundTrip(req)
 	}
 	ctx := req.Context()
-	if err := ctx.Err(); err != nil {
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
+	if err := endedBefore(req); err != nil {
 		return nil, err
 	}
 	// A shallow copy: the service's handler does not write to the
@@ -257,17 +267,7 @@ func (t localTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, end
 	}
-	return &http.Response{
-		Status:        statusLine(w.status),
-		StatusCode:    w.status,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        w.sent,
-		Body:          &bufferBody{ctx: ctx, buf: w.body, end: end},
-		ContentLength: contentLength(w.sent),
-		Request:       req,
-	}, nil
+	return response(req, w.status, w.sent, &bufferBody{ctx: ctx, buf: w.body, end: end}), nil
 }
 
 // bufferWriter is the http.ResponseWriter of one exchange served by

@@ -8,9 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/addrclean/addrclean/api"
-	"github.com/rs/zerolog"
 )
 
 // maxLocalAllocs bounds the allocations of one verify through NewLocal's
@@ -23,16 +20,8 @@ const maxLocalAllocs = 42
 // which a run pays for every distinct address (the race detector, which
 // allocates, leaves it out).
 func TestLocalAllocs(t *testing.T) {
-	rt, key, err := NewLocal(fixtures(), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc := &http.Client{Transport: rt}
-	req, _ := http.NewRequest(http.MethodGet, LocalBaseURL+"/3.0/createtoken", nil)
-	req.SetBasicAuth(key, "")
-	var tr api.TokenResponse
-	getJSON(t, hc, req, &tr)
-	body := query([]string{"1 Mian Street", "Dun Laoghaire"}, "country", "IE", "token", tr.Token).Encode()
+	hc, tok := localClient(t)
+	body := query([]string{"1 Mian Street", "Dun Laoghaire"}, "country", "IE", "token", tok).Encode()
 	var buf [8 << 10]byte
 	n := testing.AllocsPerRun(200, func() {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, LocalBaseURL+"/3.0/verify", strings.NewReader(body))

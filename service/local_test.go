@@ -55,21 +55,13 @@ func TestLocal(t *testing.T) {
 // TestLocalBodyLimit sends a body over the service's limit through the
 // transport: the handler sees the body and answers 413.
 func TestLocalBodyLimit(t *testing.T) {
-	rt, key, err := NewLocal(fixtures(), zerolog.Nop(), WithMaxBodyBytes(300))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc := &http.Client{Transport: rt}
-	req, _ := http.NewRequest(http.MethodGet, LocalBaseURL+"/3.0/createtoken", nil)
-	req.SetBasicAuth(key, "")
-	var tr api.TokenResponse
-	getJSON(t, hc, req, &tr)
+	hc, tok := localClient(t, WithMaxBodyBytes(300))
 	for _, tc := range []struct {
 		body string
 		want int
 	}{
-		{"token=" + tr.Token + "&addressLine=1+Main+Street&country=IE", http.StatusOK},
-		{"token=" + tr.Token + "&addressLine=" + strings.Repeat("x", 400) + "&country=IE", http.StatusRequestEntityTooLarge},
+		{"token=" + tok + "&addressLine=1+Main+Street&country=IE", http.StatusOK},
+		{"token=" + tok + "&addressLine=" + strings.Repeat("x", 400) + "&country=IE", http.StatusRequestEntityTooLarge},
 	} {
 		req, _ := http.NewRequest(http.MethodPost, LocalBaseURL+"/3.0/verify", strings.NewReader(tc.body))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -89,12 +81,7 @@ func TestLocalBodyLimit(t *testing.T) {
 // the request the handler sees, streaming, cancellation, an early close,
 // panics, HEAD.
 func TestTransport(t *testing.T) {
-	type result struct {
-		status int
-		header http.Header
-		body   string
-		err    error // of RoundTrip, or else of reading the body
-	}
+	type result = exchange
 	tests := []struct {
 		name string
 		// handler serves the request; step, when it blocks on it, lets the
@@ -250,6 +237,30 @@ func TestTransport(t *testing.T) {
 	}
 }
 
+// exchange is what a client got of an in-process exchange.
+type exchange struct {
+	status int
+	header http.Header
+	body   string
+	err    error // of RoundTrip, or else of reading the body
+}
+
+// localClient returns a client of NewLocal's transport for the service
+// with opts, and a token of its key.
+func localClient(t *testing.T, opts ...Option) (*http.Client, string) {
+	t.Helper()
+	rt, key, err := NewLocal(fixtures(), zerolog.Nop(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: rt}
+	req, _ := http.NewRequest(http.MethodGet, LocalBaseURL+"/3.0/createtoken", nil)
+	req.SetBasicAuth(key, "")
+	var tr api.TokenResponse
+	getJSON(t, hc, req, &tr)
+	return hc, tr.Token
+}
+
 func getJSON(t *testing.T, hc *http.Client, req *http.Request, v any) {
 	t.Helper()
 	resp, err := hc.Do(req)
@@ -270,12 +281,7 @@ func getJSON(t *testing.T, hc *http.Client, req *http.Request, v any) {
 // by NewLocal's transport, in the caller's goroutine: the same as through
 // Transport for a handler that does not wait.
 func TestLocalTransport(t *testing.T) {
-	type result struct {
-		status int
-		header http.Header
-		body   string
-		err    error // of RoundTrip, or else of reading the body
-	}
+	type result = exchange
 	tests := []struct {
 		name    string
 		method  string
