@@ -39,10 +39,10 @@ const LocalBaseURL = "http://embedded.invalid"
 // integration, for the embedded mode of `addrclean run`: an
 // http.RoundTripper that serves each request in process, in the caller's
 // goroutine (as Transport would, without a goroutine and a pipe per
-// request), and the integration's API key. The embedded path thus goes through the same
-// HTTP client and handler as a remote service, without a socket. There is
-// nothing to stop: a request is served for as long as its own context lets
-// it.
+// request), and the integration's API key. The embedded path thus goes
+// through the same HTTP client and handler as a remote service, without a
+// socket. There is nothing to stop: a request is served for as long as its
+// own context lets it.
 func NewLocal(m Matcher, log zerolog.Logger, opts ...Option) (http.RoundTripper, string, error) {
 	in, err := NewDevIntegration()
 	if err != nil {
@@ -236,7 +236,8 @@ func (w *pipeWriter) serve(h http.Handler, r *http.Request) {
 // limiter refuses, it does not delay) and writes each answer, a few
 // kilobytes, at once, so the goroutine, pipe and context watcher that
 // Transport needs to stream an arbitrary handler's answer buy nothing here;
-// they were a sixth of the embedded path's own CPU. What the client sees is
+// with the stacks they grew, they were about a tenth of the embedded run's
+// CPU outside the matcher. What the client sees is
 // what Transport gives it: the request as a server gives it to the handler,
 // a failed exchange for a context ended before the answer or a handler
 // that panicked before its header, a body that fails once the context
