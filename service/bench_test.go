@@ -74,7 +74,7 @@ func benchThroughput(b *testing.B, m Matcher, local bool) {
 	client := &http.Client{Transport: rt}
 	base := LocalBaseURL
 	if !local {
-		srv := httptest.NewServer(rt.(handlerTransport).h)
+		srv := httptest.NewServer(rt.(localTransport).h)
 		defer srv.Close()
 		base = srv.URL
 		client = &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}}

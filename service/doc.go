@@ -12,8 +12,9 @@
 // an expiry and a nonce, signed with HMAC-SHA256, so replicas that share a
 // signing secret and a keys file accept each other's tokens.
 //
-// NewLocal serves it in process through an http.RoundTripper (Transport),
-// for clients that embed it: the same client and handler, no socket.
+// NewLocal serves it in process through an http.RoundTripper, for clients
+// that embed it: the same client and handler, no socket. Transport does
+// the same for any handler, streaming its answer.
 //
 // It must not import the pipeline, readers or writers.
 package service

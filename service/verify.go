@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"mime"
@@ -76,43 +77,91 @@ func (s *Service) verify(w http.ResponseWriter, r *http.Request) int {
 	// before verify returns, and nothing keeps it.
 	sc := answerPool.Get().(*answerScratch)
 	defer answerPool.Put(sc)
-	resp := s.answer(it, &req, &m, sc)
+	resp := &sc.resp // a local would escape to the heap through the encoder
+	*resp = s.answer(it, &req, &m, sc)
 	sc.links[0] = api.Link{Rel: "self", Href: s.selfLink(r, &req), Title: "Verify"}
 	resp.Links = sc.links[:]
-	return s.writeVerify(w, &resp)
+	return s.writeVerify(w, resp)
 }
 
+// formType is the one body format of the interface.
+const formType = "application/x-www-form-urlencoded"
+
 // parseForm reads the query and, for POST, the form-encoded body within the
-// size limit.
+// size limit: the parameters of the body first, then those of the query,
+// as http.Request.ParseForm orders them. It does what ParseForm does
+// without its four maps and two media-type parses per request, which were
+// 5 % of an embedded run's CPU, and leaves the request as it came.
 func (s *Service) parseForm(w http.ResponseWriter, r *http.Request) (url.Values, *apiError) {
 	// The query is bounded like a body, so a GET cannot carry more than a
 	// POST; the server's header limit is well above it.
 	if int64(len(r.URL.RawQuery)) > s.maxBody {
 		return nil, errTooLarge
 	}
+	var body url.Values
 	if r.Method == http.MethodPost {
 		if r.ContentLength > s.maxBody {
 			return nil, errTooLarge
 		}
-		// Clients that forget the Content-Type header still mean a form:
-		// the interface has no other body format.
-		ct := r.Header.Get("Content-Type")
-		if ct == "" {
-			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		} else if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/x-www-form-urlencoded" {
-			if r.ContentLength != 0 {
-				return nil, errUnsupportedBody
+		form, e := isForm(r.Header.Get("Content-Type"), r.ContentLength)
+		if e != nil {
+			return nil, e
+		}
+		if form {
+			// Read into pooled memory: the string is the one copy kept.
+			buf := bufPool.Get().(*bytes.Buffer)
+			_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.maxBody))
+			raw := buf.String()
+			putBuf(buf)
+			if err != nil {
+				if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+					return nil, errTooLarge
+				}
+				return nil, errNotForm
+			}
+			if body, err = url.ParseQuery(raw); err != nil {
+				return nil, errNotForm
 			}
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
 	}
-	if err := r.ParseForm(); err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return nil, errTooLarge
-		}
-		return nil, invalidParam("The query or body is not validly form-encoded.")
+	query, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, errNotForm
 	}
-	return r.Form, nil
+	switch {
+	case len(body) == 0:
+		return query, nil
+	case len(query) == 0:
+		return body, nil
+	}
+	for k, vs := range query {
+		body[k] = append(body[k], vs...)
+	}
+	return body, nil
+}
+
+// errNotForm answers a query or body that is not form-encoded.
+var errNotForm = invalidParam("The query or body is not validly form-encoded.")
+
+// isForm tells whether a POST body with Content-Type ct and length n is to
+// be read as a form. Clients that forget the Content-Type header still mean
+// a form: the interface has no other body format. A body of another type is
+// refused, an empty one ignored; a Content-Type that does not parse fails
+// even then, as ParseForm fails on it.
+func isForm(ct string, n int64) (bool, *apiError) {
+	if ct == "" || ct == formType {
+		return true, nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	switch {
+	case err == nil && mt == formType:
+		return true, nil
+	case n != 0:
+		return false, errUnsupportedBody
+	case err != nil:
+		return false, errNotForm
+	}
+	return false, nil
 }
 
 // parseRequest validates the verify parameters of form: every
@@ -413,6 +462,7 @@ func answerHighlights(req *request, m *gazetteer.Match, label []string, nLines i
 // answerScratch is the memory of one verify answer: what answer and
 // answerHighlights build it in, and their working memory.
 type answerScratch struct {
+	resp    api.VerifyResponse
 	lines   []api.Line
 	labels  []string
 	members answerMembers
