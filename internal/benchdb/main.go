@@ -10,10 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/childrun"
 	"github.com/addrclean/addrclean/internal/pgtest"
 	"github.com/addrclean/addrclean/sample_data/synth"
 	"github.com/addrclean/addrclean/table"
@@ -182,25 +182,19 @@ func printTable(what string, ms []measurement) {
 	}
 }
 
-// measure runs the binary and reads its wall time and rusage. Exit 3 (some
-// rows Error) is a finished run.
+// measure runs the binary and measures it (internal/childrun: the peak RSS
+// is the child's own, not this driver's). Exit 3 (some rows Error) is a finished
+// run.
 func measure(ctx context.Context, bin, name string, rows int, args ...string) (measurement, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.Stdout = io.Discard
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
+	r, err := childrun.Run(ctx, cmd)
 	if err != nil && cmd.ProcessState.ExitCode() != 3 {
 		return measurement{}, fmt.Errorf("%s: %w\n%s", name, err, stderr.String())
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return measurement{}, fmt.Errorf("%s: no rusage on this platform", name)
-	}
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return measurement{name: name, rows: rows, wall: wall, cpu: cpu, maxRSS: ru.Maxrss * 1024}, nil
+	return measurement{name: name, rows: rows, wall: r.Wall, cpu: r.CPU, maxRSS: r.PeakRSS}, nil
 }
 
 // writeInput writes n customers; row i takes reference i mod len(refs),

@@ -1,7 +1,8 @@
 // Command benchtable runs the built addrclean binary over generated inputs and
 // prints the table of `make bench`: rows/s, CPU per row, peak memory, verify
 // calls per distinct address, rate utilisation and 429s. It measures the real
-// process (wall clock and rusage of the child), so the figures include
+// process (wall clock and CPU from the child's rusage, peak memory from its
+// own VmHWM: internal/childrun), so the figures include
 // start-up, reading, the embedded service's in-process round trips and writing.
 //
 // The generated inputs repeat addresses far apart (dupShare of the rows

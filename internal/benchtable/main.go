@@ -17,10 +17,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/addrclean/addrclean/gazetteer"
+	"github.com/addrclean/addrclean/internal/childrun"
 	"github.com/addrclean/addrclean/sample_data/synth"
 	"github.com/addrclean/addrclean/service"
 )
@@ -202,25 +202,19 @@ func run(ctx context.Context, bin, sizes string, refSize, rateRows int, rate flo
 	return nil
 }
 
-// measure runs the binary and reads its wall time and rusage.
+// measure runs the binary and measures it (internal/childrun: the peak RSS
+// is the child's own, not this driver's).
 func measure(ctx context.Context, bin, name string, rows int, args ...string) (measurement, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.Stdout = io.Discard
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
+	r, err := childrun.Run(ctx, cmd)
 	if err != nil {
 		msg := stderr.String()
 		return measurement{}, fmt.Errorf("%s: %w\n%s", name, err, msg[max(0, len(msg)-2000):])
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return measurement{}, fmt.Errorf("%s: no rusage on this platform", name)
-	}
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return measurement{name: name, rows: rows, wall: wall, cpu: cpu, maxRSS: ru.Maxrss * 1024}, nil
+	return measurement{name: name, rows: rows, wall: r.Wall, cpu: r.CPU, maxRSS: r.PeakRSS}, nil
 }
 
 // measureRate runs against a local service that answers after a fixed latency
