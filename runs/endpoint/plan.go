@@ -241,13 +241,25 @@ func (p *Plan) Close() {
 	}
 }
 
-// Prepare checks and sets up the output tables, if any, before the journal
-// is touched and before the first call is paid.
-func (p *Plan) Prepare(ctx context.Context, idName string, log zerolog.Logger) error {
+// CheckTables checks the output tables, if any, changing nothing: a
+// refusal names the table and what to change. It comes before the journal
+// is touched; CreateTables makes the changes once no other check can
+// refuse the run.
+func (p *Plan) CheckTables(ctx context.Context, idName string) error {
 	if p.tables == nil {
 		return nil
 	}
-	return p.tables.prepare(ctx, p.src, idName, log)
+	return p.tables.check(ctx, p.src, idName)
+}
+
+// CreateTables runs the DDL that CheckTables found the output tables need
+// (CREATE TABLE, ALTER TABLE ADD COLUMN, the runs table), in one
+// transaction, before the first call is paid.
+func (p *Plan) CreateTables(ctx context.Context, log zerolog.Logger) error {
+	if p.tables == nil {
+		return nil
+	}
+	return p.tables.setup(ctx, log)
 }
 
 // OpenOutputs opens the file outputs named (both, for a file input) and

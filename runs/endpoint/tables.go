@@ -3,6 +3,7 @@ package endpoint
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -27,6 +28,10 @@ type tableSinks struct {
 
 	db    table.Database
 	sinks []namedSink // opened, for their counts
+	// checked are the tables check passed, and ddl the statements that
+	// ready them, for setup.
+	checked []table.Output
+	ddl     []table.Statement
 }
 
 // namedSink is a table output and how the summary names it.
@@ -124,11 +129,11 @@ func keyType(src Source, idName string) table.Type {
 	return table.Text
 }
 
-// prepare checks the output tables and readies them: none may be a table
+// check checks the output tables, changing nothing: none may be a table
 // the input reads, under any spelling; each must be able to take what the
-// run writes (or be created); then the DDL runs in one transaction. A
-// refusal leaves every database as it was.
-func (t *tableSinks) prepare(ctx context.Context, src Source, idName string, log zerolog.Logger) error {
+// run writes (or be created). The DDL that readies them is kept for setup,
+// which runs once every other check of the run has passed.
+func (t *tableSinks) check(ctx context.Context, src Source, idName string) error {
 	if idName == "" {
 		return usagef("--out-table and --review-table key their rows by the id column: give --id-col COLUMN")
 	}
@@ -143,10 +148,24 @@ func (t *tableSinks) prepare(ctx context.Context, src Source, idName string, log
 			return setupError(ctx, err)
 		}
 	}
-	if err := table.Prepare(ctx, t.db, outs); err != nil {
+	stmts, err := table.Plan(ctx, t.db, outs)
+	if err != nil {
 		return setupError(ctx, err)
 	}
-	log.Debug().Int("tables", len(outs)).Msg("output tables checked and ready")
+	t.checked, t.ddl = outs, stmts
+	return nil
+}
+
+// setup runs the DDL that check planned, in one transaction: a failure
+// leaves every database as it was.
+func (t *tableSinks) setup(ctx context.Context, log zerolog.Logger) error {
+	if t.checked == nil {
+		return errors.New("output tables set up before they were checked") // a bug of the caller's
+	}
+	if err := table.Apply(ctx, t.db, t.checked, t.ddl); err != nil {
+		return setupError(ctx, err)
+	}
+	log.Debug().Int("tables", len(t.checked)).Int("statements", len(t.ddl)).Msg("output tables checked and ready")
 	return nil
 }
 
