@@ -193,8 +193,8 @@ func (p *Plan) Identity(ctx context.Context) (journal.Input, map[string]string, 
 // Open opens the input (and, with outputs, the database of the output
 // tables): the input's database first, so that a missing SQLite input is
 // not created as an empty output database, then the outputs', before the
-// input is read (SQLite must be put in WAL mode before a reader holds the
-// file). A workbook input unpacks into a locked directory beside the first
+// input is read. Opening changes nothing in an existing database (an
+// SQLite file is put in WAL mode by its first write). A workbook input unpacks into a locked directory beside the first
 // file of beside (or in the system's temporary directory), so that a
 // killed run's files are removed by the next run.
 func (p *Plan) Open(ctx context.Context, ropts readers.Options, spec readers.MappingSpec, log zerolog.Logger, outputs bool, beside ...string) (readers.Reader, error) {
@@ -233,8 +233,8 @@ func (p *Plan) ReadError(ctx context.Context, err error) error { return p.src.Re
 // input's temporary files.
 func (p *Plan) Close() {
 	_ = p.src.Close()
-	if p.tables != nil && p.tables.db != nil {
-		_ = p.tables.db.Close()
+	if p.tables != nil {
+		p.tables.close()
 	}
 	if p.tmp != nil {
 		_ = p.tmp.Remove()
