@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -52,8 +53,12 @@ func refusalDB(t *testing.T, kind string) (string, []spelling) {
 	t.Helper()
 	if kind == "sqlite" {
 		dbURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
-		loadSample(t, dbURL, "customers")
-		dbExec(t, dbURL, `CREATE TABLE others AS SELECT * FROM customers`)
+		// In a subtest, so that its connections are closed when it ends:
+		// dropCreated then sets the journal mode back.
+		t.Run("load", func(t *testing.T) {
+			loadSample(t, dbURL, "customers")
+			dbExec(t, dbURL, `CREATE TABLE others AS SELECT * FROM customers`)
+		})
 		return dbURL, []spelling{
 			{"schema-qualified", []string{"--table", "main.customers"}, []string{"--table", "main.others"},
 				[]string{"--out-table", "main.customers_av"}, []string{"main.customers_av", "main.customers_av_runs"}},
@@ -111,9 +116,7 @@ func testRefusalsLeaveDatabase(t *testing.T, base, dbURL string, sp spelling) {
 				if r.code != exitOK && r.code != exitRowErrors {
 					t.Fatalf("the first run: exit %d\n%s", r.code, tail(r.stderr, 1500))
 				}
-				for _, n := range sp.created {
-					dbExec(t, dbURL, "DROP TABLE IF EXISTS "+n)
-				}
+				dropCreated(t, dbURL, sp.created)
 			},
 			args: args([]string{"--journal", "on", "--resume"}, sp.input, sp.outputs), code: exitUsage, want: "was written for a different run"},
 		{name: "missing --reference", args: args([]string{"--reference", filepath.Join(t.TempDir(), "missing.csv")}, sp.input, sp.outputs),
@@ -122,9 +125,7 @@ func testRefusalsLeaveDatabase(t *testing.T, base, dbURL string, sp spelling) {
 		t.Run(c.name, func(t *testing.T) {
 			// Each case starts from the same database, whatever the last
 			// one left.
-			for _, n := range sp.created {
-				dbExec(t, dbURL, "DROP TABLE IF EXISTS "+n)
-			}
+			dropCreated(t, dbURL, sp.created)
 			if c.before != nil {
 				c.before(t)
 			}
@@ -149,20 +150,14 @@ func testRefusalsLeaveDatabase(t *testing.T, base, dbURL string, sp spelling) {
 // digest of the input's rows: for PostgreSQL its schemas, the count of its
 // types and every relation (tables, indexes, sequences, views) with its
 // columns and types, outside the temporary schemas (an earlier run's
-// session may still be dropping its staging tables); for SQLite
-// sqlite_schema.
+// session may still be dropping its staging tables); for SQLite its
+// journal mode and sqlite_schema.
 func refusalCatalogue(t *testing.T, dbURL string) []string {
 	t.Helper()
-	in, q := "main.customers", `SELECT type || ' ' || name || ' ' || coalesce(sql, '') FROM sqlite_schema ORDER BY name`
+	in := "main.customers"
 	var lines []string
 	if !strings.HasPrefix(dbURL, "sqlite:") {
-		in, q = "crm.customers", `SELECT n.nspname || '.' || c.relname || ' ' || c.relkind::text || ' ' ||
-			coalesce(string_agg(a.attname || ':' || format_type(a.atttypid, a.atttypmod), ',' ORDER BY a.attnum), '')
-			FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-			LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-			WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
-			AND n.nspname NOT LIKE 'pg_temp%'
-			GROUP BY n.nspname, c.relname, c.relkind ORDER BY 1`
+		in = "crm.customers"
 		_, schemas := dbRows(t, dbURL, `SELECT 'schema ' || nspname FROM pg_namespace
 			WHERE nspname NOT LIKE 'pg_temp%' AND nspname NOT LIKE 'pg_toast_temp%' ORDER BY 1`)
 		_, types := dbRows(t, dbURL, `SELECT 'types ' || count(*) FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
@@ -171,7 +166,21 @@ func refusalCatalogue(t *testing.T, dbURL string) []string {
 			lines = append(lines, r[0])
 		}
 	}
-	_, rels := dbRows(t, dbURL, q)
+	if path, ok := strings.CutPrefix(dbURL, "sqlite:"); ok {
+		// The tool's readers refuse pragmas: a connection of the test's.
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mode string
+		err = db.QueryRow("PRAGMA journal_mode").Scan(&mode)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, "journal_mode "+mode)
+	}
+	_, rels := dbRows(t, dbURL, catalogQuery(dbURL))
 	for _, r := range rels {
 		lines = append(lines, r[0])
 	}
@@ -196,6 +205,33 @@ func catalogueDiff(before, after []string) []string {
 	return d
 }
 
+// dropCreated drops the tables a run created (SQL names), so that each
+// case starts from the same database. An SQLite database is put back in
+// the journal mode most tools leave (DELETE), so that a refused run that
+// switched it to WAL would be seen; this takes the only connection to the
+// file, so it goes through a connection of its own.
+func dropCreated(t *testing.T, dbURL string, names []string) {
+	t.Helper()
+	var stmts []string
+	for _, n := range names {
+		stmts = append(stmts, "DROP TABLE IF EXISTS "+n)
+	}
+	if !strings.HasPrefix(dbURL, "sqlite:") {
+		dbExec(t, dbURL, stmts...)
+		return
+	}
+	db, err := sql.Open("sqlite", strings.TrimPrefix(dbURL, "sqlite:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range append(stmts, "PRAGMA journal_mode=DELETE") {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
 // runNoKey runs 'addrclean run' in-process with no key given: neither
 // --api-key-file nor ADDRCLEAN_API_KEY (which the caller clears).
 func runNoKey(args ...string) runResult {
@@ -203,4 +239,49 @@ func runNoKey(args ...string) runResult {
 	var stdout, stderr bytes.Buffer
 	code := runMain(context.Background(), full, streams{in: strings.NewReader(""), out: &stdout, err: &stderr})
 	return runResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// TestRunRefusedCreatesNoDatabaseFile: a refused run whose --out-db is an
+// SQLite file still to create leaves no file (nor -wal, -shm) behind,
+// whether the output tables' checks refuse it or a later check does; the
+// run that is not refused creates it.
+func TestRunRefusedCreatesNoDatabaseFile(t *testing.T) {
+	isolateJournals(t)
+	srv := newTestService(t, nil)
+	in := sampleCSV(t)
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"schema not attached", []string{"--out-table", "other.av"}, exitUsage, "has no database other"},
+		{"unknown --method", []string{"--base-url", srv.URL, "--method", "PATCH", "--out-table", "av"}, exitUsage, `--method "PATCH"`},
+		{"missing --reference", []string{"--reference", filepath.Join(t.TempDir(), "missing.csv"), "--out-table", `"Av Set"`}, exitFatal, "missing.csv"},
+		{"not refused", []string{"--out-table", `main."Av Set"`}, exitOK, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "new.db")
+			args := append([]string{"--id-col", "Customer ID", "--country", "IE", "--limit", "5", "-o", filepath.Join(dir, "out.csv"),
+				"--review", filepath.Join(dir, "review.csv"), "--out-db", "sqlite:" + db}, c.args...)
+			r := runDB(t, dir, append(args, in)...)
+			if r.code == exitRowErrors && c.code == exitOK {
+				r.code = exitOK
+			}
+			if msg := messages(r.stderr); r.code != c.code || !strings.Contains(msg, c.want) {
+				t.Fatalf("exit %d, want %d naming %q:\n%s", r.code, c.code, c.want, tail(msg, 1500))
+			}
+			made, _ := filepath.Glob(db + "*")
+			if c.code == exitOK {
+				if len(made) == 0 {
+					t.Fatal("the run did not create its --out-db")
+				}
+				return
+			}
+			if len(made) > 0 {
+				t.Errorf("the refused run created %q", made)
+			}
+		})
+	}
 }
