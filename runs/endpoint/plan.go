@@ -194,9 +194,10 @@ func (p *Plan) Identity(ctx context.Context) (journal.Input, map[string]string, 
 // tables): the input's database first, so that a missing SQLite input is
 // not created as an empty output database, then the outputs', before the
 // input is read. Opening changes nothing in an existing database (an
-// SQLite file is put in WAL mode by its first write). A workbook input unpacks into a locked directory beside the first
-// file of beside (or in the system's temporary directory), so that a
-// killed run's files are removed by the next run.
+// SQLite file is put in WAL mode by its first write). A workbook input
+// unpacks into a locked directory beside the first file of beside (or in
+// the system's temporary directory), so that a killed run's files are
+// removed by the next run.
 func (p *Plan) Open(ctx context.Context, ropts readers.Options, spec readers.MappingSpec, log zerolog.Logger, outputs bool, beside ...string) (readers.Reader, error) {
 	tmp, err := inputTempDir(p.src.Info().Name, beside)
 	if err != nil {
