@@ -285,3 +285,26 @@ func TestRunRefusedCreatesNoDatabaseFile(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyRefusedCreatesNoFinalTable: apply --final-table with a -o that
+// cannot be written stops (exit 1) before the final table is created: the
+// database's catalogue is as it was.
+func TestApplyRefusedCreatesNoFinalTable(t *testing.T) {
+	isolateJournals(t)
+	for name, newDB := range applyDBs(t) {
+		t.Run(name, func(t *testing.T) {
+			dbURL := nightlyRun(t, newDB)
+			_, before := dbRows(t, dbURL, catalogQuery(dbURL))
+			out := filepath.Join(t.TempDir(), "missing", "final.csv")
+			code, _, stderr := cli("apply", dbURL, "--table", "customers", "--id-col", "Customer ID", "--country", "IE",
+				"--out-table", "av", "--review-table", "rv", "--final-table", `"Final Set"`, "-o", out)
+			if code != exitFatal || !strings.Contains(stderr, out) {
+				t.Fatalf("exit %d, want 1 naming %s:\n%s", code, out, tail(stderr, 1500))
+			}
+			_, after := dbRows(t, dbURL, catalogQuery(dbURL))
+			if fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Errorf("the refused apply changed the database:\nbefore %v\nafter  %v", before, after)
+			}
+		})
+	}
+}
