@@ -74,12 +74,12 @@ type Result struct {
 }
 
 // Run checks everything, then changes anything: the outputs, the clash of
-// every file, the cache, the input and its mapping, the output tables and
-// the journal are settled before the first call is paid. The cache and the
-// --rate-shared timeline are looked at first and created last, once no
-// check can refuse the run, so that a refused run leaves neither in the
-// user's database or directory. The caller closes the Plan (after recording
-// the run's summary with it).
+// every file, the cache, the input and its mapping, the output tables, the
+// journal and the service flags are settled before the first call is paid.
+// The cache, the --rate-shared timeline and the output tables are looked at
+// first and created last, once no check can refuse the run, so that a
+// refused run leaves none of them in the user's database or directory. The
+// caller closes the Plan (after recording the run's summary with it).
 func (j *Job) Run(ctx context.Context) (res Result, err error) {
 	log := j.Logger
 	out, review, err := j.Plan.Outputs(&j.Read)
@@ -121,9 +121,9 @@ func (j *Job) Run(ctx context.Context) (res Result, err error) {
 	}
 	logReading(log, j.Plan.Info().Name, src, mapper)
 	idName := mapper.Columns()["id"]
-	// The output tables are checked and set up before the journal is
-	// touched or a call paid.
-	if err := j.Plan.Prepare(ctx, idName, log); err != nil {
+	// The output tables are checked before the journal is touched; their
+	// DDL waits until nothing else can refuse the run.
+	if err := j.Plan.CheckTables(ctx, idName); err != nil {
 		return res, err
 	}
 	run, err := j.Policy.Open(ctx, j.journalPath(out, review), func() (Identity, error) {
@@ -152,6 +152,11 @@ func (j *Job) Run(ctx context.Context) (res Result, err error) {
 	}
 	pcache, logCached, err := CacheStore(c, j.Service, j.CacheTTL, log)
 	if err != nil {
+		return res, err
+	}
+	// Last, the output tables: a run refused for any reason above leaves
+	// the user's database as it was.
+	if err := j.Plan.CreateTables(ctx, log); err != nil {
 		return res, err
 	}
 	wopts := j.Write

@@ -194,21 +194,32 @@ func Plan(ctx context.Context, db Database, outs []Output) ([]Statement, error) 
 	return stmts, errors.Join(errs...)
 }
 
-// Prepare readies the output tables: Plan, then the DDL in one
-// transaction. Two runs setting up the same tables at once both succeed:
-// a set-up that fails is planned and tried once more, and finds the other
-// run's tables.
+// Prepare readies the output tables: Plan, then Apply. A caller that must
+// refuse a run for other reasons between the checks and the DDL calls Plan
+// and Apply itself.
 func Prepare(ctx context.Context, db Database, outs []Output) error {
-	for try := 0; ; try++ {
-		stmts, err := Plan(ctx, db, outs)
-		if err != nil || len(stmts) == 0 {
-			return err
-		}
-		err = db.Setup(ctx, stmts)
+	stmts, err := Plan(ctx, db, outs)
+	if err != nil {
+		return err
+	}
+	return Apply(ctx, db, outs, stmts)
+}
+
+// Apply runs stmts, the DDL that Plan returned for outs, in one
+// transaction. Two runs setting up the same tables at once both succeed: a
+// set-up that fails is planned again and tried once more, and finds the
+// other run's tables (or the change that makes them refused now).
+func Apply(ctx context.Context, db Database, outs []Output, stmts []Statement) error {
+	for try := 0; len(stmts) > 0; try++ {
+		err := db.Setup(ctx, stmts)
 		if err == nil || try == 1 || ctx.Err() != nil || errors.Is(err, ErrLock) {
 			return err
 		}
+		if stmts, err = Plan(ctx, db, outs); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // plan is Plan for one table.

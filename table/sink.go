@@ -205,7 +205,7 @@ func (s *Sink) Write(ctx context.Context, r writers.Result) error {
 			rec = reviewValues(r)
 		}
 	} else {
-		rec = enrichedValues(r, s.opts.MarkCached)
+		rec = enrichedValues(r, s.cols, s.opts.MarkCached)
 	}
 	if rec != nil {
 		rec = append(rec, s.verifiedAt(r))
@@ -362,11 +362,13 @@ func (s *Sink) Counts() Counts {
 // enrichedValues are the av_ columns of r, typed, in the order of
 // writers.EnrichedColumns: the values of the enriched file, with booleans
 // as booleans, coordinates as floats, and NULL where the file has an empty
-// cell.
-func enrichedValues(r writers.Result, markCached bool) []any {
+// cell. cols are the sink's columns (Columns(Enriched, markCached)), which
+// begin with those of writers.EnrichedColumns: built once per sink, not
+// once per row.
+func enrichedValues(r writers.Result, cols []Column, markCached bool) []any {
 	text := writers.EnrichedValues(r)
 	vals := make([]any, 0, len(text)+4)
-	for i, c := range Columns(Enriched, false)[:len(text)] {
+	for i, c := range cols[:len(text)] {
 		vals = append(vals, typed(text[i], c.Type))
 	}
 	vals = append(vals, writers.Changes(r))

@@ -181,11 +181,11 @@ func TestEnrichedMatchesFile(t *testing.T) {
 		}
 	}
 	// Typed: booleans and coordinates, NULL where the file is empty.
-	v := enrichedValues(results[0], true)
+	v := enrichedValues(results[0], Columns(Enriched, true), true)
 	if v[3] != true || v[15] != false || v[19] != 51.8985 || v[24] != writers.Changes(results[0]) || v[25] != false {
 		t.Errorf("typed values %v", v)
 	}
-	if v := enrichedValues(results[3], false); v[3] != nil || v[19] != nil || v[0] != "Error" {
+	if v := enrichedValues(results[3], Columns(Enriched, false), false); v[3] != nil || v[19] != nil || v[0] != "Error" {
 		t.Errorf("Error row: %v", v)
 	}
 }

@@ -13,8 +13,8 @@ import (
 
 // TestRunRefusedCreatesNothing: a run refused after its flags are read (a
 // missing input table, a missing id column, spelled as users type them)
-// leaves no --rate-shared table (addrclean_pace), no shared cache's tables
-// and no cache file behind: the cache and the timeline are created only
+// leaves no --rate-shared table (addrclean_pace), no shared cache's tables,
+// no output table and no cache file behind: the cache and the timeline are created only
 // once no check can refuse the run. The run that is not refused creates
 // them.
 func TestRunRefusedCreatesNothing(t *testing.T) {
@@ -22,7 +22,9 @@ func TestRunRefusedCreatesNothing(t *testing.T) {
 	dbURL := pgtest.RequireDB(t)
 	loadSample(t, dbURL, "customers")
 	srv := newTestService(t, nil)
-	state := []string{pgpace.Table, sqlitefile.MetaTable, "cache_namespaces", "cache_answers", "cache_claims"}
+	// The output tables too (av and its runs table): see also
+	// TestRunRefusedLeavesDatabase for refusals after their checks.
+	state := []string{pgpace.Table, "av", "av_runs", sqlitefile.MetaTable, "cache_namespaces", "cache_answers", "cache_claims"}
 	created := func() []string {
 		t.Helper()
 		_, rows := dbRows(t, dbURL, `SELECT relname FROM pg_class WHERE relname IN ('`+strings.Join(state, "','")+`') ORDER BY 1`)

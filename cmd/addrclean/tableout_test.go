@@ -24,19 +24,25 @@ import (
 // leave exactly as it was.
 func catalog(t *testing.T, dbURL, data string) string {
 	t.Helper()
-	q := `SELECT type || ' ' || name || ' ' || coalesce(sql, '') FROM sqlite_schema ORDER BY name`
-	if !strings.HasPrefix(dbURL, "sqlite:") {
-		q = `SELECT n.nspname || '.' || c.relname || ' ' || c.relkind::text || ' ' ||
-			coalesce(string_agg(a.attname || ':' || format_type(a.atttypid, a.atttypmod), ',' ORDER BY a.attnum), '')
-			FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-			LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-			WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
-			AND n.nspname NOT LIKE 'pg_temp%'
-			GROUP BY n.nspname, c.relname, c.relkind ORDER BY 1`
-	}
-	_, rel := dbRows(t, dbURL, q)
+	_, rel := dbRows(t, dbURL, catalogQuery(dbURL))
 	_, rows := dbRows(t, dbURL, "SELECT * FROM "+quoteIdent(data)+" ORDER BY 1")
 	return fmt.Sprint(rel, rows)
+}
+
+// catalogQuery lists every relation of the database at dbURL with its
+// columns and types, one row each (PostgreSQL: outside the system and
+// temporary schemas; SQLite: sqlite_schema).
+func catalogQuery(dbURL string) string {
+	if strings.HasPrefix(dbURL, "sqlite:") {
+		return `SELECT type || ' ' || name || ' ' || coalesce(sql, '') FROM sqlite_schema ORDER BY name`
+	}
+	return `SELECT n.nspname || '.' || c.relname || ' ' || c.relkind::text || ' ' ||
+		coalesce(string_agg(a.attname || ':' || format_type(a.atttypid, a.atttypmod), ',' ORDER BY a.attnum), '')
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+		WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
+		AND n.nspname NOT LIKE 'pg_temp%'
+		GROUP BY n.nspname, c.relname, c.relkind ORDER BY 1`
 }
 
 // wantRefused runs addrclean run with args and wants exit 2 with every

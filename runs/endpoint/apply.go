@@ -198,24 +198,28 @@ func (t *tableApply) Apply(ctx context.Context, opts apply.Options, warn io.Writ
 	}
 	var outs multiRows
 	var names2 []string
+	// The file first: it is a temporary file until the end, removed if the
+	// command fails, while the final table is created at once; so a -o
+	// that cannot be written refuses the command before the table exists.
+	if s.Out != "" {
+		w, err := writers.NewRows(s.Out, apply.Header(header), opts.Write)
+		if err != nil {
+			return apply.Report{}, shown, fatal(fmt.Errorf("-o: %w", err))
+		}
+		outs = append(outs, w)
+		names2 = append(names2, s.Out)
+	}
 	if s.Final != "" {
 		final := names["--final-table"]
 		w, err := table.NewRowSink(ctx, db, final, "table "+final.String(),
 			apply.Header(header), j.Key, table.KeyType(cols, j.Key), apply.FinalColumns, time.Now(), s.BatchRows)
 		if err != nil {
+			_ = outs.Abort()
 			return apply.Report{}, shown, TableError(err)
 		}
-		outs = append(outs, w)
-		names2 = append(names2, "table "+final.String())
-	}
-	if s.Out != "" {
-		w, err := writers.NewRows(s.Out, apply.Header(header), opts.Write)
-		if err != nil {
-			_ = outs.Abort()
-			return apply.Report{}, shown, fatal(fmt.Errorf("-o: %w", err))
-		}
-		outs = append(outs, w)
-		names2 = append(names2, s.Out)
+		// The table is named first, as before.
+		outs = append(multiRows{w}, outs...)
+		names2 = append([]string{"table " + final.String()}, names2...)
 	}
 	shown.Out = strings.Join(names2, " and ")
 	rep, err := applyJoin(ctx, j, shown, opts, outs)

@@ -169,7 +169,7 @@ func TestTableRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			var e *Error
-			if err := p.Prepare(ctx, "id", zerolog.Nop()); !errors.As(err, &e) || e.Class != Usage {
+			if err := p.CheckTables(ctx, "id"); !errors.As(err, &e) || e.Class != Usage {
 				t.Fatalf("an out-table that is the input: %v, want a usage error", err)
 			}
 			_ = r
@@ -198,7 +198,16 @@ func TestTableRun(t *testing.T) {
 			if !slices.Equal(ids, []string{"1", "2"}) {
 				t.Errorf("rows read in order %v, want by id", ids)
 			}
-			if err := p.Prepare(ctx, "id", zerolog.Nop()); err != nil {
+			if err := p.CheckTables(ctx, "id"); err != nil {
+				t.Fatal(err)
+			}
+			// The check changes nothing: the DDL waits for CreateTables.
+			for _, n := range []string{"av", "rv", "av_runs"} {
+				if _, err := tabletest.Open(t, dbURL, true).Columns(ctx, table.Name{Table: n}); !errors.Is(err, table.ErrNoTable) {
+					t.Fatalf("CheckTables created %s (%v)", n, err)
+				}
+			}
+			if err := p.CreateTables(ctx, zerolog.Nop()); err != nil {
 				t.Fatal(err)
 			}
 			outs, err := p.OpenOutputs(ctx, src, "id", writers.Options{}, zerolog.Nop())
@@ -234,7 +243,7 @@ func TestTableRun(t *testing.T) {
 			if _, err := qp.Open(ctx, readers.Options{}, readers.MappingSpec{ID: "id", DefaultCountry: "IE"}, zerolog.Nop(), true); err != nil {
 				t.Fatal(err)
 			}
-			if err := qp.Prepare(ctx, "id", zerolog.Nop()); !errors.As(err, &e) || e.Class != Usage {
+			if err := qp.CheckTables(ctx, "id"); !errors.As(err, &e) || e.Class != Usage {
 				t.Fatalf("an out-table the query reads: %v, want a usage error", err)
 			}
 			if out, review, err := qp.Files(); err != nil || out != q.Out || review != "" {
@@ -244,30 +253,41 @@ func TestTableRun(t *testing.T) {
 	}
 }
 
-// TestPrepareInterrupted: Ctrl-C during the checks and set-up of the
-// output tables is Interrupted, and nothing was created.
+// TestPrepareInterrupted: Ctrl-C during the checks, or during the set-up
+// of the output tables, is Interrupted, and nothing was created.
 func TestPrepareInterrupted(t *testing.T) {
 	for _, kind := range []string{"postgres", "sqlite"} {
-		t.Run(kind, func(t *testing.T) {
-			dbURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
-			if kind == "postgres" {
-				dbURL = pgtest.RequireDB(t)
-			}
-			p, err := New(Spec{Input: touch(t, "x.csv"), OutTable: "av", OutDB: dbURL, LockTimeout: time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.tables.db = tabletest.Open(t, dbURL, false)
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			var e *Error
-			if err := p.Prepare(ctx, "id", zerolog.Nop()); !errors.As(err, &e) || e.Class != Interrupted {
-				t.Fatalf("got %v, want Interrupted", err)
-			}
-			if _, err := tabletest.Open(t, dbURL, true).Columns(context.Background(), table.Name{Table: "av"}); !errors.Is(err, table.ErrNoTable) {
-				t.Fatalf("the out-table exists after an interrupted set-up (%v)", err)
-			}
-		})
+		for _, during := range []string{"check", "set-up"} {
+			t.Run(kind+" "+during, func(t *testing.T) {
+				dbURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
+				if kind == "postgres" {
+					dbURL = pgtest.RequireDB(t)
+				}
+				p, err := New(Spec{Input: touch(t, "x.csv"), OutTable: "av", OutDB: dbURL, LockTimeout: time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.tables.db = tabletest.Open(t, dbURL, false)
+				ctx, cancel := context.WithCancel(context.Background())
+				if during == "set-up" {
+					if err := p.CheckTables(ctx, "id"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				cancel()
+				err = p.CheckTables(ctx, "id")
+				if during == "set-up" {
+					err = p.CreateTables(ctx, zerolog.Nop())
+				}
+				var e *Error
+				if !errors.As(err, &e) || e.Class != Interrupted {
+					t.Fatalf("got %v, want Interrupted", err)
+				}
+				if _, err := tabletest.Open(t, dbURL, true).Columns(context.Background(), table.Name{Table: "av"}); !errors.Is(err, table.ErrNoTable) {
+					t.Fatalf("the out-table exists after an interrupted set-up (%v)", err)
+				}
+			})
+		}
 	}
 }
 

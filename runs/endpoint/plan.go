@@ -193,10 +193,11 @@ func (p *Plan) Identity(ctx context.Context) (journal.Input, map[string]string, 
 // Open opens the input (and, with outputs, the database of the output
 // tables): the input's database first, so that a missing SQLite input is
 // not created as an empty output database, then the outputs', before the
-// input is read (SQLite must be put in WAL mode before a reader holds the
-// file). A workbook input unpacks into a locked directory beside the first
-// file of beside (or in the system's temporary directory), so that a
-// killed run's files are removed by the next run.
+// input is read. Opening changes nothing in an existing database (an
+// SQLite file is put in WAL mode by its first write). A workbook input
+// unpacks into a locked directory beside the first file of beside (or in
+// the system's temporary directory), so that a killed run's files are
+// removed by the next run.
 func (p *Plan) Open(ctx context.Context, ropts readers.Options, spec readers.MappingSpec, log zerolog.Logger, outputs bool, beside ...string) (readers.Reader, error) {
 	tmp, err := inputTempDir(p.src.Info().Name, beside)
 	if err != nil {
@@ -233,21 +234,33 @@ func (p *Plan) ReadError(ctx context.Context, err error) error { return p.src.Re
 // input's temporary files.
 func (p *Plan) Close() {
 	_ = p.src.Close()
-	if p.tables != nil && p.tables.db != nil {
-		_ = p.tables.db.Close()
+	if p.tables != nil {
+		p.tables.close()
 	}
 	if p.tmp != nil {
 		_ = p.tmp.Remove()
 	}
 }
 
-// Prepare checks and sets up the output tables, if any, before the journal
-// is touched and before the first call is paid.
-func (p *Plan) Prepare(ctx context.Context, idName string, log zerolog.Logger) error {
+// CheckTables checks the output tables, if any, changing nothing: a
+// refusal names the table and what to change. It comes before the journal
+// is touched; CreateTables makes the changes once no other check can
+// refuse the run.
+func (p *Plan) CheckTables(ctx context.Context, idName string) error {
 	if p.tables == nil {
 		return nil
 	}
-	return p.tables.prepare(ctx, p.src, idName, log)
+	return p.tables.check(ctx, p.src, idName)
+}
+
+// CreateTables runs the DDL that CheckTables found the output tables need
+// (CREATE TABLE, ALTER TABLE ADD COLUMN, the runs table), in one
+// transaction, before the first call is paid.
+func (p *Plan) CreateTables(ctx context.Context, log zerolog.Logger) error {
+	if p.tables == nil {
+		return nil
+	}
+	return p.tables.setup(ctx, log)
 }
 
 // OpenOutputs opens the file outputs named (both, for a file input) and

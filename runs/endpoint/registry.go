@@ -83,9 +83,8 @@ type Source interface {
 }
 
 // Connector is a Source that opens a connection before the outputs are
-// opened, and its reads after: an SQLite output must be put in WAL mode
-// before a reader holds the file, and a missing SQLite input must not be
-// created as an empty output database.
+// opened, and its reads after: a missing SQLite input must not be created
+// as an empty output database.
 type Connector interface {
 	Connect(ctx context.Context) error
 }

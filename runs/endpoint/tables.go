@@ -3,7 +3,11 @@ package endpoint
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -27,6 +31,13 @@ type tableSinks struct {
 
 	db    table.Database
 	sinks []namedSink // opened, for their counts
+	// checked are the tables check passed, and ddl the statements that
+	// ready them, for setup.
+	checked []table.Output
+	ddl     []table.Statement
+	// scratch is the directory of the empty database the checks ran
+	// against in place of an SQLite file still to create ("" for none).
+	scratch string
 }
 
 // namedSink is a table output and how the summary names it.
@@ -91,14 +102,53 @@ func planTables(s Spec, src Source) (*tableSinks, error) {
 	return t, nil
 }
 
-// connect opens the database of the output tables.
+// connect opens the database of the output tables. An SQLite file that
+// does not exist yet (in a directory that does) is not created here: the
+// checks run against an empty scratch database in its stead, named as the
+// file, and setup creates the file, so that a refused run leaves no empty
+// database behind.
 func (t *tableSinks) connect(ctx context.Context) error {
-	db, err := table.Open(ctx, t.u, table.Options{LockTimeout: t.spec.LockTimeout})
+	u := t.u
+	if u.Scheme == "sqlite" {
+		if _, err := os.Lstat(u.Path); errors.Is(err, fs.ErrNotExist) {
+			if fi, err := os.Stat(filepath.Dir(u.Path)); err == nil && fi.IsDir() {
+				dir, err := os.MkdirTemp("", "addrclean-check-")
+				if err != nil {
+					return fatal(err)
+				}
+				t.scratch = dir
+				u = &table.URL{Raw: "sqlite:" + filepath.Join(dir, "check.db"), Scheme: "sqlite",
+					Path: filepath.Join(dir, "check.db"), Display: t.u.Display}
+			}
+		}
+	}
+	db, err := table.Open(ctx, u, table.Options{LockTimeout: t.spec.LockTimeout})
 	if err != nil {
 		return TableError(err)
 	}
 	t.db = db
 	return nil
+}
+
+// dropScratch closes and removes the scratch database, if any.
+func (t *tableSinks) dropScratch() {
+	if t.scratch == "" {
+		return
+	}
+	if t.db != nil {
+		_ = t.db.Close()
+		t.db = nil
+	}
+	_ = os.RemoveAll(t.scratch)
+	t.scratch = ""
+}
+
+// close closes the database of the output tables.
+func (t *tableSinks) close() {
+	t.dropScratch()
+	if t.db != nil {
+		_ = t.db.Close()
+	}
 }
 
 // outputs are the output tables, as the checks take them.
@@ -124,11 +174,11 @@ func keyType(src Source, idName string) table.Type {
 	return table.Text
 }
 
-// prepare checks the output tables and readies them: none may be a table
+// check checks the output tables, changing nothing: none may be a table
 // the input reads, under any spelling; each must be able to take what the
-// run writes (or be created); then the DDL runs in one transaction. A
-// refusal leaves every database as it was.
-func (t *tableSinks) prepare(ctx context.Context, src Source, idName string, log zerolog.Logger) error {
+// run writes (or be created). The DDL that readies them is kept for setup,
+// which runs once every other check of the run has passed.
+func (t *tableSinks) check(ctx context.Context, src Source, idName string) error {
 	if idName == "" {
 		return usagef("--out-table and --review-table key their rows by the id column: give --id-col COLUMN")
 	}
@@ -143,10 +193,37 @@ func (t *tableSinks) prepare(ctx context.Context, src Source, idName string, log
 			return setupError(ctx, err)
 		}
 	}
-	if err := table.Prepare(ctx, t.db, outs); err != nil {
+	stmts, err := table.Plan(ctx, t.db, outs)
+	if err != nil {
 		return setupError(ctx, err)
 	}
-	log.Debug().Int("tables", len(outs)).Msg("output tables checked and ready")
+	t.checked, t.ddl = outs, stmts
+	return nil
+}
+
+// setup runs the DDL that check planned, in one transaction: a failure
+// leaves every database as it was.
+func (t *tableSinks) setup(ctx context.Context, log zerolog.Logger) error {
+	if t.checked == nil {
+		return errors.New("output tables set up before they were checked") // a bug of the caller's
+	}
+	apply := func() error { return table.Apply(ctx, t.db, t.checked, t.ddl) }
+	if t.scratch != "" {
+		// Only now is the SQLite file created; another runner may have
+		// made it, tables and all, since the checks: they are planned
+		// again against the real file.
+		t.dropScratch()
+		db, err := table.Open(ctx, t.u, table.Options{LockTimeout: t.spec.LockTimeout})
+		if err != nil {
+			return setupError(ctx, err)
+		}
+		t.db = db
+		apply = func() error { return table.Prepare(ctx, t.db, t.checked) }
+	}
+	if err := apply(); err != nil {
+		return setupError(ctx, err)
+	}
+	log.Debug().Int("tables", len(t.checked)).Int("statements", len(t.ddl)).Msg("output tables checked and ready")
 	return nil
 }
 
@@ -202,7 +279,7 @@ func (t *tableSinks) counts() []report.TableCounts {
 // out-table (table.RunsName). The outputs are written by now: a failure
 // is logged and leaves the run's outcome as it was.
 func (t *tableSinks) record(ctx context.Context, src Source, sum *report.Summary, log zerolog.Logger) {
-	if t.outName.Table == "" || t.db == nil {
+	if t.outName.Table == "" || t.db == nil || t.scratch != "" { // never set up: nothing to record in
 		return
 	}
 	rn := table.RunsName(t.outName)

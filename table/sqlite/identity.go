@@ -126,7 +126,7 @@ func (d *DB) Reads(ctx context.Context, query string) ([]table.Relation, error) 
 // everything.
 func (d *DB) Describe(ctx context.Context, n table.Name) (table.TableInfo, error) {
 	var info table.TableInfo
-	writable := d.rw != nil
+	writable := !d.readOnly
 	if f, err := os.OpenFile(d.path, os.O_WRONLY, 0); err != nil {
 		writable = false
 	} else {
@@ -187,7 +187,7 @@ func classOf(decl string) (table.Type, bool) {
 // Setup runs stmts in one IMMEDIATE transaction (the write lock taken
 // first, waiting the busy timeout for it).
 func (d *DB) Setup(ctx context.Context, stmts []table.Statement) error {
-	w, err := d.writer()
+	w, err := d.writer(ctx)
 	if err != nil {
 		return err
 	}

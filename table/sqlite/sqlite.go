@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,44 +35,39 @@ const TimeFormat = "2006-01-02T15:04:05.000000Z"
 // nothing is ever written through a source.
 type DB struct {
 	ro       *sql.DB
-	rw       *sql.DB // nil when opened ReadOnly
+	readOnly bool
+	// rw is the writer, opened by the first write (writer): nil until
+	// then, and always when readOnly.
+	mu       sync.Mutex
+	rw       *sql.DB
+	url      *table.URL
 	display  string
 	path     string
 	lockWait time.Duration // the writer's busy timeout
 }
 
 // Open opens the database file of u: read-only and existing for a source;
-// for a sink created if missing and put in WAL mode.
+// for a sink created if missing and put in WAL mode. An existing file is
+// put in WAL mode only by the first write (a set-up or a batch), not by
+// its checks, so that a run refused before it changes nothing in the
+// file, not even its journal mode.
 func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database, error) {
-	d := &DB{display: u.Display, path: u.Path, lockWait: cmp.Or(opts.LockTimeout, table.DefaultLockTimeout)}
-	if opts.ReadOnly {
-		if _, err := os.Stat(u.Path); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("%s: no such database file", u.Display)
+	d := &DB{url: u, readOnly: opts.ReadOnly, display: u.Display, path: u.Path, lockWait: cmp.Or(opts.LockTimeout, table.DefaultLockTimeout)}
+	if _, err := os.Stat(u.Path); err != nil {
+		if !opts.ReadOnly && errors.Is(err, fs.ErrNotExist) {
+			// The writer opens first so that the file exists.
+			if _, err := d.writer(ctx); err != nil {
+				return nil, err
 			}
+		} else if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such database file", u.Display)
+		} else {
 			return nil, fmt.Errorf("%s: %w", u.Display, err)
 		}
-	} else {
-		// WAL is persistent, and what lets a reader and the writer share
-		// the file; the writer opens first so that the file exists.
-		// The busy timeout is the lock timeout of every DDL and write.
-		// Transactions take the write lock when they begin (_txlock):
-		// one that read first and then wrote would fail at once, without
-		// waiting, when another process (a shard beside it) had committed
-		// since its read, since SQLite cannot upgrade a stale snapshot.
-		rw, err := openHandle(ctx, u, "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"+
-			fmt.Sprintf("&_pragma=busy_timeout(%d)", max(d.lockWait.Milliseconds(), 1)))
-		if err != nil {
-			return nil, err
-		}
-		rw.SetMaxOpenConns(1) // one writer
-		d.rw = rw
 	}
 	ro, err := openHandle(ctx, u, "mode=ro&_pragma=query_only(1)")
 	if err != nil {
-		if d.rw != nil {
-			d.rw.Close()
-		}
+		_ = d.closeWriter()
 		return nil, err
 	}
 	d.ro = ro
@@ -95,12 +91,42 @@ func openHandle(ctx context.Context, u *table.URL, params string) (*sql.DB, erro
 	return db, nil
 }
 
-// writer returns the read-write handle.
-func (d *DB) writer() (*sql.DB, error) {
-	if d.rw == nil {
+// writer returns the read-write handle, opening it the first time. WAL is
+// persistent, and what lets a reader and the writer share the file. The
+// busy timeout is the lock timeout of every DDL and write. Transactions
+// take the write lock when they begin (_txlock): one that read first and
+// then wrote would fail at once, without waiting, when another process (a
+// shard beside it) had committed since its read, since SQLite cannot
+// upgrade a stale snapshot.
+func (d *DB) writer(ctx context.Context) (*sql.DB, error) {
+	if d.readOnly {
 		return nil, fmt.Errorf("%s was opened read-only", d.display)
 	}
-	return d.rw, nil
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.rw != nil {
+		return d.rw, nil
+	}
+	rw, err := openHandle(ctx, d.url, "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"+
+		fmt.Sprintf("&_pragma=busy_timeout(%d)", max(d.lockWait.Milliseconds(), 1)))
+	if err != nil {
+		return nil, err
+	}
+	rw.SetMaxOpenConns(1) // one writer
+	d.rw = rw
+	return rw, nil
+}
+
+// closeWriter closes the writer, if it was opened.
+func (d *DB) closeWriter() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.rw == nil {
+		return nil
+	}
+	err := d.rw.Close()
+	d.rw = nil
+	return err
 }
 
 func schemaOf(n table.Name) string { return cmp.Or(n.Schema, "main") }
@@ -297,7 +323,7 @@ var seenTables atomic.Int64
 
 // Target upserts each record with a prepared statement.
 func (d *DB) Target(ctx context.Context, n table.Name, key string, cols []table.Column) (table.Target, error) {
-	w, err := d.writer()
+	w, err := d.writer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -448,7 +474,7 @@ func (t *target) Close() error { return nil }
 
 // Exec runs sql through the writer connection.
 func (d *DB) Exec(ctx context.Context, sql string) error {
-	w, err := d.writer()
+	w, err := d.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -459,10 +485,8 @@ func (d *DB) Exec(ctx context.Context, sql string) error {
 // Close closes the database.
 func (d *DB) Close() error {
 	err := d.ro.Close()
-	if d.rw != nil {
-		if werr := d.rw.Close(); err == nil {
-			err = werr
-		}
+	if werr := d.closeWriter(); err == nil {
+		err = werr
 	}
 	return err
 }

@@ -1,0 +1,60 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	"github.com/addrclean/addrclean/table"
+)
+
+// TestWALOnFirstWrite: opening an existing database for writing, and
+// checking an output table in it, leave the file as it was, journal mode
+// included; the first write (the set-up) puts it in WAL mode. A run refused
+// after its checks must not have switched the user's database.
+func TestWALOnFirstWrite(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crm.db")
+	mode := func() string {
+		t.Helper()
+		c, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var m string
+		if err := c.QueryRow("PRAGMA journal_mode").Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	c, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec("CREATE TABLE cust (id TEXT PRIMARY KEY, street TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	u, _ := table.ParseURL("sqlite:" + path)
+	db, err := table.Open(ctx, u, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	out := table.Output{Name: table.Name{Table: "av"}, Key: "id", Cols: table.Columns(table.Enriched, false)}
+	stmts, err := table.Plan(ctx, db, []table.Output{out})
+	if err != nil || len(stmts) == 0 {
+		t.Fatalf("plan: %d statements, %v", len(stmts), err)
+	}
+	if m := mode(); m != "delete" {
+		t.Fatalf("after the checks the journal mode is %s, want delete as it was", m)
+	}
+	if err := table.Apply(ctx, db, []table.Output{out}, stmts); err != nil {
+		t.Fatal(err)
+	}
+	if m := mode(); m != "wal" {
+		t.Fatalf("after the set-up the journal mode is %s, want wal", m)
+	}
+}
