@@ -71,6 +71,11 @@ func cmdVerify(ctx context.Context, args []string, s streams) error {
 	defer cancel()
 	resp, err := conn.Client.Verify(vctx, api.Address{Lines: lines, City: city, Region: region, Country: country, Language: language})
 	if err != nil {
+		// A signal, not --timeout: whichever step it stopped (the token,
+		// the request) it is exit 130, as for every other command.
+		if ctx.Err() != nil {
+			return withCode(exitInterrupted, err)
+		}
 		if msg := describeFatal(err); msg != "" {
 			return withCode(exitFatal, fmt.Errorf("%s (%w)", msg, err))
 		}

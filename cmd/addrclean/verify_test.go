@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -62,5 +64,27 @@ func TestVerifyJSON(t *testing.T) {
 	}
 	if got := r.Input.Lines; len(got) != 2 || got[1].Value != "ZZ9 9ZZ" {
 		t.Errorf("postcode not sent as the last line: %+v", got)
+	}
+}
+
+// TestVerifyInterruptedLive: a signal while verify waits for its token is
+// exit 130 (it was exit 1: "api: waiting for a token: context canceled").
+func TestVerifyInterruptedLive(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
+	srv, vc := countingService(t)
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := runMain(ctx, []string{"verify", "--base-url", srv.URL, "--api-key-file", keyFile, "--country", "IE", "12 Main Street", "Ennis"},
+		streams{in: strings.NewReader(""), out: &stdout, err: &stderr})
+	if code != exitInterrupted || !strings.Contains(stderr.String(), "context canceled") {
+		t.Fatalf("exit %d, want %d; stderr: %.500s", code, exitInterrupted, stderr.String())
+	}
+	if n := vc.calls.Load(); n != 0 {
+		t.Errorf("%d verify calls after the signal, want 0", n)
 	}
 }
