@@ -121,9 +121,10 @@ type Entry struct {
 	Key uint64
 	// Response is the answer; nil for a refused row.
 	Response *api.VerifyResponse
-	// Answer, when not nil, is Response as api.AppendVerifyResponse
-	// encodes it, which Record then stores instead of encoding Response
-	// again. Lookup leaves it nil.
+	// Answer, when not nil, is JSON that api.DecodeVerifyResponse decodes
+	// to Response (the service's own bytes, or Response as
+	// api.AppendVerifyResponse encodes it), which Record then stores
+	// instead of encoding Response again. Lookup leaves it nil.
 	Answer []byte
 	// Err and Kind are the reason and kind of a row the service refused.
 	Err, Kind string

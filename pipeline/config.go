@@ -81,6 +81,15 @@ type Verifier interface {
 	Verify(ctx context.Context, a api.Address) (*api.VerifyResponse, error)
 }
 
+// AnswerVerifier is a Verifier that also returns the answer's JSON as the
+// service sent it, when that decodes to the answer unchanged (nil
+// otherwise); *api.Client satisfies it. The run then stores those bytes
+// (journal, cache, dedup spill) instead of encoding the answer again.
+type AnswerVerifier interface {
+	Verifier
+	VerifyAnswer(ctx context.Context, a api.Address) (*api.VerifyResponse, []byte, error)
+}
+
 // Cache keeps answers across runs (--cache); cache.Store satisfies it. Keys
 // are opaque strings that may hold any bytes (hash them for storage); equal
 // keys mean the same address after normalising case and white space.
@@ -104,7 +113,8 @@ type TimedCache interface {
 }
 
 // EncodedCache is a TimedCache that gives and takes answers with their JSON
-// (as api.AppendVerifyResponse writes it); cache.Store and cache.PGStore
+// (what api.DecodeVerifyResponse decodes to the answer: the service's body,
+// or api.AppendVerifyResponse's encoding); cache.Store and cache.PGStore
 // satisfy it. A run
 // then encodes each answer at most once for the cache, the journal and the
 // dedup's spill, and not at all for one the cache gives.
