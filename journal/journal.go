@@ -583,12 +583,17 @@ const (
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-func (r record) sum() int64 {
+// head is the CRC of the record's row, key and flags.
+func (r record) head() uint32 {
 	var h [17]byte
 	binary.BigEndian.PutUint64(h[:], uint64(r.row))
 	binary.BigEndian.PutUint64(h[8:], uint64(r.key))
 	h[16] = byte(r.flags)
-	c := crc32.Update(0, crcTable, h[:])
+	return crc32.Update(0, crcTable, h[:])
+}
+
+func (r record) sum() int64 {
+	c := r.head()
 	if r.flags&flagRefused != 0 {
 		c = crc32.Update(c, crcTable, []byte(r.kind.String))
 		c = crc32.Update(c, crcTable, []byte{0})
@@ -609,11 +614,13 @@ func encodeRecord(e Entry) record {
 			answer = api.AppendVerifyResponse(make([]byte, 0, 2048), e.Response)
 		}
 		r.answer = sql.NullString{String: string(answer), Valid: true}
-	} else {
-		r.flags |= flagRefused
-		r.kind = sql.NullString{String: e.Kind, Valid: true}
-		r.reason = sql.NullString{String: e.Err, Valid: true}
+		// From the bytes: sum would copy the string back to bytes.
+		r.crc = int64(crc32.Update(r.head(), crcTable, answer))
+		return r
 	}
+	r.flags |= flagRefused
+	r.kind = sql.NullString{String: e.Kind, Valid: true}
+	r.reason = sql.NullString{String: e.Err, Valid: true}
 	r.crc = r.sum()
 	return r
 }
