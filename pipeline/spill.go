@@ -14,19 +14,35 @@ import (
 	"github.com/addrclean/addrclean/api"
 )
 
-// spillBuckets is the number of chains of the spill's hash index. Their
-// heads are the only memory the spill holds (8 bytes each, 8 MiB), whatever
-// the number of verdicts: at a million verdicts a chain is one record long
-// on average, at ten million ten.
-const spillBuckets = 1 << 20
+// The spill's hash index: chains whose heads are the only memory the spill
+// holds, 4 bytes each. The index starts small and doubles while the
+// verdicts outnumber its chains, up to spillMaxBuckets (4 MiB), whatever
+// the number of verdicts: a run that spills 40,000 holds 256 KiB; at a
+// million verdicts a chain is one record long on average, at ten million
+// ten.
+const (
+	spillMinBuckets = 1 << 12
+	spillMaxBuckets = 1 << 20
+)
+
+// spillAlign is the alignment of the records in the file: a head holds an
+// offset in these units, so that 4 bytes reach 64 GiB (some 40 million
+// answers of the usual size, or a billion of the estimate's verdicts, which
+// its 44-byte header and 3-byte verdict pad to 48 bytes).
+const spillAlign = 16
+
+// spillMax is the size of file the 4-byte offsets reach.
+const spillMax = (1<<32 - 1) * spillAlign
 
 // spillBuffer is how much of the file is written at once.
 const spillBuffer = 64 << 10
 
-// A record in the spill file: the offset of the previous record of the same
-// chain (0 ends it), the SHA-256 of the dedup key, the length and CRC-32C of
-// the encoded verdict, then the verdict.
-const spillHeader = 8 + sha256.Size + 4 + 4
+// A record in the spill file, at an offset that is a multiple of
+// spillAlign: the offset of the previous record of the same chain in those
+// units (0 ends it), the SHA-256 of the dedup key, the length and CRC-32C
+// of the encoded verdict, then the verdict, padded with zeros to the next
+// record.
+const spillHeader = 4 + sha256.Size + 4 + 4
 
 var spillCRC = crc32.MakeTable(crc32.Castagnoli)
 
@@ -44,18 +60,25 @@ type spill struct {
 	f       *os.File
 	path    string // set while the file still has a name
 	w       *bufio.Writer
-	size    int64 // bytes in the file, written or buffered
-	flushed int64 // bytes that reached the file
-	heads   []int64
-	written int64 // verdicts kept
-	buf     []byte
+	size    int64    // bytes in the file, written or buffered
+	flushed int64    // bytes that reached the file
+	heads   []uint32 // a power of two of them, each an offset / spillAlign
+	// maxHeads caps heads (spillMaxBuckets when 0; tests set less).
+	maxHeads int
+	written  int64 // verdicts kept
+	buf      []byte
 }
 
 type spillKey [sha256.Size]byte
 
 func spillKeyOf(key string) spillKey { return sha256.Sum256([]byte(key)) }
 
-func (k *spillKey) bucket() int { return int(binary.LittleEndian.Uint64(k[:8]) % spillBuckets) }
+// bucket is k's chain in an index of n chains, n a power of two: a key's
+// chain in an index twice as large is its chain here or that plus n.
+func (k *spillKey) bucket(n int) int { return int(binary.LittleEndian.Uint64(k[:8]) & uint64(n-1)) }
+
+// errSpillFull is returned by put when the file has reached spillMax.
+var errSpillFull = errors.New("the spill file reached its size limit")
 
 // put keeps v for key. A key put twice keeps the later verdict.
 func (s *spill) put(key string, v verdict) error {
@@ -64,22 +87,38 @@ func (s *spill) put(key string, v verdict) error {
 			return err
 		}
 	}
+	if s.size > spillMax {
+		return s.wrap(fmt.Errorf("%w (%d GiB)", errSpillFull, spillMax>>30))
+	}
+	if s.written >= int64(len(s.heads)) && len(s.heads) < cmp.Or(s.maxHeads, spillMaxBuckets) {
+		s.grow()
+	}
 	k := spillKeyOf(key)
-	b := k.bucket()
+	b := k.bucket(len(s.heads))
 	s.buf = append(s.buf[:0], make([]byte, spillHeader)...)
 	s.buf = appendVerdict(s.buf, v)
 	body := s.buf[spillHeader:]
-	binary.LittleEndian.PutUint64(s.buf[0:], uint64(s.heads[b]))
-	copy(s.buf[8:], k[:])
-	binary.LittleEndian.PutUint32(s.buf[8+sha256.Size:], uint32(len(body)))
-	binary.LittleEndian.PutUint32(s.buf[8+sha256.Size+4:], crc32.Checksum(body, spillCRC))
+	binary.LittleEndian.PutUint32(s.buf[0:], s.heads[b])
+	copy(s.buf[4:], k[:])
+	binary.LittleEndian.PutUint32(s.buf[4+sha256.Size:], uint32(len(body)))
+	binary.LittleEndian.PutUint32(s.buf[4+sha256.Size+4:], crc32.Checksum(body, spillCRC))
+	s.buf = append(s.buf, make([]byte, -len(s.buf)&(spillAlign-1))...)
 	if _, err := s.w.Write(s.buf); err != nil {
 		return s.wrap(err)
 	}
-	s.heads[b] = s.size
+	s.heads[b] = uint32(s.size / spillAlign)
 	s.size += int64(len(s.buf))
 	s.written++
 	return nil
+}
+
+// grow doubles the index. The chain of a key in the larger index starts
+// where its chain in the smaller one did, and goes on through the records
+// of both of the chains it splits into: longer by the records already
+// there, which lookups tell apart by their keys, never wrong.
+func (s *spill) grow() {
+	n := len(s.heads)
+	s.heads = append(s.heads, s.heads...)[:2*n]
 }
 
 func (s *spill) get(key string) (verdict, bool, error) {
@@ -88,7 +127,8 @@ func (s *spill) get(key string) (verdict, bool, error) {
 	}
 	k := spillKeyOf(key)
 	var hdr [spillHeader]byte
-	for off := s.heads[k.bucket()]; off != 0; {
+	for at := s.heads[k.bucket(len(s.heads))]; at != 0; {
+		off := int64(at) * spillAlign
 		if off+spillHeader > s.flushed {
 			if err := s.w.Flush(); err != nil {
 				return verdict{}, false, s.wrap(err)
@@ -98,12 +138,15 @@ func (s *spill) get(key string) (verdict, bool, error) {
 		if _, err := s.f.ReadAt(hdr[:], off); err != nil {
 			return verdict{}, false, s.wrap(err)
 		}
-		prev := int64(binary.LittleEndian.Uint64(hdr[0:]))
-		if !bytes.Equal(hdr[8:8+sha256.Size], k[:]) {
-			off = prev
+		prev := binary.LittleEndian.Uint32(hdr[0:])
+		if prev >= at { // chains only go back: a damaged one must not loop
+			return verdict{}, false, s.wrap(fmt.Errorf("record at %d: %w: bad chain", off, errBadVerdict))
+		}
+		if !bytes.Equal(hdr[4:4+sha256.Size], k[:]) {
+			at = prev
 			continue
 		}
-		n := int64(binary.LittleEndian.Uint32(hdr[8+sha256.Size:]))
+		n := int64(binary.LittleEndian.Uint32(hdr[4+sha256.Size:]))
 		if off+spillHeader+n > s.flushed {
 			if err := s.w.Flush(); err != nil {
 				return verdict{}, false, s.wrap(err)
@@ -114,7 +157,7 @@ func (s *spill) get(key string) (verdict, bool, error) {
 		if _, err := s.f.ReadAt(body, off+spillHeader); err != nil {
 			return verdict{}, false, s.wrap(err)
 		}
-		if crc32.Checksum(body, spillCRC) != binary.LittleEndian.Uint32(hdr[8+sha256.Size+4:]) {
+		if crc32.Checksum(body, spillCRC) != binary.LittleEndian.Uint32(hdr[4+sha256.Size+4:]) {
 			return verdict{}, false, s.wrap(fmt.Errorf("record at %d: %w: checksum mismatch", off, errBadVerdict))
 		}
 		v, err := decodeVerdict(body)
@@ -138,12 +181,14 @@ func (s *spill) open() error {
 		s.path = ""
 	}
 	s.w = bufio.NewWriterSize(f, spillBuffer)
-	s.heads = make([]int64, spillBuckets)
+	s.heads = make([]uint32, spillMinBuckets)
 	// Offset 0 ends a chain, so the first record must not start there.
-	if _, err := s.w.WriteString("addrclean-dedup-spill/1\n"); err != nil {
+	hdr := make([]byte, spillAlign)
+	copy(hdr, "addrclean-dedup-spill/2\n")
+	if _, err := s.w.Write(hdr); err != nil {
 		return s.wrap(err)
 	}
-	s.size = int64(s.w.Buffered())
+	s.size = int64(len(hdr))
 	return nil
 }
 
