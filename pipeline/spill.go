@@ -14,12 +14,12 @@ import (
 	"github.com/addrclean/addrclean/api"
 )
 
-// The spill's hash index: chains whose heads are the only memory the spill
-// holds, 4 bytes each. The index starts small and doubles while the
-// verdicts outnumber its chains, up to spillMaxBuckets (4 MiB), whatever
-// the number of verdicts: a run that spills 40,000 holds 256 KiB; at a
-// million verdicts a chain is one record long on average, at ten million
-// ten.
+// The spill's hash index: chains whose heads and signatures, 4 bytes each,
+// are the only memory the spill holds. The index starts small and doubles
+// while the verdicts outnumber its chains, up to spillMaxBuckets (8 MiB),
+// whatever the number of verdicts: a run that spills 40,000 holds 512 KiB;
+// at a million verdicts a chain is one record long on average, at ten
+// million ten.
 const (
 	spillMinBuckets = 1 << 12
 	spillMaxBuckets = 1 << 20
@@ -63,9 +63,15 @@ type spill struct {
 	size    int64    // bytes in the file, written or buffered
 	flushed int64    // bytes that reached the file
 	heads   []uint32 // a power of two of them, each an offset / spillAlign
+	// sigs has a chain's signature: the sig bits of every key in it. A
+	// key whose bits are not all there is not in the chain, and its
+	// lookup reads nothing: most lookups are of addresses never spilled,
+	// and a doubled index's chains also hold their twin's older records.
+	sigs []uint32
 	// maxHeads caps heads (spillMaxBuckets when 0; tests set less).
 	maxHeads int
 	written  int64 // verdicts kept
+	reads    int64 // record headers read by get
 	buf      []byte
 }
 
@@ -76,6 +82,9 @@ func spillKeyOf(key string) spillKey { return sha256.Sum256([]byte(key)) }
 // bucket is k's chain in an index of n chains, n a power of two: a key's
 // chain in an index twice as large is its chain here or that plus n.
 func (k *spillKey) bucket(n int) int { return int(binary.LittleEndian.Uint64(k[:8]) & uint64(n-1)) }
+
+// sig is k's signature bits: two of 32, from bytes the bucket does not use.
+func (k *spillKey) sig() uint32 { return 1<<(k[8]&31) | 1<<(k[9]&31) }
 
 // errSpillFull is returned by put when the file has reached spillMax.
 var errSpillFull = errors.New("the spill file reached its size limit")
@@ -107,6 +116,7 @@ func (s *spill) put(key string, v verdict) error {
 		return s.wrap(err)
 	}
 	s.heads[b] = uint32(s.size / spillAlign)
+	s.sigs[b] |= k.sig()
 	s.size += int64(len(s.buf))
 	s.written++
 	return nil
@@ -119,6 +129,7 @@ func (s *spill) put(key string, v verdict) error {
 func (s *spill) grow() {
 	n := len(s.heads)
 	s.heads = append(s.heads, s.heads...)[:2*n]
+	s.sigs = append(s.sigs, s.sigs...)[:2*n]
 }
 
 func (s *spill) get(key string) (verdict, bool, error) {
@@ -126,8 +137,12 @@ func (s *spill) get(key string) (verdict, bool, error) {
 		return verdict{}, false, nil
 	}
 	k := spillKeyOf(key)
+	b := k.bucket(len(s.heads))
+	if sig := k.sig(); s.sigs[b]&sig != sig {
+		return verdict{}, false, nil
+	}
 	var hdr [spillHeader]byte
-	for at := s.heads[k.bucket(len(s.heads))]; at != 0; {
+	for at := s.heads[b]; at != 0; {
 		off := int64(at) * spillAlign
 		if off+spillHeader > s.flushed {
 			if err := s.w.Flush(); err != nil {
@@ -135,6 +150,7 @@ func (s *spill) get(key string) (verdict, bool, error) {
 			}
 			s.flushed = s.size
 		}
+		s.reads++
 		if _, err := s.f.ReadAt(hdr[:], off); err != nil {
 			return verdict{}, false, s.wrap(err)
 		}
@@ -181,7 +197,7 @@ func (s *spill) open() error {
 		s.path = ""
 	}
 	s.w = bufio.NewWriterSize(f, spillBuffer)
-	s.heads = make([]uint32, spillMinBuckets)
+	s.heads, s.sigs = make([]uint32, spillMinBuckets), make([]uint32, spillMinBuckets)
 	// Offset 0 ends a chain, so the first record must not start there.
 	hdr := make([]byte, spillAlign)
 	copy(hdr, "addrclean-dedup-spill/2\n")
@@ -200,7 +216,7 @@ func (s *spill) close() error {
 	if s.path != "" {
 		_ = os.Remove(s.path)
 	}
-	s.f, s.w, s.heads = nil, nil, nil
+	s.f, s.w, s.heads, s.sigs = nil, nil, nil, nil
 	return err
 }
 
