@@ -291,3 +291,28 @@ func TestServiceBytesStored(t *testing.T) {
 		}
 	}
 }
+
+// TestSpilledDuplicateKeepsItsTime: a duplicate answered from the spill
+// has its answer's time (VerifiedAt), as one answered from memory has, so
+// that the outputs do not depend on how many verdicts memory holds.
+func TestSpilledDuplicateKeepsItsTime(t *testing.T) {
+	const n = 2 * (DefaultWindow + 8 + 50) // duplicates n/2 apart: from the spill
+	cells := func(i int) []string { return distinct((i-1)%(n/2) + 1) }
+	w := &memWriter{}
+	cfg := Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Verifier: &fakeVerifier{},
+		SpillDir: t.TempDir(), Workers: 2}.with(w)
+	st, err := Run(testCtx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := w.rows()
+	if st.CallsMade != n/2 || len(rows) != n {
+		t.Fatalf("%d calls, %d rows", st.CallsMade, len(rows))
+	}
+	for i := range n / 2 {
+		lead, dup := rows[i], rows[i+n/2]
+		if lead.VerifiedAt.IsZero() || !dup.VerifiedAt.Equal(lead.VerifiedAt) {
+			t.Fatalf("row %d verified at %v, its duplicate row %d at %v", lead.Row, lead.VerifiedAt, dup.Row, dup.VerifiedAt)
+		}
+	}
+}

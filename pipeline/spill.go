@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"time"
 
 	"github.com/addrclean/addrclean/api"
 )
@@ -226,10 +227,16 @@ func (s *spill) wrap(err error) error {
 }
 
 // Layout of an encoded verdict: a flags byte, the reason and the kind each
-// as a uvarint length and bytes, then the answer as JSON when there is one.
+// as a uvarint length and bytes, when the verdict has one (flagAt) the time
+// of the answer as a varint of Unix nanoseconds, then the answer as JSON
+// when there is one.
 const (
 	flagResp      = 1 << 0
 	flagFromCache = 1 << 1
+	// flagAt: a duplicate answered from the spill keeps its answer's time
+	// (writers.Result.VerifiedAt), as one answered from memory does, so
+	// that the outputs do not depend on how many verdicts memory holds.
+	flagAt = 1 << 2
 )
 
 var errBadVerdict = errors.New("malformed verdict")
@@ -242,10 +249,16 @@ func appendVerdict(b []byte, v verdict) []byte {
 	if v.fromCache {
 		flags |= flagFromCache
 	}
+	if !v.at.IsZero() {
+		flags |= flagAt
+	}
 	b = append(b, flags)
 	for _, s := range [...]string{v.reason, v.kind} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
+	}
+	if !v.at.IsZero() {
+		b = binary.AppendVarint(b, v.at.UnixNano())
 	}
 	switch {
 	case v.answer != nil:
@@ -272,6 +285,14 @@ func decodeVerdict(b []byte) (verdict, error) {
 		b = b[w+int(n):]
 	}
 	v := verdict{reason: strs[0], kind: strs[1], fromCache: flags&flagFromCache != 0}
+	if flags&flagAt != 0 {
+		ns, w := binary.Varint(b)
+		if w <= 0 {
+			return verdict{}, errBadVerdict
+		}
+		v.at = time.Unix(0, ns)
+		b = b[w:]
+	}
 	if flags&flagResp != 0 {
 		resp, err := api.DecodeVerifyResponse(b)
 		if err != nil {
