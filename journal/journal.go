@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/internal/sqlitefile"
@@ -127,7 +128,8 @@ type Entry struct {
 	// Answer, when not nil, is JSON that api.DecodeVerifyResponse decodes
 	// to Response (the service's own bytes, or Response as
 	// api.AppendVerifyResponse encodes it), which Record then stores
-	// instead of encoding Response again. Lookup leaves it nil.
+	// instead of encoding Response again; Record keeps it until it is
+	// committed, so it must not be changed. Lookup leaves it nil.
 	Answer []byte
 	// Err and Kind are the reason and kind of a row the service refused.
 	Err, Kind string
@@ -623,7 +625,9 @@ func encodeRecord(e Entry) record {
 		if answer == nil {
 			answer = api.AppendVerifyResponse(make([]byte, 0, 2048), e.Response)
 		}
-		r.answer = sql.NullString{String: string(answer), Valid: true}
+		// The bytes are not changed once given (Entry.Answer): the record
+		// shares them instead of copying 2 KB a row.
+		r.answer = sql.NullString{String: unsafe.String(unsafe.SliceData(answer), len(answer)), Valid: true}
 		// From the bytes: sum would copy the string back to bytes.
 		r.crc = int64(crc32.Update(r.head(), crcTable, answer))
 		return r
