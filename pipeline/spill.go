@@ -200,8 +200,9 @@ func (s *spill) open() error {
 	s.w = bufio.NewWriterSize(f, spillBuffer)
 	s.heads, s.sigs = make([]uint32, spillMinBuckets), make([]uint32, spillMinBuckets)
 	// Offset 0 ends a chain, so the first record must not start there.
-	hdr := make([]byte, spillAlign)
-	copy(hdr, "addrclean-dedup-spill/2\n")
+	const magic = "addrclean-dedup-spill/2\n"
+	hdr := make([]byte, (len(magic)+spillAlign-1)&^(spillAlign-1))
+	copy(hdr, magic)
 	if _, err := s.w.Write(hdr); err != nil {
 		return s.wrap(err)
 	}
