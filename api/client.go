@@ -220,25 +220,41 @@ func (c *Client) Stats() ClientStats {
 // failures are a *StatusError, a *RateLimitedError or a transport error;
 // Classify tells what to do about any of them.
 func (c *Client) Verify(ctx context.Context, a Address) (*VerifyResponse, error) {
+	resp, _, err := c.verify(ctx, a, false)
+	return resp, err
+}
+
+// VerifyAnswer is Verify that also returns the answer's JSON when the
+// service's body is it: a body that decoded to the answer with nothing
+// redacted, which DecodeVerifyResponse gives back as the same answer. It
+// is nil otherwise (the caller encodes the answer with
+// AppendVerifyResponse). A run that stores answers (its journal, cache and
+// dedup spill) thus keeps the bytes it read instead of encoding them again.
+func (c *Client) VerifyAnswer(ctx context.Context, a Address) (*VerifyResponse, []byte, error) {
+	return c.verify(ctx, a, true)
+}
+
+// verify is Verify, with the answer's JSON when keep asks for it.
+func (c *Client) verify(ctx context.Context, a Address, keep bool) (*VerifyResponse, []byte, error) {
 	params, err := encodeAddress(a)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	startGen := c.tokens.generation()
 	var minGen uint64
 	for retried := false; ; retried = true {
 		tok, gen, err := c.tokens.get(ctx, minGen)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		resp, rejected, err := c.send(ctx, tok, params)
+		resp, answer, rejected, err := c.send(ctx, tok, params, keep)
 		if rejected == nil {
-			return resp, err
+			return resp, answer, err
 		}
 		// A token fetched after this call began cannot have expired: the
 		// credentials themselves are refused, and a refresh cannot help.
 		if gen > startGen || retried {
-			return nil, &authError{why: "the service refused a freshly created token", status: rejected}
+			return nil, nil, &authError{why: "the service refused a freshly created token", status: rejected}
 		}
 		c.stats.tokenRetries.Add(1)
 		minGen = gen + 1
@@ -297,7 +313,7 @@ func addParam(b *strings.Builder, name, value string) {
 // It runs once per row: the request is built from precomputed parts, the
 // answer read into a pooled buffer, and the lists of secrets to scrub from
 // error text made only when there is an error.
-func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *VerifyResponse, rejected *StatusError, err error) {
+func (c *Client) send(ctx context.Context, tok Secret, params string, keep bool) (resp *VerifyResponse, answer []byte, rejected *StatusError, err error) {
 	const op = "verify"
 	shown := func() string { return c.baseShown + "/3.0/verify" }
 	secrets := func() []string { return c.scrubList(tok.Reveal()) }
@@ -313,7 +329,7 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 		}
 	}
 	if err != nil {
-		return nil, nil, fmtErr(unwrapURL(err), secrets(), "api: %s: building request for %s: %s", op, shown(), unwrapURL(err))
+		return nil, nil, nil, fmtErr(unwrapURL(err), secrets(), "api: %s: building request for %s: %s", op, shown(), unwrapURL(err))
 	}
 	req.Header["Accept"] = hdrAccept
 	req.Header["User-Agent"] = c.hdrUA
@@ -325,24 +341,28 @@ func (c *Client) send(ctx context.Context, tok Secret, params string) (resp *Ver
 	defer putBody(buf)
 	hr, body, err := c.do(req, buf)
 	if err != nil {
-		return nil, nil, c.transportError(op, c.method, shown(), err, secrets())
+		return nil, nil, nil, c.transportError(op, c.method, shown(), err, secrets())
 	}
 	switch {
 	case hr.StatusCode >= 200 && hr.StatusCode < 300:
 		if body.err != nil {
-			return nil, nil, c.transportError(op, c.method, shown(), body.err, secrets())
+			return nil, nil, nil, c.transportError(op, c.method, shown(), body.err, secrets())
 		}
 		// The answer is written out whole (JSONL): a service that echoes
 		// the request must not put the token there.
-		vr, err := decodeRedacted(body.data, c.tokenParam(tok).forms)
+		vr, asIs, err := decodeRedacted(body.data, c.tokenParam(tok).forms)
 		if err != nil {
-			return nil, nil, kindErr(KindTransient, err, secrets(), "api: %s: unusable answer (HTTP %d, %d bytes): %v", op, hr.StatusCode, len(body.data), err)
+			return nil, nil, nil, kindErr(KindTransient, err, secrets(), "api: %s: unusable answer (HTTP %d, %d bytes): %v", op, hr.StatusCode, len(body.data), err)
 		}
-		return vr, nil, nil
+		if keep && asIs {
+			// A copy: the body's buffer is reused.
+			answer = bytes.Clone(bytes.TrimSpace(body.data))
+		}
+		return vr, answer, nil, nil
 	case hr.StatusCode == http.StatusUnauthorized:
-		return nil, c.statusError(op, hr, body.data, secrets()), nil
+		return nil, nil, c.statusError(op, hr, body.data, secrets()), nil
 	}
-	return nil, nil, c.failure(op, hr, body.data, secrets())
+	return nil, nil, nil, c.failure(op, hr, body.data, secrets())
 }
 
 // Format keeps %v of a tokenParam from printing the token.

@@ -65,4 +65,6 @@
 // answer with a repeated member name is refused. AppendVerifyResponse and
 // DecodeVerifyResponse are the encoding of stored answers (journal, cache);
 // they use github.com/go-json-experiment/json, the encoding/json/v2 API.
+// VerifyAnswer also returns the service's body when it decodes to the
+// answer unchanged, so that a caller storing answers need not encode it.
 package api

@@ -30,8 +30,10 @@ import (
 //
 // Most answers hold no form of the token: when the body has no escapes and
 // is valid UTF-8, every decoded string is a substring of it, and the body
-// alone shows that there is nothing to redact.
-func decodeRedacted(body []byte, forms []string) (*VerifyResponse, error) {
+// alone shows that there is nothing to redact. asIs is then true when no
+// link lost a parameter either: the body decodes to the answer as it is, so
+// it can be stored in place of the answer's encoding.
+func decodeRedacted(body []byte, forms []string) (r *VerifyResponse, asIs bool, err error) {
 	opts := wireOptions
 	hold := len(forms) > 0 && mayHoldForms(body, forms)
 	if hold {
@@ -46,19 +48,22 @@ func decodeRedacted(body []byte, forms []string) (*VerifyResponse, error) {
 			}),
 		)))
 	}
-	r := new(VerifyResponse)
+	r = new(VerifyResponse)
 	if err := jsonv2.Unmarshal(body, (*wireResponse)(r), opts); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if hold {
 		redactKeys(r.Extra, forms)
 		redactKeys(r.Data.Extra, forms)
 	}
+	asIs = !hold
 	for i := range r.Links {
 		// Dropping a parameter joins what was around it: redact after.
-		r.Links[i].Href, _ = redactString(dropTokenParam(r.Links[i].Href), forms)
+		href, _ := redactString(dropTokenParam(r.Links[i].Href), forms)
+		asIs = asIs && href == r.Links[i].Href
+		r.Links[i].Href = href
 	}
-	return r, nil
+	return r, asIs, nil
 }
 
 // mayHoldForms reports whether a string decoded from body may hold one of

@@ -99,7 +99,7 @@ func TestRedactToken(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tk := cmp.Or(tt.tok, tok)
-			r, err := decodeRedacted(AppendVerifyResponse(nil, &tt.in), tokenForms(tk))
+			r, _, err := decodeRedacted(AppendVerifyResponse(nil, &tt.in), tokenForms(tk))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,11 +118,12 @@ var redactTokens = []string{"AbC-123_xyz", `tok/"x"<1>`, "a&b=c", "é\u2028x"}
 
 // checkRedacted holds decodeRedacted to its promise: the answer it gives
 // re-encodes without any form of the token, and, when the body holds no
-// form of it, is the answer DecodeVerifyResponse gives.
+// form of it, is the answer DecodeVerifyResponse gives; a body it calls
+// as-is holds no form of the token and decodes to that answer.
 func checkRedacted(t *testing.T, body []byte, tok string) {
 	t.Helper()
 	forms := tokenForms(tok)
-	got, err := decodeRedacted(body, forms)
+	got, asIs, err := decodeRedacted(body, forms)
 	plain, perr := DecodeVerifyResponse(body)
 	if (err == nil) != (perr == nil) {
 		t.Fatalf("body %q: decodeRedacted error %v, DecodeVerifyResponse error %v", body, err, perr)
@@ -134,6 +135,16 @@ func checkRedacted(t *testing.T, body []byte, tok string) {
 	for _, f := range forms {
 		if bytes.Contains(out, []byte(f)) {
 			t.Fatalf("token %q, body %q: answer holds %q:\n%s", tok, body, f, out)
+		}
+	}
+	if asIs {
+		for _, f := range forms {
+			if bytes.Contains(body, []byte(f)) {
+				t.Fatalf("token %q, body %q: as-is body holds %q", tok, body, f)
+			}
+		}
+		if !reflect.DeepEqual(got, plain) {
+			t.Fatalf("token %q, body %q: as-is body decodes to another answer:\n%+v\n%+v", tok, body, got, plain)
 		}
 	}
 	if !mayHoldForms(body, forms) {

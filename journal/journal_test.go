@@ -881,3 +881,20 @@ func TestLookupRowsOfThisProcess(t *testing.T) {
 		t.Fatalf("after Start: %v, %v", ok, err)
 	}
 }
+
+// TestPageCacheBounded: the journal's connection keeps SQLite's page cache
+// at cacheKiB (its default, 2 MiB, was a tenth of a live run's memory).
+func TestPageCacheBounded(t *testing.T) {
+	j, err := Create(context.Background(), filepath.Join(t.TempDir(), "j"), testMeta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var n int
+	err = j.f.Do(context.Background(), func(c *sql.Conn) error {
+		return c.QueryRowContext(context.Background(), "PRAGMA cache_size").Scan(&n)
+	})
+	if err != nil || n != -cacheKiB {
+		t.Fatalf("cache_size %d (%v), want %d", n, err, -cacheKiB)
+	}
+}

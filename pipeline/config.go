@@ -39,8 +39,11 @@ const (
 	// reader is held back. It is raised to 4×Workers when that is larger.
 	DefaultWindow = 256
 	// DefaultDedupCache is how many distinct verdicts are kept in memory
-	// for reuse by later duplicate rows; the others wait on disk.
-	DefaultDedupCache = 1024
+	// for reuse by later duplicate rows; the others wait on disk. Each
+	// holds its answer decoded and as JSON (some 3.5 KB): a thousand of
+	// them were a third of a live run's heap, and a verdict read back from
+	// the spill costs one read and one decode, not a call.
+	DefaultDedupCache = 256
 	// DefaultProgressInterval is how often Progress is called at most.
 	DefaultProgressInterval = 200 * time.Millisecond
 	// DefaultBreakerRows is how many rows in a row may fail with the
@@ -81,6 +84,15 @@ type Verifier interface {
 	Verify(ctx context.Context, a api.Address) (*api.VerifyResponse, error)
 }
 
+// AnswerVerifier is a Verifier that also returns the answer's JSON as the
+// service sent it, when that decodes to the answer unchanged (nil
+// otherwise); *api.Client satisfies it. The run then stores those bytes
+// (journal, cache, dedup spill) instead of encoding the answer again.
+type AnswerVerifier interface {
+	Verifier
+	VerifyAnswer(ctx context.Context, a api.Address) (*api.VerifyResponse, []byte, error)
+}
+
 // Cache keeps answers across runs (--cache); cache.Store satisfies it. Keys
 // are opaque strings that may hold any bytes (hash them for storage); equal
 // keys mean the same address after normalising case and white space.
@@ -104,7 +116,8 @@ type TimedCache interface {
 }
 
 // EncodedCache is a TimedCache that gives and takes answers with their JSON
-// (as api.AppendVerifyResponse writes it); cache.Store and cache.PGStore
+// (what api.DecodeVerifyResponse decodes to the answer: the service's body,
+// or api.AppendVerifyResponse's encoding); cache.Store and cache.PGStore
 // satisfy it. A run
 // then encodes each answer at most once for the cache, the journal and the
 // dedup's spill, and not at all for one the cache gives.
@@ -198,7 +211,7 @@ type Config struct {
 	// Window is the reorder window (default 256, at least 4×Workers).
 	Window int
 	// DedupCache is how many verdicts are kept in memory for later
-	// duplicates (default 1024, and at least the window); older ones go to a
+	// duplicates (default 256, and at least the window and 8); older ones go to a
 	// temporary file in SpillDir, so every distinct address is verified once
 	// per run, at any distance. Negative keeps none (concurrent duplicates
 	// still share a call, and which rows do then depends on timing).

@@ -99,9 +99,10 @@ type verdict struct {
 	fromCache bool
 	// at is when the service gave the answer (writers.Result.VerifiedAt).
 	at time.Time
-	// answer is resp as api.AppendVerifyResponse encodes it, when known:
-	// encoded once (or read so from the cache) for the dedup's spill, the
-	// journal and the cache. It is never changed once set.
+	// answer is resp's JSON, when known: the service's body when it decodes
+	// to resp unchanged (AnswerVerifier), the cache's stored bytes, or else
+	// resp encoded once by api.AppendVerifyResponse; for the dedup's
+	// spill, the journal and the cache. It is never changed once set.
 	answer []byte
 }
 

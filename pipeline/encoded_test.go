@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"reflect"
 	"runtime"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/record"
+	"github.com/addrclean/addrclean/writers"
 )
 
 // encodedCache is an EncodedCache in memory whose stored JSON ends with a
@@ -230,5 +232,87 @@ func TestCacheLookupsBatched(t *testing.T) {
 	}
 	if len(c.sizes) < 2 || c.sizes[0]+c.sizes[1] < lookBatch+1 || most > lookBatch || sum != n {
 		t.Errorf("GetMany asked about %v keys (%d in all), want the first two %d or more, none over %d, %d in all", c.sizes, sum, lookBatch+1, lookBatch, n)
+	}
+}
+
+// answerVerifier is an AnswerVerifier whose answer's JSON ends with a
+// space, so that a test can tell its bytes from an encoding made again.
+type answerVerifier struct{ fakeVerifier }
+
+func (v *answerVerifier) VerifyAnswer(ctx context.Context, a api.Address) (*api.VerifyResponse, []byte, error) {
+	resp, err := v.Verify(ctx, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp, append(api.AppendVerifyResponse(nil, resp), ' '), nil
+}
+
+// TestServiceBytesStored: the answer's JSON an AnswerVerifier returns goes
+// as it is to the journal and the cache (no encoding made again), and a
+// duplicate answered from the dedup's spill gets the same answer as with a
+// plain Verifier.
+func TestServiceBytesStored(t *testing.T) {
+	// Rows n/2 apart share an address: more distinct addresses between
+	// them than the dedup keeps in memory, so the spill answers.
+	const n = 2 * (DefaultWindow + 8 + 50)
+	cells := func(i int) []string { return distinct((i-1)%(n/2) + 1) }
+	run := func(v Verifier) (*recJournal, *encodedCache, []writers.Result) {
+		c := storedCache(n, func(int) bool { return false })
+		j := &recJournal{entries: map[int]journal.Entry{}}
+		w := &memWriter{}
+		cfg := Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Verifier: v,
+			Cache: c, Journal: j, DedupCache: 1, SpillDir: t.TempDir(), Workers: 2}.with(w)
+		st, err := Run(testCtx(t), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.CallsMade != n/2 {
+			t.Fatalf("%d calls for %d distinct addresses", st.CallsMade, n/2)
+		}
+		return j, c, w.rows()
+	}
+	j, c, rows := run(&answerVerifier{})
+	if len(j.entries) != n/2 {
+		t.Fatalf("journalled %d rows, want %d", len(j.entries), n/2)
+	}
+	for row, e := range j.entries {
+		key := dedupKey(cellMapper.Map(record.Row{Num: row, Cells: cells(row)}).Address)
+		if !bytes.HasSuffix(e.Answer, []byte(" ")) {
+			t.Errorf("row %d: journalled %q, not the verifier's bytes", row, e.Answer)
+		}
+		if p := c.puts[key]; len(p) == 0 || &p[0] != &e.Answer[0] {
+			t.Errorf("row %d: the journal and the cache were not given the verifier's bytes", row)
+		}
+	}
+	_, _, plain := run(&fakeVerifier{})
+	for i := range rows {
+		if !reflect.DeepEqual(rows[i].Response, plain[i].Response) || rows[i].Cached != plain[i].Cached {
+			t.Errorf("row %d: %+v, with a plain verifier %+v", rows[i].Row, rows[i], plain[i])
+		}
+	}
+}
+
+// TestSpilledDuplicateKeepsItsTime: a duplicate answered from the spill
+// has its answer's time (VerifiedAt), as one answered from memory has, so
+// that the outputs do not depend on how many verdicts memory holds.
+func TestSpilledDuplicateKeepsItsTime(t *testing.T) {
+	const n = 2 * (DefaultWindow + 8 + 50) // duplicates n/2 apart: from the spill
+	cells := func(i int) []string { return distinct((i-1)%(n/2) + 1) }
+	w := &memWriter{}
+	cfg := Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Verifier: &fakeVerifier{},
+		SpillDir: t.TempDir(), Workers: 2}.with(w)
+	st, err := Run(testCtx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := w.rows()
+	if st.CallsMade != n/2 || len(rows) != n {
+		t.Fatalf("%d calls, %d rows", st.CallsMade, len(rows))
+	}
+	for i := range n / 2 {
+		lead, dup := rows[i], rows[i+n/2]
+		if lead.VerifiedAt.IsZero() || !dup.VerifiedAt.Equal(lead.VerifiedAt) {
+			t.Fatalf("row %d verified at %v, its duplicate row %d at %v", lead.Row, lead.VerifiedAt, dup.Row, dup.VerifiedAt)
+		}
 	}
 }

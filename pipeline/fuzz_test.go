@@ -3,6 +3,7 @@ package pipeline
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/addrclean/addrclean/api"
@@ -76,6 +77,7 @@ func FuzzReasonText(f *testing.F) {
 func FuzzDecodeVerdict(f *testing.F) {
 	f.Add(appendVerdict(nil, verdict{reason: "service answered 400", kind: runstats.ErrKindPermanent}))
 	f.Add(appendVerdict(nil, verdict{resp: &api.VerifyResponse{Action: api.ActionAccept}, fromCache: true}))
+	f.Add(appendVerdict(nil, verdict{resp: &api.VerifyResponse{Action: api.ActionAccept}, at: time.Unix(1, 2)}))
 	f.Add([]byte{flagResp, 0, 0, '{'})
 	f.Add([]byte{0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -87,7 +89,7 @@ func FuzzDecodeVerdict(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-encoded verdict does not decode: %v", err)
 		}
-		if w.reason != v.reason || w.kind != v.kind || w.fromCache != v.fromCache || (w.resp == nil) != (v.resp == nil) {
+		if w.reason != v.reason || w.kind != v.kind || w.fromCache != v.fromCache || (w.resp == nil) != (v.resp == nil) || !w.at.Equal(v.at) {
 			t.Fatalf("round trip changed the verdict: %+v -> %+v", v, w)
 		}
 	})

@@ -43,7 +43,15 @@ func (r *runner) verify(addr api.Address, row int, id string) verdict {
 			return verdict{skipped: true}
 		}
 		actx, cancel := context.WithTimeout(r.callCtx, cfg.Timeout)
-		resp, err := cfg.Verifier.Verify(actx, addr)
+		var (
+			resp   *api.VerifyResponse
+			answer []byte
+		)
+		if av, ok := cfg.Verifier.(AnswerVerifier); ok && r.stores() {
+			resp, answer, err = av.VerifyAnswer(actx, addr)
+		} else {
+			resp, err = cfg.Verifier.Verify(actx, addr)
+		}
 		timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
 		cancel()
 		r.callsMade.Add(1)
@@ -51,7 +59,7 @@ func (r *runner) verify(addr api.Address, row int, id string) verdict {
 			err = errors.New("service returned no answer")
 		}
 		if err == nil {
-			return verdict{resp: resp, at: time.Now()}
+			return verdict{resp: resp, at: time.Now(), answer: answer}
 		}
 		if r.callCtx.Err() != nil {
 			return verdict{skipped: true} // cancelled in flight, not the row's fault

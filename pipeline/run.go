@@ -680,10 +680,16 @@ func (r *runner) finishRow(base writers.Result, key string, v verdict, cached, r
 	return o
 }
 
-// encode sets v.answer, once, when something will store the answer: the
-// journal, the cache or the dedup's spill.
+// stores reports whether something stores answers as JSON: the journal,
+// the cache or the dedup's spill.
+func (r *runner) stores() bool {
+	return r.cfg.Journal != nil || r.cfg.Cache != nil || r.dedup.spill != nil
+}
+
+// encode sets v.answer, once, when something will store the answer and the
+// service's bytes (AnswerVerifier) or the cache's did not come with it.
 func (r *runner) encode(v verdict) verdict {
-	if v.resp != nil && v.answer == nil && (r.cfg.Journal != nil || r.cfg.Cache != nil || r.dedup.spill != nil) {
+	if v.resp != nil && v.answer == nil && r.stores() {
 		v.answer = api.AppendVerifyResponse(nil, v.resp)
 	}
 	return v
