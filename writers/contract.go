@@ -39,8 +39,9 @@ type Result struct {
 	FromCache bool
 	// VerifiedAt is when the service gave the verdict: the time of the
 	// call, or, for an answer from the persistent cache, the time it was
-	// stored. Zero when unknown (no answer, or one replayed from a journal
-	// or a spill); table outputs then use the run's time.
+	// stored; a duplicate answered from the dedup's spill keeps its
+	// leader's. Zero when unknown (no answer, or one replayed from a
+	// journal); table outputs then use the run's time.
 	VerifiedAt time.Time
 }
 
