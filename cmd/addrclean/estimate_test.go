@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"hash/crc32"
 	"net/http"
 	"os"
@@ -13,7 +14,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/addrclean/addrclean/cache"
 	"github.com/addrclean/addrclean/internal/pgtest"
 	"github.com/addrclean/addrclean/internal/sqlitefile/filetest"
 )
@@ -317,5 +320,60 @@ func fixExpiredChecksum(t *testing.T, cacheFile string, rowid int) {
 	crc := crc32.Checksum(append(b, answer...), crc32.MakeTable(crc32.Castagnoli))
 	if _, err := db.Exec("UPDATE cache_answers SET crc = ? WHERE rowid = ?", int64(crc), rowid); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// endlessCSV is an input that never ends: rows of distinct addresses.
+type endlessCSV struct {
+	n   int
+	buf []byte
+}
+
+func (e *endlessCSV) Read(p []byte) (int, error) {
+	for len(e.buf) < len(p) {
+		if e.n == 0 {
+			e.buf = append(e.buf, "Address 1,Town,Country\n"...)
+		}
+		e.n++
+		e.buf = fmt.Appendf(e.buf, "%d Main Street,Cork,Ireland\n", e.n)
+	}
+	n := copy(p, e.buf)
+	e.buf = e.buf[n:]
+	return n, nil
+}
+
+// TestRunDryRunCacheUnusable: a cache file that a run could not open (locked
+// by another process, not a cache, a directory) stops the dry run with
+// exit 1 and the path, as it stops the run: the file is opened while the
+// input is read, and its failure stops the reading (here, of an input
+// that never ends).
+func TestRunDryRunCacheUnusable(t *testing.T) {
+	old := cacheLockTimeout
+	cacheLockTimeout = 50 * time.Millisecond
+	t.Cleanup(func() { cacheLockTimeout = old })
+	dir := t.TempDir()
+	locked := filepath.Join(dir, "locked.db")
+	holder, err := cache.Open(locked, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, bytes.Repeat([]byte("Address 1,Town\n"), 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, path, want string }{
+		{"locked", locked, "is locked by another addrclean process"},
+		{"not a cache", garbage, "not a readable addrclean cache"},
+		{"directory", dir, "is a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := runMain(t.Context(), []string{"run", "--dry-run", "--log-format", "json", "--cache", tc.path, "-"},
+				streams{in: &endlessCSV{}, out: &stdout, err: &stderr})
+			if code != exitFatal || !strings.Contains(stderr.String(), "cache "+tc.path) || !strings.Contains(stderr.String(), tc.want) {
+				t.Fatalf("exit %d, want %d with the path and %q:\n%s", code, exitFatal, tc.want, tail(messages(stderr.String()), 1000))
+			}
+		})
 	}
 }
