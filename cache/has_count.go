@@ -329,12 +329,13 @@ func (s *Store) ScanAhead(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	a := &ahead{pages: pages, commits: s.d.batch.Commits(), cancel: cancel, done: make(chan struct{})}
 	s.ahead.Store(a)
+	nsCRC := nsChecksum(s.ns)
 	go func() {
 		defer close(a.done)
 		rows := &aheadRows{}
 		err := s.d.f.Do(ctx, func(c *sql.Conn) error {
 			return s.scanRows(ctx, c, math.MinInt64, func(rowid int64, key []byte, at int64, answer []byte, crc int64) bool {
-				h, ok := keyHash(key)&^1, checksumOK(crc, s.ns, string(key), at, answer)
+				h, ok := keyHash(key)&^1, crc>>32 == 0 && uint32(crc) == checksumFrom(nsCRC, key, at, answer)
 				switch {
 				case ok && time.Since(time.UnixMilli(at)) > s.ttl:
 					return true // expired: a miss, not a damaged entry
@@ -382,22 +383,28 @@ func keyDigest[T ~string | ~[]byte](key T) (uint64, bool) {
 		return 0, false
 	}
 	var dg uint64
+	bad := byte(0)
 	for i := range len(key) {
-		var v byte
-		switch c := key[i]; {
-		case '0' <= c && c <= '9':
-			v = c - '0'
-		case 'a' <= c && c <= 'f':
-			v = c - 'a' + 10
-		default:
-			return 0, false
-		}
+		v := hexValue[key[i]]
+		bad |= v // 0xff for a byte that is not a lower-case hex digit
 		if i < 16 {
 			dg = dg<<4 | uint64(v)
 		}
 	}
-	return dg, true
+	return dg, bad&0xf0 == 0
 }
+
+// hexValue is the value of each lower-case hex digit, 0xff for any other
+// byte.
+var hexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "0123456789abcdef" {
+		t[c] = byte(i)
+	}
+	return t
+}()
 
 // digestRange is the range [lo, hi) of the stored keys of digest dg.
 func digestRange(dg uint64) (lo, hi string) {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -151,5 +152,57 @@ func testCountAnsweredIsGet(t *testing.T, walk, scan, ahead, stop, late bool) {
 	}
 	if want == 0 || want == int64(len(asked)) {
 		t.Errorf("%d of %d keys answered: the case proves nothing", want, len(asked))
+	}
+}
+
+// TestKeyDigest: a stored key's digest is its first 16 hex digits; any
+// other text has none (no Get looks it up).
+func TestKeyDigest(t *testing.T) {
+	k := entryKey("1 main street")
+	for _, tc := range []struct {
+		key  string
+		want uint64
+		ok   bool
+	}{
+		{k, 0, true},
+		{"0123456789abcdef" + k[16:], 0x0123456789abcdef, true},
+		{"ffffffffffffffff" + k[16:], 0xffffffffffffffff, true},
+		{"0123456789ABCDEF" + k[16:], 0, false}, // upper case: entryKey never writes it
+		{k[:63] + "g", 0, false},
+		{k[:63], 0, false},
+		{k + "0", 0, false},
+		{"", 0, false},
+	} {
+		dg, ok := keyDigest(tc.key)
+		if tc.key == k {
+			tc.want = digestOfKey(t, k)
+		}
+		if ok != tc.ok || (ok && dg != tc.want) {
+			t.Errorf("keyDigest(%q) = %#x, %v; want %#x, %v", tc.key, dg, ok, tc.want, tc.ok)
+		}
+		if bdg, bok := keyDigest([]byte(tc.key)); bdg != dg || bok != ok {
+			t.Errorf("keyDigest of bytes %q = %#x, %v; of a string %#x, %v", tc.key, bdg, bok, dg, ok)
+		}
+	}
+}
+
+// digestOfKey parses the first 16 hex digits of a stored key.
+func digestOfKey(t *testing.T, k string) uint64 {
+	dg, err := strconv.ParseUint(k[:16], 16, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dg
+}
+
+// TestChecksumFrom: the checksum from a namespace's part is the checksum.
+func TestChecksumFrom(t *testing.T) {
+	for _, at := range []int64{0, 1, -1, 1764150000000} {
+		for _, key := range []string{"", entryKey("k")} {
+			want := checksum("live-x", key, at, []byte(`{"a":1}`))
+			if got := checksumFrom(nsChecksum("live-x"), []byte(key), at, []byte(`{"a":1}`)); got != want {
+				t.Errorf("at %d, key %q: %#x, want %#x", at, key, got, want)
+			}
+		}
 	}
 }

@@ -86,24 +86,20 @@ func (x *Estimator) Add(ctx context.Context, row record.Row, m readers.Mapped) e
 		return nil // a later duplicate: the leader's verdict serves it
 	}
 	x.e.DistinctRequests++
-	switch x.cfg.Cache.(type) {
-	case SetCountingCache:
-		by, err := journalAnswers(x.cfg, row.Num, key)
-		if err != nil {
-			return err
-		}
-		if by == byJournal {
-			x.e.JournalAnswers++
-			x.journalled.add(d)
-		}
-		return nil // the cache is asked in Estimate
-	case CountingCache:
+	_, set := x.cfg.Cache.(SetCountingCache)
+	_, batched := x.cfg.Cache.(CountingCache)
+	if set || batched {
 		switch by, err := journalAnswers(x.cfg, row.Num, key); {
 		case err != nil:
 			return err
 		case by == byJournal:
 			x.e.JournalAnswers++
+			if set {
+				x.journalled.add(d) // not asked about in Estimate
+			}
 			return nil
+		case set:
+			return nil // the cache is asked in Estimate
 		}
 		if x.asking = append(x.asking, key); len(x.asking) >= estimateBatch {
 			return x.ask(ctx)
@@ -145,7 +141,7 @@ func (x *Estimator) ask(ctx context.Context) error {
 }
 
 // Estimate is the count of the rows added: it asks the cache about the
-// requests still waiting first. Rows added after it are not counted.
+// requests still waiting first. Call it once, after the last row.
 func (x *Estimator) Estimate(ctx context.Context) (runstats.Estimate, error) {
 	if err := x.ask(ctx); err != nil {
 		return x.e, err
