@@ -4,13 +4,17 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"hash/maphash"
 	"iter"
 	"math"
 	"slices"
 	"time"
+
+	"modernc.org/sqlite"
 )
 
 // Which way CountAnswered reads the file. A walk of the namespace's index
@@ -128,18 +132,22 @@ func (s *Store) countFile(ctx context.Context, n int, wanted func(uint64) bool, 
 			return nil
 		}
 		slices.SortFunc(matches, func(a, b indexed) int { return cmp.Compare(a.rowid, b.rowid) })
-		check := func(m indexed, key []byte, at int64, answer []byte, crc int64) {
-			if keyHash(key) == m.hash && s.fresh(string(key), at, answer, crc) {
+		check := func(m indexed, r row) {
+			switch {
+			case keyHash(r.key) != m.hash: // not the row of the index entry's key
+			case !r.sound():
+				s.miss()
+			case r.fresh(s.ttl):
 				count++
 			}
 		}
 		if int64(len(matches))*int64(scanRowsShare) >= pages {
-			return s.scanRows(ctx, c, matches[0].rowid, func(rowid int64, key []byte, at int64, answer []byte, crc int64) bool {
-				for len(matches) > 0 && matches[0].rowid < rowid {
+			return s.scanRows(ctx, c, matches[0].rowid, func(r row) bool {
+				for len(matches) > 0 && matches[0].rowid < r.rowid {
 					matches = matches[1:] // named by the index, not the namespace's row: a miss
 				}
-				if len(matches) > 0 && matches[0].rowid == rowid {
-					check(matches[0], key, at, answer, crc)
+				if len(matches) > 0 && matches[0].rowid == r.rowid {
+					check(matches[0], r)
 					matches = matches[1:]
 				}
 				return len(matches) > 0
@@ -211,24 +219,35 @@ func (s *Store) seekIndex(ctx context.Context, c *sql.Conn, wanted func(uint64) 
 	return matches, nil
 }
 
+// row is an entry as CountAnswered reads it: its answer is not read into
+// Go, the database computes its checksum (checksumFunc).
+type row struct {
+	rowid, at int64
+	key       []byte // the driver's memory, valid during the call
+	crc       int64  // as stored
+	sum       int64  // as computed from the other columns
+}
+
+// sound reports whether the row passes its checksum.
+func (r row) sound() bool { return r.crc>>32 == 0 && r.crc == r.sum }
+
+// fresh reports whether the row is within the time to live ttl.
+func (r row) fresh(ttl time.Duration) bool { return time.Since(time.UnixMilli(r.at)) <= ttl }
+
 // scanRows reads the table in row id order from row id first on, and hands
-// each row of the namespace to each (the key and the answer are the
-// driver's memory, valid during the call) until it returns false.
-func (s *Store) scanRows(ctx context.Context, c *sql.Conn, first int64, each func(rowid int64, key []byte, at int64, answer []byte, crc int64) bool) error {
+// each row of the namespace to each until it returns false.
+func (s *Store) scanRows(ctx context.Context, c *sql.Conn, first int64, each func(row) bool) error {
 	rows, err := c.QueryContext(ctx, scanRowsSQL, s.ns, first)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	var (
-		rowid, at, crc int64
-		key, answer    sql.RawBytes
-	)
+	var r row
 	for rows.Next() {
-		if err := rows.Scan(&rowid, &key, &at, &answer, &crc); err != nil {
+		if err := rows.Scan(&r.rowid, (*sql.RawBytes)(&r.key), &r.at, &r.crc, &r.sum); err != nil {
 			return err
 		}
-		if !each(rowid, key, at, answer, crc) {
+		if !each(r) {
 			return nil
 		}
 	}
@@ -237,7 +256,7 @@ func (s *Store) scanRows(ctx context.Context, c *sql.Conn, first int64, each fun
 
 // seekRows reads the rows of matches (in row id order) by row id, hasBatch
 // a query, and hands each to check.
-func (s *Store) seekRows(ctx context.Context, c *sql.Conn, matches []indexed, check func(m indexed, key []byte, at int64, answer []byte, crc int64)) error {
+func (s *Store) seekRows(ctx context.Context, c *sql.Conn, matches []indexed, check func(indexed, row)) error {
 	ids := make([]int64, len(matches))
 	for i, m := range matches {
 		ids[i] = m.rowid
@@ -252,19 +271,41 @@ func (s *Store) seekRows(ctx context.Context, c *sql.Conn, matches []indexed, ch
 			return err
 		}
 		defer rows.Close()
-		var (
-			rowid, at, crc int64
-			key, answer    sql.RawBytes
-		)
+		var r row
 		for rows.Next() {
-			if err := rows.Scan(&rowid, &key, &at, &answer, &crc); err != nil {
+			if err := rows.Scan(&r.rowid, (*sql.RawBytes)(&r.key), &r.at, &r.crc, &r.sum); err != nil {
 				return err
 			}
-			if i, ok := slices.BinarySearchFunc(matches, rowid, func(m indexed, id int64) int { return cmp.Compare(m.rowid, id) }); ok {
-				check(matches[i], key, at, answer, crc)
+			if i, ok := slices.BinarySearchFunc(matches, r.rowid, func(m indexed, id int64) int { return cmp.Compare(m.rowid, id) }); ok {
+				check(matches[i], r)
 			}
 		}
 		return rows.Err()
+	})
+}
+
+// checksumFunc is the SQL function that computes an entry's checksum in
+// the database, from the namespace, the key, the time and the answer as
+// blobs (the bytes of the text): an estimate reads every answer of the
+// file, and this way none is copied into Go memory. Its arguments are
+// SQLite's memory, not kept past the call (VolatileArgs). Arguments of
+// other types (a damaged file) give -1, which no stored checksum equals.
+const checksumFunc = "addrclean_cache_checksum"
+
+func init() {
+	sqlite.MustRegisterFunction(checksumFunc, &sqlite.FunctionImpl{
+		NArgs: 4, Deterministic: true, VolatileArgs: true,
+		Scalar: func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+			ns, ok1 := args[0].([]byte)
+			key, ok2 := args[1].([]byte)
+			at, ok3 := args[2].(int64)
+			answer, ok4 := args[3].([]byte)
+			if !ok1 || !ok2 || !ok3 || !ok4 {
+				return int64(-1), nil
+			}
+			c := crc32.Update(crc32.Update(0, crcTable, ns), crcTable, []byte{0})
+			return int64(checksumFrom(c, key, at, answer)), nil
+		},
 	})
 }
 
@@ -329,20 +370,19 @@ func (s *Store) ScanAhead(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	a := &ahead{pages: pages, commits: s.d.batch.Commits(), cancel: cancel, done: make(chan struct{})}
 	s.ahead.Store(a)
-	nsCRC := nsChecksum(s.ns)
 	go func() {
 		defer close(a.done)
 		rows := &aheadRows{}
 		err := s.d.f.Do(ctx, func(c *sql.Conn) error {
-			return s.scanRows(ctx, c, math.MinInt64, func(rowid int64, key []byte, at int64, answer []byte, crc int64) bool {
-				h, ok := keyHash(key)&^1, crc>>32 == 0 && uint32(crc) == checksumFrom(nsCRC, key, at, answer)
-				switch {
-				case ok && time.Since(time.UnixMilli(at)) > s.ttl:
+			return s.scanRows(ctx, c, math.MinInt64, func(r row) bool {
+				h := keyHash(r.key) &^ 1
+				switch sound := r.sound(); {
+				case sound && !r.fresh(s.ttl):
 					return true // expired: a miss, not a damaged entry
-				case ok:
+				case sound:
 					h |= 1
 				}
-				rows.ids = append(rows.ids, rowid)
+				rows.ids = append(rows.ids, r.rowid)
 				rows.hashes = append(rows.hashes, h)
 				return len(rows.ids) < maxAhead
 			})
@@ -366,13 +406,15 @@ const (
 	seekIndexSQL = "SELECT key, rowid FROM cache_answers WHERE namespace = ? AND key >= ? AND key < ? ORDER BY key LIMIT 1"
 	// scanRowsSQL reads the table in row id order from a row id on; the +
 	// keeps SQLite from going through the (namespace, key) index instead.
-	scanRowsSQL = "SELECT rowid, key, obtained_ms, answer, crc FROM cache_answers WHERE +namespace = ? AND rowid >= ? ORDER BY rowid"
+	scanRowsSQL = "SELECT rowid, " + rowColumns + " FROM cache_answers WHERE +namespace = ? AND rowid >= ? ORDER BY rowid"
+	// rowColumns are a row's columns after its row id (see row).
+	rowColumns = "key, obtained_ms, crc, " + checksumFunc + "(CAST(namespace AS BLOB), CAST(key AS BLOB), obtained_ms, CAST(answer AS BLOB))"
 )
 
 // rowidRowSQL reads the entries of n row ids, if they are the namespace's,
 // with their row ids.
 func rowidRowSQL(n int) string {
-	return "SELECT rowid, key, obtained_ms, answer, crc FROM cache_answers WHERE +namespace = ? AND rowid IN (" + marks(n) + ")"
+	return "SELECT rowid, " + rowColumns + " FROM cache_answers WHERE +namespace = ? AND rowid IN (" + marks(n) + ")"
 }
 
 // keyDigest is the digest of a stored key (64 lower-case hex digits, as
