@@ -122,19 +122,23 @@ func (s *Store) readByKey(ctx context.Context, keys []string, take func(k string
 // query runs query, prepared, on the file's connection with the store's
 // namespace and chunk as its arguments, and hands its rows to read.
 func (s *Store) query(ctx context.Context, query string, chunk []any, read func(*sql.Rows) error) error {
-	d := s.d
-	return d.f.Do(ctx, func(c *sql.Conn) error {
-		st, err := d.prepared(ctx, c, query)
-		if err != nil {
-			return err
-		}
-		rows, err := st.QueryContext(ctx, append([]any{s.ns}, chunk...)...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		return read(rows)
+	return s.d.f.Do(ctx, func(c *sql.Conn) error {
+		return s.queryOn(ctx, c, query, chunk, read)
 	})
+}
+
+// queryOn is query on c, the file's connection, already held.
+func (s *Store) queryOn(ctx context.Context, c *sql.Conn, query string, chunk []any, read func(*sql.Rows) error) error {
+	st, err := s.d.prepared(ctx, c, query)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, append([]any{s.ns}, chunk...)...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	return read(rows)
 }
 
 // prepared returns query prepared on c, the file's connection, preparing it

@@ -241,6 +241,31 @@ func (s *Store) scanRows(ctx context.Context, c *sql.Conn, first int64, each fun
 	if err != nil {
 		return err
 	}
+	return readRows(rows, each)
+}
+
+// seekRows reads the rows of matches (in row id order) by row id, hasBatch
+// a query, and hands each to check.
+func (s *Store) seekRows(ctx context.Context, c *sql.Conn, matches []indexed, check func(indexed, row)) error {
+	ids := make([]int64, len(matches))
+	for i, m := range matches {
+		ids[i] = m.rowid
+	}
+	return forChunks(ids, func(chunk []any) error {
+		return s.queryOn(ctx, c, rowidRowSQL(len(chunk)), chunk, func(rows *sql.Rows) error {
+			return readRows(rows, func(r row) bool {
+				if i, ok := slices.BinarySearchFunc(matches, r.rowid, func(m indexed, id int64) int { return cmp.Compare(m.rowid, id) }); ok {
+					check(matches[i], r)
+				}
+				return true
+			})
+		})
+	})
+}
+
+// readRows hands each of rows (scanRowsSQL's columns) to each until it
+// returns false, and closes rows.
+func readRows(rows *sql.Rows, each func(row) bool) error {
 	defer rows.Close()
 	var r row
 	for rows.Next() {
@@ -252,36 +277,6 @@ func (s *Store) scanRows(ctx context.Context, c *sql.Conn, first int64, each fun
 		}
 	}
 	return rows.Err()
-}
-
-// seekRows reads the rows of matches (in row id order) by row id, hasBatch
-// a query, and hands each to check.
-func (s *Store) seekRows(ctx context.Context, c *sql.Conn, matches []indexed, check func(indexed, row)) error {
-	ids := make([]int64, len(matches))
-	for i, m := range matches {
-		ids[i] = m.rowid
-	}
-	return forChunks(ids, func(chunk []any) error {
-		st, err := s.d.prepared(ctx, c, rowidRowSQL(len(chunk)))
-		if err != nil {
-			return err
-		}
-		rows, err := st.QueryContext(ctx, append([]any{s.ns}, chunk...)...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		var r row
-		for rows.Next() {
-			if err := rows.Scan(&r.rowid, (*sql.RawBytes)(&r.key), &r.at, &r.crc, &r.sum); err != nil {
-				return err
-			}
-			if i, ok := slices.BinarySearchFunc(matches, r.rowid, func(m indexed, id int64) int { return cmp.Compare(m.rowid, id) }); ok {
-				check(matches[i], r)
-			}
-		}
-		return rows.Err()
-	})
 }
 
 // checksumFunc is the SQL function that computes an entry's checksum in

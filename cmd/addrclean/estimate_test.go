@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/addrclean/addrclean/cache"
 	"github.com/addrclean/addrclean/internal/pgtest"
 	"github.com/addrclean/addrclean/internal/sqlitefile/filetest"
 )
@@ -351,22 +350,7 @@ func TestRunDryRunCacheUnusable(t *testing.T) {
 	old := cacheLockTimeout
 	cacheLockTimeout = 50 * time.Millisecond
 	t.Cleanup(func() { cacheLockTimeout = old })
-	dir := t.TempDir()
-	locked := filepath.Join(dir, "locked.db")
-	holder, err := cache.Open(locked, cache.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close()
-	garbage := filepath.Join(dir, "garbage.db")
-	if err := os.WriteFile(garbage, bytes.Repeat([]byte("Address 1,Town\n"), 1000), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ name, path, want string }{
-		{"locked", locked, "is locked by another addrclean process"},
-		{"not a cache", garbage, "not a readable addrclean cache"},
-		{"directory", dir, "is a directory"},
-	} {
+	for _, tc := range unusableCaches(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := runMain(t.Context(), []string{"run", "--dry-run", "--log-format", "json", "--cache", tc.path, "-"},
