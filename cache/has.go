@@ -272,9 +272,9 @@ func (s *PGStore) fresh(k string, at int64, answer []byte, crc int64) bool {
 	return time.Since(time.UnixMilli(at)) <= s.ttl
 }
 
-// Has reports, for each of keys, whether Peek would find an answer for it,
-// as Store.Has does: one query per hasBatch keys, no decoding, no claim and
-// no wait.
+// Has reports, for each of keys, whether Peek would find an answer for it:
+// stored, passing its checksum and younger than the time to live; one
+// query per hasBatch keys, no decoding, no claim and no wait.
 func (r PGPeek) Has(ctx context.Context, keys []string) ([]bool, error) {
 	s := r.s
 	found := make([]bool, len(keys))
