@@ -294,6 +294,7 @@ type Store struct {
 	ttl time.Duration
 
 	damaged atomic.Int64
+	ahead   atomic.Pointer[ahead] // a scan started by ScanAhead, for the next CountAnswered
 }
 
 // Store returns the namespace ns of d, creating it, where answers older than

@@ -14,38 +14,12 @@ import (
 	"github.com/addrclean/addrclean/api"
 )
 
-// hasBatch is how many keys Has asks about in one query. One query per key
-// costs a statement's start and a read transaction each (about 15 µs in
-// modernc SQLite, a round trip in PostgreSQL); a few hundred at once share
-// them, and stay far under both databases' limits on parameters.
+// hasBatch is how many keys (or row ids) one query asks about. One query
+// per key costs a statement's start and a read transaction each (about
+// 15 µs in modernc SQLite, a round trip in PostgreSQL); a few hundred at
+// once share them, and stay far under both databases' limits on
+// parameters.
 const hasBatch = 256
-
-// Has reports, for each of keys, whether Get would find an answer for it:
-// stored, passing its checksum and younger than the time to live. It does
-// not decode the answers: an estimate counts answers, it does not use them
-// (an answer that passes its checksum decodes, unless it was written so by
-// a bug: Get then misses where Has counted). It reads the file in two
-// passes (readByRow): the keys' row ids from the index alone, then the rows
-// in the file's order, so that a page is read once per call however many
-// of keys it holds. Damaged entries are misses, counted in Damaged; a file
-// that fails to read makes the cache fail (DB.Failed) and every key a miss,
-// as Get does. Only a cancelled ctx is an error.
-func (s *Store) Has(ctx context.Context, keys []string) ([]bool, error) {
-	found := make([]bool, len(keys))
-	err := s.many(ctx, keys, s.readByRow, func(is []int, _ int64, _ []byte) bool {
-		for _, i := range is {
-			found[i] = true
-		}
-		return true
-	})
-	switch {
-	case errors.Is(err, errFailed):
-		clear(found)
-	case err != nil:
-		return nil, err
-	}
-	return found, nil
-}
 
 // GetMany looks keys up as GetEncoded does, hasBatch per query, and calls
 // fn for each key found with its position in keys. A run's feeder asks it
@@ -145,59 +119,26 @@ func (s *Store) readByKey(ctx context.Context, keys []string, take func(k string
 	})
 }
 
-// readByRow reads the entries of keys in two passes. The first asks the
-// index alone for their row ids (the (namespace, key) index holds them: no
-// row is read), in the keys' order, so that consecutive queries walk the
-// index's leaves in order and a leaf is read once for all the keys it
-// holds. The second reads the rows by row id in increasing order: rows are
-// stored in the order they were written, and requests met together in an
-// input were mostly answered and written together, so the rows of one
-// call share pages and each page is read once. A key's entry is found as
-// Get finds it (the same index), and its row is checked the same way: a
-// row under another key or namespace than its index entry says (a damaged
-// file) is not taken for it, and its checksum covers the rest.
-func (s *Store) readByRow(ctx context.Context, keys []string, take func(k string, at int64, answer []byte, crc int64)) error {
-	slices.Sort(keys)
-	var ids []int64
-	err := forChunks(keys, func(chunk []any) error {
-		return s.query(ctx, rowidSQL(len(chunk)), chunk, func(rows *sql.Rows) error {
-			for rows.Next() {
-				var id int64
-				if err := rows.Scan(&id); err != nil {
-					return err
-				}
-				ids = append(ids, id)
-			}
-			return rows.Err()
-		})
-	})
-	if err != nil {
-		return err
-	}
-	slices.Sort(ids)
-	return forChunks(ids, func(chunk []any) error {
-		return s.query(ctx, rowSQL(len(chunk)), chunk, func(rows *sql.Rows) error {
-			return scanMany(rows, true, take)
-		})
-	})
-}
-
 // query runs query, prepared, on the file's connection with the store's
 // namespace and chunk as its arguments, and hands its rows to read.
 func (s *Store) query(ctx context.Context, query string, chunk []any, read func(*sql.Rows) error) error {
-	d := s.d
-	return d.f.Do(ctx, func(c *sql.Conn) error {
-		st, err := d.prepared(ctx, c, query)
-		if err != nil {
-			return err
-		}
-		rows, err := st.QueryContext(ctx, append([]any{s.ns}, chunk...)...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		return read(rows)
+	return s.d.f.Do(ctx, func(c *sql.Conn) error {
+		return s.queryOn(ctx, c, query, chunk, read)
 	})
+}
+
+// queryOn is query on c, the file's connection, already held.
+func (s *Store) queryOn(ctx context.Context, c *sql.Conn, query string, chunk []any, read func(*sql.Rows) error) error {
+	st, err := s.d.prepared(ctx, c, query)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, append([]any{s.ns}, chunk...)...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	return read(rows)
 }
 
 // prepared returns query prepared on c, the file's connection, preparing it
@@ -212,21 +153,6 @@ func (d *DB) prepared(ctx context.Context, c *sql.Conn, query string) (*sql.Stmt
 	}
 	d.stmts[query] = st
 	return st, nil
-}
-
-// rowidSQL is readByRow's first query, for n keys: their row ids, from the
-// index alone.
-func rowidSQL(n int) string {
-	return "SELECT rowid FROM cache_answers WHERE namespace = ? AND key IN (" + marks(n) + ")"
-}
-
-// rowSQL is readByRow's second query, for n row ids: their entries, if
-// they are the namespace's. The + before namespace keeps SQLite from
-// answering through the (namespace, key) index, which it would otherwise
-// prefer for the equality: a scan of the whole namespace instead of n
-// look-ups by row id (TestHasQueryPlans).
-func rowSQL(n int) string {
-	return "SELECT key, obtained_ms, answer, crc FROM cache_answers WHERE +namespace = ? AND rowid IN (" + marks(n) + ")"
 }
 
 // marks is n placeholders ? separated by commas.
@@ -346,9 +272,9 @@ func (s *PGStore) fresh(k string, at int64, answer []byte, crc int64) bool {
 	return time.Since(time.UnixMilli(at)) <= s.ttl
 }
 
-// Has reports, for each of keys, whether Peek would find an answer for it,
-// as Store.Has does: one query per hasBatch keys, no decoding, no claim and
-// no wait.
+// Has reports, for each of keys, whether Peek would find an answer for it:
+// stored, passing its checksum and younger than the time to live; one
+// query per hasBatch keys, no decoding, no claim and no wait.
 func (r PGPeek) Has(ctx context.Context, keys []string) ([]bool, error) {
 	s := r.s
 	found := make([]bool, len(keys))

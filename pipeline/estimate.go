@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/record"
@@ -12,49 +13,56 @@ import (
 )
 
 // Estimator counts what Run would do with the rows it is given, without a
-// call: it decides every row as Run's feeder does, through the same dedup
-// (so the same folding, and memory bounded by DedupCache and the spill's
-// fixed index whatever the input's size), then asks the journal and the
-// cache, in Run's order, about each distinct request. It only reads them:
-// nothing is journalled or cached. A cache that is a CountingCache is asked
-// about estimateBatch requests at a time. It is not safe for concurrent use.
+// call: it decides every row as Run's feeder does (the same folding of a
+// request, dedupKey), keeping each distinct request as an 8-byte digest in
+// a set (see digestSet and docs/estimate.md for the memory and the odds of
+// two requests sharing a digest), then asks the journal and the cache, in
+// Run's order, about each distinct request. It only reads them: nothing is
+// journalled or cached. A cache that is a SetCountingCache is asked once,
+// at the end, about the whole set; one that is a CountingCache about
+// estimateBatch requests at a time; any other one request by request. It
+// is not safe for concurrent use.
 type Estimator struct {
-	cfg   Config
-	dedup *dedup
-	e     runstats.Estimate
+	cfg Config
+	e   runstats.Estimate
+	// distinct are the digests of the distinct requests met; journalled
+	// those of them the journal answers, which the cache is not asked about.
+	distinct, journalled digestSet
 	// asking are the distinct requests the journal does not answer, for
 	// the next question to a CountingCache.
 	asking []string
+	// counted is set once a SetCountingCache has counted its answers.
+	counted bool
+}
+
+// SetCountingCache is a Cache that counts, among many requests known by
+// their digests (requestDigest: the first 8 bytes of the SHA-256 of the
+// request's key, under which the cache files its answer), how many it
+// holds an answer for as Get would find it. n is the number of digests,
+// has tells whether a digest is one of them, all yields them: a cache may
+// walk its own index and ask has, or look each digest up, whichever reads
+// less. cache.Store satisfies it.
+type SetCountingCache interface {
+	CountAnswered(ctx context.Context, n int, has func(digest uint64) bool, all iter.Seq[uint64]) (int64, error)
 }
 
 // CountingCache is a Cache that tells which of many keys it holds an answer
-// for (as Get would find it), without decoding them; cache.Store and
-// cache.PGPeek satisfy it. The estimate asks it a few hundred keys at a
-// time: one query for many lookups.
+// for (as Get would find it), without decoding them; cache.PGPeek satisfies
+// it. The estimate asks it estimateBatch keys at a time.
 type CountingCache interface {
 	Has(ctx context.Context, keys []string) ([]bool, error)
 }
 
 // estimateBatch is how many requests the estimate asks a CountingCache
-// about at once. cache.Store.Has reads the index in the keys' order and the
-// rows in the file's: the more keys a call holds, the fewer pages it reads
-// more than once. 16,384 keys (about 11 MB at the peak, their strings and
-// the store's map) took a tenth off the dry run's CPU on 1,000,000 rows
-// against 1,024; 65,536 little more for 38 MB (BENCHMARKS.md, issue 23).
+// about at once: one query (a round trip to PostgreSQL) per 256 of them
+// in cache.PGPeek.Has, 16,384 strings held at a time.
 const estimateBatch = 16384
 
-// NewEstimator counts for cfg's Journal, Cache, Limit, DedupCache and
-// SpillDir; Source, Mapper, Verifier, Limiter and Outputs are not used.
+// NewEstimator counts for cfg's Journal, Cache, Limit and Shard; Source,
+// Mapper, Verifier, Limiter, Outputs, DedupCache and SpillDir are not used.
 // Close it.
 func NewEstimator(cfg Config) *Estimator {
-	cfg = cfg.withDefaults()
-	size := cfg.DedupCache
-	if size <= 0 {
-		// The run shares flights without keeping verdicts only when asked
-		// to; counting distinct requests needs them kept.
-		size = DefaultDedupCache
-	}
-	return &Estimator{cfg: cfg, dedup: newDedup(size, cfg.SpillDir)}
+	return &Estimator{cfg: cfg.withDefaults()}
 }
 
 // Add counts the next row in input order, mapped as m. Rows past
@@ -73,24 +81,25 @@ func (x *Estimator) Add(ctx context.Context, row record.Row, m readers.Mapped) e
 		x.e.NotSent++
 		return nil
 	}
-	rl, f, _, err := x.dedup.acquire(key)
-	if err != nil {
-		return fmt.Errorf("pipeline: estimate: row %d: %w", row.Num, err)
+	d := requestDigest(key)
+	if !x.distinct.add(d) {
+		return nil // a later duplicate: the leader's verdict serves it
 	}
-	if rl != roleLeader {
-		return nil
-	}
-	// A finished, cacheable verdict: later duplicates are hits, as the
-	// leader's answer makes them in the run.
-	x.dedup.finish(key, f, verdict{})
 	x.e.DistinctRequests++
-	if _, ok := x.cfg.Cache.(CountingCache); ok {
+	_, set := x.cfg.Cache.(SetCountingCache)
+	_, batched := x.cfg.Cache.(CountingCache)
+	if set || batched {
 		switch by, err := journalAnswers(x.cfg, row.Num, key); {
 		case err != nil:
 			return err
 		case by == byJournal:
 			x.e.JournalAnswers++
+			if set {
+				x.journalled.add(d) // not asked about in Estimate
+			}
 			return nil
+		case set:
+			return nil // the cache is asked in Estimate
 		}
 		if x.asking = append(x.asking, key); len(x.asking) >= estimateBatch {
 			return x.ask(ctx)
@@ -132,16 +141,48 @@ func (x *Estimator) ask(ctx context.Context) error {
 }
 
 // Estimate is the count of the rows added: it asks the cache about the
-// requests still waiting first.
+// requests still waiting first. Call it once, after the last row.
 func (x *Estimator) Estimate(ctx context.Context) (runstats.Estimate, error) {
 	if err := x.ask(ctx); err != nil {
+		return x.e, err
+	}
+	if err := x.countSet(ctx); err != nil {
 		return x.e, err
 	}
 	return x.e, nil
 }
 
-// Close removes the dedup's spill.
-func (x *Estimator) Close() error { return x.dedup.close() }
+// countSet asks a SetCountingCache, once, about the distinct requests the
+// journal does not answer.
+func (x *Estimator) countSet(ctx context.Context) error {
+	c, ok := x.cfg.Cache.(SetCountingCache)
+	if !ok || x.counted {
+		return nil
+	}
+	x.counted = true
+	asking := func(d uint64) bool { return x.distinct.has(d) && !x.journalled.has(d) }
+	all := func(yield func(uint64) bool) {
+		for d := range x.distinct.all() {
+			if !x.journalled.has(d) && !yield(d) {
+				return
+			}
+		}
+	}
+	n := x.distinct.len() - x.journalled.len()
+	found, err := c.CountAnswered(ctx, n, asking, all)
+	if err != nil {
+		return fmt.Errorf("pipeline: estimate: reading the cache: %w", err)
+	}
+	x.e.CacheAnswers += found
+	x.e.CallsToPay += int64(n) - found
+	return nil
+}
+
+// Close releases the set of distinct requests.
+func (x *Estimator) Close() error {
+	x.distinct, x.journalled = digestSet{}, digestSet{}
+	return nil
+}
 
 // EstimateRun counts what Run would do with cfg.Source, read to its end (or
 // cfg.Limit): see Estimator.

@@ -3,8 +3,10 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"iter"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,6 +43,7 @@ func TestEstimateIsTheRun(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		cache   bool
+		set     bool // the cache is a SetCountingCache
 		journal bool
 		limit   int64
 		dedup   int
@@ -52,6 +55,9 @@ func TestEstimateIsTheRun(t *testing.T) {
 		{name: "cache", cache: true},
 		{name: "journal", journal: true},
 		{name: "journal and cache", journal: true, cache: true, dedup: 1},
+		{name: "set-counting cache", cache: true, set: true},
+		{name: "journal and set-counting cache", journal: true, cache: true, set: true},
+		{name: "shard and set-counting cache", shard: Shard{I: 0, N: 2}, cache: true, set: true},
 		{name: "shard", shard: Shard{I: 1, N: 3}},
 		{name: "shard with a limit", shard: Shard{I: 2, N: 3}, limit: 700, dedup: 1},
 	} {
@@ -59,7 +65,10 @@ func TestEstimateIsTheRun(t *testing.T) {
 			cfg := func(v Verifier) Config {
 				c := Config{Source: &genSource{n: n, cells: cells}, Mapper: cellMapper, Verifier: v, Limit: tc.limit,
 					Shard: tc.shard, DedupCache: tc.dedup, SpillDir: t.TempDir(), Workers: 4}
-				if tc.cache {
+				switch {
+				case tc.set:
+					c.Cache = &setCache{mapCache: mapCache{m: maps.Clone(cached)}}
+				case tc.cache:
 					c.Cache = &mapCache{m: maps.Clone(cached)}
 				}
 				return c.with(&memWriter{})
@@ -127,6 +136,29 @@ func TestEstimateIsTheRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// setCache is a mapCache that is a SetCountingCache, asked once.
+type setCache struct {
+	mapCache
+	asked int
+}
+
+func (c *setCache) CountAnswered(_ context.Context, n int, has func(uint64) bool, all iter.Seq[uint64]) (int64, error) {
+	c.asked++
+	if c.asked > 1 {
+		return 0, errors.New("asked twice")
+	}
+	if len(slices.Collect(all)) != n {
+		return 0, errors.New("all does not yield n digests")
+	}
+	var found int64
+	for k := range c.m {
+		if has(requestDigest(k)) {
+			found++
+		}
+	}
+	return found, nil
 }
 
 // countingCache is a mapCache that is a CountingCache, counting how it is

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -272,7 +273,15 @@ func (j *Job) Estimate(ctx context.Context, price *estimate.Price, w io.Writer) 
 		return estimate.Figures{}, endpoint.InputError(fmt.Errorf("%s: %w", j.Plan.Info().Name, err))
 	}
 	cfg := pipeline.Config{Limit: j.Tuning.Limit, Shard: j.Tuning.Shard, SpillDir: j.Plan.TmpDir()}
-	if j.Cache != "" {
+	rctx, stopReading := context.WithCancelCause(ctx)
+	defer stopReading(nil)
+	if j.Cache != "" && !IsSharedCache(j.Cache) {
+		// A file is checked and read while the input is (both cores, as a
+		// run uses); a failure to open it stops the reading.
+		late := peekCacheAhead(ctx, j.Cache, j.Service, j.CacheTTL, j.CacheOptions, stopReading)
+		defer late.Close()
+		cfg.Cache = late
+	} else if j.Cache != "" {
 		cstore, closeCache, err := PeekCache(ctx, j.Cache, j.Service, j.CacheTTL, j.CacheOptions)
 		if err != nil {
 			return estimate.Figures{}, err
@@ -294,8 +303,11 @@ func (j *Job) Estimate(ctx context.Context, price *estimate.Price, w io.Writer) 
 	x := pipeline.NewEstimator(cfg)
 	defer func() { _ = x.Close() }()
 	each := func(row record.Row, m readers.Mapped) error { return x.Add(ctx, row, m) }
-	rep, err := readers.InspectEach(ctx, j.Plan.Info().Name, src, j.Mapping, 5, each)
+	rep, err := readers.InspectEach(rctx, j.Plan.Info().Name, src, j.Mapping, 5, each)
 	if err != nil {
+		if cause := context.Cause(rctx); ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) {
+			return estimate.Figures{}, cause // the cache could not be opened
+		}
 		return estimate.Figures{}, j.Plan.ReadError(ctx, err)
 	}
 	est, err := x.Estimate(ctx)

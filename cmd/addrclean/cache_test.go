@@ -261,6 +261,28 @@ func TestRunCacheEmbeddedRerunHits(t *testing.T) {
 	}
 }
 
+// unusableCaches are cache paths a run cannot open, with what its error
+// says: a file locked by another process (for the test's duration), a file
+// that is not a cache, a directory. Set cacheLockTimeout short.
+func unusableCaches(t *testing.T) []struct{ name, path, want string } {
+	dir := t.TempDir()
+	locked := filepath.Join(dir, "locked.db")
+	holder, err := cache.Open(locked, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = holder.Close() })
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, bytes.Repeat([]byte("Address 1,Town\n"), 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []struct{ name, path, want string }{
+		{"locked", locked, "is locked by another addrclean process"},
+		{"corrupt", garbage, "not a readable addrclean cache"},
+		{"directory", dir, "is a directory"},
+	}
+}
+
 // TestRunCacheUnusable: a locked or damaged cache stops the run with exit 1
 // and the path, before any verify call, and leaves no output.
 func TestRunCacheUnusable(t *testing.T) {
@@ -268,24 +290,7 @@ func TestRunCacheUnusable(t *testing.T) {
 	cacheLockTimeout = 50 * time.Millisecond
 	t.Cleanup(func() { cacheLockTimeout = old })
 	srv, vc := countingService(t)
-	dir := t.TempDir()
-
-	locked := filepath.Join(dir, "locked.db")
-	holder, err := cache.Open(locked, cache.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close()
-	garbage := filepath.Join(dir, "garbage.db")
-	if err := os.WriteFile(garbage, bytes.Repeat([]byte("Address 1,Town\n"), 1000), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct{ name, path, want string }{
-		{"locked", locked, "is locked by another addrclean process"},
-		{"corrupt", garbage, "not a readable addrclean cache"},
-		{"directory", dir, "is a directory"},
-	}
-	for _, tt := range tests {
+	for _, tt := range unusableCaches(t) {
 		t.Run(tt.name, func(t *testing.T) {
 			vc.reset()
 			out := t.TempDir()

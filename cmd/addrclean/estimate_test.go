@@ -3,15 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"hash/crc32"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/addrclean/addrclean/internal/pgtest"
+	"github.com/addrclean/addrclean/internal/sqlitefile/filetest"
 )
 
 // billed is the real service counting the verify calls it is paid for;
@@ -261,5 +267,97 @@ func TestRunDryRunDamagedCache(t *testing.T) {
 	code, stderr, run := runSummary(t, t.Context(), dir, args...)
 	if code != exitRowErrors || run["calls_made"] != e["calls_to_pay"] || run["cache_hits"] != 0.0 {
 		t.Fatalf("run: exit %d, calls %v, cache hits %v; estimate %v:\n%s", code, run["calls_made"], run["cache_hits"], e, tail(messages(stderr), 1000))
+	}
+}
+
+// TestRunDryRunDamagedEntries: an answer that fails its checksum and one
+// past --cache-ttl in a cache file are calls to pay in the dry run, as the
+// run then pays them; the others are the cache's answers in both.
+func TestRunDryRunDamagedEntries(t *testing.T) {
+	dir := t.TempDir()
+	cacheFile := filepath.Join(dir, "answers.cache")
+	args := []string{"--cache", cacheFile, "--cache-ttl", "720h", "-o", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"), sampleCSV(t)}
+	code, stderr, first := runSummary(t, t.Context(), dir, args...)
+	if code != exitRowErrors || first["calls_made"].(float64) < 10 {
+		t.Fatalf("filling the cache: exit %d, %v calls:\n%s", code, first["calls_made"], tail(messages(stderr), 1000))
+	}
+	filetest.Exec(t, cacheFile,
+		"UPDATE cache_answers SET crc = crc + 1 WHERE rowid = 3",
+		"UPDATE cache_answers SET obtained_ms = obtained_ms - 31 * 86400000 WHERE rowid = 5", // expired, its checksum redone below
+	)
+	fixExpiredChecksum(t, cacheFile, 5)
+	code, stderr, est := runSummary(t, t.Context(), dir, append([]string{"--dry-run"}, args...)...)
+	e, _ := est["estimate"].(map[string]any)
+	if code != exitOK || e == nil {
+		t.Fatalf("dry run: exit %d, %v:\n%s", code, e, tail(messages(stderr), 1000))
+	}
+	code, stderr, run := runSummary(t, t.Context(), dir, args...)
+	if code != exitRowErrors || run["calls_made"] != e["calls_to_pay"] || run["cache_hits"] != e["cache_answers"] || e["calls_to_pay"] != 2.0 {
+		t.Fatalf("run: exit %d, calls %v, cache hits %v; estimate %v (want 2 calls):\n%s", code, run["calls_made"], run["cache_hits"], e, tail(messages(stderr), 1000))
+	}
+}
+
+// fixExpiredChecksum sets the checksum of the cache file's row rowid to the
+// one of its columns (CRC-32C of namespace, NUL, key, NUL, obtained_ms as 8
+// big-endian bytes, answer: docs/storage.md), so that a row aged through
+// SQL is expired, not damaged.
+func fixExpiredChecksum(t *testing.T, cacheFile string, rowid int) {
+	t.Helper()
+	db, err := sql.Open("sqlite", cacheFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var (
+		ns, key, answer string
+		at              int64
+	)
+	if err := db.QueryRow("SELECT namespace, key, obtained_ms, answer FROM cache_answers WHERE rowid = ?", rowid).Scan(&ns, &key, &at, &answer); err != nil {
+		t.Fatal(err)
+	}
+	b := append([]byte(ns+"\x00"+key+"\x00"), binary.BigEndian.AppendUint64(nil, uint64(at))...)
+	crc := crc32.Checksum(append(b, answer...), crc32.MakeTable(crc32.Castagnoli))
+	if _, err := db.Exec("UPDATE cache_answers SET crc = ? WHERE rowid = ?", int64(crc), rowid); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// endlessCSV is an input that never ends: rows of distinct addresses.
+type endlessCSV struct {
+	n   int
+	buf []byte
+}
+
+func (e *endlessCSV) Read(p []byte) (int, error) {
+	for len(e.buf) < len(p) {
+		if e.n == 0 {
+			e.buf = append(e.buf, "Address 1,Town,Country\n"...)
+		}
+		e.n++
+		e.buf = fmt.Appendf(e.buf, "%d Main Street,Cork,Ireland\n", e.n)
+	}
+	n := copy(p, e.buf)
+	e.buf = e.buf[n:]
+	return n, nil
+}
+
+// TestRunDryRunCacheUnusable: a cache file that a run could not open (locked
+// by another process, not a cache, a directory) stops the dry run with
+// exit 1 and the path, as it stops the run: the file is opened while the
+// input is read, and its failure stops the reading (here, of an input
+// that never ends).
+func TestRunDryRunCacheUnusable(t *testing.T) {
+	old := cacheLockTimeout
+	cacheLockTimeout = 50 * time.Millisecond
+	t.Cleanup(func() { cacheLockTimeout = old })
+	for _, tc := range unusableCaches(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := runMain(t.Context(), []string{"run", "--dry-run", "--log-format", "json", "--cache", tc.path, "-"},
+				streams{in: &endlessCSV{}, out: &stdout, err: &stderr})
+			if code != exitFatal || !strings.Contains(stderr.String(), "cache "+tc.path) || !strings.Contains(stderr.String(), tc.want) {
+				t.Fatalf("exit %d, want %d with the path and %q:\n%s", code, exitFatal, tc.want, tail(messages(stderr.String()), 1000))
+			}
+		})
 	}
 }
