@@ -180,7 +180,8 @@ func (x *Estimator) countSet(ctx context.Context) error {
 
 // Close releases the set of distinct requests.
 func (x *Estimator) Close() error {
-	x.distinct, x.journalled = digestSet{}, digestSet{}
+	x.distinct.release()
+	x.journalled.release()
 	return nil
 }
 

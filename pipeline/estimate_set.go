@@ -96,11 +96,18 @@ func (s *digestSet) all() iter.Seq[uint64] {
 // again.
 func (s *digestSet) grow() {
 	old := s.slots
-	s.slots = make([]uint64, max(2*len(old), 1024))
+	s.slots = allocSlots(max(2*len(old), 1024))
 	s.n = 0
 	for _, d := range old {
 		if d != 0 {
 			s.add(d)
 		}
 	}
+	freeSlots(old)
+}
+
+// release gives the table's memory back; the set is empty after it.
+func (s *digestSet) release() {
+	freeSlots(s.slots)
+	*s = digestSet{}
 }
