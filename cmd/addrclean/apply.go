@@ -98,9 +98,8 @@ func (o applyOptions) options(s streams) apply.Options {
 
 // finish maps apply's outcome to an exit code and reports it.
 func (o applyOptions) finish(s streams, rep apply.Report, err error) error {
-	var me *apply.MismatchError
 	switch {
-	case errors.As(err, &me):
+	case errors.As(err, new(*apply.MismatchError)):
 		return withCode(exitUsage, err)
 	case errors.Is(err, runfile.ErrNotEnriched), errors.Is(err, runfile.ErrNotReview), errors.Is(err, readers.ErrUnsupportedFormat):
 		return withCode(exitUsage, err)

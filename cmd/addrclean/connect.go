@@ -56,16 +56,20 @@ func connect(ctx context.Context, o connectOptions, log zerolog.Logger) (*runs.C
 		runs.ConnectOptions{TokenTTL: o.tokenTTL, Method: o.method, Workers: o.workers}, log)
 }
 
-// describeFatal turns a run-stopping error into a message that says what to fix.
-func describeFatal(err error) string {
+// describeFatal wraps a run-stopping error with what to fix, where that is
+// known, and then suffix.
+func describeFatal(err error, suffix string) error {
 	var se *api.StatusError
+	var msg string
 	switch {
 	case errors.Is(err, api.ErrUnauthorized):
-		return "the service refused the API key or token (401): check --api-key-file / ADDRCLEAN_API_KEY and that the key is active"
+		msg = "the service refused the API key or token (401): check --api-key-file / ADDRCLEAN_API_KEY and that the key is active"
 	case errors.As(err, &se) && se.StatusCode == http.StatusForbidden:
-		return "the service refused this key (403): the integration is not allowed to verify; check its settings in the account console"
+		msg = "the service refused this key (403): the integration is not allowed to verify; check its settings in the account console"
 	case errors.As(err, &se) && (se.StatusCode == http.StatusNotFound || se.StatusCode == http.StatusMethodNotAllowed):
-		return fmt.Sprintf("the service answered %d to %s: check --base-url (it should be the part before /3.0/)", se.StatusCode, se.Op)
+		msg = fmt.Sprintf("the service answered %d to %s: check --base-url (it should be the part before /3.0/)", se.StatusCode, se.Op)
+	default:
+		return fmt.Errorf("%w%s", err, suffix)
 	}
-	return ""
+	return fmt.Errorf("%s (%w)%s", msg, err, suffix)
 }

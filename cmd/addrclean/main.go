@@ -59,12 +59,11 @@ func exitCode(err error) int {
 		return exitOK
 	}
 	var ee *exitError
-	var ue *runs.UsageError
 	var ep *endpoint.Error
 	switch {
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ue):
+	case errors.As(err, new(*runs.UsageError)):
 		return exitUsage
 	case errors.As(err, new(*runs.InterruptedError)):
 		return exitInterrupted

@@ -181,10 +181,7 @@ func (o *runOptions) exitError(end runs.Outcome, st runstats.Stats, runErr error
 		}
 		return withCode(exitFatal, fmt.Errorf("could not reach %s: %w; the outputs were left as they were%s", where, runErr, journalled))
 	case runs.Failed:
-		if msg := describeFatal(runErr); msg != "" {
-			return withCode(exitFatal, fmt.Errorf("%s (%w)%s", msg, runErr, journalled))
-		}
-		return withCode(exitFatal, fmt.Errorf("%w%s", runErr, journalled))
+		return withCode(exitFatal, describeFatal(runErr, journalled))
 	case runs.Interrupted:
 		next := "; run the same command with --resume to continue"
 		if !end.Resumable {

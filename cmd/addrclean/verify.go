@@ -71,15 +71,10 @@ func cmdVerify(ctx context.Context, args []string, s streams) error {
 	defer cancel()
 	resp, err := conn.Client.Verify(vctx, api.Address{Lines: lines, City: city, Region: region, Country: country, Language: language})
 	if err != nil {
-		// A signal, not --timeout: whichever step it stopped (the token,
-		// the request) it is exit 130, as for every other command.
-		if ctx.Err() != nil {
+		if ctx.Err() != nil { // a signal, not --timeout: at the token or the request, exit 130
 			return withCode(exitInterrupted, err)
 		}
-		if msg := describeFatal(err); msg != "" {
-			return withCode(exitFatal, fmt.Errorf("%s (%w)", msg, err))
-		}
-		return withCode(exitFatal, err)
+		return withCode(exitFatal, describeFatal(err, ""))
 	}
 	if asJSON {
 		enc := json.NewEncoder(s.out)
