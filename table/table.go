@@ -406,7 +406,7 @@ func redactURL(u *url.URL) string {
 }
 
 // redactText hides what looks like a password in a URL that did not parse:
-// the userinfo after its first colon, and password parameters.
+// the userinfo after its first colon, and every password parameter.
 func redactText(s string) string {
 	if i := strings.Index(s, "://"); i >= 0 {
 		rest := s[i+3:]
@@ -417,16 +417,22 @@ func redactText(s string) string {
 		}
 		s = s[:i+3] + rest
 	}
+	// Every occurrence: a parameter may be repeated.
 	for p := range secretParams {
 		for _, sep := range []string{"?", "&"} {
 			key := sep + p + "="
-			if i := strings.Index(asciiLower(s), key); i >= 0 {
-				end := strings.IndexByte(s[i+len(key):], '&')
-				if end < 0 {
-					s = s[:i+len(key)] + "xxxxx"
-				} else {
-					s = s[:i+len(key)] + "xxxxx" + s[i+len(key)+end:]
+			for from := 0; ; {
+				i := strings.Index(asciiLower(s[from:]), key)
+				if i < 0 {
+					break
 				}
+				v := from + i + len(key)
+				end := strings.IndexByte(s[v:], '&')
+				if end < 0 {
+					end = len(s) - v
+				}
+				s = s[:v] + "xxxxx" + s[v+end:]
+				from = v + len("xxxxx")
 			}
 		}
 	}

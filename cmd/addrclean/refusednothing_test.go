@@ -308,3 +308,20 @@ func TestApplyRefusedCreatesNoFinalTable(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyMissingSQLiteCreatesNoFile: apply --final-table over an SQLite
+// path that names no file is refused as apply -o refuses it (exit 1, "no
+// such database file"), and leaves no empty database (nor -wal, -shm)
+// behind.
+func TestApplyMissingSQLiteCreatesNoFile(t *testing.T) {
+	isolateJournals(t)
+	db := filepath.Join(t.TempDir(), "typo.db")
+	code, _, stderr := cli("apply", "sqlite:"+db, "--table", "customers", "--id-col", "Customer ID", "--country", "IE",
+		"--out-table", "av", "--review-table", "rv", "--final-table", "final")
+	if code != exitFatal || !strings.Contains(stderr, "no such database file") {
+		t.Fatalf("exit %d, want 1 saying no such database file:\n%s", code, tail(stderr, 1500))
+	}
+	if made, _ := filepath.Glob(db + "*"); len(made) > 0 {
+		t.Errorf("the refused apply created %q", made)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -161,6 +163,14 @@ func (t *tableApply) Apply(ctx context.Context, opts apply.Options, warn io.Writ
 	}
 	if s.LockTimeout <= 0 {
 		return apply.Report{}, shown, usagef("--lock-timeout %v: want a positive duration such as 10s", s.LockTimeout)
+	}
+	if t.u.Scheme == "sqlite" && s.Final != "" {
+		// The command reads this database too: a path that names no file
+		// is refused as a read-only open refuses it, not created empty by
+		// the writer that --final-table needs.
+		if _, err := os.Stat(t.u.Path); errors.Is(err, fs.ErrNotExist) {
+			return apply.Report{}, shown, TableError(fmt.Errorf("%s: no such database file", t.u.Display))
+		}
 	}
 	db, err := table.Open(ctx, t.u, table.Options{ReadOnly: s.Final == "", LockTimeout: s.LockTimeout})
 	if err != nil {
