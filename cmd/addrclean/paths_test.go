@@ -145,6 +145,16 @@ func TestRunRefusesOutputOverInput(t *testing.T) {
 		{"--out-db over INPUT", func(t *testing.T, d string) []string {
 			return []string{"--out-db", "sqlite:" + d + "/in.csv", "--out-table", "results", d + "/in.csv"}
 		}, "--out-db dir/in.csv would overwrite INPUT dir/in.csv"},
+		// Before, an output that is a directory failed at the final rename,
+		// after every call was paid.
+		{"-o a directory", func(t *testing.T, d string) []string {
+			mustMkdir(t, d+"/out.csv")
+			return []string{"-o", d + "/out.csv", d + "/in.csv"}
+		}, "--out dir/out.csv is a directory: name a file to write"},
+		{"--summary a directory", func(t *testing.T, d string) []string {
+			mustMkdir(t, d+"/s.json")
+			return []string{"--summary", d + "/s.json", d + "/in.csv"}
+		}, "--summary dir/s.json is a directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -270,5 +280,12 @@ func TestRunOutputTableOverInputTableSpelt(t *testing.T) {
 				"--out-db", outDB, "--out-table", "customers", "sqlite:crm.db")
 			checkRefused(t, dir, before, code, stderr, "the output table customers is the input table")
 		})
+	}
+}
+
+func mustMkdir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
 	}
 }

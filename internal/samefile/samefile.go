@@ -51,8 +51,18 @@ func (c *Clash) Error() string {
 	return fmt.Sprintf("%s %s would overwrite %s %s: they are the same file", c.Out.Name, c.Out.Path, c.In.Name, c.In.Path)
 }
 
-// Check returns a *Clash for the first two uses (in the order given) that
-// are one file and of which one writes it; uses with an empty path or "-"
+// IsDir is a file to write that is a directory: found with the other path
+// checks, before anything is paid for, rather than at the output's final
+// rename.
+type IsDir struct{ Use Use }
+
+func (e *IsDir) Error() string {
+	return fmt.Sprintf("%s %s is a directory: name a file to write", e.Use.Name, e.Use.Path)
+}
+
+// Check returns an *IsDir for the first file to write that is a directory,
+// else a *Clash for the first two uses (in the order given) that are one
+// file and of which one writes it; uses with an empty path or "-"
 // (standard input or output) are skipped. Two reads of one file are fine,
 // and so are two uses of one database.
 func Check(uses ...Use) error {
@@ -62,6 +72,9 @@ func Check(uses ...Use) error {
 			continue
 		}
 		ids[i] = identify(u.Path)
+		if u.Role == Write && ids[i].fi != nil && ids[i].fi.IsDir() {
+			return &IsDir{Use: u}
+		}
 	}
 	for i, a := range uses {
 		if !ids[i].ok() {

@@ -64,6 +64,8 @@ func TestCheck(t *testing.T) {
 		{"a file over a database", []Use{{"INPUT", "db.sqlite", ReadDatabase}, w("--summary", "db.sqlite")}, "--summary db.sqlite would overwrite INPUT db.sqlite"},
 		{"stdin and stdout", []Use{r("INPUT", "-"), w("-o", "-")}, ""},
 		{"unset", []Use{r("--reference", ""), w("--summary", "")}, ""},
+		{"an output that is a directory", []Use{r("INPUT", in), w("-o", "real")}, "-o real is a directory: name a file to write"},
+		{"an output through a link to a directory", []Use{w("--report", "linkdir")}, "--report linkdir is a directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,6 +74,12 @@ func TestCheck(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Check: %v, want no clash", err)
 				}
+				return
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Check:\n got %q\nwant %q", err, tt.want)
+			}
+			if errors.As(err, new(*IsDir)) {
 				return
 			}
 			if a, b := tt.uses[0].Path, tt.uses[len(tt.uses)-1].Path; len(tt.uses) == 2 && !Same(a, b) {
