@@ -43,6 +43,7 @@ func TestParseURLMasksEverySpelling(t *testing.T) {
 		"postgres://u@h:bad/db?options=[password=ZZQQ]",
 		"postgres://u@h:bad/db?options=(sslpassword=ZZQQ)",
 		"postgres://u@h:bad/db?password = ZZQQ",
+		"postgres://u@h:bad/db?pass%77ord=ZZQQ",
 		"postgres://u@h:bad/db?password='ZZ QQ'",
 		`postgres://u@h:bad/db?password=ZZ\"QQ`,
 		"mysql://u:ZZ QQ@h/db?x=[password=ZZQQ]",

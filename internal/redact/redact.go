@@ -55,7 +55,7 @@ func (s *scrubbed) Unwrap() error { return s.err }
 //     an unescaped '@', a space or a quote is masked whole, never cut short
 //     to show its end as a host);
 //   - the value of each password, sslpassword or pgpassword setting (any
-//     case) that follows the start of s or a character that is not a
+//     case, letters may be percent-encoded: pass%77ord) that follows the start of s or a character that is not a
 //     letter, digit or '_', with optional spaces or tabs around its '=':
 //     a value quoted with ' or " to its closing quote, else to the next
 //     '&' or white space or closing quote or bracket; a backslash escapes
@@ -125,26 +125,62 @@ func maskSettings(s string) string {
 		if i > 0 && isWord(s[i-1]) {
 			continue
 		}
-		for _, key := range secretKeys {
-			if len(s)-i < len(key) || !strings.EqualFold(s[i:i+len(key)], key) {
-				continue
-			}
-			v, ok := afterEquals(s, i+len(key))
-			if !ok {
-				continue
-			}
-			end := v + valueLen(s[v:])
-			b.WriteString(s[from:v])
-			b.WriteString(Mask)
-			from, i = end, end-1
-			break
+		k, ok := keyEnd(s, i)
+		if !ok {
+			continue
 		}
+		v, ok := afterEquals(s, k)
+		if !ok {
+			continue
+		}
+		end := v + valueLen(s[v:])
+		b.WriteString(s[from:v])
+		b.WriteString(Mask)
+		from, i = end, end-1
 	}
 	if from == 0 {
 		return s
 	}
 	b.WriteString(s[from:])
 	return b.String()
+}
+
+// keyEnd returns where a secret setting's name that starts at s[i] ends.
+// A letter of the name may be percent-encoded, as URL parameters may be
+// (pass%77ord is password to pgx and net/url).
+func keyEnd(s string, i int) (int, bool) {
+next:
+	for _, key := range secretKeys {
+		j := i
+		for k := 0; k < len(key); k++ {
+			switch {
+			case j < len(s) && lower(s[j]) == key[k]:
+				j++
+			case j+2 < len(s) && s[j] == '%' && ishex(s[j+1]) && ishex(s[j+2]) && lower(unhex(s[j+1])<<4|unhex(s[j+2])) == key[k]:
+				j += 3
+			default:
+				continue next
+			}
+		}
+		return j, true
+	}
+	return 0, false
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func ishex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= lower(c) && lower(c) <= 'f' }
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return lower(c) - 'a' + 10
 }
 
 // afterEquals returns where the value of a setting whose name ends at i

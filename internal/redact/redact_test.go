@@ -182,6 +182,9 @@ func TestTextSpellings(t *testing.T) {
 		{"x,password=ab;y", "x,password=xxxxx"},
 		{"-password=ab", "-password=xxxxx"},
 		{"PGPASSWORD=ab psql", "PGPASSWORD=xxxxx psql"},
+		{"?pass%77ord=ab&x=1", "?pass%77ord=xxxxx&x=1"}, // percent-encoded, as pgx and net/url decode it
+		{"?%70ASSWORD=ab&ssl%50assword=cd", "?%70ASSWORD=xxxxx&ssl%50assword=xxxxx"},
+		{"?pass%7word=kept", "?pass%7word=kept"},
 		{`"host=h password=ab"`, `"host=h password=xxxxx"`},
 		{`"?password=q\"z&sslmode=x"`, `"?password=xxxxx&sslmode=x"`},
 		{`password="a b" dbname=d`, `password=xxxxx dbname=d`},
