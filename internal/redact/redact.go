@@ -55,8 +55,9 @@ func (s *scrubbed) Unwrap() error { return s.err }
 //     an unescaped '@', a space or a quote is masked whole, never cut short
 //     to show its end as a host);
 //   - the value of each password, sslpassword or pgpassword setting (any
-//     case, letters may be percent-encoded: pass%77ord) that follows the start of s or a character that is not a
-//     letter, digit or '_', with optional spaces or tabs around its '=':
+//     case; letters may be percent-encoded: pass%77ord) that follows the
+//     start of s or a character that is not a letter, digit or '_', with
+//     optional spaces or tabs around its '=':
 //     a value quoted with ' or " to its closing quote, else to the next
 //     '&' or white space or closing quote or bracket; a backslash escapes
 //     the character after it.
@@ -102,8 +103,7 @@ func maskUserinfo(s string) string {
 }
 
 // secretKeys are the settings (URL parameters, key=value words, the
-// environment's PGPASSWORD) that hold a password; sslpassword before
-// password, which ends it.
+// environment's PGPASSWORD) that hold a password, in lower case.
 var secretKeys = []string{"sslpassword", "pgpassword", "password"}
 
 // SecretKey reports whether k, a URL parameter's or a setting's name, holds

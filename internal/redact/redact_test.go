@@ -265,3 +265,23 @@ func checkHidden(t *testing.T, kind, raw string, err error) {
 		t.Errorf("%s of %q: %q", kind, raw, got)
 	}
 }
+
+// FuzzText: Text never panics, and a password written after "password="
+// or in a URL's user information, ended as Text documents, is not shown.
+func FuzzText(f *testing.F) {
+	f.Add("cannot parse `postgres://u:", "ZZQQ", "@h/db`: bad")
+	f.Add("connect [host=h password=", "ZZQQ", " dbname=d]")
+	f.Fuzz(func(t *testing.T, before, pw, after string) {
+		got := Text(before + pw + after)
+		if len(pw) < 4 || strings.ContainsAny(pw, "\\\"'`)]}>&/?#@: \t\r\n%=") {
+			return
+		}
+		key := strings.TrimSuffix(before, "password=")
+		if (key != before && (key == "" || !isWord(key[len(key)-1])) && strings.HasPrefix(after, " ")) ||
+			(strings.HasSuffix(before, "postgres://u:") && strings.HasPrefix(after, "@h/") && !strings.ContainsAny(before, "@/?#")) {
+			if strings.Contains(got, pw) {
+				t.Fatalf("Text(%q) = %q shows %q", before+pw+after, got, pw)
+			}
+		}
+	})
+}
