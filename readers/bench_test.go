@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/addrclean/addrclean/internal/childrun"
 )
 
 var benchTowns = []string{"Cork", "Dublin 2", "Galway", "Sligo", "Limerick", "Waterford", "Dún Laoghaire", "Kilkenny"}
@@ -94,19 +96,11 @@ func resetRSS() {
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }
 
-// peakRSS returns VmHWM in bytes, or 0 where /proc is not there.
-func peakRSS() uint64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+// peakRSS returns the process's VmHWM in bytes, or 0 where /proc cannot
+// tell it.
+func peakRSS() int64 {
+	n, _ := childrun.ReadHWM(0)
+	return n
 }
 
 // drain reads every row, sampling memory every 64Ki rows, and optionally

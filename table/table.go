@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/addrclean/addrclean/internal/redact"
 )
 
 // Errors a caller branches on. Missing tables and columns and bad queries
@@ -331,9 +333,6 @@ func IsURL(s string) bool {
 	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://") || strings.HasPrefix(l, "sqlite:")
 }
 
-// secretParams are URL query parameters that hold secrets.
-var secretParams = map[string]bool{"password": true, "sslpassword": true}
-
 // ParseURL reads a database URL: postgres://user@host:port/db?sslmode=...
 // (or postgresql://) or sqlite:PATH (sqlite:///abs/path also works). Its
 // errors never show a password.
@@ -359,15 +358,15 @@ func ParseURL(raw string) (*URL, error) {
 		u, err := url.Parse(raw)
 		if err != nil {
 			// url's errors quote the whole URL, password and all.
-			return nil, fmt.Errorf("%w: %s is not a valid URL", ErrBadURL, redactText(raw))
+			return nil, fmt.Errorf("%w: %s is not a valid URL", ErrBadURL, redact.Text(raw))
 		}
 		_, pw := u.User.Password()
 		for k := range u.Query() {
-			pw = pw || secretParams[strings.ToLower(k)]
+			pw = pw || redact.SecretKey(k)
 		}
 		return &URL{Raw: raw, Scheme: "postgres", Display: redactURL(u), HasPassword: pw}, nil
 	}
-	return nil, fmt.Errorf("%w: %q: want postgres://user@host:port/db or sqlite:PATH", ErrBadURL, redactText(raw))
+	return nil, fmt.Errorf("%w: %q: want postgres://user@host:port/db or sqlite:PATH", ErrBadURL, redact.Text(raw))
 }
 
 // userinfoHasAt reports a URL whose user name or password holds a
@@ -395,7 +394,7 @@ func redactURL(u *url.URL) string {
 	}
 	q := c.Query()
 	for k := range q {
-		if secretParams[strings.ToLower(k)] {
+		if redact.SecretKey(k) {
 			q.Del(k)
 		}
 	}
@@ -403,40 +402,6 @@ func redactURL(u *url.URL) string {
 	c.ForceQuery = false
 	c.Fragment, c.RawFragment = "", ""
 	return c.String()
-}
-
-// redactText hides what looks like a password in a URL that did not parse:
-// the userinfo after its first colon, and every password parameter.
-func redactText(s string) string {
-	if i := strings.Index(s, "://"); i >= 0 {
-		rest := s[i+3:]
-		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
-			if c := strings.IndexByte(rest[:at], ':'); c >= 0 {
-				rest = rest[:c+1] + "xxxxx" + rest[at:]
-			}
-		}
-		s = s[:i+3] + rest
-	}
-	// Every occurrence: a parameter may be repeated.
-	for p := range secretParams {
-		for _, sep := range []string{"?", "&"} {
-			key := sep + p + "="
-			for from := 0; ; {
-				i := strings.Index(asciiLower(s[from:]), key)
-				if i < 0 {
-					break
-				}
-				v := from + i + len(key)
-				end := strings.IndexByte(s[v:], '&')
-				if end < 0 {
-					end = len(s) - v
-				}
-				s = s[:v] + "xxxxx" + s[v+end:]
-				from = v + len("xxxxx")
-			}
-		}
-	}
-	return s
 }
 
 // asciiLower lower-cases ASCII letters only, so that byte offsets stay those

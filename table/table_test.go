@@ -73,6 +73,7 @@ func TestParseURL(t *testing.T) {
 		{in: "postgres://app:s3cret@DB.example:5433/crm?sslmode=require", display: "postgres://app@db.example:5433/crm?sslmode=require"},
 		{in: "postgresql://app@db/crm?password=s3cret&sslmode=disable", display: "postgres://app@db/crm?sslmode=disable"},
 		{in: "postgres://app:s3cret@/crm?host=/tmp/sock&sslpassword=s3cret", display: "postgres://app@/crm?host=%2Ftmp%2Fsock"},
+		{in: "postgres://app@db/crm?pass%77ord=s3cret&sslmode=disable", display: "postgres://app@db/crm?sslmode=disable"},
 		{in: "postgres://app@db/crm?sslmode=disable&host=a&host=b&connect_timeout=5", display: "postgres://app@db/crm?connect_timeout=5&host=a&host=b&sslmode=disable"},
 		{in: "sqlite:data/crm.db", display: "sqlite:data/crm.db", path: "data/crm.db"},
 		{in: "sqlite:///var/crm.db", display: "sqlite:/var/crm.db", path: "/var/crm.db"},

@@ -9,9 +9,9 @@
 package childrun
 
 import (
-	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -42,29 +42,19 @@ func run(ctx context.Context, cmd *exec.Cmd, sampled func()) (Result, error) {
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("childrun: %w", err)
 	}
+	// The child's /proc directory is opened once, while the child cannot
+	// have been reaped (only cmd.Wait reaps it), and its status is read
+	// relative to that handle: once cmd.Wait has reaped the child, a read
+	// fails with ESRCH, even if a new process has taken its PID, so the
+	// sampler never reads a stranger's memory between cmd.Wait and
+	// close(done).
 	done := make(chan struct{})
 	peak := make(chan int64, 1)
-	go func() {
-		status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
-		t := time.NewTicker(Sample)
-		defer t.Stop()
-		hwm := int64(-1)
-		for {
-			if kb, ok := readHWM(status); ok {
-				hwm = max(hwm, kb*1024)
-				sampled()
-			}
-			select {
-			case <-done:
-				peak <- hwm
-				return
-			case <-ctx.Done():
-				peak <- hwm
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	if proc, err := os.OpenRoot(fmt.Sprintf("/proc/%d", cmd.Process.Pid)); err != nil {
+		peak <- -1 // no /proc
+	} else {
+		go sample(ctx, proc, done, peak, sampled)
+	}
 	err := cmd.Wait()
 	wall := time.Since(start)
 	close(done)
@@ -75,25 +65,82 @@ func run(ctx context.Context, cmd *exec.Cmd, sampled func()) (Result, error) {
 	return r, err
 }
 
-// readHWM reads VmHWM (in kB) from a /proc/PID/status file. A child that
-// has exited has no memory left and no VmHWM line.
-func readHWM(path string) (int64, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, false
+// sample reads the high-water mark of the process of proc every Sample
+// until done is closed or ctx is done, then sends the highest read (-1 if
+// none) on peak and closes proc.
+func sample(ctx context.Context, proc *os.Root, done <-chan struct{}, peak chan<- int64, sampled func()) {
+	defer proc.Close()
+	t := time.NewTicker(Sample)
+	defer t.Stop()
+	hwm := int64(-1)
+	for {
+		if b, err := readHWM(proc); err == nil {
+			hwm = max(hwm, b)
+			sampled()
+		}
+		select {
+		case <-done:
+			peak <- hwm
+			return
+		case <-ctx.Done():
+			peak <- hwm
+			return
+		case <-t.C:
+		}
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmHWM:"))
+}
+
+// ErrNoHWM is returned by ReadHWM for a process whose status shows no
+// peak: one that has exited (a zombie has no memory left) or a kernel
+// thread.
+var ErrNoHWM = errors.New("no VmHWM in the process status")
+
+// ReadHWM returns the peak resident set (VmHWM) of process pid in bytes,
+// from /proc/PID/status; pid 0 is the calling process (/proc/self), whose
+// mark a benchmark may reset first by writing "5" to /proc/self/clear_refs.
+func ReadHWM(pid int) (int64, error) {
+	dir := "/proc/self"
+	if pid != 0 {
+		dir = "/proc/" + strconv.Itoa(pid)
+	}
+	proc, err := os.OpenRoot(dir)
+	if err != nil {
+		return 0, fmt.Errorf("childrun: %w", err)
+	}
+	defer proc.Close()
+	return readHWM(proc)
+}
+
+// readHWM reads VmHWM, in bytes, from the status file of the /proc/PID
+// directory proc.
+func readHWM(proc *os.Root) (int64, error) {
+	b, err := proc.ReadFile("status")
+	if err != nil {
+		return 0, fmt.Errorf("childrun: %w", err)
+	}
+	kb, err := parseHWM(b)
+	if err != nil {
+		return 0, fmt.Errorf("childrun: %s/status: %w", proc.Name(), err)
+	}
+	return kb << 10, nil
+}
+
+// parseHWM returns the VmHWM line's figure (kB) of a status file.
+func parseHWM(status []byte) (int64, error) {
+	for line := range bytes.Lines(status) {
+		rest, ok := bytes.CutPrefix(line, []byte("VmHWM:"))
 		if !ok {
 			continue
 		}
 		f := bytes.Fields(rest)
 		if len(f) == 0 {
-			return 0, false
+			break
 		}
 		kb, err := strconv.ParseInt(string(f[0]), 10, 64)
-		return kb, err == nil
+		if err != nil || kb < 0 {
+			return 0, fmt.Errorf("VmHWM %q: %w", f[0], ErrNoHWM)
+		}
+		return kb, nil
 	}
-	return 0, false
+	return 0, ErrNoHWM
 }

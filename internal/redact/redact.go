@@ -46,94 +46,201 @@ func (s *scrubbed) Error() string { return s.msg }
 // by the callers of Scrub.
 func (s *scrubbed) Unwrap() error { return s.err }
 
-// Text masks the passwords written in s, whatever their length: the
-// password of each URL's user information (scheme://user:PASSWORD@host)
-// and the value of each password= or sslpassword= setting (URL parameter
-// or key=value, quoted or not). It is the display form of a database URL
-// that did not parse, and of a message that quotes one.
+// Text masks the passwords written in s, whatever their length and
+// however s quotes them (Go's %q, pgx's `...`, parentheses, brackets):
+//
+//   - the password of each URL's user information: in scheme://AUTHORITY,
+//     where the authority runs to the next '/', '?' or '#', from the first
+//     ':' to the last '@' of it (the last, not the first: a password holding
+//     an unescaped '@', a space or a quote is masked whole, never cut short
+//     to show its end as a host);
+//   - the value of each password, sslpassword or pgpassword setting (any
+//     case; letters may be percent-encoded: pass%77ord) that follows the
+//     start of s or a character that is not a letter, digit or '_', with
+//     optional spaces or tabs around its '=':
+//     a value quoted with ' or " to its closing quote, else to the next
+//     '&' or white space or closing quote or bracket; a backslash escapes
+//     the character after it.
+//
+// It is the display form of a database URL that did not parse, and of a
+// message that quotes one.
 func Text(s string) string {
-	return maskParams(maskUserinfo(s))
+	return maskSettings(maskUserinfo(s))
 }
 
-// urlEnd ends a URL inside a message: white space, and the quotes that
-// Go (%q) and pgx (`...`) put around one.
-const urlEnd = " \t\r\n\"`"
-
-// maskUserinfo masks the password of the user information of each URL in
-// s: from the first ':' after "://" to the last '@' before the URL ends.
-// The last '@', not the first: a password holding an unescaped '@' is
-// masked whole, never cut short to show its end as a host.
+// maskUserinfo masks the password of the user information of each URL in s.
 func maskUserinfo(s string) string {
 	var b strings.Builder
-	for {
-		i := strings.Index(s, "://")
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		head, rest := s[:i+3], s[i+3:]
-		end := strings.IndexAny(rest, urlEnd)
-		if end < 0 {
-			end = len(rest)
-		}
-		auth := rest[:end]
-		if at := strings.LastIndexByte(auth, '@'); at >= 0 {
-			if c := strings.IndexByte(auth[:at], ':'); c >= 0 {
-				auth = auth[:c+1] + Mask + auth[at:]
-			}
-		}
-		b.WriteString(head)
-		b.WriteString(auth)
-		s = rest[end:]
-	}
-}
-
-// secretKeys are the settings (URL parameters, key=value words) that hold
-// a password.
-var secretKeys = []string{"sslpassword=", "password="}
-
-// maskParams masks the value of each password= and sslpassword= setting in
-// s that starts a word or a URL parameter: up to the next '&' or white
-// space or quote, or, quoted with ', to its closing quote.
-func maskParams(s string) string {
-	var b strings.Builder
 	from := 0
-	for i := 0; i < len(s); i++ {
-		if i > 0 && !strings.ContainsRune("?&; \t\r\n\"`'(", rune(s[i-1])) {
-			continue
-		}
-		for _, key := range secretKeys {
-			if len(s)-i < len(key) || !strings.EqualFold(s[i:i+len(key)], key) {
-				continue
-			}
-			v := i + len(key)
-			end := v + valueLen(s[v:])
-			b.WriteString(s[from:v])
-			b.WriteString(Mask)
-			from, i = end, end-1
+	for i := 0; ; {
+		j := strings.Index(s[i:], "://")
+		if j < 0 {
 			break
 		}
+		start := i + j + len("://")
+		end := len(s)
+		if n := strings.IndexAny(s[start:], "/?#"); n >= 0 {
+			end = start + n
+		}
+		auth := s[start:end]
+		if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+			if c := strings.IndexByte(auth[:at], ':'); c >= 0 {
+				b.WriteString(s[from : start+c+1])
+				b.WriteString(Mask)
+				from = start + at
+			}
+		}
+		// The next URL may begin with the authority's last ':'
+		// ("postgres://u:a@h and postgres://v:b@k": this authority ends at
+		// the next "//"); from stays before it, at most at the last '@'.
+		i = max(end-1, start)
+	}
+	if from == 0 {
+		return s
 	}
 	b.WriteString(s[from:])
 	return b.String()
 }
 
+// secretKeys are the settings (URL parameters, key=value words, the
+// environment's PGPASSWORD) that hold a password, in lower case.
+var secretKeys = []string{"sslpassword", "pgpassword", "password"}
+
+// SecretKey reports whether k, a URL parameter's or a setting's name, holds
+// a password.
+func SecretKey(k string) bool {
+	for _, key := range secretKeys {
+		if strings.EqualFold(k, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// maskSettings masks the value of each secret setting in s.
+func maskSettings(s string) string {
+	var b strings.Builder
+	from := 0
+	for i := 0; i < len(s); i++ {
+		if i > 0 && isWord(s[i-1]) {
+			continue
+		}
+		k, ok := keyEnd(s, i)
+		if !ok {
+			continue
+		}
+		v, ok := afterEquals(s, k)
+		if !ok {
+			continue
+		}
+		end := v + valueLen(s[v:])
+		b.WriteString(s[from:v])
+		b.WriteString(Mask)
+		from, i = end, end-1
+	}
+	if from == 0 {
+		return s
+	}
+	b.WriteString(s[from:])
+	return b.String()
+}
+
+// keyEnd returns where a secret setting's name that starts at s[i] ends.
+// A letter of the name may be percent-encoded, as URL parameters may be
+// (pass%77ord is password to pgx and net/url).
+func keyEnd(s string, i int) (int, bool) {
+next:
+	for _, key := range secretKeys {
+		j := i
+		for k := 0; k < len(key); k++ {
+			switch {
+			case j < len(s) && lower(s[j]) == key[k]:
+				j++
+			case j+2 < len(s) && s[j] == '%' && ishex(s[j+1]) && ishex(s[j+2]) && lower(unhex(s[j+1])<<4|unhex(s[j+2])) == key[k]:
+				j += 3
+			default:
+				continue next
+			}
+		}
+		return j, true
+	}
+	return 0, false
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func ishex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= lower(c) && lower(c) <= 'f' }
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return lower(c) - 'a' + 10
+}
+
+// afterEquals returns where the value of a setting whose name ends at i
+// starts: after optional spaces or tabs, an '=', and optional spaces or
+// tabs. ok is false when no '=' follows the name ("password reset").
+func afterEquals(s string, i int) (int, bool) {
+	i = skipBlanks(s, i)
+	if i == len(s) || s[i] != '=' {
+		return 0, false
+	}
+	return skipBlanks(s, i+1), true
+}
+
+func skipBlanks(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+func isWord(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// closers end a quoted or bracketed text that holds a setting.
+const closers = "\"'`)]}>"
+
+// closes reports whether a quote or bracket followed by rest closes the
+// text around a value rather than being part of it: it is followed by the
+// end, white space, another closer, '&' or punctuation.
+func closes(rest string) bool {
+	return rest == "" || isSpace(rest[0]) || strings.IndexByte(closers+"&:;,.", rest[0]) >= 0
+}
+
 // valueLen is the length of the setting's value at the start of s.
 func valueLen(s string) int {
-	if strings.HasPrefix(s, "'") {
-		// A quoted key=value value: \' and \\ are escapes inside it.
+	if s != "" && (s[0] == '\'' || s[0] == '"') {
+		// Quoted: to the closing quote. A quote followed by a letter is
+		// inside the value: a %q-escaped \' doubles its backslash.
 		for i := 1; i < len(s); i++ {
-			switch s[i] {
-			case '\\':
+			switch {
+			case s[i] == '\\':
 				i++
-			case '\'':
+			case s[i] == s[0] && closes(s[i+1:]):
 				return i + 1
 			}
 		}
 		return len(s)
 	}
-	if n := strings.IndexAny(s, "&"+urlEnd); n >= 0 {
-		return n
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\': // libpq's escape, and %q's \"
+			i++
+		case c == '&' || isSpace(c):
+			return i
+		case strings.IndexByte(closers, c) >= 0 && closes(s[i+1:]):
+			return i
+		}
 	}
 	return len(s)
 }
@@ -151,7 +258,7 @@ func URLPasswords(raw string) []string {
 		out = append(out, p, url.QueryEscape(p), url.PathEscape(p))
 	}
 	for k, vs := range u.Query() {
-		if strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword") {
+		if SecretKey(k) {
 			for _, v := range vs {
 				out = append(out, v, url.QueryEscape(v))
 			}

@@ -161,3 +161,127 @@ func TestURLPasswords(t *testing.T) {
 		t.Error("passwords in a URL without one")
 	}
 }
+
+// TestTextSpellings: every spelling of a password place a message can
+// hold is masked; prose about passwords is left as it was.
+func TestTextSpellings(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		// A URL is not cut at a space, a quote or a backtick.
+		{"connect `postgres://u:a b@h/db`", "connect `postgres://u:xxxxx@h/db`"},
+		{`parse "postgres://u:q\"z@h:x/db"`, `parse "postgres://u:xxxxx@h:x/db"`},
+		{`parse "postgres://u:q'z@h:x": invalid port ":x" after host`, `parse "postgres://u:xxxxx@h:x": invalid port ":x" after host`},
+		{"postgres://u:a@b@h?x=1", "postgres://u:xxxxx@h?x=1"},
+		{"postgres://u:a@h and postgres://v:b@k/db", "postgres://u:xxxxx@h and postgres://v:xxxxx@k/db"},
+		{"postgres://u@h:5432/db@x", "postgres://u@h:5432/db@x"}, // an '@' after the path is no user information
+		// A setting after any non-word character, spaces around '='.
+		{"password = ab", "password = xxxxx"},
+		{"password\t=\tab dbname=d", "password\t=\txxxxx dbname=d"},
+		{"[password=ab]", "[password=xxxxx]"},
+		{"(password=ab)", "(password=xxxxx)"},
+		{"{sslpassword=ab}, next", "{sslpassword=xxxxx}, next"},
+		{"x,password=ab;y", "x,password=xxxxx"},
+		{"-password=ab", "-password=xxxxx"},
+		{"PGPASSWORD=ab psql", "PGPASSWORD=xxxxx psql"},
+		{"?pass%77ord=ab&x=1", "?pass%77ord=xxxxx&x=1"}, // percent-encoded, as pgx and net/url decode it
+		{"?%70ASSWORD=ab&ssl%50assword=cd", "?%70ASSWORD=xxxxx&ssl%50assword=xxxxx"},
+		{"?pass%7word=kept", "?pass%7word=kept"},
+		{`"host=h password=ab"`, `"host=h password=xxxxx"`},
+		{`"?password=q\"z&sslmode=x"`, `"?password=xxxxx&sslmode=x"`},
+		{`password="a b" dbname=d`, `password=xxxxx dbname=d`},
+		{`"password='a\\'b' x"`, `"password=xxxxx x"`}, // %q of password='a\'b'
+		{"password=it's", "password=xxxxx"},
+		{"password=a)b", "password=xxxxx"},
+		{"password=", "password=xxxxx"},
+		// Prose and other words are not settings.
+		{"password reset sent to the database", "password reset sent to the database"},
+		{"password authentication failed for user \"u\"", "password authentication failed for user \"u\""},
+		{"mypassword=kept pass_password=kept", "mypassword=kept pass_password=kept"},
+		{"the password: is wrong", "the password: is wrong"},
+	} {
+		if got := Text(tc.in); got != tc.want {
+			t.Errorf("Text(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestTextRealErrors: the error texts net/url, pgx and fmt write for a URL
+// or a key=value string that holds a password show none of it, whatever
+// characters the password holds (ZZ and QQ mark its two ends).
+func TestTextRealErrors(t *testing.T) {
+	libpqQuote := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
+	for _, pw := range []string{"ZZQQ", "ZZ QQ", `ZZ"QQ`, "ZZ`QQ", "ZZ'QQ", "ZZ@QQ", `ZZ\QQ`, "ZZ)QQ", "ZZ]QQ", "ZZ:QQ", "ZZ=QQ"} {
+		raws := []string{
+			"postgres://u:" + pw + "@h:x/db", // invalid port: net/url quotes the URL
+			"postgres://u:" + pw + "@h/db",
+			"host=h password='" + libpqQuote.Replace(pw) + "' dbname=d",
+		}
+		if !strings.ContainsAny(pw, " &") {
+			raws = append(raws, "postgres://u@h:x/db?sslmode=x&password="+pw, "postgres://u@h/db?password="+pw+"&x=1")
+		}
+		if !strings.ContainsAny(pw, ` '\`) {
+			raws = append(raws, "host=h password="+pw+" dbname=d")
+		}
+		for _, raw := range raws {
+			errs := map[string]error{
+				"%q":       fmt.Errorf("cannot parse %q: bad", raw),
+				"%s":       fmt.Errorf("connecting to %s: refused", raw),
+				"backtick": fmt.Errorf("cannot parse `%s`: bad", raw),
+				"parens":   fmt.Errorf("open (%s)", raw),
+				"brackets": fmt.Errorf("open [%s]", raw),
+			}
+			if _, err := url.Parse(raw); err != nil {
+				errs["net/url"] = err
+			}
+			if strings.Contains(pw, "@") {
+				// pgx splits at the first '@' and shows the rest as a host
+				// name, outside any URL: table.ParseURL refuses such a URL
+				// before a driver sees it.
+				for kind, err := range errs {
+					checkHidden(t, kind, raw, err)
+				}
+				continue
+			}
+			if _, err := pgconn.ParseConfig(raw + "&connect_timeout=x"); err != nil {
+				errs["pgx parse"] = err
+			}
+			if _, err := pgconn.ParseConfig(raw); err != nil {
+				errs["pgx parse as is"] = err
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if _, err := pgconn.Connect(ctx, raw); err != nil {
+				errs["pgx connect"] = err
+			}
+			for kind, err := range errs {
+				checkHidden(t, kind, raw, err)
+			}
+		}
+	}
+}
+
+func checkHidden(t *testing.T, kind, raw string, err error) {
+	t.Helper()
+	if got := Text(err.Error()); strings.Contains(got, "ZZ") || strings.Contains(got, "QQ") {
+		t.Errorf("%s of %q: %q", kind, raw, got)
+	}
+}
+
+// FuzzText: Text never panics, and a password written after "password="
+// or in a URL's user information, ended as Text documents, is not shown.
+func FuzzText(f *testing.F) {
+	f.Add("cannot parse `postgres://u:", "ZZQQ", "@h/db`: bad")
+	f.Add("connect [host=h password=", "ZZQQ", " dbname=d]")
+	f.Fuzz(func(t *testing.T, before, pw, after string) {
+		got := Text(before + pw + after)
+		if len(pw) < 4 || strings.ContainsAny(pw, "\\\"'`)]}>&/?#@: \t\r\n%=") {
+			return
+		}
+		key := strings.TrimSuffix(before, "password=")
+		if (key != before && (key == "" || !isWord(key[len(key)-1])) && strings.HasPrefix(after, " ")) ||
+			(strings.HasSuffix(before, "postgres://u:") && strings.HasPrefix(after, "@h/") && !strings.ContainsAny(before, "@/?#")) {
+			if strings.Contains(got, pw) {
+				t.Fatalf("Text(%q) = %q shows %q", before+pw+after, got, pw)
+			}
+		}
+	})
+}

@@ -1,7 +1,6 @@
 package tabletest
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/addrclean/addrclean/internal/childrun"
 	"github.com/addrclean/addrclean/table"
 )
 
@@ -72,30 +72,13 @@ func benchRead(b *testing.B, open func(ctx context.Context) (*table.Source, erro
 	}
 	b.ReportMetric(float64(b.N*benchRows)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
-	if hwm := peakRSS(); hwm > 0 {
-		b.ReportMetric(float64(hwm)/(1<<10), "peak-RSS-MB")
+	if hwm, err := childrun.ReadHWM(0); err == nil {
+		b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MB")
 	}
 }
 
 // resetHWM resets the process's peak RSS (Linux: clear_refs 5).
 func resetHWM() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
-
-// peakRSS is VmHWM in kB, or 0.
-func peakRSS() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
 
 // benchmarkRead reads a benchRows-row table of the database at url (empty,
 // of a kind whose DDL types are types) whose id is its primary key as a run
