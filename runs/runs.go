@@ -148,8 +148,10 @@ func CanonicalURL(s string) string {
 // UsageError) to resume a journal written for another run, and to start
 // afresh over an unfinished journal without --resume, since that would pay
 // again for the rows it holds. Then it removes a killed run's temporary
-// outputs: a live run holds a lock on its own.
-func (p Policy) Open(ctx context.Context, path string, id func() (Identity, error), outputs []string, log zerolog.Logger) (_ *Run, err error) {
+// outputs: a live run holds a lock on its own. dir, when not "", is the
+// journal's directory (endpoint.Plan.JournalDir), created with the
+// journal and not before, so that a refused run leaves no directory.
+func (p Policy) Open(ctx context.Context, path, dir string, id func() (Identity, error), outputs []string, log zerolog.Logger) (_ *Run, err error) {
 	var j *journal.Journal
 	defer func() {
 		if err != nil && j != nil {
@@ -177,6 +179,11 @@ func (p Policy) Open(ctx context.Context, path string, id func() (Identity, erro
 	if j, err = journal.Open(ctx, path); errors.Is(err, fs.ErrNotExist) {
 		if p.Resume {
 			log.Warn().Str("journal", path).Msg("--resume: no journal of an earlier run: starting from the first row")
+		}
+		if dir != "" {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, journalError(fmt.Errorf("journal directory: %w", err))
+			}
 		}
 		j, err = journal.Create(ctx, path, meta)
 	} else if err == nil {
