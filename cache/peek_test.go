@@ -2,10 +2,7 @@ package cache
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/addrclean/addrclean/api"
 	"github.com/addrclean/addrclean/internal/sqlitefile/filetest"
 )
 
@@ -39,56 +37,58 @@ func TestDBPeek(t *testing.T) {
 		t.Fatal(err)
 	}
 	filetest.Exec(t, path, "UPDATE cache_namespaces SET label = 'x'")
-	before := sums(t, path)
+	before := filetest.Sums(t, path)
 
 	d, err = Open(path, Options{MustExist: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		ns   Namespace
-		want string // the answer's id, "" for no store
-	}{{there, "A1"}, {absent, ""}} {
-		st, err := d.Peek(ctx, tc.ns, time.Hour)
-		switch {
-		case err != nil:
-			t.Fatal(err)
-		case tc.want == "" && st != nil:
-			t.Errorf("Peek of a namespace not there: %v, want nil", st)
-		case tc.want != "":
-			resp, ok, err := st.Get(ctx, "1 main street")
-			if err != nil || !ok || resp.Address.ID != tc.want {
-				t.Errorf("Peek(%s).Get = %v, %v, %v; want %s", tc.ns.Label, resp, ok, err, tc.want)
-			}
+	checkPeek(t, there, absent, func(ns Namespace) (getter, error) {
+		if st, err := d.Peek(ctx, ns, time.Hour); st != nil || err != nil {
+			return st, err
 		}
-	}
+		return nil, nil
+	})
 	if _, err := d.Peek(ctx, there, 0); err == nil {
 		t.Error("Peek with no time to live: no error")
 	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if after := sums(t, path); after != before {
+	if after := filetest.Sums(t, path); after != before {
 		t.Errorf("Peek changed the file: %s, was %s", after, before)
 	}
 }
 
-// sums is the SHA-256 of the file at path and of its WAL ("absent").
-func sums(t *testing.T, path string) string {
+// getter is the Get of what Peek returns.
+type getter interface {
+	Get(ctx context.Context, key string) (*api.VerifyResponse, bool, error)
+}
+
+// checkPeek checks that peek of the namespace there answers the answer A1
+// put under "1 main street", and that peek of absent, which is not there,
+// is nil.
+func checkPeek(t *testing.T, there, absent Namespace, peek func(Namespace) (getter, error)) {
 	t.Helper()
-	var out []string
-	for _, p := range []string{path, path + "-wal"} {
-		b, err := os.ReadFile(p)
-		if errors.Is(err, os.ErrNotExist) {
-			out = append(out, "absent")
-			continue
-		} else if err != nil {
+	for _, tc := range []struct {
+		ns   Namespace
+		want string // the answer's id, "" for none
+	}{{there, "A1"}, {absent, ""}} {
+		g, err := peek(tc.ns)
+		switch {
+		case err != nil:
 			t.Fatal(err)
+		case tc.want == "" && g != nil:
+			t.Errorf("Peek of a namespace not there: %v, want nil", g)
+		case tc.want != "" && g == nil:
+			t.Errorf("Peek(%s): nil", tc.ns.Label)
+		case tc.want != "":
+			resp, ok, err := g.Get(context.Background(), "1 main street")
+			if err != nil || !ok || resp.Address.ID != tc.want {
+				t.Errorf("Peek(%s).Get = %v, %v, %v; want %s", tc.ns.Label, resp, ok, err, tc.want)
+			}
 		}
-		h := sha256.Sum256(b)
-		out = append(out, hex.EncodeToString(h[:]))
 	}
-	return strings.Join(out, " ")
 }
 
 // TestPGMissingTables: a shared cache lacking some of its tables (here
@@ -138,23 +138,12 @@ func TestPGMissingTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		ns   Namespace
-		want string
-	}{{there, "A1"}, {absent, ""}} {
-		r, err := p.Peek(ctx, tc.ns, time.Hour)
-		switch {
-		case err != nil:
-			t.Fatal(err)
-		case tc.want == "" && r != nil:
-			t.Errorf("Peek of a namespace not there: %v, want nil", r)
-		case tc.want != "":
-			resp, ok, err := r.Get(ctx, "1 main street")
-			if err != nil || !ok || resp.Address.ID != tc.want {
-				t.Errorf("Peek(%s).Get = %v, %v, %v; want %s", tc.ns.Label, resp, ok, err, tc.want)
-			}
+	checkPeek(t, there, absent, func(ns Namespace) (getter, error) {
+		if r, err := p.Peek(ctx, ns, time.Hour); r != nil || err != nil {
+			return r, err
 		}
-	}
+		return nil, nil
+	})
 	if _, err := p.Store(there, time.Hour); err == nil {
 		t.Error("Store of a read-only cache: no error")
 	}

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
-	"errors"
-	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,26 +10,6 @@ import (
 	"github.com/addrclean/addrclean/internal/pgtest"
 	"github.com/addrclean/addrclean/internal/sqlitefile/filetest"
 )
-
-// fileSums is the SHA-256 of the SQLite file at path and of its WAL
-// ("absent" when there is none).
-func fileSums(t *testing.T, path string) [2]string {
-	t.Helper()
-	var sums [2]string
-	for i, p := range []string{path, path + "-wal"} {
-		b, err := os.ReadFile(p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			sums[i] = "absent"
-		case err != nil:
-			t.Fatal(err)
-		default:
-			h := sha256.Sum256(b)
-			sums[i] = hex.EncodeToString(h[:])
-		}
-	}
-	return sums
-}
 
 // estimateOf runs the dry run of args and returns its estimate.
 func estimateOf(t *testing.T, args []string) map[string]any {
@@ -75,7 +50,7 @@ func TestRunDryRunWritesNothing(t *testing.T) {
 			},
 			func(t *testing.T, spec string) string {
 				labels := sqliteCells(t, spec, "SELECT id, label FROM cache_namespaces ORDER BY id")
-				sums := fileSums(t, spec) // after the read, whose connection is closed
+				sums := filetest.Sums(t, spec) // after the read, whose connection is closed
 				return strings.Join(sums[:], " ") + " " + strings.Join(labels, " ")
 			}},
 		{"postgres, schema by search_path, no cache_claims",
