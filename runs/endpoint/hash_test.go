@@ -75,8 +75,12 @@ func TestJournalPath(t *testing.T) {
 			if filepath.Dir(got) != tc.wantDir {
 				t.Errorf("journal %s, want one in %s", got, tc.wantDir)
 			}
-			if made := p.JournalDir(tc.out, ""); made != tc.wantDir && tc.made || made != "" && !tc.made {
-				t.Errorf("JournalDir %q, want %q", made, tc.wantDir)
+			want := "" // beside a file output: no directory to make
+			if tc.made {
+				want = tc.wantDir
+			}
+			if made := p.JournalDir(tc.out, ""); made != want {
+				t.Errorf("JournalDir %q, want %q", made, want)
 			}
 			if _, err := os.Stat(tc.wantDir); tc.made && tc.wantDir != dir && !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the journal's directory %s was created: %v", tc.wantDir, err)
