@@ -3,6 +3,7 @@ package main
 import (
 	"database/sql"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func estimateOf(t *testing.T, args []string) map[string]any {
 // the last one — a namespace's label edited by hand stays as it is, and
 // the namespace of another service is not added; a PostgreSQL cache, in a
 // schema named by search_path and lacking cache_claims, gains no row and
-// no table. The estimate stays the run's: a namespace that is not there
+// no table; nor does either from a run refused after its first look. The estimate stays the run's: a namespace that is not there
 // answers nothing, and the run then pays every request.
 func TestRunDryRunWritesNothing(t *testing.T) {
 	svc := &billed{}
@@ -81,6 +82,21 @@ func TestRunDryRunWritesNothing(t *testing.T) {
 				t.Fatalf("the label was not edited: %s", before)
 			}
 
+			// A run refused after its first look at the cache (no address
+			// column to map) leaves it as it is.
+			noAddress := filepath.Join(dir, "names.csv")
+			if err := os.WriteFile(noAddress, []byte("Name\nAda\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			refused := args(base)
+			refused[len(refused)-1] = noAddress
+			if code, stderr, _ := runSummary(t, t.Context(), t.TempDir(), refused...); code == exitOK || code == exitRowErrors {
+				t.Fatalf("a run over no address: exit %d:\n%s", code, tail(messages(stderr), 1000))
+			}
+			if after := tc.state(t, spec); after != before {
+				t.Fatalf("the refused run changed the cache:\nbefore %s\nafter  %s", before, after)
+			}
+
 			// The namespace there: every request it holds is answered.
 			e := estimateOf(t, args(base))
 			if e["cache_answers"] != first["calls_made"] || e["calls_to_pay"] != 0.0 {
@@ -95,7 +111,6 @@ func TestRunDryRunWritesNothing(t *testing.T) {
 			if after := tc.state(t, spec); after != before {
 				t.Fatalf("the dry runs changed the cache:\nbefore %s\nafter  %s", before, after)
 			}
-
 			// The runs then pay what the dry runs said; the first creates
 			// what the cache lacks.
 			code, stderr, run := runSummary(t, t.Context(), dir, args(base)...)
