@@ -10,7 +10,8 @@ import (
 
 // TestRunDryRunNoJournalDir: the journal directory of a run whose outputs
 // are all tables (the default one, and --journal-dir) is created with the
-// journal: a dry run, and a run refused before its journal, leave none.
+// journal: a dry run, and a run refused before its journal, leave none; a
+// run refused after it removes the journal and the directories it made.
 func TestRunDryRunNoJournalDir(t *testing.T) {
 	srv, _ := countingService(t)
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
@@ -26,6 +27,10 @@ func TestRunDryRunNoJournalDir(t *testing.T) {
 		{"dry run, --journal-dir", []string{"--dry-run", "--out-table", "av"}, true, exitOK},
 		{"refused: the out-table is the input", []string{"--out-table", "customers"}, false, exitUsage},
 		{"refused, --journal-dir", []string{"--out-table", "customers"}, true, exitUsage},
+		// Refused after the journal is created: it is removed, and so is
+		// the directory made for it.
+		{"refused at the service's flags", []string{"--out-table", "av", "--method", "PUT"}, false, exitUsage},
+		{"refused at the service's flags, --journal-dir", []string{"--out-table", "av", "--method", "PUT"}, true, exitUsage},
 		{"run", []string{"--out-table", "av", "--keep-journal"}, true, exitRowErrors},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
