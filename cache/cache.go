@@ -300,11 +300,8 @@ type Store struct {
 // Store returns the namespace ns of d, creating it, where answers older than
 // ttl are misses (and are overwritten by the next Put).
 func (d *DB) Store(ns Namespace, ttl time.Duration) (*Store, error) {
-	if ttl <= 0 {
-		return nil, fmt.Errorf("cache %s: time to live %s: want a positive duration", d.path, ttl)
-	}
-	if !validID(ns.ID) {
-		return nil, fmt.Errorf("cache %s: invalid namespace id %q", d.path, ns.ID)
+	if err := checkStore(d.path, ns, ttl); err != nil {
+		return nil, err
 	}
 	err := d.f.Tx(context.Background(), func(tx *sql.Tx) error {
 		_, err := tx.Exec(`INSERT INTO cache_namespaces (id, label) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET label = excluded.label`, ns.ID, ns.Label)
@@ -314,6 +311,42 @@ func (d *DB) Store(ns Namespace, ttl time.Duration) (*Store, error) {
 		return nil, err
 	}
 	return &Store{d: d, ns: ns.ID, ttl: ttl}, nil
+}
+
+// Peek returns the namespace ns of d as Store does, for a look that
+// changes nothing (a dry run): it writes nothing, not even the namespace's
+// label, and a namespace that is not there is nil: it answers nothing, as
+// the run that creates it will find nothing in it. Only reading is
+// meant: do not Put into the Store.
+func (d *DB) Peek(ctx context.Context, ns Namespace, ttl time.Duration) (*Store, error) {
+	if err := checkStore(d.path, ns, ttl); err != nil {
+		return nil, err
+	}
+	var found bool
+	err := d.f.Do(ctx, func(c *sql.Conn) error {
+		err := c.QueryRowContext(ctx, "SELECT 1 FROM cache_namespaces WHERE id = ?", ns.ID).Scan(new(int))
+		found = err == nil
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if err != nil || !found {
+		return nil, err
+	}
+	return &Store{d: d, ns: ns.ID, ttl: ttl}, nil
+}
+
+// checkStore refuses a time to live or a namespace id that Store and Peek
+// cannot use, naming the cache (path).
+func checkStore(path string, ns Namespace, ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("cache %s: time to live %s: want a positive duration", path, ttl)
+	}
+	if !validID(ns.ID) {
+		return fmt.Errorf("cache %s: invalid namespace id %q", path, ns.ID)
+	}
+	return nil
 }
 
 // validID accepts namespace ids made by this package.

@@ -57,8 +57,17 @@ type PGOptions struct {
 	// URL's pool_max_conns).
 	MaxConns int32
 	// MustExist refuses a database without the cache's tables (ErrNotExist)
-	// instead of creating them: the housekeeping commands.
+	// instead of creating them: the housekeeping commands, and a run's
+	// first look, which must create nothing if it is refused afterwards.
+	// A database with only some of them is refused too, naming those
+	// missing.
 	MustExist bool
+	// ReadOnly opens the cache for a look that writes nothing (a dry
+	// run): no table is created, one missing answers nothing (see Peek),
+	// no claim is renewed or given up, and every transaction of its
+	// connections is read only, so that the server refuses a write. Only
+	// Peek and Stats are meant for it.
+	ReadOnly bool
 	// Logger receives the warnings: answers that fail their checksum, a
 	// database that fails under a run.
 	Logger zerolog.Logger
@@ -77,6 +86,10 @@ type PG struct {
 
 	stopRenew context.CancelFunc
 	renewed   sync.WaitGroup
+	readOnly  bool
+	// tables are the cache's tables found by a ReadOnly open (all of them
+	// otherwise: the missing ones were created).
+	tables map[string]bool
 
 	failure
 }
@@ -107,6 +120,11 @@ func OpenPG(ctx context.Context, rawURL, display string, opts PGOptions) (*PG, e
 	if _, set := cfg.ConnConfig.RuntimeParams["synchronous_commit"]; !set {
 		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	}
+	if opts.ReadOnly {
+		// The server itself keeps a look from writing: a statement that
+		// would fails, rather than changing the user's database.
+		cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	} else if !strings.Contains(rawURL, "pool_max_conns") {
@@ -122,10 +140,14 @@ func OpenPG(ctx context.Context, rawURL, display string, opts PGOptions) (*PG, e
 	if err != nil {
 		return nil, fmt.Errorf("cache %s: %w", display, redact.Scrub(err, secrets...))
 	}
-	p := &PG{pool: pool, display: display, secrets: secrets, owner: newOwner(), lease: opts.Lease, log: opts.Logger}
+	p := &PG{pool: pool, display: display, secrets: secrets, owner: newOwner(), lease: opts.Lease, log: opts.Logger, readOnly: opts.ReadOnly}
 	if err := p.setUp(ctx, opts.LockTimeout, opts.MustExist); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	if p.readOnly {
+		p.stopRenew = func() {} // it takes no claim
+		return p, nil
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	p.stopRenew = cancel
@@ -157,8 +179,12 @@ var pgColumns = map[string]string{
 	"cache_claims":       "namespace text,key text,owner text,expires timestamp with time zone",
 }
 
+// pgTables are the cache's tables, in the order they are created.
+var pgTables = []string{sqlitefile.MetaTable, "cache_namespaces", "cache_answers", "cache_claims"}
+
 // setUp checks the tables and creates the missing ones, in one transaction
 // under an advisory lock, so that runners starting together do not race.
+// With mustExist, or for a ReadOnly PG, it creates none (see PGOptions).
 func (p *PG) setUp(ctx context.Context, lockTimeout time.Duration, mustExist bool) error {
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", lockTimeout.Milliseconds())); err != nil {
@@ -170,7 +196,7 @@ func (p *PG) setUp(ctx context.Context, lockTimeout time.Duration, mustExist boo
 		rows, err := tx.Query(ctx, `SELECT c.relname, string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ',' ORDER BY a.attnum)
 			FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 			WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1)
-			GROUP BY c.relname`, []string{sqlitefile.MetaTable, "cache_namespaces", "cache_answers", "cache_claims"})
+			GROUP BY c.relname`, pgTables)
 		if err != nil {
 			return err
 		}
@@ -201,8 +227,26 @@ func (p *PG) setUp(ctx context.Context, lockTimeout time.Duration, mustExist boo
 			}
 		} else if len(have) > 0 {
 			return fmt.Errorf("%w: tables named like a cache's, without %s", ErrNotCache, sqlitefile.MetaTable)
-		} else if mustExist {
+		} else if mustExist || p.readOnly {
 			return fmt.Errorf("%w: no cache tables in its schema (a run with --cache creates them)", ErrNotExist)
+		}
+		var missing []string
+		for _, name := range pgTables {
+			if _, ok := have[name]; !ok {
+				missing = append(missing, name)
+			}
+		}
+		switch {
+		case p.readOnly:
+			// A look creates nothing: what is missing answers nothing,
+			// as the run that creates it will find it empty.
+			p.tables = map[string]bool{}
+			for name := range have {
+				p.tables[name] = true
+			}
+			return nil
+		case mustExist && len(missing) > 0:
+			return fmt.Errorf("%w: its schema lacks the cache table(s) %s (a run with --cache creates them)", ErrNotExist, strings.Join(missing, ", "))
 		}
 		for _, ddl := range append([]string{sqlitefile.MetaDDL}, append(schema, claimsDDL)...) {
 			name := strings.Fields(ddl)[2]
@@ -272,6 +316,10 @@ func (p *PG) fail(err error) {
 func (p *PG) Close() error {
 	p.stopRenew()
 	p.renewed.Wait()
+	if p.readOnly {
+		p.pool.Close() // it took no claim
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err := p.pool.Exec(ctx, "DELETE FROM cache_claims WHERE owner = $1", p.owner)
@@ -285,11 +333,11 @@ func (p *PG) Close() error {
 // Store returns the namespace ns of p, creating it, where answers older than
 // ttl are misses.
 func (p *PG) Store(ns Namespace, ttl time.Duration) (*PGStore, error) {
-	if ttl <= 0 {
-		return nil, fmt.Errorf("cache %s: time to live %s: want a positive duration", p.display, ttl)
+	if err := checkStore(p.display, ns, ttl); err != nil {
+		return nil, err
 	}
-	if !validID(ns.ID) {
-		return nil, fmt.Errorf("cache %s: invalid namespace id %q", p.display, ns.ID)
+	if p.readOnly {
+		return nil, fmt.Errorf("cache %s: opened read only: use Peek", p.display)
 	}
 	_, err := p.pool.Exec(context.Background(), `INSERT INTO cache_namespaces (id, label) VALUES ($1, $2)
 		ON CONFLICT (id) DO UPDATE SET label = excluded.label WHERE cache_namespaces.label IS DISTINCT FROM excluded.label`, ns.ID, ns.Label)
@@ -297,6 +345,29 @@ func (p *PG) Store(ns Namespace, ttl time.Duration) (*PGStore, error) {
 		return nil, p.wrap(err)
 	}
 	return &PGStore{p: p, ns: ns.ID, ttl: ttl}, nil
+}
+
+// Peek returns the namespace ns of p as Store does, for a look that changes
+// nothing (a dry run): it writes nothing, takes no claim and never waits
+// for another runner. A namespace that is not there, or a ReadOnly PG
+// without the tables of the answers, is nil: it answers nothing, as the
+// run that creates them will find them empty.
+func (p *PG) Peek(ctx context.Context, ns Namespace, ttl time.Duration) (*PGPeek, error) {
+	if err := checkStore(p.display, ns, ttl); err != nil {
+		return nil, err
+	}
+	if p.tables != nil && (!p.tables["cache_namespaces"] || !p.tables["cache_answers"]) {
+		return nil, nil
+	}
+	err := p.pool.QueryRow(ctx, "SELECT 1 FROM cache_namespaces WHERE id = $1", ns.ID).Scan(new(int))
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, p.wrap(err)
+	}
+	r := (&PGStore{p: p, ns: ns.ID, ttl: ttl}).ReadOnly()
+	return &r, nil
 }
 
 // PGStore is one namespace of a PG with a time to live; it satisfies

@@ -42,6 +42,10 @@ type CacheOptions struct {
 	// Timeout is how long to wait for another process's lock on the file.
 	Timeout time.Duration
 	Logger  zerolog.Logger
+
+	// readOnly opens a shared cache for a dry run's look (PeekCache),
+	// which writes nothing (cache.PGOptions.ReadOnly).
+	readOnly bool
 }
 
 // OpenCache opens the cache of --cache: a file path (or sqlite:PATH), or a
@@ -60,7 +64,7 @@ func OpenCache(ctx context.Context, spec string, o CacheOptions) (Cache, error) 
 			if u.HasPassword {
 				o.Logger.Warn().Msg(endpoint.PasswordWarning)
 			}
-			p, err := cache.OpenPG(ctx, u.Raw, u.Display, cache.PGOptions{Lease: o.Lease, MustExist: o.MustExist, Logger: o.Logger})
+			p, err := cache.OpenPG(ctx, u.Raw, u.Display, cache.PGOptions{Lease: o.Lease, MustExist: o.MustExist, ReadOnly: o.readOnly, Logger: o.Logger})
 			if errors.Is(err, cache.ErrBadURL) {
 				return nil, usagef("--cache: %v", err)
 			}
@@ -227,12 +231,15 @@ func cacheShown(spec string) string {
 }
 
 // PeekCache is the namespace a dry run of svc reads from --cache spec,
-// read only: a cache that does not exist yet answers nothing and is not
-// created; a damaged one answers nothing (the run will move it aside); a
-// shared one is only looked at (no claim taken, no wait for another
+// read only: nothing is created or written, in a file or in a database
+// (docs/estimate.md). A cache that does not exist yet answers nothing; so
+// does a damaged one (the run will move it aside), a namespace that is not
+// in it (the run will create it empty) and a shared one's missing tables.
+// A shared one is only looked at (no claim taken, no wait for another
 // runner). The caller calls close.
 func PeekCache(ctx context.Context, spec string, svc Service, ttl time.Duration, o CacheOptions) (_ pipeline.Cache, close func(), _ error) {
 	none := func() {}
+	o.readOnly = true
 	c, absent, err := openExisting(ctx, spec, o)
 	switch {
 	case err != nil:
@@ -247,19 +254,40 @@ func PeekCache(ctx context.Context, spec string, svc Service, ttl time.Duration,
 	}
 	close = func() { _ = c.Close() }
 	ns, err := svc.Namespace()
-	var st runStore
-	var shared *cache.PGStore
+	var st pipeline.Cache
 	if err == nil {
-		st, shared, err = store(c, ns, ttl)
+		st, err = peek(ctx, c, ns, ttl)
 	}
 	switch {
 	case err != nil:
 		close()
 		return nil, none, err
-	case shared != nil:
-		return shared.ReadOnly(), close, nil // no claim taken, no wait for another runner
+	case st == nil:
+		close()
+		o.Logger.Info().Str("cache", cacheShown(spec)).Str("namespace", ns.Label).
+			Msg("the cache holds no answers of this service yet: it answers nothing")
+		return nil, none, nil
 	}
 	return st, close, nil
+}
+
+// peek is the namespace ns of c, read only (nil when it is not there):
+// a file's *cache.Store, a shared cache's *cache.PGPeek, which takes no
+// claim and waits for no other runner.
+func peek(ctx context.Context, c Cache, ns cache.Namespace, ttl time.Duration) (pipeline.Cache, error) {
+	switch d := c.(type) {
+	case *cache.DB:
+		if st, err := d.Peek(ctx, ns, ttl); st != nil || err != nil {
+			return st, err
+		}
+		return nil, nil // not a nil *cache.Store in a non-nil pipeline.Cache
+	case *cache.PG:
+		if st, err := d.Peek(ctx, ns, ttl); st != nil || err != nil {
+			return st, err
+		}
+		return nil, nil
+	}
+	return nil, fmt.Errorf("--cache %s: a cache of an unknown kind", c.Path())
 }
 
 // store is the namespace ns of c, with answers younger than ttl; shared is

@@ -127,7 +127,7 @@ func (j *Job) Run(ctx context.Context) (res Result, err error) {
 	if err := j.Plan.CheckTables(ctx, idName); err != nil {
 		return res, err
 	}
-	run, err := j.Policy.Open(ctx, j.journalPath(out, review), func() (Identity, error) {
+	run, err := j.Policy.Open(ctx, j.journalPath(out, review), j.Plan.JournalDir(out, review), func() (Identity, error) {
 		return j.identity(ctx, src, mapper)
 	}, []string{out, review}, log)
 	if err != nil {

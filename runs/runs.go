@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,8 +149,10 @@ func CanonicalURL(s string) string {
 // UsageError) to resume a journal written for another run, and to start
 // afresh over an unfinished journal without --resume, since that would pay
 // again for the rows it holds. Then it removes a killed run's temporary
-// outputs: a live run holds a lock on its own.
-func (p Policy) Open(ctx context.Context, path string, id func() (Identity, error), outputs []string, log zerolog.Logger) (_ *Run, err error) {
+// outputs: a live run holds a lock on its own. dir, when not "", is the
+// journal's directory (endpoint.Plan.JournalDir), created with the
+// journal and not before, so that a refused run leaves no directory.
+func (p Policy) Open(ctx context.Context, path, dir string, id func() (Identity, error), outputs []string, log zerolog.Logger) (_ *Run, err error) {
 	var j *journal.Journal
 	defer func() {
 		if err != nil && j != nil {
@@ -178,7 +181,21 @@ func (p Policy) Open(ctx context.Context, path string, id func() (Identity, erro
 		if p.Resume {
 			log.Warn().Str("journal", path).Msg("--resume: no journal of an earlier run: starting from the first row")
 		}
-		j, err = journal.Create(ctx, path, meta)
+		var made journalDir
+		if made, err = makeJournalDir(dir); err == nil {
+			j, err = journal.Create(ctx, path, meta)
+		}
+		if errors.Is(err, fs.ErrNotExist) && dir != "" {
+			// Another run refused at this moment removed the directory it
+			// had made, as this one was about to use it: make it again.
+			if made, err = makeJournalDir(dir); err == nil {
+				j, err = journal.Create(ctx, path, meta)
+			}
+		}
+		if err != nil {
+			return nil, journalError(err)
+		}
+		return &Run{j: j, keep: p.Keep, log: log, made: made}, nil
 	} else if err == nil {
 		err = p.reuse(j, meta, log)
 	}
@@ -186,6 +203,46 @@ func (p Policy) Open(ctx context.Context, path string, id func() (Identity, erro
 		return nil, journalError(err)
 	}
 	return &Run{j: j, keep: p.Keep, log: log}, nil
+}
+
+// journalDir is the directories a run made for its journal: dir and its
+// parents up to root, the outermost of those that did not exist.
+type journalDir struct{ dir, root string }
+
+// makeJournalDir creates dir (mode 0700) and its missing parents; "" makes
+// nothing. It returns what it made.
+func makeJournalDir(dir string) (journalDir, error) {
+	if dir == "" {
+		return journalDir{}, nil
+	}
+	dir = filepath.Clean(dir)
+	var made journalDir
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		made = journalDir{dir: dir, root: d}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return journalDir{}, fmt.Errorf("journal directory: %w", err)
+	}
+	return made, nil
+}
+
+// remove removes the directories made, innermost first, as long as they
+// are empty: another run's journal keeps its directory.
+func (m journalDir) remove() {
+	if m.dir == "" {
+		return
+	}
+	for d := m.dir; ; d = filepath.Dir(d) {
+		if os.Remove(d) != nil || d == m.root {
+			return
+		}
+	}
 }
 
 // startOver decides whether a run starts afresh over the journal an earlier
@@ -258,6 +315,9 @@ type Run struct {
 	j    *journal.Journal
 	keep bool
 	log  zerolog.Logger
+	// made are the directories made for the journal: a run abandoned
+	// before it started (refused) removes them with its journal.
+	made journalDir
 }
 
 // Journal is for pipeline.Config.Journal: an untyped nil without one.
@@ -269,8 +329,20 @@ func (r *Run) Journal() pipeline.Journal {
 }
 
 // Abandon, deferred, ends the journal of a run that stopped before it ran:
-// one holding no rows is removed. After Settle it does nothing.
-func (r *Run) Abandon() { r.finish(runstats.Stats{}, false) }
+// one holding no rows is removed, with the directories made for it, so
+// that a run refused after its journal was created (a flag of the
+// service, the output tables' DDL) leaves nothing. After Settle it does
+// nothing.
+func (r *Run) Abandon() {
+	if r.j == nil {
+		return
+	}
+	path := r.j.Path()
+	r.finish(runstats.Stats{}, false)
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		r.made.remove() // the journal was removed: leave nothing of it
+	}
+}
 
 // End is how a run ended. A service never reached (Unreachable) and a
 // fatal error abort the outputs: they must not replace the last run's.

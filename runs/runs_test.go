@@ -232,7 +232,7 @@ func TestOpen(t *testing.T) {
 			}
 			before, _ := os.ReadFile(path)
 			var logs bytes.Buffer
-			r, err := tt.p.Open(context.Background(), path, func() (Identity, error) { return id, tt.idErr },
+			r, err := tt.p.Open(context.Background(), path, "", func() (Identity, error) { return id, tt.idErr },
 				[]string{filepath.Join(dir, "out.csv")}, zerolog.New(&logs))
 			var ue *UsageError
 			switch {

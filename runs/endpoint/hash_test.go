@@ -46,7 +46,10 @@ func TestHashInput(t *testing.T) {
 
 // TestJournalPath: a run whose outputs are all tables keeps its journal in
 // Spec.JournalDir (--journal-dir), else in addrclean/journals of the
-// user's cache directory; a file output keeps it beside the file.
+// user's cache directory; a file output keeps it beside the file. Neither
+// creates the directory: JournalDir names the one the run creates with
+// its journal (none beside a file output), so that a dry run or a refused
+// run leaves none.
 func TestJournalPath(t *testing.T) {
 	cache, dir := t.TempDir(), t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
@@ -54,12 +57,13 @@ func TestJournalPath(t *testing.T) {
 	for _, tc := range []struct {
 		name, journalDir, out string
 		wantDir               string
+		made                  bool // the run makes wantDir
 	}{
-		{"tables, default", "", "", filepath.Join(cache, "addrclean", "journals")},
-		{"tables, --journal-dir", dir, "", dir},
-		{"tables, relative --journal-dir", "state", "", "state"},
-		{"-o - alone, --journal-dir", dir, "-", dir},
-		{"a file output", dir, filepath.Join(cache, "out.csv"), cache},
+		{"tables, default", "", "", filepath.Join(cache, "addrclean", "journals"), true},
+		{"tables, --journal-dir", dir, "", dir, true},
+		{"tables, relative --journal-dir", "state", "", "state", true},
+		{"-o - alone, --journal-dir", dir, "-", dir, true},
+		{"a file output", dir, filepath.Join(cache, "out.csv"), cache, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Chdir(t.TempDir())
@@ -71,8 +75,15 @@ func TestJournalPath(t *testing.T) {
 			if filepath.Dir(got) != tc.wantDir {
 				t.Errorf("journal %s, want one in %s", got, tc.wantDir)
 			}
-			if fi, err := os.Stat(tc.wantDir); err != nil || !fi.IsDir() {
-				t.Errorf("the journal's directory %s: %v", tc.wantDir, err)
+			want := "" // beside a file output: no directory to make
+			if tc.made {
+				want = tc.wantDir
+			}
+			if made := p.JournalDir(tc.out, ""); made != want {
+				t.Errorf("JournalDir %q, want %q", made, want)
+			}
+			if _, err := os.Stat(tc.wantDir); tc.made && tc.wantDir != dir && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the journal's directory %s was created: %v", tc.wantDir, err)
 			}
 		})
 	}

@@ -144,9 +144,11 @@ func (p *Plan) OutputUses(out, review string) []samefile.Use {
 // JournalPath is the journal of the run: beside the file outputs, or, for
 // a run whose outputs are all tables (or -o - alone), one in the journal
 // directory (Spec.JournalDir, else DefaultJournalDir) named after those
-// tables (and shard, when set).
+// tables (and shard, when set). It creates nothing: the run creates the
+// directory (JournalDir) where it creates the journal, so that a dry run
+// or a refused one leaves none.
 func (p *Plan) JournalPath(out, review, shard string) string {
-	if (out != "" && out != writers.Stdout) || review != "" {
+	if besideOutputs(out, review) {
 		if out == "" {
 			out = writers.Stdout
 		}
@@ -162,14 +164,26 @@ func (p *Plan) JournalPath(out, review, shard string) string {
 		id += "\x00shard " + shard
 	}
 	h := sha256.Sum256([]byte(id))
-	dir := p.spec.JournalDir
-	if dir == "" {
-		dir = DefaultJournalDir()
+	return filepath.Join(p.JournalDir(out, review), "tables-"+hex.EncodeToString(h[:8])+".journal")
+}
+
+// JournalDir is the directory of JournalPath that the run creates (mode
+// 0700) when it creates the journal: --journal-dir, else
+// DefaultJournalDir; "" when the journal goes beside the file outputs,
+// whose directory the run does not create.
+func (p *Plan) JournalDir(out, review string) string {
+	switch {
+	case besideOutputs(out, review):
+		return ""
+	case p.spec.JournalDir != "":
+		return p.spec.JournalDir
 	}
-	// A directory that cannot be made is reported by the journal's
-	// creation, naming the file.
-	_ = os.MkdirAll(dir, 0o700)
-	return filepath.Join(dir, "tables-"+hex.EncodeToString(h[:8])+".journal")
+	return DefaultJournalDir()
+}
+
+// besideOutputs reports a run whose journal goes beside its file outputs.
+func besideOutputs(out, review string) bool {
+	return (out != "" && out != writers.Stdout) || review != ""
 }
 
 // DefaultJournalDir is where the journal of a run that writes no file

@@ -1,8 +1,13 @@
 package filetest
 
 import (
+	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
 	"testing"
 
 	_ "modernc.org/sqlite" // the driver
@@ -50,4 +55,25 @@ func ZeroPages(b []byte, n int) []byte {
 	}
 	clear(c[lo:min(hi, len(c))])
 	return c
+}
+
+// Sums is the SHA-256 in hex of the SQLite file at path and of its WAL
+// ("absent" for a file that is not there): what a test compares to show
+// that an open left the file as it was.
+func Sums(t testing.TB, path string) [2]string {
+	t.Helper()
+	var sums [2]string
+	for i, p := range []string{path, path + "-wal"} {
+		b, err := os.ReadFile(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			sums[i] = "absent"
+		case err != nil:
+			t.Fatal(err)
+		default:
+			h := sha256.Sum256(b)
+			sums[i] = hex.EncodeToString(h[:])
+		}
+	}
+	return sums
 }
