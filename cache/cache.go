@@ -43,7 +43,8 @@ var ErrCorrupt = errors.New("not a readable addrclean cache")
 var ErrNotCache = errors.New("not an addrclean cache file")
 
 // ErrNotExist is wrapped by Open's error when Options.MustExist is set and
-// there is no file.
+// there is no file, or one without any table (empty), which is left as it
+// was.
 var ErrNotExist = errors.New("does not exist")
 
 // Format is the value of format in the file's addrclean_meta table.
@@ -134,7 +135,13 @@ func Open(path string, opts Options) (*DB, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	f, err := sqlitefile.Open(context.Background(), path, fileOptions(opts.Timeout))
+	fo := fileOptions(opts.Timeout)
+	if opts.MustExist {
+		// A file without tables (an empty one made by touch or mktemp)
+		// is not created as a cache by a look: a dry run writes nothing.
+		fo.Absent = ErrNotExist
+	}
+	f, err := sqlitefile.Open(context.Background(), path, fo)
 	if err != nil && opts.Rebuild && errors.Is(err, ErrCorrupt) && (!errors.Is(err, ErrNotCache) || errors.Is(err, sqlitefile.ErrOldBbolt)) {
 		why := "damaged"
 		if errors.Is(err, sqlitefile.ErrOldBbolt) {
