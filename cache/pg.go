@@ -359,7 +359,7 @@ func (p *PG) Peek(ctx context.Context, ns Namespace, ttl time.Duration) (*PGPeek
 	if p.tables != nil && (!p.tables["cache_namespaces"] || !p.tables["cache_answers"]) {
 		return nil, nil
 	}
-	err := p.pool.QueryRow(ctx, "SELECT 1 FROM cache_namespaces WHERE id = $1", ns.ID).Scan(new(int))
+	err := p.pool.QueryRow(ctx, peekSQL("$1"), ns.ID).Scan(new(int))
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, nil
