@@ -73,5 +73,27 @@ func TestPeekAnswersWithoutNamespaceRow(t *testing.T) {
 		if _, ok, err := r.Get(ctx, "1 main street"); !ok || err != nil {
 			t.Errorf("Peek.Get: %v, %v; want the answer the run finds", ok, err)
 		}
+		_ = p.Close()
+
+		// Without the table itself: the run creates it, and finds the
+		// answers.
+		if _, err := conn.Exec(ctx, "DROP TABLE cache_namespaces"); err != nil {
+			t.Fatal(err)
+		}
+		p, err = OpenPG(ctx, url, "the cache", PGOptions{MustExist: true, ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err = p.Peek(ctx, ns, time.Hour)
+		if err != nil || r == nil {
+			t.Fatalf("Peek without cache_namespaces: %v, %v; want the namespace's answers", r, err)
+		}
+		if _, ok, err := r.Get(ctx, "1 main street"); !ok || err != nil {
+			t.Errorf("Peek.Get without cache_namespaces: %v, %v; want the answer the run finds", ok, err)
+		}
+		_ = p.Close()
+		if _, ok, err := open(t).Get(ctx, "1 main street"); !ok || err != nil {
+			t.Errorf("the run's Get: %v, %v; want a hit", ok, err)
+		}
 	})
 }
