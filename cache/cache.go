@@ -43,7 +43,8 @@ var ErrCorrupt = errors.New("not a readable addrclean cache")
 var ErrNotCache = errors.New("not an addrclean cache file")
 
 // ErrNotExist is wrapped by Open's error when Options.MustExist is set and
-// there is no file.
+// there is no file, or one without any table (empty), which is left as it
+// was.
 var ErrNotExist = errors.New("does not exist")
 
 // Format is the value of format in the file's addrclean_meta table.
@@ -134,7 +135,13 @@ func Open(path string, opts Options) (*DB, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	f, err := sqlitefile.Open(context.Background(), path, fileOptions(opts.Timeout))
+	fo := fileOptions(opts.Timeout)
+	if opts.MustExist {
+		// A file without tables (an empty one made by touch or mktemp)
+		// is not created as a cache by a look: a dry run writes nothing.
+		fo.Absent = ErrNotExist
+	}
+	f, err := sqlitefile.Open(context.Background(), path, fo)
 	if err != nil && opts.Rebuild && errors.Is(err, ErrCorrupt) && (!errors.Is(err, ErrNotCache) || errors.Is(err, sqlitefile.ErrOldBbolt)) {
 		why := "damaged"
 		if errors.Is(err, sqlitefile.ErrOldBbolt) {
@@ -315,8 +322,8 @@ func (d *DB) Store(ns Namespace, ttl time.Duration) (*Store, error) {
 
 // Peek returns the namespace ns of d as Store does, for a look that
 // changes nothing (a dry run): it writes nothing, not even the namespace's
-// label, and a namespace that is not there is nil: it answers nothing, as
-// the run that creates it will find nothing in it. Only reading is
+// label, and a namespace that is not there (no row, no answer) is nil: it
+// answers nothing, as the run that creates it will find nothing in it. Only reading is
 // meant: do not Put into the Store.
 func (d *DB) Peek(ctx context.Context, ns Namespace, ttl time.Duration) (*Store, error) {
 	if err := checkStore(d.path, ns, ttl); err != nil {
@@ -324,7 +331,7 @@ func (d *DB) Peek(ctx context.Context, ns Namespace, ttl time.Duration) (*Store,
 	}
 	var found bool
 	err := d.f.Do(ctx, func(c *sql.Conn) error {
-		err := c.QueryRowContext(ctx, "SELECT 1 FROM cache_namespaces WHERE id = ?", ns.ID).Scan(new(int))
+		err := c.QueryRowContext(ctx, peekSQL("?1"), ns.ID).Scan(new(int))
 		found = err == nil
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
@@ -335,6 +342,14 @@ func (d *DB) Peek(ctx context.Context, ns Namespace, ttl time.Duration) (*Store,
 		return nil, err
 	}
 	return &Store{d: d, ns: ns.ID, ttl: ttl}, nil
+}
+
+// peekSQL finds a namespace (its id the parameter p) by its row or by an
+// answer: answers whose row is gone (no key ties them to it) are still the
+// run's hits, since its Store adds the row again.
+func peekSQL(p string) string {
+	return "SELECT 1 WHERE EXISTS (SELECT 1 FROM cache_namespaces WHERE id = " + p +
+		") OR EXISTS (SELECT 1 FROM cache_answers WHERE namespace = " + p + ")"
 }
 
 // checkStore refuses a time to live or a namespace id that Store and Peek

@@ -150,7 +150,13 @@ func TestDamagedFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			d, err := Open(p, Options{MustExist: true})
-			if err != nil {
+			if err != nil && len(content) == 0 {
+				// No bytes: no tables, as a file made by touch; a look
+				// leaves it as it is (TestOpenMustExistEmptyFile).
+				if !errors.Is(err, ErrNotExist) {
+					t.Fatalf("Open of an empty file: %v, want ErrNotExist", err)
+				}
+			} else if err != nil {
 				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "addrclean cache clear --cache") {
 					t.Fatalf("Open: %v, want ErrCorrupt naming the file and what to do", err)
 				}

@@ -349,17 +349,22 @@ func (p *PG) Store(ns Namespace, ttl time.Duration) (*PGStore, error) {
 
 // Peek returns the namespace ns of p as Store does, for a look that changes
 // nothing (a dry run): it writes nothing, takes no claim and never waits
-// for another runner. A namespace that is not there, or a ReadOnly PG
-// without the tables of the answers, is nil: it answers nothing, as the
+// for another runner. A namespace that is not there (no row, no answer),
+// or a ReadOnly PG without cache_answers, is nil: it answers nothing, as the
 // run that creates them will find them empty.
 func (p *PG) Peek(ctx context.Context, ns Namespace, ttl time.Duration) (*PGPeek, error) {
 	if err := checkStore(p.display, ns, ttl); err != nil {
 		return nil, err
 	}
-	if p.tables != nil && (!p.tables["cache_namespaces"] || !p.tables["cache_answers"]) {
+	if p.tables != nil && !p.tables["cache_answers"] {
 		return nil, nil
 	}
-	err := p.pool.QueryRow(ctx, "SELECT 1 FROM cache_namespaces WHERE id = $1", ns.ID).Scan(new(int))
+	q := peekSQL("$1")
+	if p.tables != nil && !p.tables["cache_namespaces"] {
+		// The run creates it and adds the row: its answers are the run's.
+		q = "SELECT 1 FROM cache_answers WHERE namespace = $1 LIMIT 1"
+	}
+	err := p.pool.QueryRow(ctx, q, ns.ID).Scan(new(int))
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, nil

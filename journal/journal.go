@@ -235,6 +235,18 @@ func Open(ctx context.Context, path string) (*Journal, error) {
 	return j, nil
 }
 
+// Headless reports a file at path that Open would find headless and change
+// before reading it: an empty file (SQLite makes it a journal) or an older
+// addrclean's torn first line (removed). It holds no rows; a look that
+// must change nothing (a dry run) skips it.
+func Headless(path string) bool {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		return true
+	}
+	_, torn := oldFormat(path)
+	return torn
+}
+
 // openFile opens the SQLite journal at path and prepares its statements;
 // a bbolt journal of an older addrclean is refused, hint saying what to do.
 func openFile(ctx context.Context, path, hint string) (*Journal, error) {

@@ -18,6 +18,12 @@ func (p Policy) Peek(ctx context.Context, path string, id func() (Identity, erro
 	if keep, _ := p.keeps(path); !keep {
 		return nil, nil
 	}
+	if journal.Headless(path) {
+		// The run starts afresh over it; Open would make it a journal
+		// (or remove it) before reading it.
+		_, err := id()
+		return nil, err
+	}
 	j, err := journal.Open(ctx, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

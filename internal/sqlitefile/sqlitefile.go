@@ -55,6 +55,10 @@ type Options struct {
 	// Scratch opens a file whose content need not survive a crash: no
 	// rollback journal and no sync (a temporary index).
 	Scratch bool
+	// Absent, when set, is wrapped by the error of opening a file that
+	// holds no tables (no bytes at all, or an SQLite file without any),
+	// which is then left as it was: no table created, no WAL mode set.
+	Absent error
 }
 
 // File is an open, checked, locked state file. Its methods are safe for
@@ -189,6 +193,9 @@ func (f *File) open(ctx context.Context) error {
 	}
 	if err := f.inspect(ctx); err != nil {
 		return err
+	}
+	if f.Fresh && f.o.Absent != nil {
+		return fmt.Errorf("%s %s holds no tables: %w", f.o.Kind, f.path, f.o.Absent)
 	}
 	if f.o.Scratch {
 		err = f.pragmas(ctx, "journal_mode = OFF", "synchronous = OFF")
