@@ -375,12 +375,22 @@ func oldFormat(path string) (old, torn bool) {
 // journal there), locked against other runs. ctx bounds the opening; the
 // writes, here and later, do not take one (see Record).
 func Create(ctx context.Context, path string, meta Meta) (*Journal, error) {
+	_, before := os.Stat(path)
 	j, err := openFile(ctx, path, "")
-	if err != nil {
-		return nil, err
+	if err == nil {
+		if err = j.Start(meta); err != nil {
+			_ = j.Close()
+		}
 	}
-	if err := j.Start(meta); err != nil {
-		_ = j.Close()
+	// A file this call made and could not finish holds no row: leave none
+	// (a run stopped as it began left an empty journal, and the directory
+	// made for it could not go). Not when another run holds the file: it
+	// made it.
+	if err != nil && errors.Is(before, fs.ErrNotExist) && !errors.Is(err, ErrLocked) {
+		_ = os.Remove(path)
+		sqlitefile.RemoveSidecars(path)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return j, nil

@@ -340,6 +340,23 @@ func TestOpenCancelled(t *testing.T) {
 	}
 }
 
+// TestCreateCancelledLeavesNoFile: a Create stopped before the journal
+// began leaves no file where there was none (it left an empty one, which
+// kept the directory made for it from being removed).
+func TestCreateCancelledLeavesNoFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Create(ctx, path, testMeta); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Create with a cancelled ctx: %v", err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s is there after a cancelled Create: %v", filepath.Base(p), err)
+		}
+	}
+}
+
 // TestLocked: a second run cannot open or replace a journal in use.
 func TestLocked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j")

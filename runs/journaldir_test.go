@@ -1,11 +1,15 @@
 package runs
 
 import (
+	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rs/zerolog"
 )
 
 // TestJournalDirMade: makeJournalDir says which directories it made, and
@@ -60,5 +64,22 @@ func TestJournalDirMade(t *testing.T) {
 	}
 	if made, err := makeJournalDir(""); err != nil || made != (journalDir{}) {
 		t.Errorf(`makeJournalDir(""): %v, %v`, made, err)
+	}
+}
+
+// TestJournalDirMadeCreateFails: a journal that cannot be created (here:
+// the run stopped as it was about to) leaves no directory made for it,
+// since there is no Run to Abandon.
+func TestJournalDirMadeCreateFails(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "a", "b")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	id := func() (Identity, error) { return Identity{BaseURL: "https://api.example.com"}, nil }
+	if _, err := (Policy{Mode: "on"}).Open(ctx, filepath.Join(dir, "x.journal"), dir, id, nil, zerolog.New(io.Discard)); err == nil {
+		t.Fatal("Open with a cancelled context: no error")
+	}
+	if _, err := os.Stat(filepath.Join(base, "a")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the directory made for the journal is still there: %v", err)
 	}
 }

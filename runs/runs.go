@@ -193,6 +193,7 @@ func (p Policy) Open(ctx context.Context, path, dir string, id func() (Identity,
 			}
 		}
 		if err != nil {
+			made.remove() // no Run to Abandon: the directories made go here
 			return nil, journalError(err)
 		}
 		return &Run{j: j, keep: p.Keep, log: log, made: made}, nil
