@@ -84,7 +84,12 @@ func maskUserinfo(s string) string {
 		}
 		auth := s[start:end]
 		if at := strings.LastIndexByte(auth, '@'); at >= 0 {
-			if c := strings.IndexByte(auth[:at], ':'); c >= 0 {
+			// A ':' after an '@' is a port, or a password after a user
+			// holding an '@': the latter has no white space up to the last
+			// '@', the former may be followed by prose quoting an e-mail
+			// address, which must stay readable ("postgres://u@h: ... ann@x").
+			if c := strings.IndexByte(auth[:at], ':'); c >= 0 &&
+				!(strings.IndexByte(auth[:c], '@') >= 0 && strings.ContainsAny(auth[c:at], " \t\r\n")) {
 				b.WriteString(s[from : start+c+1])
 				b.WriteString(Mask)
 				from = start + at

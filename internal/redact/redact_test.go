@@ -173,6 +173,11 @@ func TestTextSpellings(t *testing.T) {
 		{"postgres://u:a@b@h?x=1", "postgres://u:xxxxx@h?x=1"},
 		{"postgres://u:a@h and postgres://v:b@k/db", "postgres://u:xxxxx@h and postgres://v:xxxxx@k/db"},
 		{"postgres://u@h:5432/db@x", "postgres://u@h:5432/db@x"}, // an '@' after the path is no user information
+		// A port, then prose quoting an e-mail address: nothing to mask, and
+		// the error must stay readable.
+		{`writing postgres://u@h: ERROR: invalid input syntax for type boolean: "ann@example.com" (SQLSTATE 22P02)`,
+			`writing postgres://u@h: ERROR: invalid input syntax for type boolean: "ann@example.com" (SQLSTATE 22P02)`},
+		{"postgres://admin@server:pw@h/db", "postgres://admin@server:xxxxx@h/db"}, // a user holding an '@'
 		// A setting after any non-word character, spaces around '='.
 		{"password = ab", "password = xxxxx"},
 		{"password\t=\tab dbname=d", "password\t=\txxxxx dbname=d"},
