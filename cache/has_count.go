@@ -44,7 +44,8 @@ var (
 // entry; then the rows are read by increasing row id (a scan of the table
 // when they are many), and an entry is counted when its row is the one the
 // index names (its key is the index entry's) and passes the checks of Get.
-// After ScanAhead the second pass is done already. Answers queued for their
+// After ScanAhead both are done already: its rows are counted by their
+// keys' digests (see aheadRows). Answers queued for their
 // commit are looked at first, as Get does. Damaged entries are misses,
 // counted in Damaged; a file that fails to read makes the cache fail
 // (DB.Failed) and counts nothing, as Get misses then. Only a cancelled ctx
@@ -102,6 +103,9 @@ func (s *Store) CountAnswered(ctx context.Context, n int, has func(digest uint64
 // wanted accepts (all yields them, and maybe more); rows, if not nil, are
 // the rows read ahead.
 func (s *Store) countFile(ctx context.Context, n int, wanted func(uint64) bool, all iter.Seq[uint64], ahead *aheadRows) (int64, error) {
+	if ahead != nil {
+		return ahead.count(wanted, s.miss), nil
+	}
 	var count int64
 	err := s.d.f.Do(ctx, func(c *sql.Conn) error {
 		var pages int64
@@ -119,17 +123,6 @@ func (s *Store) countFile(ctx context.Context, n int, wanted func(uint64) bool, 
 		}
 		if err != nil || len(matches) == 0 {
 			return err
-		}
-		if ahead != nil {
-			for _, m := range matches {
-				switch ahead.state(m) {
-				case rowFresh:
-					count++
-				case rowDamaged:
-					s.miss()
-				}
-			}
-			return nil
 		}
 		slices.SortFunc(matches, func(a, b indexed) int { return cmp.Compare(a.rowid, b.rowid) })
 		check := func(m indexed, r row) {
@@ -304,9 +297,9 @@ func init() {
 	})
 }
 
-// maxAhead is how many entries ScanAhead keeps (16 bytes each, 64 MiB):
-// past it, the scan stops and CountAnswered reads the rows it needs after
-// the index.
+// maxAhead is how many entries ScanAhead keeps (8 bytes each, 32 MiB):
+// past it, the scan stops and CountAnswered reads the index and the rows
+// it needs itself.
 const maxAhead = 4 << 20
 
 // ahead is a scan of the rows started by ScanAhead.
@@ -318,37 +311,43 @@ type ahead struct {
 	rows    *aheadRows // nil when stopped before the end
 }
 
-// aheadRows are the namespace's rows, in row id order: their row ids, and
-// the hash of each one's key (keyHash) with its lowest bit set when the
-// entry passes its checksum and cleared when it fails it. Expired entries
-// are not kept.
+// aheadRows are the digests (keyDigest) of the namespace's entries: fresh
+// those that pass their checksum and are within the time to live, damaged
+// those that fail it. Expired entries, and keys no Get looks up, are not
+// kept.
+//
+// Counting from them trusts the (namespace, key) index to name each key's
+// row, as it does after the open's quick_check of its structure: a row
+// the index does not reach (a damage only PRAGMA integrity_check finds)
+// would be counted, where Get misses it. Walking the index as well cost a
+// fifth of a dry run over a full cache (BENCHMARKS.md, issue 23).
 type aheadRows struct {
-	ids    []int64
-	hashes []uint64
+	fresh, damaged []uint64
 }
 
-// The states of a row named by the index, read ahead.
-const (
-	rowMissing = iota // not the namespace's, expired, or another key's
-	rowFresh
-	rowDamaged
-)
-
-// state is the state of the row the index entry m names.
-func (a *aheadRows) state(m indexed) int {
-	i, ok := slices.BinarySearch(a.ids, m.rowid)
-	if !ok || a.hashes[i]|1 != m.hash|1 {
-		return rowMissing
+// count counts the wanted digests with a fresh entry, once each, and calls
+// miss for each wanted digest with only a damaged one, as Get would.
+func (a *aheadRows) count(wanted func(uint64) bool, miss func()) int64 {
+	var hits []uint64
+	for _, dg := range a.fresh {
+		if wanted(dg) {
+			hits = append(hits, dg)
+		}
 	}
-	if a.hashes[i]&1 == 1 {
-		return rowFresh
+	// Two stored keys of one digest (docs/estimate.md): one request.
+	slices.Sort(hits)
+	hits = slices.Compact(hits)
+	for _, dg := range a.damaged {
+		if _, hit := slices.BinarySearch(hits, dg); wanted(dg) && !hit {
+			miss()
+		}
 	}
-	return rowDamaged
+	return int64(len(hits))
 }
 
 // ScanAhead starts reading every row of the namespace in the background,
-// in the file's order, keeping 16 bytes of each (at most maxAhead), so that
-// the next CountAnswered reads only the index: an estimate calls it when
+// in the file's order, keeping 8 bytes of each (at most maxAhead), so that
+// the next CountAnswered reads nothing more: an estimate calls it when
 // the cache is open and then reads its input, on another core. The scan
 // uses the file's connection until it ends; CountAnswered waits for it, or
 // stops it when it is asked about few requests, and reads the file itself
@@ -370,19 +369,19 @@ func (s *Store) ScanAhead(ctx context.Context) (stop func()) {
 		rows := &aheadRows{}
 		err := s.d.f.Do(ctx, func(c *sql.Conn) error {
 			return s.scanRows(ctx, c, math.MinInt64, func(r row) bool {
-				h := keyHash(r.key) &^ 1
+				dg, ok := keyDigest(r.key)
 				switch sound := r.sound(); {
-				case sound && !r.fresh(s.ttl):
-					return true // expired: a miss, not a damaged entry
+				case !ok, sound && !r.fresh(s.ttl):
+					return true // no Get's key; expired: a miss, not a damaged entry
 				case sound:
-					h |= 1
+					rows.fresh = append(rows.fresh, dg)
+				default:
+					rows.damaged = append(rows.damaged, dg)
 				}
-				rows.ids = append(rows.ids, r.rowid)
-				rows.hashes = append(rows.hashes, h)
-				return len(rows.ids) < maxAhead
+				return len(rows.fresh)+len(rows.damaged) < maxAhead
 			})
 		})
-		if err == nil && len(rows.ids) < maxAhead {
+		if err == nil && len(rows.fresh)+len(rows.damaged) < maxAhead {
 			a.rows = rows // else CountAnswered reads the rows itself
 		}
 	}()
