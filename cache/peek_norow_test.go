@@ -20,22 +20,9 @@ func TestPeekAnswersWithoutNamespaceRow(t *testing.T) {
 	ns := LiveNamespace("https://api.example.com", "k")
 	t.Run("file", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "c.db")
-		d, err := Open(path, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := d.Store(ns, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Put(ctx, "1 main street", answerID("A1")); err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Close(); err != nil {
-			t.Fatal(err)
-		}
+		fileWithAnswer(t, path, ns, "1 main street", "A1")
 		filetest.Exec(t, path, "DELETE FROM cache_namespaces")
-		d, err = Open(path, Options{MustExist: true})
+		d, err := Open(path, Options{MustExist: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,24 +22,11 @@ func TestDBPeek(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "c.db")
 	there, absent := LiveNamespace("https://api.example.com", "k"), LiveNamespace("https://other.example.com", "k")
-	d, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := d.Store(there, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Put(ctx, "1 main street", answerID("A1")); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
+	fileWithAnswer(t, path, there, "1 main street", "A1")
 	filetest.Exec(t, path, "UPDATE cache_namespaces SET label = 'x'")
 	before := filetest.Sums(t, path)
 
-	d, err = Open(path, Options{MustExist: true})
+	d, err := Open(path, Options{MustExist: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,5 +169,25 @@ func TestPGMissingTables(t *testing.T) {
 	}
 	if _, ok, err := s.Get(ctx, "1 main street"); ok || err != nil {
 		t.Errorf("Get after cache_answers was created: %v, %v; want a miss", ok, err)
+	}
+}
+
+// fileWithAnswer makes a cache file at path holding one answer (id) of ns
+// for key, closed.
+func fileWithAnswer(t *testing.T, path string, ns Namespace, key, id string) {
+	t.Helper()
+	d, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := d.Store(ns, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(context.Background(), key, answerID(id)); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
