@@ -915,3 +915,62 @@ func TestPageCacheBounded(t *testing.T) {
 		t.Fatalf("cache_size %d (%v), want %d", n, err, -cacheKiB)
 	}
 }
+
+// serviceAnswers are answers of the embedded service as a live run stores
+// them (1.4 to 1.8 KB each), one per line of testdata/answers.jsonl.
+func serviceAnswers(tb testing.TB) [][]byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "answers.jsonl"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+}
+
+// BenchmarkRecordAnswers is the journal's CPU per row of a live run: eight
+// workers recording the service's answers as they finish (group commit),
+// each Record returning once its row is committed. cpu-µs/row is the
+// process's CPU time (user and system) per row; rows/commit how many rows
+// shared a commit.
+func BenchmarkRecordAnswers(b *testing.B) {
+	answers := serviceAnswers(b)
+	resps := make([]*api.VerifyResponse, len(answers))
+	for i, a := range answers {
+		var err error
+		if resps[i], err = api.DecodeVerifyResponse(a); err != nil {
+			b.Fatal(err)
+		}
+	}
+	j, err := Create(context.Background(), filepath.Join(b.TempDir(), "j"), testMeta)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close()
+	const workers = 8
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, cpuOK := cpuTime()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				n := int(next.Add(1))
+				if n > b.N {
+					return
+				}
+				i := n % len(answers)
+				if err := j.Record(Entry{Row: n, Key: uint64(n), Response: resps[i], Answer: answers[i]}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	if cpu1, ok := cpuTime(); ok && cpuOK {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "cpu-µs/row")
+	}
+	b.ReportMetric(float64(b.N)/float64(j.batch.Commits()), "rows/commit")
+}

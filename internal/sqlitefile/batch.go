@@ -2,8 +2,11 @@ package sqlitefile
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,18 +24,38 @@ const (
 // added is in the file, safe from a killed process, once its batch is
 // committed: at most Every after Add. The first failed commit fails every
 // later Add, Flush and Close with the same error.
+//
+// A commit of up to chunkRows rows is one multi-row INSERT in autocommit
+// mode, and a larger one such INSERTs between BEGIN and COMMIT: the rows of
+// a group commit (AddWait) cost one statement, not one each plus two. The
+// statements are prepared once on the driver's connection and run there,
+// outside database/sql (its value conversion and locks, per statement):
+// a journal's commit of three rows was five statements, and costs a
+// seventh less CPU as one (BENCHMARKS.md, "the live run's journal").
 type Batch[T any] struct {
 	f      *File
-	insert *sql.Stmt // prepared once on the connection, as are begin and commit:
-	begin  *sql.Stmt // a commit of a few rows is otherwise mostly SQL parsing
-	commit *sql.Stmt
+	insert multiInsert
 	args   func(T) []any
 	max    int
 
-	mu      sync.Mutex // guards pend and err
-	pend    []T
-	err     error
-	flushMu sync.Mutex // one commit at a time, in order
+	mu   sync.Mutex
+	cond sync.Cond // on mu: a commit finished
+	// Under mu: the rows not yet committed, the first inflight of them in
+	// the commit under way (busy), if any; commits started and finished
+	// (the rows queued now go into commit started+1); the first failed
+	// commit's error; closed by Close.
+	pend              []T
+	inflight          int
+	busy              bool
+	started, finished int64
+	err               error
+	closed            bool
+	// Used by the goroutine that commits (busy): the INSERTs by rows (0
+	// unused), prepared when first needed; BEGIN, COMMIT and ROLLBACK; the
+	// arguments of an INSERT.
+	stmts                   [chunkRows + 1]driver.Stmt
+	begin, commit, rollback driver.Stmt
+	vals                    []driver.NamedValue
 
 	stop chan struct{}
 	done chan struct{}
@@ -41,13 +64,58 @@ type Batch[T any] struct {
 	commits atomic.Int64
 }
 
+// chunkRows is the most rows one INSERT statement writes.
+const chunkRows = 16
+
+// multiInsert is a one-row INSERT ... VALUES (?, ...) [rest] split so that
+// it can be written for several rows.
+type multiInsert struct {
+	head, tuple, rest string
+	params            int
+}
+
+// splitInsert splits insert at its VALUES tuple.
+func splitInsert(insert string) (multiInsert, error) {
+	const kw = "VALUES ("
+	i := strings.Index(insert, kw)
+	if i < 0 {
+		return multiInsert{}, fmt.Errorf("sqlitefile: batch statement without %q: %s", kw, insert)
+	}
+	j := strings.IndexByte(insert[i:], ')')
+	if j < 0 {
+		return multiInsert{}, fmt.Errorf("sqlitefile: batch statement's VALUES not closed: %s", insert)
+	}
+	tuple := insert[i+len(kw)-1 : i+j+1]
+	m := multiInsert{head: insert[:i+len(kw)-1], tuple: tuple, rest: insert[i+j+1:], params: strings.Count(tuple, "?")}
+	if strings.Trim(tuple, "(?, )") != "" || m.params == 0 {
+		return multiInsert{}, fmt.Errorf("sqlitefile: batch statement's VALUES must hold ? only: %s", insert)
+	}
+	return m, nil
+}
+
+// sql is the statement for n rows.
+func (m multiInsert) sql(n int) string {
+	var b strings.Builder
+	b.WriteString(m.head)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(m.tuple)
+	}
+	b.WriteString(m.rest)
+	return b.String()
+}
+
 // Commits returns the number of commits made (for benchmarks: rows per
 // commit).
 func (b *Batch[T]) Commits() int64 { return b.commits.Load() }
 
-// NewBatch prepares insert (one row's statement, its arguments given by
-// args) and starts a batch of at most rows rows and every interval between
-// commits (the defaults when zero).
+// NewBatch starts a batch of at most rows rows and every interval between
+// commits (the defaults when zero). insert is one row's statement,
+// INSERT ... VALUES (?, ...) with an optional ON CONFLICT clause after the
+// tuple; args gives a row's arguments, of the types database/sql takes
+// (integers, strings, byte slices, nil, driver.Valuer).
 func NewBatch[T any](f *File, rows int, every time.Duration, insert string, args func(T) []any) (*Batch[T], error) {
 	if rows <= 0 {
 		rows = DefaultBatchRows
@@ -55,10 +123,15 @@ func NewBatch[T any](f *File, rows int, every time.Duration, insert string, args
 	if every <= 0 {
 		every = DefaultBatchEvery
 	}
-	b := &Batch[T]{f: f, args: args, max: rows, stop: make(chan struct{}), done: make(chan struct{})}
-	err := f.Do(context.Background(), func(c *sql.Conn) error {
-		var err error
-		for st, q := range map[**sql.Stmt]string{&b.insert: insert, &b.begin: "BEGIN IMMEDIATE", &b.commit: "COMMIT"} {
+	m, err := splitInsert(insert)
+	if err != nil {
+		return nil, err
+	}
+	b := &Batch[T]{f: f, insert: m, args: args, max: rows, stop: make(chan struct{}), done: make(chan struct{})}
+	b.cond.L = &b.mu
+	err = f.raw(func(c driver.ConnPrepareContext) error {
+		for st, q := range map[*driver.Stmt]string{&b.begin: "BEGIN IMMEDIATE", &b.commit: "COMMIT", &b.rollback: "ROLLBACK"} {
+			var err error
 			if *st, err = c.PrepareContext(context.Background(), q); err != nil {
 				return err
 			}
@@ -66,6 +139,7 @@ func NewBatch[T any](f *File, rows int, every time.Duration, insert string, args
 		return nil
 	})
 	if err != nil {
+		b.closeStmts()
 		return nil, err
 	}
 	go b.loop(every)
@@ -86,42 +160,109 @@ func (b *Batch[T]) loop(every time.Duration) {
 	}
 }
 
+// errClosed fails the calls that would commit after Close.
+var errClosed = errors.New("sqlitefile: batch closed")
+
 // Add queues row; it commits the batch on the caller's goroutine when the
 // batch is full. It returns the error of a failed commit, this one's or an
 // earlier one's.
 func (b *Batch[T]) Add(row T) error {
-	full, err := b.queue(row)
-	if err == nil && full {
-		err = b.Flush()
-	}
-	return err
-}
-
-// queue appends row unless a commit failed, and says whether the batch is
-// full.
-func (b *Batch[T]) queue(row T) (full bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.err != nil {
-		return false, b.err
-	}
-	b.pend = append(b.pend, row)
-	return len(b.pend) >= b.max, nil
-}
-
-// AddWait adds row and returns once it is committed: rows added by
-// goroutines meanwhile share its commit (a group commit), so that a commit
-// is per row only when rows come one at a time.
-func (b *Batch[T]) AddWait(row T) error {
-	if _, err := b.queue(row); err != nil {
+	if err := b.queue(row); err != nil {
 		return err
 	}
-	// The commit under way, if any, took the rows before this one; the
-	// next Flush takes this one with every row added while it waited.
-	// Yielding once first lets the goroutines about to add join it: the
-	// rows per commit go from 1 to several on a busy run.
-	runtime.Gosched()
-	return b.Flush()
+	if len(b.pend)-b.inflight < b.max {
+		return nil
+	}
+	return b.wait(b.started + 1)
+}
+
+// queue appends row unless a commit failed or the batch is closed (under
+// mu).
+func (b *Batch[T]) queue(row T) error {
+	switch {
+	case b.err != nil:
+		return b.err
+	case b.closed:
+		return errClosed
+	}
+	b.pend = append(b.pend, row)
+	return nil
+}
+
+// AddWait adds row and returns once it is committed: rows added by other
+// goroutines while a commit is under way share the next one (a group
+// commit), so that a commit is per row only when rows come one at a time.
+//
+// The first of them to find no commit under way makes it for all (the
+// leader); the others sleep until it is done. A Record that waited its
+// turn on a lock instead took whatever one row had come meanwhile: eight
+// goroutines recording at once committed 1.0 rows a commit.
+func (b *Batch[T]) AddWait(row T) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.queue(row); err != nil {
+		return err
+	}
+	return b.wait(b.started + 1)
+}
+
+// Flush commits the rows queued so far, and waits for the commit under way.
+func (b *Batch[T]) Flush() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case len(b.pend) > b.inflight:
+		return b.wait(b.started + 1)
+	case b.busy:
+		return b.wait(b.started)
+	}
+	return b.err
+}
+
+// wait returns once commit n has finished, making it when no commit is
+// under way: it then takes every row queued (under mu, which it releases
+// while it writes).
+func (b *Batch[T]) wait(n int64) error {
+	yielded := false
+	for b.finished < n && b.err == nil {
+		if b.busy {
+			b.cond.Wait()
+			continue
+		}
+		if b.closed {
+			return errClosed
+		}
+		if !yielded {
+			// The goroutines about to add a row join this commit.
+			yielded = true
+			b.mu.Unlock()
+			runtime.Gosched()
+			b.mu.Lock()
+			continue
+		}
+		b.busy, b.started, b.inflight = true, b.started+1, len(b.pend)
+		// The rows stay in pend, visible to Pending, until they are
+		// committed; rows queued meanwhile are appended after them.
+		rows := b.pend[:b.inflight:b.inflight]
+		b.mu.Unlock()
+		err := b.f.raw(func(c driver.ConnPrepareContext) error { return b.write(c, rows) })
+		b.commits.Add(1)
+		b.mu.Lock()
+		b.busy, b.finished = false, b.started
+		if err != nil && b.err == nil {
+			b.err = err
+		}
+		if err == nil {
+			k := copy(b.pend, b.pend[b.inflight:])
+			clear(b.pend[k:])
+			b.pend = b.pend[:k]
+		}
+		b.inflight = 0
+		b.cond.Broadcast()
+	}
+	return b.err
 }
 
 // Pending calls fn with the rows not yet committed (under the batch's
@@ -139,58 +280,112 @@ func (b *Batch[T]) Err() error {
 	return b.err
 }
 
-// Flush commits the rows queued so far.
-func (b *Batch[T]) Flush() error {
-	b.flushMu.Lock()
-	defer b.flushMu.Unlock()
-	b.mu.Lock()
-	rows, err := b.pend, b.err
-	b.mu.Unlock()
-	if err != nil || len(rows) == 0 {
+// write commits rows: one INSERT in autocommit mode when they are few, else
+// INSERTs of chunkRows rows in one transaction.
+func (b *Batch[T]) write(c driver.ConnPrepareContext, rows []T) error {
+	if len(rows) <= chunkRows {
+		return b.exec(c, rows)
+	}
+	if err := execStmt(b.begin, nil); err != nil {
 		return err
 	}
-	// The rows stay visible to Pending until they are committed.
-	err = b.f.Do(context.Background(), func(c *sql.Conn) error {
-		if _, err := b.begin.Exec(); err != nil {
+	for len(rows) > 0 {
+		n := min(len(rows), chunkRows)
+		if err := b.exec(c, rows[:n]); err != nil {
+			_ = execStmt(b.rollback, nil)
 			return err
 		}
-		for _, r := range rows {
-			if _, err := b.insert.Exec(b.args(r)...); err != nil {
-				_, _ = c.ExecContext(context.Background(), "ROLLBACK")
-				return err
-			}
-		}
-		if _, err := b.commit.Exec(); err != nil {
-			_, _ = c.ExecContext(context.Background(), "ROLLBACK")
-			return err
-		}
-		return nil
-	})
-	b.commits.Add(1)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err != nil {
-		if b.err == nil {
-			b.err = err
-		}
-		return b.err
+		rows = rows[n:]
 	}
-	// Rows added meanwhile came after these.
-	n := copy(b.pend, b.pend[len(rows):])
-	clear(b.pend[n:])
-	b.pend = b.pend[:n]
+	if err := execStmt(b.commit, nil); err != nil {
+		_ = execStmt(b.rollback, nil)
+		return err
+	}
 	return nil
 }
 
-// Close stops the timer and commits what is queued. The File stays open.
+// exec runs the INSERT of rows (at most chunkRows), preparing it the first
+// time.
+func (b *Batch[T]) exec(c driver.ConnPrepareContext, rows []T) error {
+	st := b.stmts[len(rows)]
+	if st == nil {
+		var err error
+		if st, err = c.PrepareContext(context.Background(), b.insert.sql(len(rows))); err != nil {
+			return err
+		}
+		b.stmts[len(rows)] = st
+	}
+	vals := b.vals[:0]
+	defer func() { b.vals = vals; clear(vals) }() // the rows' strings are not kept
+	for _, r := range rows {
+		args := b.args(r)
+		if len(args) != b.insert.params {
+			return fmt.Errorf("sqlitefile: %d arguments for a row of %d parameters", len(args), b.insert.params)
+		}
+		for _, a := range args {
+			v, err := driverValue(a)
+			if err != nil {
+				return err
+			}
+			vals = append(vals, driver.NamedValue{Ordinal: len(vals) + 1, Value: v})
+		}
+	}
+	return execStmt(st, vals)
+}
+
+// execStmt runs st, a statement that returns no rows.
+func execStmt(st driver.Stmt, args []driver.NamedValue) error {
+	s, ok := st.(driver.StmtExecContext)
+	if !ok {
+		return fmt.Errorf("the driver's statement (%T) does not execute with a context", st)
+	}
+	_, err := s.ExecContext(context.Background(), args)
+	return err
+}
+
+// driverValue converts a of the types NewBatch takes to a driver.Value.
+func driverValue(a any) (driver.Value, error) {
+	switch v := a.(type) {
+	case nil, int64, float64, bool, string, []byte, time.Time:
+		return v, nil
+	case int:
+		return int64(v), nil
+	case driver.Valuer:
+		return v.Value()
+	}
+	return nil, fmt.Errorf("sqlitefile: a batch argument of type %T", a)
+}
+
+// Close stops the timer and commits what is queued; later calls that
+// would commit fail. The File stays open.
 func (b *Batch[T]) Close() error {
 	b.once.Do(func() {
 		close(b.stop)
 		<-b.done
 	})
 	err := b.Flush()
-	for _, st := range []*sql.Stmt{b.insert, b.begin, b.commit} {
-		_ = st.Close()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.busy { // a commit begun by a call made after this one began
+		b.cond.Wait()
+	}
+	if !b.closed {
+		b.closed = true
+		b.closeStmts()
 	}
 	return err
+}
+
+// closeStmts closes the prepared statements (when no commit can be under
+// way).
+func (b *Batch[T]) closeStmts() {
+	_ = b.f.raw(func(driver.ConnPrepareContext) error {
+		for _, st := range append(b.stmts[:], b.begin, b.commit, b.rollback) {
+			if st != nil {
+				_ = st.Close()
+			}
+		}
+		return nil
+	})
+	b.stmts, b.begin, b.commit, b.rollback = [chunkRows + 1]driver.Stmt{}, nil, nil, nil
 }

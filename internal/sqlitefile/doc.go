@@ -17,5 +17,7 @@
 // duplicate counts. Batch writes their rows in batches, a transaction per few
 // hundred rows or per second (Add); AddWait returns once its row is
 // committed, the rows other goroutines added meanwhile sharing that commit
-// (a group commit).
+// (a group commit: the first to find no commit under way makes it for all).
+// A commit is multi-row INSERTs of up to 16 rows each, on the driver's
+// connection (one statement in autocommit mode for a group commit).
 package sqlitefile

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -369,6 +370,24 @@ func (f *File) Do(ctx context.Context, fn func(c *sql.Conn) error) error {
 		return f.classify(err)
 	}
 	return nil
+}
+
+// raw runs fn with the driver's connection, alone. Statements prepared on it
+// (Batch's) are used only inside raw, and closed before the File is.
+func (f *File) raw(fn func(c driver.ConnPrepareContext) error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conn == nil {
+		return fmt.Errorf("%s %s: closed", f.o.Kind, f.path)
+	}
+	err := f.conn.Raw(func(dc any) error {
+		c, ok := dc.(driver.ConnPrepareContext)
+		if !ok {
+			return fmt.Errorf("the driver's connection (%T) does not prepare with a context", dc)
+		}
+		return fn(c)
+	})
+	return f.classify(err)
 }
 
 // Close checkpoints the WAL into the file and releases it and its lock.
