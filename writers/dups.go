@@ -29,8 +29,8 @@ type DuplicateReporter interface {
 // index's records (an id and its two counts). Past it the counts move to a
 // scratch SQLite file on disk, so memory does not grow with the number of
 // distinct addresses. A record of a 10-byte id takes 27 bytes, and the table
-// 4 to 8 more: 8 MiB is about 300,000 such ids and, with the table, at most
-// 12 MiB. Runs with fewer ids never touch the disk.
+// 5 to 11 more: 8 MiB is about 300,000 such ids, with the table 10 MiB (12 MiB
+// for the shortest ids). Runs with fewer ids never touch the disk.
 const dupMemBytes = 8 << 20
 
 // dupCount is one address id's row count and first row.
@@ -52,7 +52,7 @@ type dupIndex struct {
 	seed  maphash.Seed
 	arena []byte
 	// slots holds arena offsets plus one (0 is an empty slot), probed
-	// linearly from an id's hash; at most half of them are used.
+	// linearly from an id's hash; at most three quarters are used.
 	slots  []uint32
 	ids    int
 	dir    string
@@ -128,7 +128,7 @@ func (x *dupIndex) add(id string, row int) error {
 			return err
 		}
 	}
-	if 2*(x.ids+1) > len(x.slots) {
+	if 4*(x.ids+1) > 3*len(x.slots) {
 		x.grow()
 	}
 	off := len(x.arena)
