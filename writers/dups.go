@@ -2,18 +2,18 @@ package writers
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/addrclean/addrclean/internal/sqlitefile"
 	"github.com/addrclean/addrclean/runstats"
@@ -25,11 +25,13 @@ type DuplicateReporter interface {
 	Duplicates() runstats.Duplicates
 }
 
-// dupMemIDs bounds the address ids whose counts are kept in memory; past it
-// the counts move to a scratch SQLite file on disk, so memory does not grow
-// with the number of distinct addresses. About 70 bytes an id: ~18 MB. Runs
-// with fewer distinct ids never touch the disk.
-const dupMemIDs = 1 << 18
+// dupMemBytes bounds the duplicate counts kept in memory: the bytes of the
+// index's records (an id and its two counts). Past it the counts move to a
+// scratch SQLite file on disk, so memory does not grow with the number of
+// distinct addresses. A record of a 10-byte id takes 27 bytes, and the table
+// 5 to 11 more: 8 MiB is about 300,000 such ids, with the table 10 MiB (12 MiB
+// for the shortest ids). Runs with fewer ids never touch the disk.
+const dupMemBytes = 8 << 20
 
 // dupCount is one address id's row count and first row.
 type dupCount struct {
@@ -38,46 +40,135 @@ type dupCount struct {
 
 // dupIndex counts rows per address id. Rows arrive in order, so the first
 // row seen for an id is its first row.
+//
+// In memory an id costs its bytes and about 25 more: each id is one record
+// in an append-only arena (its row count and first row, 8 bytes each, then
+// its length and its bytes), found through an open-addressing table of
+// arena offsets. A map[string] would cost a string header, a copied key
+// and a bucket slot besides the counts (about 70 bytes an id). Ids are
+// compared byte for byte: two ids are never merged.
 type dupIndex struct {
-	limit int
-	// mem maps an id to its count in counts. Counts are never assigned
-	// through the map: assigning to an entry with a string key stores the
-	// caller's key, which may be a slice of a whole decoded answer.
-	mem    map[string]int
-	counts []dupCount
+	limit int // bytes of arena before a spill
+	seed  maphash.Seed
+	arena []byte
+	// slots holds arena offsets plus one (0 is an empty slot), probed
+	// linearly from an id's hash; at most three quarters are used.
+	slots  []uint32
+	ids    int
 	dir    string
 	prefix string
-	f      *sqlitefile.File // nil until mem first overflows
+	f      *sqlitefile.File // nil until the arena first overflows
 	path   string
 }
+
+// dupSlots is the table's first size; it doubles as ids come.
+const dupSlots = 1 << 10
+
+// dupHead is the bytes of a record before its id's length: the row count
+// and the first row.
+const dupHead = 16
 
 // dupSchema is the scratch file's table: an id's row count and first row.
 var dupSchema = []string{"CREATE TABLE dups (id text PRIMARY KEY, n integer NOT NULL, first integer NOT NULL) WITHOUT ROWID"}
 
 func newDupIndex(dir, prefix string, limit int) *dupIndex {
-	return &dupIndex{limit: limit, dir: dir, prefix: prefix, mem: make(map[string]int)}
+	// The offsets are uint32: the arena stays far below 4 GiB, one
+	// record past the limit at most.
+	limit = min(limit, 1<<30)
+	return &dupIndex{limit: limit, seed: maphash.MakeSeed(), slots: make([]uint32, dupSlots), dir: dir, prefix: prefix}
+}
+
+// record returns the id of the record at off and the offset past it.
+func (x *dupIndex) record(off int) (id []byte, next int) {
+	n, k := binary.Uvarint(x.arena[off+dupHead:])
+	start := off + dupHead + k
+	return x.arena[start : start+int(n)], start + int(n)
+}
+
+// count returns the counts of the record at off.
+func (x *dupIndex) count(off int) dupCount {
+	return dupCount{n: int64(binary.LittleEndian.Uint64(x.arena[off:])), first: int64(binary.LittleEndian.Uint64(x.arena[off+8:]))}
+}
+
+// find returns the slot of id, whose hash is h: the slot holding its
+// record, or the empty slot where it would go.
+func (x *dupIndex) find(h uint64, id string) int {
+	mask := uint64(len(x.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		o := x.slots[i]
+		if o == 0 {
+			return int(i)
+		}
+		if got, _ := x.record(int(o - 1)); string(got) == id {
+			return int(i)
+		}
+	}
+}
+
+// place puts the record at off, whose id hashes to h, in the first empty
+// slot from h: ids in the arena are all different.
+func (x *dupIndex) place(h uint64, off int) {
+	mask := uint64(len(x.slots) - 1)
+	i := h & mask
+	for x.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	x.slots[i] = uint32(off + 1)
 }
 
 func (x *dupIndex) add(id string, row int) error {
-	if i, ok := x.mem[id]; ok {
-		x.counts[i].n++
+	h := maphash.String(x.seed, id)
+	if o := x.slots[x.find(h, id)]; o != 0 {
+		off := int(o - 1)
+		binary.LittleEndian.PutUint64(x.arena[off:], binary.LittleEndian.Uint64(x.arena[off:])+1)
 		return nil
 	}
-	if len(x.mem) >= x.limit {
+	if x.ids > 0 && len(x.arena)+dupHead+binary.MaxVarintLen64+len(id) > x.limit {
 		if err := x.spill(); err != nil {
 			return err
 		}
 	}
-	// The id may share memory with the whole decoded answer; a key kept
-	// for the run must not pin it.
-	x.mem[strings.Clone(id)] = len(x.counts)
-	x.counts = append(x.counts, dupCount{n: 1, first: int64(row)})
+	if 4*(x.ids+1) > 3*len(x.slots) {
+		x.grow()
+	}
+	off := len(x.arena)
+	if need := off + dupHead + binary.MaxVarintLen64 + len(id); need > cap(x.arena) {
+		// Grown as append would, but never past the limit: the arena's
+		// capacity is what the index costs.
+		x.arena = append(make([]byte, 0, max(need, min(cap(x.arena)+cap(x.arena)/4+4096, x.limit))), x.arena...)
+	}
+	x.arena = binary.LittleEndian.AppendUint64(x.arena, 1)
+	x.arena = binary.LittleEndian.AppendUint64(x.arena, uint64(row))
+	x.arena = binary.AppendUvarint(x.arena, uint64(len(id)))
+	// A copy: the id may share memory with the whole decoded answer,
+	// which the index must not keep for the run.
+	x.arena = append(x.arena, id...)
+	x.place(h, off)
+	x.ids++
 	return nil
+}
+
+// grow doubles the table and places every record again.
+func (x *dupIndex) grow() {
+	x.slots = make([]uint32, 2*len(x.slots))
+	for off := 0; off < len(x.arena); {
+		id, next := x.record(off)
+		x.place(maphash.Bytes(x.seed, id), off)
+		off = next
+	}
+}
+
+// get returns the in-memory counts of id (zero if it has none).
+func (x *dupIndex) get(id string) dupCount {
+	if o := x.slots[x.find(maphash.String(x.seed, id), id)]; o != 0 {
+		return x.count(int(o - 1))
+	}
+	return dupCount{}
 }
 
 // spill merges the in-memory counts into the scratch file and empties them.
 func (x *dupIndex) spill() error {
-	if len(x.mem) == 0 {
+	if x.ids == 0 {
 		return nil
 	}
 	ctx := context.Background()
@@ -106,9 +197,20 @@ func (x *dupIndex) spill() error {
 		// In key order: each insert lands next to the last one in the
 		// b-tree, on a page already in memory. An id spilled before keeps
 		// its first row: earlier rows were spilled earlier.
-		for _, id := range slices.Sorted(maps.Keys(x.mem)) {
-			c := x.counts[x.mem[id]]
-			if _, err := st.ExecContext(ctx, id, c.n, c.first); err != nil {
+		offs := make([]int, 0, x.ids)
+		for off := 0; off < len(x.arena); {
+			offs = append(offs, off)
+			_, off = x.record(off)
+		}
+		slices.SortFunc(offs, func(a, b int) int {
+			ia, _ := x.record(a)
+			ib, _ := x.record(b)
+			return bytes.Compare(ia, ib)
+		})
+		for _, off := range offs {
+			id, _ := x.record(off)
+			c := x.count(off)
+			if _, err := st.ExecContext(ctx, string(id), c.n, c.first); err != nil {
 				return err
 			}
 		}
@@ -117,8 +219,9 @@ func (x *dupIndex) spill() error {
 	if err != nil {
 		return fmt.Errorf("duplicate counts: %w", err)
 	}
-	clear(x.mem)
-	x.counts = x.counts[:0]
+	x.arena = x.arena[:0]
+	clear(x.slots)
+	x.ids = 0
 	return nil
 }
 
@@ -129,12 +232,7 @@ var errDupsCorrupt = errors.New("scratch file unreadable")
 // over, counts on disk are read through one prepared statement.
 func (x *dupIndex) lookup(fn func(get func(id string) (dupCount, error)) error) error {
 	if x.f == nil {
-		return fn(func(id string) (dupCount, error) {
-			if i, ok := x.mem[id]; ok {
-				return x.counts[i], nil
-			}
-			return dupCount{}, nil
-		})
+		return fn(func(id string) (dupCount, error) { return x.get(id), nil })
 	}
 	if err := x.spill(); err != nil {
 		return err
@@ -293,7 +391,7 @@ func (s *spool) close() {
 
 // dupPass holds an enriched output's rows back until Close, then writes
 // them with av_duplicates and av_first_row filled in. Memory stays bounded:
-// the rows wait in a spool file and the counts move to disk past dupMemIDs.
+// the rows wait in a spool file and the counts move to disk past dupMemBytes.
 type dupPass struct {
 	sp    *spool
 	idx   *dupIndex

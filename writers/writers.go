@@ -64,8 +64,8 @@ func newFormat(format Format, lay *layout, path string, opts Options) (formatWri
 	return newCSV(lay, path, opts)
 }
 
-// dupMemLimit is dupMemIDs, lowered by tests to reach the disk path.
-var dupMemLimit = dupMemIDs
+// dupMemLimit is dupMemBytes, lowered by tests to reach the disk path.
+var dupMemLimit = dupMemBytes
 
 // addressID is av_address_id of a row.
 func addressID(r Result) string {
