@@ -13,9 +13,10 @@ import (
 )
 
 // csvBuffer is the write buffer of a CSV or JSONL output and of the
-// duplicate pass's spool: a few hundred rows, one system call each. Four of
-// them live through a run (the two outputs, the spool and its replay); at
-// 256 KiB they were a fifth of a live run's heap.
+// duplicate pass's spool: a few hundred rows, one system call each. Up to
+// three live through a run (the two outputs and the spool), and a fourth
+// reads the spool back at Close; at 256 KiB they were a fifth of a live
+// run's heap.
 const csvBuffer = 64 << 10
 
 // csvWriter writes delimited text with encoding/csv.
