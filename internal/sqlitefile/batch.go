@@ -43,7 +43,7 @@ type Batch[T any] struct {
 	// Under mu: the rows not yet committed, the first inflight of them in
 	// the commit under way (busy), if any; commits started and finished
 	// (the rows queued now go into commit started+1); the first failed
-	// commit's error; closed by Close.
+	// commit's error; closed by Close, after which no row is queued.
 	pend              []T
 	inflight          int
 	busy              bool
@@ -212,6 +212,11 @@ func (b *Batch[T]) AddWait(row T) error {
 func (b *Batch[T]) Flush() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.flush()
+}
+
+// flush is Flush under mu.
+func (b *Batch[T]) flush() error {
 	switch {
 	case len(b.pend) > b.inflight:
 		return b.wait(b.started + 1)
@@ -230,9 +235,6 @@ func (b *Batch[T]) wait(n int64) error {
 		if b.busy {
 			b.cond.Wait()
 			continue
-		}
-		if b.closed {
-			return errClosed
 		}
 		if !yielded {
 			// The goroutines about to add a row join this commit.
@@ -357,23 +359,23 @@ func driverValue(a any) (driver.Value, error) {
 }
 
 // Close stops the timer and commits what is queued; later calls that
-// would commit fail. The File stays open.
+// would queue a row fail. The File stays open.
 func (b *Batch[T]) Close() error {
 	b.once.Do(func() {
 		close(b.stop)
 		<-b.done
 	})
-	err := b.Flush()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for b.busy { // a commit begun by a call made after this one began
-		b.cond.Wait()
+	// Closed before the last commits, so that no Add can return nil for a
+	// row queued after them; the commits under way (another call's, or a
+	// first Close's) are waited for.
+	b.closed = true
+	for b.err == nil && (b.busy || len(b.pend) > 0) {
+		_ = b.flush()
 	}
-	if !b.closed {
-		b.closed = true
-		b.closeStmts()
-	}
-	return err
+	b.closeStmts()
+	return b.err
 }
 
 // closeStmts closes the prepared statements (when no commit can be under

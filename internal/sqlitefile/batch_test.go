@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -223,5 +224,42 @@ func TestNewBatchStatement(t *testing.T) {
 			_ = b.Close()
 			t.Errorf("%s: no error", q)
 		}
+	}
+}
+
+// TestBatchCloseKeepsAcceptedRows: every row whose Add returned nil while
+// Close ran is in the table afterwards. Rows added during Close's last
+// commit (or between it and Close's end) were accepted and then dropped.
+// The adders stop at their first error; each is a bound, not a goal.
+func TestBatchCloseKeepsAcceptedRows(t *testing.T) {
+	f := openTest(t)
+	const attempts, goroutines, each = 20, 4, 1 << 16
+	var id, accepted atomic.Int64
+	for range attempts {
+		b, err := NewBatch(f, 1<<20, 0, testInsert, testArgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range goroutines {
+			wg.Go(func() {
+				<-start
+				for range each {
+					if b.Add(testRow{id: id.Add(1), name: named("c"), n: 1}) != nil {
+						return
+					}
+					accepted.Add(1)
+				}
+			})
+		}
+		close(start)
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+	}
+	if got := int64(len(table(t, f))); got != accepted.Load() {
+		t.Fatalf("%d rows in the table, %d accepted", got, accepted.Load())
 	}
 }
