@@ -249,7 +249,18 @@ func (b *Batch[T]) wait(n int64) error {
 		// committed; rows queued meanwhile are appended after them.
 		rows := b.pend[:b.inflight:b.inflight]
 		b.mu.Unlock()
-		err := b.f.raw(func(c driver.ConnPrepareContext) error { return b.write(c, rows) })
+		err := b.f.raw(func(c driver.ConnPrepareContext) (err error) {
+			// A panic in args or in a driver.Valuer fails the commit: let
+			// through, it would unlock mu, unlocked here (a fatal error),
+			// leave busy set, and make database/sql drop the connection.
+			defer func() {
+				if r := recover(); r != nil {
+					_ = execStmt(b.rollback, nil) // a transaction write began
+					err = fmt.Errorf("sqlitefile: batch commit: panic: %v", r)
+				}
+			}()
+			return b.write(c, rows)
+		})
 		b.commits.Add(1)
 		b.mu.Lock()
 		b.busy, b.finished = false, b.started

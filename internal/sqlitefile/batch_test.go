@@ -3,6 +3,7 @@ package sqlitefile
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -261,5 +262,68 @@ func TestBatchCloseKeepsAcceptedRows(t *testing.T) {
 	}
 	if got := int64(len(table(t, f))); got != accepted.Load() {
 		t.Fatalf("%d rows in the table, %d accepted", got, accepted.Load())
+	}
+}
+
+// panicValuer's Value panics, as a user's driver.Valuer might.
+type panicValuer struct{}
+
+func (panicValuer) Value() (driver.Value, error) { panic("valuer boom") }
+
+// TestBatchPanic: a panic in args or in a driver.Valuer during a commit
+// fails that commit, and every later call, with an error, like a failed
+// commit; none of the commit's rows is written and the File stays usable.
+// The panic used to unwind through Add's deferred Unlock of a mutex wait
+// had released: "fatal error: sync: unlock of unlocked mutex".
+func TestBatchPanic(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		rows, bad int
+		args      func(testRow) []any
+	}{
+		{name: "args", rows: 3, bad: 2},
+		{name: "args in a transaction", rows: 3*chunkRows + 5, bad: 2*chunkRows + 1},
+		{name: "valuer", rows: 3, bad: 3, args: func(r testRow) []any { return []any{r.id, panicValuer{}, r.n} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := openTest(t)
+			b, err := NewBatch(f, 1<<20, 0, testInsert, func(r testRow) []any {
+				switch {
+				case r.id != int64(tc.bad):
+					return testArgs(r)
+				case tc.args != nil:
+					return tc.args(r)
+				}
+				panic("args boom")
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.AddWait(testRow{id: 1000, name: named("kept"), n: 1}); err != nil {
+				t.Fatal(err)
+			}
+			for i := 1; i <= tc.rows; i++ {
+				if err := b.Add(testRow{id: int64(i), name: named("x"), n: 1}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err = b.Flush()
+			if err == nil || !strings.Contains(err.Error(), "panic") {
+				t.Fatalf("Flush: %v, want the panic's error", err)
+			}
+			for name, call := range map[string]func() error{
+				"Add":     func() error { return b.Add(testRow{id: 2000, name: named("y")}) },
+				"AddWait": func() error { return b.AddWait(testRow{id: 2001, name: named("y")}) },
+				"Flush":   b.Flush,
+				"Close":   b.Close,
+			} {
+				if err2 := call(); err2 == nil || err2.Error() != err.Error() {
+					t.Errorf("%s after the panic: %v, want %v", name, err2, err)
+				}
+			}
+			if got := table(t, f); len(got) != 1 || got[0] != "1000=kept/1" {
+				t.Fatalf("the failed commit left %v", got)
+			}
+		})
 	}
 }
