@@ -356,17 +356,21 @@ func execStmt(st driver.Stmt, args []driver.NamedValue) error {
 	return err
 }
 
-// driverValue converts a of the types NewBatch takes to a driver.Value.
+// driverValue converts a of the types NewBatch takes to a driver.Value:
+// the common types here, the others (other integers, named types, pointers,
+// driver.Valuer, a nil pointer to one) as database/sql converts them.
 func driverValue(a any) (driver.Value, error) {
 	switch v := a.(type) {
 	case nil, int64, float64, bool, string, []byte, time.Time:
 		return v, nil
 	case int:
 		return int64(v), nil
-	case driver.Valuer:
-		return v.Value()
 	}
-	return nil, fmt.Errorf("sqlitefile: a batch argument of type %T", a)
+	v, err := driver.DefaultParameterConverter.ConvertValue(a)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitefile: a batch argument of type %T: %w", a, err)
+	}
+	return v, nil
 }
 
 // Close stops the timer and commits what is queued; later calls that

@@ -327,3 +327,46 @@ func TestBatchPanic(t *testing.T) {
 		})
 	}
 }
+
+// TestDriverValue: a batch argument of any type database/sql takes is
+// converted as database/sql converts it; others are refused.
+func TestDriverValue(t *testing.T) {
+	type name string
+	type count int16
+	s, i := "s", int64(7)
+	for _, tc := range []struct {
+		in   any
+		want driver.Value // nil with bad: refused
+		bad  bool
+	}{
+		{in: int64(1), want: int64(1)},
+		{in: 2, want: int64(2)},
+		{in: int32(-3), want: int64(-3)},
+		{in: uint16(4), want: int64(4)},
+		{in: uint32(5), want: int64(5)},
+		{in: uint64(6), want: int64(6)},
+		{in: count(8), want: int64(8)},
+		{in: float32(0.5), want: float64(0.5)},
+		{in: name("n"), want: "n"},
+		{in: &s, want: "s"},
+		{in: &i, want: int64(7)},
+		{in: (*string)(nil), want: nil},
+		{in: sql.NullString{String: "v", Valid: true}, want: "v"},
+		{in: sql.NullInt64{}, want: nil},
+		{in: (*sql.NullString)(nil), want: nil},
+		{in: uint64(1) << 63, bad: true},
+		{in: struct{}{}, bad: true},
+		{in: make(chan int), bad: true},
+	} {
+		got, err := driverValue(tc.in)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("%T: %v, want an error", tc.in, got)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%T: %v (%T), %v, want %v (%T)", tc.in, got, got, err, tc.want, tc.want)
+		}
+	}
+}
