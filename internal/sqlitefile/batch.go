@@ -51,8 +51,8 @@ type Batch[T any] struct {
 	err               error
 	closed            bool
 	// Used by the goroutine that commits (busy): the INSERTs by rows (0
-	// unused), prepared when first needed; BEGIN, COMMIT and ROLLBACK; the
-	// arguments of an INSERT.
+	// unused; 1 prepared by NewBatch, the others when first needed); BEGIN,
+	// COMMIT and ROLLBACK; the arguments of an INSERT.
 	stmts                   [chunkRows + 1]driver.Stmt
 	begin, commit, rollback driver.Stmt
 	vals                    []driver.NamedValue
@@ -90,6 +90,11 @@ func splitInsert(insert string) (multiInsert, error) {
 	if strings.Trim(tuple, "(?, )") != "" || m.params == 0 {
 		return multiInsert{}, fmt.Errorf("sqlitefile: batch statement's VALUES must hold ? only: %s", insert)
 	}
+	// The rows' arguments follow each other, a tuple's worth a row: a ?
+	// elsewhere (even in a literal) would take another row's argument.
+	if strings.Contains(m.head, "?") || strings.Contains(m.rest, "?") {
+		return multiInsert{}, fmt.Errorf("sqlitefile: batch statement with ? outside its VALUES tuple: %s", insert)
+	}
 	return m, nil
 }
 
@@ -114,8 +119,9 @@ func (b *Batch[T]) Commits() int64 { return b.commits.Load() }
 // NewBatch starts a batch of at most rows rows and every interval between
 // commits (the defaults when zero). insert is one row's statement,
 // INSERT ... VALUES (?, ...) with an optional ON CONFLICT clause after the
-// tuple; args gives a row's arguments, of the types database/sql takes
-// (integers, strings, byte slices, nil, driver.Valuer).
+// tuple and no ? outside it; SQLite must accept it (it is prepared here).
+// args gives a row's arguments, of the types database/sql takes (integers,
+// strings, byte slices, nil, driver.Valuer).
 func NewBatch[T any](f *File, rows int, every time.Duration, insert string, args func(T) []any) (*Batch[T], error) {
 	if rows <= 0 {
 		rows = DefaultBatchRows
@@ -129,12 +135,17 @@ func NewBatch[T any](f *File, rows int, every time.Duration, insert string, args
 	}
 	b := &Batch[T]{f: f, insert: m, args: args, max: rows, stop: make(chan struct{}), done: make(chan struct{})}
 	b.cond.L = &b.mu
+	// The one-row INSERT is prepared now so that a statement SQLite refuses
+	// fails here, before any row is accepted.
 	err = f.raw(func(c driver.ConnPrepareContext) error {
-		for st, q := range map[*driver.Stmt]string{&b.begin: "BEGIN IMMEDIATE", &b.commit: "COMMIT", &b.rollback: "ROLLBACK"} {
-			var err error
-			if *st, err = c.PrepareContext(context.Background(), q); err != nil {
-				return err
+		for p, q := range map[*driver.Stmt]string{&b.begin: "BEGIN IMMEDIATE", &b.commit: "COMMIT", &b.rollback: "ROLLBACK", &b.stmts[1]: m.sql(1)} {
+			// Set only on success: a failed prepare may return a nil
+			// pointer in a non-nil driver.Stmt, which closeStmts would close.
+			st, err := c.PrepareContext(context.Background(), q)
+			if err != nil {
+				return fmt.Errorf("sqlitefile: batch statement: %w", err)
 			}
+			*p = st
 		}
 		return nil
 	})

@@ -211,19 +211,44 @@ func TestBatchGroupCommit(t *testing.T) {
 	}
 }
 
-// TestNewBatchStatement: a statement NewBatch cannot write for several rows
-// is refused when the batch is made, not at its first commit.
+// TestNewBatchStatement: a statement NewBatch cannot write for several rows,
+// or that SQLite refuses, is refused when the batch is made, not at its
+// first commit, after rows were accepted.
 func TestNewBatchStatement(t *testing.T) {
 	f := openTest(t)
-	for _, q := range []string{
-		"INSERT INTO t (id, name, n) SELECT 1, 'a', 2",
-		"INSERT INTO t (id, name, n) VALUES (?, upper(?), ?)",
-		"INSERT INTO t (id, name, n) VALUES (?, ?, ?",
-		"INSERT INTO t (id, name, n) VALUES ()",
+	for i, tc := range []struct {
+		q, err string // err: part of the error, "" for none
+	}{
+		{q: testInsert},
+		{q: "INSERT INTO t (id, name, n) VALUES (?, ?, ?)"},
+		{q: "INSERT OR REPLACE INTO t (id, name, n) VALUES (?,?,?)"},
+		{q: "INSERT INTO t (id, name, n) SELECT 1, 'a', 2", err: "without"},
+		{q: "INSERT INTO t (id, name, n) VALUES (?, upper(?), ?)", err: "? only"},
+		{q: "INSERT INTO t (id, name, n) VALUES (?, ?, ?", err: "not closed"},
+		{q: "INSERT INTO t (id, name, n) VALUES ()", err: "? only"},
+		{q: "INSERT INTO t (id, name, n) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET n = ?", err: "outside"},
+		{q: "WITH x AS (SELECT ?) INSERT INTO t (id, name, n) VALUES (?, ?, ?)", err: "outside"},
+		{q: "INSERT INTO nosuch (id, name, n) VALUES (?, ?, ?)", err: "no such table"},
+		{q: "INSERT INTO t (id, nosuch, n) VALUES (?, ?, ?)", err: "nosuch"},
+		{q: "INSERT INTO t (id, name, n) VALUES (?, ?)", err: "2 values for 3 columns"},
+		{q: "INSERT INTO t (id, name, n) VALUES (?, ?, ?) ON CONFLICT DO NOTHING garbage", err: "syntax error"},
 	} {
-		if b, err := NewBatch(f, 0, 0, q, testArgs); err == nil {
+		b, err := NewBatch(f, 0, 0, tc.q, testArgs)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.q, err)
+		case tc.err == "" && err == nil:
+			if err := b.AddWait(testRow{id: int64(i), name: named("a"), n: 1}); err != nil {
+				t.Errorf("%s: AddWait: %v", tc.q, err)
+			}
+			if err := b.Close(); err != nil {
+				t.Errorf("%s: Close: %v", tc.q, err)
+			}
+		case err == nil:
 			_ = b.Close()
-			t.Errorf("%s: no error", q)
+			t.Errorf("%s: no error, want one with %q", tc.q, tc.err)
+		case !strings.Contains(err.Error(), tc.err):
+			t.Errorf("%s: %v, want an error with %q", tc.q, err, tc.err)
 		}
 	}
 }
