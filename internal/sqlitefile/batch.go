@@ -43,7 +43,7 @@ type Batch[T any] struct {
 	// Under mu: the rows not yet committed, the first inflight of them in
 	// the commit under way (busy), if any; commits started and finished
 	// (the rows queued now go into commit started+1); the first failed
-	// commit's error; closed by Close.
+	// commit's error; closed by Close, after which no row is queued.
 	pend              []T
 	inflight          int
 	busy              bool
@@ -51,8 +51,8 @@ type Batch[T any] struct {
 	err               error
 	closed            bool
 	// Used by the goroutine that commits (busy): the INSERTs by rows (0
-	// unused), prepared when first needed; BEGIN, COMMIT and ROLLBACK; the
-	// arguments of an INSERT.
+	// unused; 1 prepared by NewBatch, the others when first needed); BEGIN,
+	// COMMIT and ROLLBACK; the arguments of an INSERT.
 	stmts                   [chunkRows + 1]driver.Stmt
 	begin, commit, rollback driver.Stmt
 	vals                    []driver.NamedValue
@@ -90,6 +90,11 @@ func splitInsert(insert string) (multiInsert, error) {
 	if strings.Trim(tuple, "(?, )") != "" || m.params == 0 {
 		return multiInsert{}, fmt.Errorf("sqlitefile: batch statement's VALUES must hold ? only: %s", insert)
 	}
+	// The rows' arguments follow each other, a tuple's worth a row: a ?
+	// elsewhere (even in a literal) would take another row's argument.
+	if strings.Contains(m.head, "?") || strings.Contains(m.rest, "?") {
+		return multiInsert{}, fmt.Errorf("sqlitefile: batch statement with ? outside its VALUES tuple: %s", insert)
+	}
 	return m, nil
 }
 
@@ -114,8 +119,9 @@ func (b *Batch[T]) Commits() int64 { return b.commits.Load() }
 // NewBatch starts a batch of at most rows rows and every interval between
 // commits (the defaults when zero). insert is one row's statement,
 // INSERT ... VALUES (?, ...) with an optional ON CONFLICT clause after the
-// tuple; args gives a row's arguments, of the types database/sql takes
-// (integers, strings, byte slices, nil, driver.Valuer).
+// tuple and no ? outside it; SQLite must accept it (it is prepared here).
+// args gives a row's arguments, of the types database/sql takes (integers,
+// strings, byte slices, nil, driver.Valuer).
 func NewBatch[T any](f *File, rows int, every time.Duration, insert string, args func(T) []any) (*Batch[T], error) {
 	if rows <= 0 {
 		rows = DefaultBatchRows
@@ -129,12 +135,17 @@ func NewBatch[T any](f *File, rows int, every time.Duration, insert string, args
 	}
 	b := &Batch[T]{f: f, insert: m, args: args, max: rows, stop: make(chan struct{}), done: make(chan struct{})}
 	b.cond.L = &b.mu
+	// The one-row INSERT is prepared now so that a statement SQLite refuses
+	// fails here, before any row is accepted.
 	err = f.raw(func(c driver.ConnPrepareContext) error {
-		for st, q := range map[*driver.Stmt]string{&b.begin: "BEGIN IMMEDIATE", &b.commit: "COMMIT", &b.rollback: "ROLLBACK"} {
-			var err error
-			if *st, err = c.PrepareContext(context.Background(), q); err != nil {
-				return err
+		for p, q := range map[*driver.Stmt]string{&b.begin: "BEGIN IMMEDIATE", &b.commit: "COMMIT", &b.rollback: "ROLLBACK", &b.stmts[1]: m.sql(1)} {
+			// Set only on success: a failed prepare may return a nil
+			// pointer in a non-nil driver.Stmt, which closeStmts would close.
+			st, err := c.PrepareContext(context.Background(), q)
+			if err != nil {
+				return fmt.Errorf("sqlitefile: batch statement: %w", err)
 			}
+			*p = st
 		}
 		return nil
 	})
@@ -212,6 +223,11 @@ func (b *Batch[T]) AddWait(row T) error {
 func (b *Batch[T]) Flush() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.flush()
+}
+
+// flush is Flush under mu.
+func (b *Batch[T]) flush() error {
 	switch {
 	case len(b.pend) > b.inflight:
 		return b.wait(b.started + 1)
@@ -231,9 +247,6 @@ func (b *Batch[T]) wait(n int64) error {
 			b.cond.Wait()
 			continue
 		}
-		if b.closed {
-			return errClosed
-		}
 		if !yielded {
 			// The goroutines about to add a row join this commit.
 			yielded = true
@@ -247,7 +260,18 @@ func (b *Batch[T]) wait(n int64) error {
 		// committed; rows queued meanwhile are appended after them.
 		rows := b.pend[:b.inflight:b.inflight]
 		b.mu.Unlock()
-		err := b.f.raw(func(c driver.ConnPrepareContext) error { return b.write(c, rows) })
+		err := b.f.raw(func(c driver.ConnPrepareContext) (err error) {
+			// A panic in args or in a driver.Valuer fails the commit: let
+			// through, it would unlock mu, unlocked here (a fatal error),
+			// leave busy set, and make database/sql drop the connection.
+			defer func() {
+				if r := recover(); r != nil {
+					_ = execStmt(b.rollback, nil) // a transaction write began
+					err = fmt.Errorf("sqlitefile: batch commit: panic: %v", r)
+				}
+			}()
+			return b.write(c, rows)
+		})
 		b.commits.Add(1)
 		b.mu.Lock()
 		b.busy, b.finished = false, b.started
@@ -343,37 +367,41 @@ func execStmt(st driver.Stmt, args []driver.NamedValue) error {
 	return err
 }
 
-// driverValue converts a of the types NewBatch takes to a driver.Value.
+// driverValue converts a of the types NewBatch takes to a driver.Value:
+// the common types here, the others (other integers, named types, pointers,
+// driver.Valuer, a nil pointer to one) as database/sql converts them.
 func driverValue(a any) (driver.Value, error) {
 	switch v := a.(type) {
 	case nil, int64, float64, bool, string, []byte, time.Time:
 		return v, nil
 	case int:
 		return int64(v), nil
-	case driver.Valuer:
-		return v.Value()
 	}
-	return nil, fmt.Errorf("sqlitefile: a batch argument of type %T", a)
+	v, err := driver.DefaultParameterConverter.ConvertValue(a)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitefile: a batch argument of type %T: %w", a, err)
+	}
+	return v, nil
 }
 
 // Close stops the timer and commits what is queued; later calls that
-// would commit fail. The File stays open.
+// would queue a row fail. The File stays open.
 func (b *Batch[T]) Close() error {
 	b.once.Do(func() {
 		close(b.stop)
 		<-b.done
 	})
-	err := b.Flush()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for b.busy { // a commit begun by a call made after this one began
-		b.cond.Wait()
+	// Closed before the last commits, so that no Add can return nil for a
+	// row queued after them; the commits under way (another call's, or a
+	// first Close's) are waited for.
+	b.closed = true
+	for b.err == nil && (b.busy || len(b.pend) > 0) {
+		_ = b.flush()
 	}
-	if !b.closed {
-		b.closed = true
-		b.closeStmts()
-	}
-	return err
+	b.closeStmts()
+	return b.err
 }
 
 // closeStmts closes the prepared statements (when no commit can be under

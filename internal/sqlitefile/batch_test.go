@@ -3,12 +3,14 @@ package sqlitefile
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -209,19 +211,187 @@ func TestBatchGroupCommit(t *testing.T) {
 	}
 }
 
-// TestNewBatchStatement: a statement NewBatch cannot write for several rows
-// is refused when the batch is made, not at its first commit.
+// TestNewBatchStatement: a statement NewBatch cannot write for several rows,
+// or that SQLite refuses, is refused when the batch is made, not at its
+// first commit, after rows were accepted.
 func TestNewBatchStatement(t *testing.T) {
 	f := openTest(t)
-	for _, q := range []string{
-		"INSERT INTO t (id, name, n) SELECT 1, 'a', 2",
-		"INSERT INTO t (id, name, n) VALUES (?, upper(?), ?)",
-		"INSERT INTO t (id, name, n) VALUES (?, ?, ?",
-		"INSERT INTO t (id, name, n) VALUES ()",
+	for i, tc := range []struct {
+		q, err string // err: part of the error, "" for none
+	}{
+		{q: testInsert},
+		{q: "INSERT INTO t (id, name, n) VALUES (?, ?, ?)"},
+		{q: "INSERT OR REPLACE INTO t (id, name, n) VALUES (?,?,?)"},
+		{q: "INSERT INTO t (id, name, n) SELECT 1, 'a', 2", err: "without"},
+		{q: "INSERT INTO t (id, name, n) VALUES (?, upper(?), ?)", err: "? only"},
+		{q: "INSERT INTO t (id, name, n) VALUES (?, ?, ?", err: "not closed"},
+		{q: "INSERT INTO t (id, name, n) VALUES ()", err: "? only"},
+		{q: "INSERT INTO t (id, name, n) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET n = ?", err: "outside"},
+		{q: "WITH x AS (SELECT ?) INSERT INTO t (id, name, n) VALUES (?, ?, ?)", err: "outside"},
+		{q: "INSERT INTO nosuch (id, name, n) VALUES (?, ?, ?)", err: "no such table"},
+		{q: "INSERT INTO t (id, nosuch, n) VALUES (?, ?, ?)", err: "nosuch"},
+		{q: "INSERT INTO t (id, name, n) VALUES (?, ?)", err: "2 values for 3 columns"},
+		{q: "INSERT INTO t (id, name, n) VALUES (?, ?, ?) ON CONFLICT DO NOTHING garbage", err: "syntax error"},
 	} {
-		if b, err := NewBatch(f, 0, 0, q, testArgs); err == nil {
+		b, err := NewBatch(f, 0, 0, tc.q, testArgs)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.q, err)
+		case tc.err == "" && err == nil:
+			if err := b.AddWait(testRow{id: int64(i), name: named("a"), n: 1}); err != nil {
+				t.Errorf("%s: AddWait: %v", tc.q, err)
+			}
+			if err := b.Close(); err != nil {
+				t.Errorf("%s: Close: %v", tc.q, err)
+			}
+		case err == nil:
 			_ = b.Close()
-			t.Errorf("%s: no error", q)
+			t.Errorf("%s: no error, want one with %q", tc.q, tc.err)
+		case !strings.Contains(err.Error(), tc.err):
+			t.Errorf("%s: %v, want an error with %q", tc.q, err, tc.err)
+		}
+	}
+}
+
+// TestBatchCloseKeepsAcceptedRows: every row whose Add returned nil while
+// Close ran is in the table afterwards. Rows added during Close's last
+// commit (or between it and Close's end) were accepted and then dropped.
+// The adders stop at their first error; each is a bound, not a goal.
+func TestBatchCloseKeepsAcceptedRows(t *testing.T) {
+	f := openTest(t)
+	const attempts, goroutines, each = 20, 4, 1 << 16
+	var id, accepted atomic.Int64
+	for range attempts {
+		b, err := NewBatch(f, 1<<20, 0, testInsert, testArgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range goroutines {
+			wg.Go(func() {
+				<-start
+				for range each {
+					if b.Add(testRow{id: id.Add(1), name: named("c"), n: 1}) != nil {
+						return
+					}
+					accepted.Add(1)
+				}
+			})
+		}
+		close(start)
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+	}
+	if got := int64(len(table(t, f))); got != accepted.Load() {
+		t.Fatalf("%d rows in the table, %d accepted", got, accepted.Load())
+	}
+}
+
+// panicValuer's Value panics, as a user's driver.Valuer might.
+type panicValuer struct{}
+
+func (panicValuer) Value() (driver.Value, error) { panic("valuer boom") }
+
+// TestBatchPanic: a panic in args or in a driver.Valuer during a commit
+// fails that commit, and every later call, with an error, like a failed
+// commit; none of the commit's rows is written and the File stays usable.
+// The panic used to unwind through Add's deferred Unlock of a mutex wait
+// had released: "fatal error: sync: unlock of unlocked mutex".
+func TestBatchPanic(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		rows, bad int
+		args      func(testRow) []any
+	}{
+		{name: "args", rows: 3, bad: 2},
+		{name: "args in a transaction", rows: 3*chunkRows + 5, bad: 2*chunkRows + 1},
+		{name: "valuer", rows: 3, bad: 3, args: func(r testRow) []any { return []any{r.id, panicValuer{}, r.n} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := openTest(t)
+			b, err := NewBatch(f, 1<<20, 0, testInsert, func(r testRow) []any {
+				switch {
+				case r.id != int64(tc.bad):
+					return testArgs(r)
+				case tc.args != nil:
+					return tc.args(r)
+				}
+				panic("args boom")
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.AddWait(testRow{id: 1000, name: named("kept"), n: 1}); err != nil {
+				t.Fatal(err)
+			}
+			for i := 1; i <= tc.rows; i++ {
+				if err := b.Add(testRow{id: int64(i), name: named("x"), n: 1}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err = b.Flush()
+			if err == nil || !strings.Contains(err.Error(), "panic") {
+				t.Fatalf("Flush: %v, want the panic's error", err)
+			}
+			for name, call := range map[string]func() error{
+				"Add":     func() error { return b.Add(testRow{id: 2000, name: named("y")}) },
+				"AddWait": func() error { return b.AddWait(testRow{id: 2001, name: named("y")}) },
+				"Flush":   b.Flush,
+				"Close":   b.Close,
+			} {
+				if err2 := call(); err2 == nil || err2.Error() != err.Error() {
+					t.Errorf("%s after the panic: %v, want %v", name, err2, err)
+				}
+			}
+			if got := table(t, f); len(got) != 1 || got[0] != "1000=kept/1" {
+				t.Fatalf("the failed commit left %v", got)
+			}
+		})
+	}
+}
+
+// TestDriverValue: a batch argument of any type database/sql takes is
+// converted as database/sql converts it; others are refused.
+func TestDriverValue(t *testing.T) {
+	type name string
+	type count int16
+	s, i := "s", int64(7)
+	for _, tc := range []struct {
+		in   any
+		want driver.Value // nil with bad: refused
+		bad  bool
+	}{
+		{in: int64(1), want: int64(1)},
+		{in: 2, want: int64(2)},
+		{in: int32(-3), want: int64(-3)},
+		{in: uint16(4), want: int64(4)},
+		{in: uint32(5), want: int64(5)},
+		{in: uint64(6), want: int64(6)},
+		{in: count(8), want: int64(8)},
+		{in: float32(0.5), want: float64(0.5)},
+		{in: name("n"), want: "n"},
+		{in: &s, want: "s"},
+		{in: &i, want: int64(7)},
+		{in: (*string)(nil), want: nil},
+		{in: sql.NullString{String: "v", Valid: true}, want: "v"},
+		{in: sql.NullInt64{}, want: nil},
+		{in: (*sql.NullString)(nil), want: nil},
+		{in: uint64(1) << 63, bad: true},
+		{in: struct{}{}, bad: true},
+		{in: make(chan int), bad: true},
+	} {
+		got, err := driverValue(tc.in)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("%T: %v, want an error", tc.in, got)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%T: %v (%T), %v, want %v (%T)", tc.in, got, got, err, tc.want, tc.want)
 		}
 	}
 }
