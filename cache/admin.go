@@ -206,6 +206,9 @@ func (d *DB) Prune(ctx context.Context, ttl time.Duration) (Pruned, error) {
 	if ttl <= 0 {
 		return p, fmt.Errorf("cache %s: time to live %s: want a positive duration", d.path, ttl)
 	}
+	if err := d.f.Write(ctx); err != nil {
+		return p, err
+	}
 	now := time.Now()
 	type key struct{ ns, key string }
 	var old []key
@@ -240,7 +243,7 @@ func (d *DB) Prune(ctx context.Context, ttl time.Duration) (Pruned, error) {
 // removed, and gives the file's pages back (VACUUM). A cancelled ctx stops
 // it with its error.
 func (d *DB) Clear(ctx context.Context) (int64, error) {
-	if err := d.batch.Flush(); err != nil {
+	if err := errors.Join(d.batch.Flush(), d.f.Write(ctx)); err != nil {
 		return 0, err
 	}
 	var removed int64

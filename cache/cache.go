@@ -8,9 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,7 +73,9 @@ type Options struct {
 	// Timeout is how long to wait for another process's lock (default
 	// DefaultTimeout).
 	Timeout time.Duration
-	// MustExist refuses to create a missing file (housekeeping commands).
+	// MustExist refuses to create a missing file (housekeeping commands,
+	// a look), and opens the file as it is: nothing is written to it, not
+	// even its journal mode, before Store, Prune or Clear.
 	MustExist bool
 	// Rebuild moves a damaged cache, or a bbolt cache of an older
 	// addrclean, aside (to PATH.damaged-<time> or PATH.bbolt-<time>) and
@@ -129,17 +129,17 @@ func fileOptions(timeout time.Duration) sqlitefile.Options {
 // damaged one aside. Entries that fail their checksum do not fail Open:
 // they are misses, counted when met.
 func Open(path string, opts Options) (*DB, error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && opts.MustExist {
-		return nil, fmt.Errorf("cache %s %w", path, ErrNotExist)
-	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
 	fo := fileOptions(opts.Timeout)
 	if opts.MustExist {
-		// A file without tables (an empty one made by touch or mktemp)
-		// is not created as a cache by a look: a dry run writes nothing.
-		fo.Absent = ErrNotExist
+		// A look (a dry run, a run's look before its checks) writes
+		// nothing, not even the journal mode of a file switched out of
+		// WAL by hand, and creates no cache in a missing file or one
+		// without tables (made by touch or mktemp). What writes readies
+		// the file first (Store, Prune, Clear).
+		fo.ReadOnly, fo.Absent = true, ErrNotExist
 	}
 	f, err := sqlitefile.Open(context.Background(), path, fo)
 	if err != nil && opts.Rebuild && errors.Is(err, ErrCorrupt) && (!errors.Is(err, ErrNotCache) || errors.Is(err, sqlitefile.ErrOldBbolt)) {
@@ -308,6 +308,9 @@ type Store struct {
 // ttl are misses (and are overwritten by the next Put).
 func (d *DB) Store(ns Namespace, ttl time.Duration) (*Store, error) {
 	if err := checkStore(d.path, ns, ttl); err != nil {
+		return nil, err
+	}
+	if err := d.f.Write(context.Background()); err != nil {
 		return nil, err
 	}
 	err := d.f.Tx(context.Background(), func(tx *sql.Tx) error {

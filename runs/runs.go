@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rs/zerolog"
 
@@ -144,7 +145,10 @@ func CanonicalURL(s string) string {
 }
 
 // Open settles the run's journal before anything is started or written, so
-// that a refusal leaves the last run's work as it was. id is called only
+// that a refusal leaves the last run's work as it was: a journal an earlier
+// run left is changed only by this run's first row (Run.Record), so that a
+// run refused by a later check, or by the service (a key it refuses),
+// leaves it as it was, finished or one to resume. id is called only
 // for a journal (hashing the input costs a read of it). Open refuses (a
 // UsageError) to resume a journal written for another run, and to start
 // afresh over an unfinished journal without --resume, since that would pay
@@ -197,13 +201,19 @@ func (p Policy) Open(ctx context.Context, path, dir string, id func() (Identity,
 			return nil, journalError(err)
 		}
 		return &Run{j: j, keep: p.Keep, log: log, made: made}, nil
-	} else if err == nil {
-		err = p.reuse(j, meta, log)
+	}
+	var afresh bool
+	if err == nil {
+		afresh, err = p.reuse(j, meta, log)
 	}
 	if err != nil {
 		return nil, journalError(err)
 	}
-	return &Run{j: j, keep: p.Keep, log: log}, nil
+	r := &Run{j: j, keep: p.Keep, log: log, afresh: afresh, begin: j.Continue}
+	if afresh {
+		r.begin = func() error { return j.Start(meta) }
+	}
+	return r, nil
 }
 
 // journalDir is the directories a run made for its journal: dir and its
@@ -266,12 +276,13 @@ func (p Policy) startOver(info journal.Info, meta journal.Meta) (bool, error) {
 	return false, nil
 }
 
-// reuse starts afresh, continues or refuses the journal an earlier run left.
-func (p Policy) reuse(j *journal.Journal, meta journal.Meta, log zerolog.Logger) error {
+// reuse decides whether the run starts afresh over the journal an earlier
+// run left (afresh) or continues it, or refuses it.
+func (p Policy) reuse(j *journal.Journal, meta journal.Meta, log zerolog.Logger) (afresh bool, _ error) {
 	info, path := j.Info(), j.Path()
 	startOver, err := p.startOver(info, meta)
 	if err != nil {
-		return err
+		return false, err
 	}
 	switch {
 	case info.Headless:
@@ -285,18 +296,15 @@ func (p Policy) reuse(j *journal.Journal, meta journal.Meta, log zerolog.Logger)
 		log.Info().Str("journal", path).Msg("replacing the journal of a finished run")
 	}
 	if startOver {
-		return j.Start(meta)
+		return true, nil
 	}
 	if info.Damaged > 0 {
 		log.Warn().Str("journal", path).Int64("damaged", info.Damaged).
 			Msgf("journal: %d damaged records skipped; their rows are verified again", info.Damaged)
 	}
-	if err := j.Continue(); err != nil {
-		return err
-	}
 	log.Info().Str("journal", path).Int64("rows", info.Rows).Bool("complete", info.Complete).
 		Msgf("--resume: the journal holds %d verified rows; they and their duplicates are not sent again", info.Rows)
-	return nil
+	return false, nil
 }
 
 func journalError(err error) error {
@@ -319,6 +327,14 @@ type Run struct {
 	// made are the directories made for the journal: a run abandoned
 	// before it started (refused) removes them with its journal.
 	made journalDir
+	// begin takes over the journal an earlier run left (Start, afresh, or
+	// Continue), at the run's first Record: nil once done, and for a
+	// journal this run created. Until then the file is as that run left
+	// it, and a run that ends before (refused) leaves it so.
+	begin    func() error
+	afresh   bool
+	once     sync.Once
+	beginErr error
 }
 
 // Journal is for pipeline.Config.Journal: an untyped nil without one.
@@ -326,7 +342,31 @@ func (r *Run) Journal() pipeline.Journal {
 	if r.j == nil {
 		return nil
 	}
-	return r.j
+	return r
+}
+
+// Lookup is the journal's, but that a run starting afresh over an earlier
+// run's journal finds none of that run's rows.
+func (r *Run) Lookup(row int, key uint64) (journal.Entry, bool, error) {
+	if r.afresh {
+		return journal.Entry{}, false, nil
+	}
+	return r.j.Lookup(row, key)
+}
+
+// Record records e, the first one after taking over the journal.
+func (r *Run) Record(e journal.Entry) error {
+	r.once.Do(func() {
+		if r.begin != nil {
+			if r.beginErr = r.begin(); r.beginErr == nil {
+				r.begin = nil // kept after a failure: its transaction left the file as it was
+			}
+		}
+	})
+	if r.beginErr != nil {
+		return r.beginErr
+	}
+	return r.j.Record(e)
 }
 
 // Abandon, deferred, ends the journal of a run that stopped before it ran:
@@ -428,9 +468,23 @@ func (r *Run) finish(st runstats.Stats, keep bool) (kept bool) {
 	if lost := r.lost(j); lost {
 		return false
 	}
+	if r.begin != nil && !st.Complete {
+		// No row recorded, so the journal is as the last run left it:
+		// finished, or one to resume.
+		if err := j.Close(); err != nil {
+			r.log.Error().Err(err).Msg("closing the journal")
+		}
+		return !r.afresh && j.Info().Rows > 0
+	}
 	switch {
 	case st.Complete && keep:
-		if err = j.Complete(st.RowsWritten); err == nil {
+		if r.begin != nil {
+			err = r.begin()
+		}
+		if err == nil {
+			err = j.Complete(st.RowsWritten)
+		}
+		if err == nil {
 			err = j.Close()
 		}
 		if err == nil {

@@ -26,7 +26,8 @@ func estimateOf(t *testing.T, args []string) map[string]any {
 // TestRunDryRunWritesNothing: a dry run reads the cache and writes nothing
 // to it (docs/estimate.md): a cache file keeps its bytes, and its WAL, to
 // the last one — a namespace's label edited by hand stays as it is, and
-// the namespace of another service is not added; a PostgreSQL cache, in a
+// the namespace of another service is not added, a file switched out of
+// WAL mode by hand keeps its journal mode; a PostgreSQL cache, in a
 // schema named by search_path and lacking cache_claims, gains no row and
 // no table; nor does either from a run refused after its first look. The estimate stays the run's: a namespace that is not there
 // answers nothing, and the run then pays every request.
@@ -49,10 +50,16 @@ func TestRunDryRunWritesNothing(t *testing.T) {
 			func(t *testing.T, spec string) {
 				filetest.Exec(t, spec, "UPDATE cache_namespaces SET label = 'x'")
 			},
+			sqliteState},
+		// Switched to a rollback journal by hand (sqlite3): a look must not
+		// set WAL mode again, nor leave a -wal file beside it.
+		{"sqlite file out of WAL mode",
+			func(dir string) string { return filepath.Join(dir, "answers.cache") },
+			func(t *testing.T, spec string) {
+				filetest.Exec(t, spec, "UPDATE cache_namespaces SET label = 'x'", "PRAGMA journal_mode = DELETE")
+			},
 			func(t *testing.T, spec string) string {
-				labels := sqliteCells(t, spec, "SELECT id, label FROM cache_namespaces ORDER BY id")
-				sums := filetest.Sums(t, spec) // after the read, whose connection is closed
-				return strings.Join(sums[:], " ") + " " + strings.Join(labels, " ")
+				return "journal mode " + sqliteCells(t, spec, "PRAGMA journal_mode")[0] + " " + sqliteState(t, spec)
 			}},
 		{"postgres, schema by search_path, no cache_claims",
 			func(string) string { return pgURL + "&search_path=dry_cache" },
@@ -123,6 +130,15 @@ func TestRunDryRunWritesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sqliteState is what a dry run must not change in the cache file at spec:
+// its bytes, its WAL and its namespaces' labels.
+func sqliteState(t *testing.T, spec string) string {
+	t.Helper()
+	labels := sqliteCells(t, spec, "SELECT id, label FROM cache_namespaces ORDER BY id")
+	sums := filetest.Sums(t, spec) // after the read, whose connection is closed
+	return strings.Join(sums[:], " ") + " " + strings.Join(labels, " ")
 }
 
 // sqliteCells are the cells of query on the SQLite file at path, read and

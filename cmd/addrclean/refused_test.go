@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/addrclean/addrclean/internal/pgtest"
 	"github.com/addrclean/addrclean/internal/sqlitefile"
+	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/ratelimit/pgpace"
 )
 
@@ -89,5 +92,62 @@ func TestRunCacheNotCreated(t *testing.T) {
 	r := runCLI(t, dir, "--country", "IE", "--cache", cachePath, sampleCSV(t))
 	if r.code != exitFatal || !strings.Contains(r.stderr, cachePath) {
 		t.Fatalf("exit %d, want 1 naming %s\n%s", r.code, cachePath, tail(r.stderr, 800))
+	}
+}
+
+// TestRunRefusedKeepsFinishedJournal: a run refused after it settled its
+// journal — by the service (a key it refuses, a service never reached) or
+// by a check after the journal's (a key file that is empty, a cache that
+// cannot be created) — leaves a finished journal (--keep-journal)
+// as it was, to the byte, and finished: it is changed by the run's first
+// row, not before.
+func TestRunRefusedKeepsFinishedJournal(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
+	in := sampleCSV(t)
+	base := newTestService(t, nil).URL
+	dir := t.TempDir()
+	jpath := filepath.Join(dir, "out.csv.journal")
+	live := []string{"--base-url", base, "--rate", "0", "--country", "IE", "--limit", "20", in}
+	wantExit(t, runCLI(t, dir, append([]string{"--keep-journal"}, live...)...), exitOK, exitRowErrors)
+	before, err := os.ReadFile(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, key string
+		args      []string
+		want      string
+	}{
+		{"key refused", "pub_wrong-key", live, "key"},
+		{"service never reached", testKey, []string{"--base-url", "http://127.0.0.1:1", "--retries", "0", "--country", "IE", in}, "reached"},
+		{"empty key file", "", live, "key"},
+		{"cache not created", testKey, append([]string{"--cache", filepath.Join(dir, "missing", "answers.cache")}, live...), "answers.cache"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Each case on the finished journal, whatever the last one did.
+			if err := errors.Join(os.WriteFile(jpath, before, 0o600),
+				os.WriteFile(filepath.Join(dir, "key"), []byte(tc.key+"\n"), 0o600)); err != nil {
+				t.Fatal(err)
+			}
+			r := runCLIQuiet(dir, tc.args...)
+			wantExit(t, r, exitFatal)
+			if !strings.Contains(messages(r.stderr), tc.want) {
+				t.Fatalf("stderr does not name %q:\n%s", tc.want, tail(messages(r.stderr), 1500))
+			}
+			if after, _ := os.ReadFile(jpath); !bytes.Equal(after, before) {
+				t.Fatalf("the refused run changed the journal (%d bytes, was %d)", len(after), len(before))
+			}
+			if made, _ := filepath.Glob(jpath + "-*"); len(made) > 0 {
+				t.Fatalf("the refused run left %q", made)
+			}
+		})
+	}
+	j, err := journal.Open(t.Context(), jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if info := j.Info(); !info.Complete || info.Rows == 0 {
+		t.Fatalf("the journal after the refused runs: complete %v, %d rows; want a finished one", info.Complete, info.Rows)
 	}
 }

@@ -11,7 +11,9 @@
 // file cut short under the process is an I/O or corruption error, not a
 // SIGBUS. Open runs PRAGMA quick_check and checks addrclean's marker table,
 // the file's format, and that its tables are exactly those of the caller's
-// schema (Options.Schema), before the caller reads anything.
+// schema (Options.Schema), before the caller reads anything. A ReadOnly
+// open (a look: a dry run, a run's look before its checks) stops there: no
+// journal mode set, no table created, until File.Write.
 //
 // It is shared by the cache, the journal and the scratch file of the writers'
 // duplicate counts. Batch writes their rows in batches, a transaction per few

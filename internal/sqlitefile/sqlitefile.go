@@ -56,10 +56,14 @@ type Options struct {
 	// Scratch opens a file whose content need not survive a crash: no
 	// rollback journal and no sync (a temporary index).
 	Scratch bool
-	// Absent, when set, is wrapped by the error of opening a file that
-	// holds no tables (no bytes at all, or an SQLite file without any),
-	// which is then left as it was: no table created, no WAL mode set.
-	Absent error
+	// ReadOnly opens the file for a look that writes nothing (a dry run,
+	// a run's look before its checks): it is checked, but no journal mode
+	// is set and no table created; Write does that for a look then kept to
+	// write. A file that is missing or holds no tables (no bytes at all,
+	// or an SQLite file without any) is an error wrapping Absent, and is
+	// left as it was.
+	ReadOnly bool
+	Absent   error
 }
 
 // File is an open, checked, locked state file. Its methods are safe for
@@ -129,13 +133,16 @@ func SniffFile(path string) (Sniff, error) {
 }
 
 // Open opens (creating, mode 0600) and checks the state file at path. A
-// missing file is created with opts.Schema. The errors: Locked when
-// another connection holds the file past opts.Timeout; NotOurs (with
-// Corrupt) for a file that is not of this kind, ErrOldBbolt (with NotOurs
-// and Corrupt) for a bbolt file; Corrupt for a damaged one.
+// missing file is created with opts.Schema, unless opts.ReadOnly. The
+// errors: Locked when another connection holds the file past
+// opts.Timeout; NotOurs (with Corrupt) for a file that is not of this
+// kind, ErrOldBbolt (with NotOurs and Corrupt) for a bbolt file; Corrupt
+// for a damaged one.
 func Open(ctx context.Context, path string, o Options) (*File, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("%s %s is a directory", o.Kind, path)
+	} else if errors.Is(err, fs.ErrNotExist) && o.ReadOnly {
+		return nil, fmt.Errorf("%s %s %w", o.Kind, path, o.Absent)
 	} else if errors.Is(err, fs.ErrNotExist) {
 		// A WAL or index left beside a file that is gone belongs to
 		// another database: SQLite would replay its pages into the new one.
@@ -152,9 +159,11 @@ func Open(ctx context.Context, path string, o Options) (*File, error) {
 	}
 	// Create the file ourselves, so that its mode is 0600 (SQLite would
 	// use 0644): it holds addresses.
-	if h, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", o.Kind, path, err)
-	} else {
+	if !o.ReadOnly {
+		h, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", o.Kind, path, err)
+		}
 		_ = h.Close()
 	}
 	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath())
@@ -195,19 +204,11 @@ func (f *File) open(ctx context.Context) error {
 	if err := f.inspect(ctx); err != nil {
 		return err
 	}
-	if f.Fresh && f.o.Absent != nil {
+	if f.Fresh && f.o.ReadOnly {
 		return fmt.Errorf("%s %s holds no tables: %w", f.o.Kind, f.path, f.o.Absent)
 	}
-	if f.o.Scratch {
-		err = f.pragmas(ctx, "journal_mode = OFF", "synchronous = OFF")
-	} else {
-		err = f.pragmas(ctx, "journal_mode = WAL", "synchronous = NORMAL")
-	}
-	if err != nil {
-		return err
-	}
-	if f.Fresh {
-		if err := f.create(ctx); err != nil {
+	if !f.o.ReadOnly {
+		if err := f.ready(ctx); err != nil {
 			return err
 		}
 	}
@@ -216,6 +217,42 @@ func (f *File) open(ctx context.Context) error {
 		return fmt.Errorf("%s %s: %w", f.o.Kind, f.path, err)
 	}
 	f.held = held
+	return nil
+}
+
+// ready sets the file's journal mode, and creates the tables of a Fresh
+// one: what Open writes to a file that is not ReadOnly.
+func (f *File) ready(ctx context.Context) error {
+	var err error
+	if f.o.Scratch {
+		err = f.pragmas(ctx, "journal_mode = OFF", "synchronous = OFF")
+	} else {
+		err = f.pragmas(ctx, "journal_mode = WAL", "synchronous = NORMAL")
+	}
+	if err != nil || !f.Fresh {
+		return err
+	}
+	return f.create(ctx)
+}
+
+// Write readies a file opened ReadOnly for writing, as Open readies any
+// other (WAL mode): for a look that its caller then keeps to write. It does
+// nothing to a file already ready.
+func (f *File) Write(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case !f.o.ReadOnly:
+		return nil
+	case f.conn == nil:
+		return fmt.Errorf("%s %s: closed", f.o.Kind, f.path)
+	}
+	// Not Fresh (Open refuses a ReadOnly file without tables): ready
+	// creates nothing, and takes no lock of its own.
+	if err := f.ready(ctx); err != nil {
+		return err
+	}
+	f.o.ReadOnly = false
 	return nil
 }
 

@@ -305,3 +305,68 @@ func touchAt(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestCheckNewOutDBLeavesNothing: the checks of output tables in an SQLite
+// --out-db still to create, over a file input and over a table of another
+// SQLite file, create nothing on disk: not the file, nor a scratch
+// database, in its directory or in the system's temporary one. The set-up
+// then creates the file and its tables.
+func TestCheckNewOutDBLeavesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // os.TempDir, where a scratch file would go
+	ctx := context.Background()
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(csv, []byte("id,street,town\n1,2 High St,Dublin\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	crm := "sqlite:" + filepath.Join(dir, "crm.db")
+	tabletest.Exec(t, crm, "CREATE TABLE cust (id integer PRIMARY KEY, street text, town text)")
+	entries := func() []string {
+		var names []string
+		for _, d := range []string{dir, tmp} {
+			es, err := os.ReadDir(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range es {
+				names = append(names, filepath.Join(d, e.Name()))
+			}
+		}
+		return names
+	}
+	for _, tc := range []struct {
+		name string
+		spec Spec
+	}{
+		{"file input", Spec{Input: csv, Out: filepath.Join(dir, "out.csv")}},
+		{"SQLite table input", Spec{Input: crm, Table: "cust", IDCol: "id"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".db")
+			s := tc.spec
+			s.OutDB, s.OutTable, s.ReviewTable, s.LockTimeout = "sqlite:"+db, "av", "rv", 5*time.Second
+			p, err := New(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			before := entries()
+			if _, err := p.Open(ctx, readers.Options{}, readers.MappingSpec{ID: "id", DefaultCountry: "IE"}, zerolog.Nop(), true); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.CheckTables(ctx, "id"); err != nil {
+				t.Fatal(err)
+			}
+			if after := entries(); !slices.Equal(after, before) {
+				t.Fatalf("the checks left %q, had %q", after, before)
+			}
+			if err := p.CreateTables(ctx, zerolog.Nop()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tabletest.Open(t, "sqlite:"+db, true).Columns(ctx, table.Name{Table: "rv"}); err != nil {
+				t.Fatalf("the set-up did not create the review table: %v", err)
+			}
+		})
+	}
+}

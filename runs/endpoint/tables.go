@@ -35,9 +35,9 @@ type tableSinks struct {
 	// ready them, for setup.
 	checked []table.Output
 	ddl     []table.Statement
-	// scratch is the directory of the empty database the checks ran
-	// against in place of an SQLite file still to create ("" for none).
-	scratch string
+	// scratch: db is the empty database the checks run against in place
+	// of an SQLite file still to create.
+	scratch bool
 }
 
 // namedSink is a table output and how the summary names it.
@@ -106,19 +106,15 @@ func planTables(s Spec, src Source) (*tableSinks, error) {
 // does not exist yet (in a directory that does) is not created here: the
 // checks run against an empty scratch database in its stead, named as the
 // file, and setup creates the file, so that a refused run leaves no empty
-// database behind.
+// database behind. The scratch database is SQLite's anonymous one (an
+// empty name): it is in memory, so a killed run leaves none on disk either.
 func (t *tableSinks) connect(ctx context.Context) error {
 	u := t.u
 	if u.Scheme == "sqlite" {
 		if _, err := os.Lstat(u.Path); errors.Is(err, fs.ErrNotExist) {
 			if fi, err := os.Stat(filepath.Dir(u.Path)); err == nil && fi.IsDir() {
-				dir, err := os.MkdirTemp("", "addrclean-check-")
-				if err != nil {
-					return fatal(err)
-				}
-				t.scratch = dir
-				u = &table.URL{Raw: "sqlite:" + filepath.Join(dir, "check.db"), Scheme: "sqlite",
-					Path: filepath.Join(dir, "check.db"), Display: t.u.Display}
+				t.scratch = true
+				u = &table.URL{Raw: "sqlite:", Scheme: "sqlite", Display: t.u.Display}
 			}
 		}
 	}
@@ -130,17 +126,16 @@ func (t *tableSinks) connect(ctx context.Context) error {
 	return nil
 }
 
-// dropScratch closes and removes the scratch database, if any.
+// dropScratch closes the scratch database, if any.
 func (t *tableSinks) dropScratch() {
-	if t.scratch == "" {
+	if !t.scratch {
 		return
 	}
 	if t.db != nil {
 		_ = t.db.Close()
 		t.db = nil
 	}
-	_ = os.RemoveAll(t.scratch)
-	t.scratch = ""
+	t.scratch = false
 }
 
 // close closes the database of the output tables.
@@ -188,7 +183,8 @@ func (t *tableSinks) check(ctx context.Context, src Source, idName string) error
 		// and created with the others, never discovered at the end.
 		outs = append(outs, table.RunsOutput(t.outName))
 	}
-	if in, ok := src.(database); ok {
+	// A database file still to create (scratch) is not the input's.
+	if in, ok := src.(database); ok && !t.scratch {
 		if err := table.CheckNotInput(ctx, in.Reads(idName), t.db, outs); err != nil {
 			return setupError(ctx, err)
 		}
@@ -208,7 +204,7 @@ func (t *tableSinks) setup(ctx context.Context, log zerolog.Logger) error {
 		return errors.New("output tables set up before they were checked") // a bug of the caller's
 	}
 	apply := func() error { return table.Apply(ctx, t.db, t.checked, t.ddl) }
-	if t.scratch != "" {
+	if t.scratch {
 		// Only now is the SQLite file created; another runner may have
 		// made it, tables and all, since the checks: they are planned
 		// again against the real file.
@@ -279,7 +275,7 @@ func (t *tableSinks) counts() []report.TableCounts {
 // out-table (table.RunsName). The outputs are written by now: a failure
 // is logged and leaves the run's outcome as it was.
 func (t *tableSinks) record(ctx context.Context, src Source, sum *report.Summary, log zerolog.Logger) {
-	if t.outName.Table == "" || t.db == nil || t.scratch != "" { // never set up: nothing to record in
+	if t.outName.Table == "" || t.db == nil || t.scratch { // never set up: nothing to record in
 		return
 	}
 	rn := table.RunsName(t.outName)

@@ -127,10 +127,10 @@ func (d *DB) Reads(ctx context.Context, query string) ([]table.Relation, error) 
 func (d *DB) Describe(ctx context.Context, n table.Name) (table.TableInfo, error) {
 	var info table.TableInfo
 	writable := !d.readOnly
-	if f, err := os.OpenFile(d.path, os.O_WRONLY, 0); err != nil {
-		writable = false
-	} else {
+	if f, err := os.OpenFile(d.path, os.O_WRONLY, 0); err == nil {
 		f.Close()
+	} else if d.path != "" { // "": SQLite's anonymous database, in memory
+		writable = false
 	}
 	info.Priv = table.Privileges{Create: writable, Alter: writable, Insert: writable, Update: writable, Delete: writable}
 	r, l, ok, err := d.resolve(ctx, n)
