@@ -356,6 +356,14 @@ func (r *Run) Lookup(row int, key uint64) (journal.Entry, bool, error) {
 
 // Record records e, the first one after taking over the journal.
 func (r *Run) Record(e journal.Entry) error {
+	if err := r.takeOver(); err != nil {
+		return err
+	}
+	return r.j.Record(e)
+}
+
+// takeOver starts afresh or continues the journal an earlier run left, once.
+func (r *Run) takeOver() error {
 	r.once.Do(func() {
 		if r.begin != nil {
 			if r.beginErr = r.begin(); r.beginErr == nil {
@@ -363,17 +371,14 @@ func (r *Run) Record(e journal.Entry) error {
 			}
 		}
 	})
-	if r.beginErr != nil {
-		return r.beginErr
-	}
-	return r.j.Record(e)
+	return r.beginErr
 }
 
 // Abandon, deferred, ends the journal of a run that stopped before it ran:
-// one holding no rows is removed, with the directories made for it, so
-// that a run refused after its journal was created (a flag of the
-// service, the output tables' DDL) leaves nothing. After Settle it does
-// nothing.
+// one it created is removed, with the directories made for it, so that a
+// run refused after its journal was created (a flag of the service, the
+// output tables' DDL) leaves nothing; one an earlier run left is left as
+// it was. After Settle it does nothing.
 func (r *Run) Abandon() {
 	if r.j == nil {
 		return
@@ -419,6 +424,17 @@ func (o Outcome) Written() bool { return o.End <= TooManyErrors }
 func (r *Run) Settle(outs []writers.Writer, st *runstats.Stats, runErr error) Outcome {
 	if r.j != nil && r.j.Changed() > 0 {
 		r.log.Warn().Int64("rows", r.j.Changed()).Msg("the journal held other addresses for some rows; they were verified again")
+	}
+	if r.j != nil && r.afresh && r.begin != nil {
+		// --restart over an interrupted run's rows, stopped before its first
+		// row (Ctrl-C, the service down): the rows are discarded as asked, so
+		// that the next run starts from the first row as Outcome says (only a
+		// refusal, through Abandon, leaves them).
+		if info := r.j.Info(); !info.Complete && info.Rows > 0 {
+			if err := r.takeOver(); err != nil {
+				r.log.Error().Err(err).Msg("starting the journal afresh")
+			}
+		}
 	}
 	var end End // Finished
 	unreachable := errors.Is(runErr, pipeline.ErrServiceUnreachable)
@@ -474,7 +490,12 @@ func (r *Run) finish(st runstats.Stats, keep bool) (kept bool) {
 		if err := j.Close(); err != nil {
 			r.log.Error().Err(err).Msg("closing the journal")
 		}
-		return !r.afresh && j.Info().Rows > 0
+		if r.afresh || j.Info().Rows == 0 {
+			return false
+		}
+		r.log.Info().Str("journal", path).Int64("rows", j.Info().Rows).
+			Msg("the journal keeps the finished rows: run the same command with --resume to continue")
+		return true
 	}
 	switch {
 	case st.Complete && keep:
@@ -484,8 +505,8 @@ func (r *Run) finish(st runstats.Stats, keep bool) (kept bool) {
 		if err == nil {
 			err = j.Complete(st.RowsWritten)
 		}
-		if err == nil {
-			err = j.Close()
+		if cerr := j.Close(); err == nil { // closed either way: its lock and timer
+			err = cerr
 		}
 		if err == nil {
 			r.log.Info().Str("journal", path).Msg("--keep-journal: the journal of the finished run is kept")

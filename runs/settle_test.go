@@ -214,3 +214,65 @@ func TestSettleDamagedJournal(t *testing.T) {
 		})
 	}
 }
+
+// A run stopped before its first row over a journal an earlier run left:
+// what Outcome says is what the next run finds. --restart discards the
+// rows as asked (the next run without it is not refused); --resume keeps
+// them, saying how to go on; a refusal (Abandon) leaves them.
+func TestSettleBeforeFirstRow(t *testing.T) {
+	id := Identity{BaseURL: "https://api.example.com"}
+	who := func() (Identity, error) { return id, nil }
+	tests := []struct {
+		name      string
+		policy    Policy
+		refused   bool // Abandon, not Settle
+		resumable bool
+		rows      int64 // rows the journal holds after the run, -1: none left
+	}{
+		{name: "--restart, interrupted", policy: Policy{Restart: true}, rows: -1},
+		{name: "--resume, interrupted", policy: Policy{Resume: true}, resumable: true, rows: 1},
+		{name: "--restart, refused", policy: Policy{Restart: true}, refused: true, rows: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.csv.journal")
+			interrupted(t, path, id.meta())
+			p := tt.policy
+			p.Mode, p.Live = "auto", true
+			var logs bytes.Buffer
+			r, err := p.Open(context.Background(), path, "", who, nil, zerolog.New(&logs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.refused {
+				r.Abandon()
+			} else {
+				st := runstats.Stats{}
+				got := r.Settle(nil, &st, context.Canceled)
+				if got.End != Interrupted || got.Resumable != tt.resumable {
+					t.Errorf("Settle = %+v, want interrupted, resumable %v", got, tt.resumable)
+				}
+				if tt.resumable != strings.Contains(logs.String(), "run the same command with --resume to continue") {
+					t.Errorf("resumable %v, the log:\n%s", tt.resumable, &logs)
+				}
+			}
+			var rows int64 = -1
+			if _, err := os.Stat(path); err == nil {
+				j, err := journal.Open(context.Background(), path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows = j.Info().Rows
+				_ = j.Close()
+			}
+			if rows != tt.rows {
+				t.Errorf("the journal holds %d rows after the run (-1: none left), want %d", rows, tt.rows)
+			}
+			next, err := Policy{Mode: "auto", Live: true, Resume: tt.resumable || tt.refused}.Open(context.Background(), path, "", who, nil, zerolog.Nop())
+			if err != nil {
+				t.Fatalf("the next run: %v", err)
+			}
+			next.Abandon()
+		})
+	}
+}
