@@ -315,7 +315,9 @@ func TestHeadless(t *testing.T) {
 // they found it, to the byte (a dry run, a run refused before its first
 // row): a journal switched out of WAL mode by hand keeps its mode and gets
 // no -wal beside it; an empty file and an SQLite file without tables are
-// headless and not made journals. Continue or Start then sets WAL mode.
+// headless and not made journals. Open still locks the file against a
+// second Open, as a write would (not an empty one: that would write it).
+// Continue or Start then sets WAL mode.
 func TestOpenWritesNothing(t *testing.T) {
 	deleteMode := func(t *testing.T, p string) {
 		write(t, p, shuffled(50, 8, 3))
@@ -350,6 +352,15 @@ func TestOpenWritesNothing(t *testing.T) {
 			}
 			if info := j.Info(); info.Headless != tc.headless || (info.Rows == 50) == tc.headless {
 				t.Fatalf("info %+v", info)
+			}
+			// Locked as a write would lock it (but an empty file: that
+			// would write its first page).
+			k, err := Open(context.Background(), p)
+			if err == nil {
+				_ = k.Close()
+			}
+			if locked := errors.Is(err, ErrLocked); locked != (tc.name != "empty file") || (err != nil && !locked) {
+				t.Fatalf("a second Open: %v", err)
 			}
 			for n := 1; n <= 60; n++ {
 				if _, ok, err := j.Lookup(n, entry(n).Key); err != nil || ok != (n <= 50 && !tc.headless) {
