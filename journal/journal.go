@@ -15,6 +15,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -68,10 +69,13 @@ const (
 	doneKey   = "done"   // → rows written, present once a run finished
 )
 
-// fileOptions describe journals to sqlitefile.
+// fileOptions describe journals to sqlitefile. Open opens them ReadOnly:
+// a look (a dry run, a run refused before its first row) writes nothing,
+// not even the journal mode of one switched out of WAL by hand, nor the
+// tables of a file without any.
 var fileOptions = sqlitefile.Options{
 	Kind: "journal", Format: Format, FormatFamily: "addrclean-journal/", Schema: schema,
-	Corrupt: ErrCorrupt, NotOurs: errNotJournal, Locked: ErrLocked,
+	Corrupt: ErrCorrupt, NotOurs: errNotJournal, Locked: ErrLocked, ReadOnly: true,
 }
 
 // Meta is what a journal was written for: resuming with a different input or
@@ -165,13 +169,20 @@ type header struct {
 }
 
 // Journal is an open journal file, locked against other runs. Record and
-// Lookup may be called concurrently with each other.
+// Lookup may be called concurrently with each other (on a headless one
+// from Open, after Start).
 type Journal struct {
 	path   string
 	f      *sqlitefile.File
 	batch  *sqlitefile.Batch[record]
 	lookup *sql.Stmt
 	info   Info
+
+	// writeMu serialises the first write; ready is set once the file is
+	// ready for writing (sqlitefile.File.Write) and its statements are
+	// prepared (a file Open found without tables has none until then).
+	writeMu sync.Mutex
+	ready   atomic.Bool
 
 	rows atomic.Int64 // row records written by this process
 	// maxRow is at least the highest row number in the file: Lookup of a
@@ -204,26 +215,31 @@ func (j *Journal) Broken() error {
 // missing file is an error wrapping fs.ErrNotExist; a file that cannot be
 // read wraps ErrCorrupt (and ErrOldFormat for a journal of an older
 // addrclean); a file another run has open wraps ErrLocked. Nothing is
-// changed until Start or Continue. ctx bounds the opening and the reading
-// (a cancelled one stops them with its error).
+// written to the file, not even its journal mode, until Start, Continue
+// or Record (an older addrclean's torn first line, which holds no row, is
+// removed). ctx bounds the opening and the reading (a cancelled one stops
+// them with its error).
 func Open(ctx context.Context, path string) (*Journal, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
+	o := fileOptions
 	switch old, torn := oldFormat(path); {
 	case torn:
 		// The text format's first line cut short: a run of an older
-		// addrclean killed while it created the journal. It holds no rows.
+		// addrclean killed while it created the journal. It holds no rows,
+		// and is replaced by an empty journal.
 		if err := os.Remove(path); err != nil {
 			return nil, fmt.Errorf("journal: %w", err)
 		}
+		o.ReadOnly = false
 	case old:
 		// Callers add what to do to start afresh (delete it).
 		return nil, fmt.Errorf("journal %s: %w (%w: the text format of earlier versions; "+
 			"resume the run with the older addrclean to keep its rows)", path, ErrOldFormat, ErrCorrupt)
 	}
-	j, err := openFile(ctx, path, "; resume the run with the older addrclean to keep its rows")
+	j, err := openFile(ctx, path, "; resume the run with the older addrclean to keep its rows", o)
 	if err != nil {
 		return nil, err
 	}
@@ -236,33 +252,83 @@ func Open(ctx context.Context, path string) (*Journal, error) {
 }
 
 // Headless reports a file at path that Open would find headless and change
-// before reading it: an empty file (SQLite makes it a journal) or an older
-// addrclean's torn first line (removed). It holds no rows; a look that
-// must change nothing (a dry run) skips it.
+// before reading it: an older addrclean's torn first line (removed). It
+// holds no rows; a look that must change nothing (a dry run) skips it.
 func Headless(path string) bool {
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
-		return true
-	}
 	_, torn := oldFormat(path)
 	return torn
 }
 
-// openFile opens the SQLite journal at path and prepares its statements;
-// a bbolt journal of an older addrclean is refused, hint saying what to do.
-func openFile(ctx context.Context, path, hint string) (*Journal, error) {
-	if s, _ := sqlitefile.SniffFile(path); s == sqlitefile.Bbolt {
+// openFile opens the SQLite journal at path with o and prepares its
+// statements; a bbolt journal of an older addrclean is refused, hint
+// saying what to do.
+func openFile(ctx context.Context, path, hint string, o sqlitefile.Options) (*Journal, error) {
+	s, _ := sqlitefile.SniffFile(path)
+	if s == sqlitefile.Bbolt {
 		return nil, fmt.Errorf("journal %s: %w (%w: the bbolt format of versions before SQLite%s)", path, ErrOldFormat, ErrCorrupt, hint)
 	}
-	f, err := sqlitefile.Open(ctx, path, fileOptions)
+	f, err := sqlitefile.Open(ctx, path, o)
 	if err != nil {
 		return nil, err
 	}
-	return start(ctx, f, path)
+	j := &Journal{path: path, f: f}
+	j.ready.Store(!o.ReadOnly)
+	if o.ReadOnly && s != sqlitefile.Empty {
+		// A look holds the lock a write would, writing nothing: exclusive
+		// locking mode keeps it. Only a file in WAL mode is held from its
+		// first read; another (switched by hand, or one without tables)
+		// would be opened by a second run too, refused at its first row.
+		// Not an empty file: SQLite would write its first page.
+		err = f.Do(ctx, func(c *sql.Conn) error {
+			if _, err := c.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
+				return err
+			}
+			_, err := c.ExecContext(ctx, "COMMIT")
+			return err
+		})
+		if err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+	}
+	if f.Fresh && o.ReadOnly {
+		return j, nil // no tables to prepare on: write does, once it made them
+	}
+	if err := j.prepare(ctx); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return j, nil
 }
 
-// start prepares the statements of an open file.
-func start(ctx context.Context, f *sqlitefile.File, path string) (*Journal, error) {
-	j := &Journal{path: path, f: f}
+// write readies the file for writing once: the first write of a journal
+// from Open sets its journal mode (WAL), and makes its tables and prepares
+// its statements if it had none. Then it is one atomic load.
+func (j *Journal) write() error {
+	if j.ready.Load() {
+		return nil
+	}
+	j.writeMu.Lock()
+	defer j.writeMu.Unlock()
+	if j.ready.Load() {
+		return nil
+	}
+	if err := j.f.Write(context.Background()); err != nil {
+		return j.note(err)
+	}
+	if j.batch == nil {
+		if err := j.prepare(context.Background()); err != nil {
+			return err
+		}
+	}
+	j.ready.Store(true)
+	return nil
+}
+
+// prepare prepares the statements of the journal's file, which holds its
+// tables.
+func (j *Journal) prepare(ctx context.Context) error {
+	f := j.f
 	err := f.Do(ctx, func(c *sql.Conn) error {
 		// A run appends rows at the right edge of the table and a resumed
 		// one reads them back in order: neither comes back to a page it
@@ -276,8 +342,7 @@ func start(ctx context.Context, f *sqlitefile.File, path string) (*Journal, erro
 		return err
 	})
 	if err != nil {
-		_ = f.Close()
-		return nil, err
+		return err
 	}
 	j.batch, err = sqlitefile.NewBatch(f, 0, 0, `INSERT INTO journal_rows (row, addr_key, flags, answer, kind, reason, crc) VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (row) DO UPDATE SET addr_key = excluded.addr_key, flags = excluded.flags, answer = excluded.answer,
@@ -285,14 +350,18 @@ ON CONFLICT (row) DO UPDATE SET addr_key = excluded.addr_key, flags = excluded.f
 		func(r record) []any { return []any{r.row, r.key, r.flags, r.answer, r.kind, r.reason, r.crc} })
 	if err != nil {
 		_ = j.lookup.Close()
-		_ = f.Close()
-		return nil, err
+		j.lookup = nil
+		return err
 	}
-	return j, nil
+	return nil
 }
 
 // read fills in the header and counts the records, checking each.
 func (j *Journal) read(ctx context.Context) error {
+	if j.f.Fresh {
+		j.info.Headless = true // an empty file, or an SQLite file without tables
+		return nil
+	}
 	return j.f.Do(ctx, func(c *sql.Conn) error {
 		meta, err := readMeta(ctx, c)
 		if err != nil {
@@ -376,7 +445,9 @@ func oldFormat(path string) (old, torn bool) {
 // writes, here and later, do not take one (see Record).
 func Create(ctx context.Context, path string, meta Meta) (*Journal, error) {
 	_, before := os.Stat(path)
-	j, err := openFile(ctx, path, "")
+	o := fileOptions
+	o.ReadOnly = false
+	j, err := openFile(ctx, path, "", o)
 	if err == nil {
 		if err = j.Start(meta); err != nil {
 			_ = j.Close()
@@ -420,6 +491,9 @@ func (j *Journal) Start(meta Meta) error {
 	if err != nil {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
+	if err := j.write(); err != nil {
+		return err
+	}
 	if err := j.batch.Flush(); err != nil {
 		return err
 	}
@@ -445,6 +519,9 @@ func (j *Journal) Start(meta Meta) error {
 func (j *Journal) Continue() error {
 	if j.info.Headless {
 		return fmt.Errorf("journal %s: no intact header to continue from: %w", j.path, ErrCorrupt)
+	}
+	if err := j.write(); err != nil {
+		return err
 	}
 	err := j.f.Tx(context.Background(), func(tx *sql.Tx) error {
 		if _, err := tx.Exec("DELETE FROM "+sqlitefile.MetaTable+" WHERE name = ?", doneKey); err != nil {
@@ -474,6 +551,10 @@ func (j *Journal) Record(e Entry) error {
 	if e.Row < 1 {
 		return fmt.Errorf("journal %s: row %d: want a positive row number", j.path, e.Row)
 	}
+	if err := j.write(); err != nil {
+		j.failed.Store(true)
+		return err
+	}
 	j.raiseMax(int64(e.Row)) // before the record can be seen
 	if err := j.batch.AddWait(encodeRecord(e)); err != nil {
 		j.failed.Store(true)
@@ -485,6 +566,9 @@ func (j *Journal) Record(e Entry) error {
 
 // Complete records that the run wrote every one of its rows rows.
 func (j *Journal) Complete(rows int64) error {
+	if err := j.write(); err != nil {
+		return err
+	}
 	if err := j.batch.Flush(); err != nil {
 		return err
 	}
@@ -504,6 +588,9 @@ func (j *Journal) Lookup(row int, key uint64) (Entry, bool, error) {
 		r      record
 		queued bool
 	)
+	if j.batch == nil {
+		return Entry{}, false, nil // a file without tables: no row
+	}
 	j.batch.Pending(func(rs []record) {
 		for i := len(rs) - 1; i >= 0; i-- {
 			if rs[i].row == int64(row) {
@@ -563,7 +650,10 @@ func (j *Journal) Replaced() bool { return j.f.Replaced() }
 
 // Close commits the rows waiting and closes the journal, keeping the file.
 func (j *Journal) Close() error {
-	err := j.batch.Close()
+	var err error
+	if j.batch != nil {
+		err = j.batch.Close()
+	}
 	if err != nil {
 		j.failed.Store(true)
 	}

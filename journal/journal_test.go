@@ -311,6 +311,108 @@ func TestHeadless(t *testing.T) {
 	}
 }
 
+// TestOpenWritesNothing: Open, Info, Lookup and Close leave the file as
+// they found it, to the byte (a dry run, a run refused before its first
+// row): a journal switched out of WAL mode by hand keeps its mode and gets
+// no -wal beside it; an empty file and an SQLite file without tables are
+// headless and not made journals. Open still locks the file against a
+// second Open, as a write would (not an empty one: that would write it).
+// Continue or Start then sets WAL mode.
+func TestOpenWritesNothing(t *testing.T) {
+	deleteMode := func(t *testing.T, p string) {
+		write(t, p, shuffled(50, 8, 3))
+		sqliteExec(t, p, "PRAGMA journal_mode = DELETE")
+	}
+	start := func(j *Journal) error { return j.Start(testMeta) }
+	for _, tc := range []struct {
+		name     string
+		make     func(t *testing.T, p string)
+		headless bool
+		begin    func(j *Journal) error
+	}{
+		{"DELETE mode, continued", deleteMode, false, (*Journal).Continue},
+		{"DELETE mode, started afresh", deleteMode, false, start},
+		{"empty file", func(t *testing.T, p string) {
+			if err := os.WriteFile(p, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, true, start},
+		{"SQLite file without tables", func(t *testing.T, p string) { sqliteExec(t, p, "PRAGMA user_version = 7") }, true, start},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "j")
+			tc.make(t, p)
+			if m := journalMode(t, p); m != "delete" {
+				t.Fatalf("journal mode %q before, want delete", m)
+			}
+			before := filetest.Sums(t, p)
+			j, err := Open(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info := j.Info(); info.Headless != tc.headless || (info.Rows == 50) == tc.headless {
+				t.Fatalf("info %+v", info)
+			}
+			// Locked as a write would lock it (but an empty file: that
+			// would write its first page).
+			k, err := Open(context.Background(), p)
+			if err == nil {
+				_ = k.Close()
+			}
+			if locked := errors.Is(err, ErrLocked); locked != (tc.name != "empty file") || (err != nil && !locked) {
+				t.Fatalf("a second Open: %v", err)
+			}
+			for n := 1; n <= 60; n++ {
+				if _, ok, err := j.Lookup(n, entry(n).Key); err != nil || ok != (n <= 50 && !tc.headless) {
+					t.Fatalf("Lookup(%d) = %v, %v", n, ok, err)
+				}
+			}
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if after := filetest.Sums(t, p); after != before {
+				t.Fatalf("Open changed the file: %v, was %v", after, before)
+			}
+			if side, _ := filepath.Glob(p + "-*"); len(side) > 0 {
+				t.Fatalf("Open left %q", side)
+			}
+			if m := journalMode(t, p); m != "delete" {
+				t.Fatalf("journal mode %q after Open, want delete", m)
+			}
+
+			j, err = Open(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := errors.Join(tc.begin(j), j.Close()); err != nil {
+				t.Fatal(err)
+			}
+			if m := journalMode(t, p); m != "wal" {
+				t.Fatalf("journal mode %q after the first write, want wal", m)
+			}
+			if info := reopen(t, p).Info(); info.Headless {
+				t.Fatalf("after the first write: %+v", info)
+			}
+		})
+	}
+}
+
+// journalMode is the journal mode of the SQLite file at path, read the way
+// sqlite3 would (a read: it leaves a file in DELETE mode as it is).
+func journalMode(t *testing.T, path string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var m string
+	if err := db.QueryRow("PRAGMA journal_mode").Scan(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // TestOpenCancelled: Open and Create stop at a cancelled ctx with its
 // error, and leave the journal as it was and unlocked.
 func TestOpenCancelled(t *testing.T) {

@@ -19,8 +19,8 @@ func (p Policy) Peek(ctx context.Context, path string, id func() (Identity, erro
 		return nil, nil
 	}
 	if journal.Headless(path) {
-		// The run starts afresh over it; Open would make it a journal
-		// (or remove it) before reading it.
+		// The run starts afresh over it; Open would remove it (an older
+		// addrclean's torn first line) before reading it.
 		_, err := id()
 		return nil, err
 	}

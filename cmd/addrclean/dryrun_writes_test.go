@@ -182,3 +182,50 @@ func flat(rows [][]string) []string {
 	}
 	return cells
 }
+
+// TestRunDryRunResumeWritesNoJournal: a dry run with --resume reads the
+// journal it would continue and writes nothing to it: a journal switched
+// out of WAL mode by hand (sqlite3) keeps its bytes and its mode, with no
+// -wal or -journal beside it, and still answers its rows; an SQLite file
+// without tables at the journal's path is not made a journal.
+func TestRunDryRunResumeWritesNoJournal(t *testing.T) {
+	t.Parallel() // no environment or package variable set: see docs/testing.md
+	in := sampleCSV(t)
+	base := newTestService(t, nil).URL
+	for _, tc := range []struct {
+		name    string
+		make    func(t *testing.T, dir, jpath string, args []string)
+		answers float64 // the estimate's journal answers
+	}{
+		{"journal out of WAL mode", func(t *testing.T, dir, jpath string, args []string) {
+			if code, stderr, _ := runSummary(t, t.Context(), dir, append([]string{"--keep-journal"}, args...)...); code != exitOK && code != exitRowErrors {
+				t.Fatalf("the run: exit %d:\n%s", code, tail(messages(stderr), 1000))
+			}
+			filetest.Exec(t, jpath, "PRAGMA journal_mode = DELETE")
+		}, 20},
+		{"SQLite file without tables", func(t *testing.T, _, jpath string, _ []string) {
+			filetest.Exec(t, jpath, "PRAGMA user_version = 7")
+		}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			jpath := filepath.Join(dir, "out.csv.journal")
+			args := []string{"--base-url", base, "--rate", "0", "--country", "IE", "--limit", "20",
+				"-o", filepath.Join(dir, "out.csv"), "--review", filepath.Join(dir, "review.csv"), in}
+			tc.make(t, dir, jpath, args)
+			before := filetest.Sums(t, jpath)
+			if e := estimateOf(t, append([]string{"--resume"}, args...)); e["journal_answers"] != tc.answers {
+				t.Errorf("dry run: %v, want %v journal answers", e, tc.answers)
+			}
+			if after := filetest.Sums(t, jpath); after != before {
+				t.Fatalf("the dry run changed the journal: %v, was %v", after, before)
+			}
+			if made, _ := filepath.Glob(jpath + "-*"); len(made) > 0 {
+				t.Fatalf("the dry run left %q", made)
+			}
+			if m := sqliteCells(t, jpath, "PRAGMA journal_mode")[0]; m != "delete" {
+				t.Fatalf("journal mode %q after the dry run, want delete", m)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/addrclean/addrclean/internal/pgtest"
 	"github.com/addrclean/addrclean/internal/sqlitefile"
+	"github.com/addrclean/addrclean/internal/sqlitefile/filetest"
 	"github.com/addrclean/addrclean/journal"
 	"github.com/addrclean/addrclean/ratelimit/pgpace"
 )
@@ -100,7 +101,8 @@ func TestRunCacheNotCreated(t *testing.T) {
 // by a check after the journal's (a key file that is empty, a cache that
 // cannot be created) — leaves a finished journal (--keep-journal)
 // as it was, to the byte, and finished: it is changed by the run's first
-// row, not before.
+// row, not before. A journal switched out of WAL mode by hand (sqlite3)
+// keeps its mode.
 func TestRunRefusedKeepsFinishedJournal(t *testing.T) {
 	t.Parallel() // no environment or package variable set: see docs/testing.md
 	in := sampleCSV(t)
@@ -109,6 +111,7 @@ func TestRunRefusedKeepsFinishedJournal(t *testing.T) {
 	jpath := filepath.Join(dir, "out.csv.journal")
 	live := []string{"--base-url", base, "--rate", "0", "--country", "IE", "--limit", "20", in}
 	wantExit(t, runCLI(t, dir, append([]string{"--keep-journal"}, live...)...), exitOK, exitRowErrors)
+	filetest.Exec(t, jpath, "PRAGMA journal_mode = DELETE")
 	before, err := os.ReadFile(jpath)
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +142,9 @@ func TestRunRefusedKeepsFinishedJournal(t *testing.T) {
 			}
 			if made, _ := filepath.Glob(jpath + "-*"); len(made) > 0 {
 				t.Fatalf("the refused run left %q", made)
+			}
+			if m := sqliteCells(t, jpath, "PRAGMA journal_mode")[0]; m != "delete" {
+				t.Fatalf("journal mode %q after the refused run, want delete", m)
 			}
 		})
 	}

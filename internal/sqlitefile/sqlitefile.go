@@ -2,6 +2,7 @@ package sqlitefile
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -59,9 +60,10 @@ type Options struct {
 	// ReadOnly opens the file for a look that writes nothing (a dry run,
 	// a run's look before its checks): it is checked, but no journal mode
 	// is set and no table created; Write does that for a look then kept to
-	// write. A file that is missing or holds no tables (no bytes at all,
-	// or an SQLite file without any) is an error wrapping Absent, and is
-	// left as it was.
+	// write. A missing file is an error wrapping Absent (fs.ErrNotExist
+	// when nil). With Absent set, so is a file that holds no tables (no
+	// bytes at all, or an SQLite file without any), left as it was;
+	// without, it is opened Fresh, and Write creates its tables.
 	ReadOnly bool
 	Absent   error
 }
@@ -75,7 +77,8 @@ type File struct {
 	path string
 	o    Options
 	held os.FileInfo // the file at path when it was opened
-	// Fresh is true when Open created the tables: a new or empty file.
+	// Fresh is true for a file that held no tables when opened: a new or
+	// empty one, whose tables Open created (or Write, after ReadOnly).
 	Fresh bool
 }
 
@@ -142,7 +145,7 @@ func Open(ctx context.Context, path string, o Options) (*File, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("%s %s is a directory", o.Kind, path)
 	} else if errors.Is(err, fs.ErrNotExist) && o.ReadOnly {
-		return nil, fmt.Errorf("%s %s %w", o.Kind, path, o.Absent)
+		return nil, fmt.Errorf("%s %s %w", o.Kind, path, cmp.Or(o.Absent, fs.ErrNotExist))
 	} else if errors.Is(err, fs.ErrNotExist) {
 		// A WAL or index left beside a file that is gone belongs to
 		// another database: SQLite would replay its pages into the new one.
@@ -204,7 +207,7 @@ func (f *File) open(ctx context.Context) error {
 	if err := f.inspect(ctx); err != nil {
 		return err
 	}
-	if f.Fresh && f.o.ReadOnly {
+	if f.Fresh && f.o.ReadOnly && f.o.Absent != nil {
 		return fmt.Errorf("%s %s holds no tables: %w", f.o.Kind, f.path, f.o.Absent)
 	}
 	if !f.o.ReadOnly {
@@ -236,8 +239,8 @@ func (f *File) ready(ctx context.Context) error {
 }
 
 // Write readies a file opened ReadOnly for writing, as Open readies any
-// other (WAL mode): for a look that its caller then keeps to write. It does
-// nothing to a file already ready.
+// other (WAL mode, and the tables of a Fresh one): for a look that its
+// caller then keeps to write. It does nothing to a file already ready.
 func (f *File) Write(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -247,8 +250,6 @@ func (f *File) Write(ctx context.Context) error {
 	case f.conn == nil:
 		return fmt.Errorf("%s %s: closed", f.o.Kind, f.path)
 	}
-	// Not Fresh (Open refuses a ReadOnly file without tables): ready
-	// creates nothing, and takes no lock of its own.
 	if err := f.ready(ctx); err != nil {
 		return err
 	}
@@ -347,9 +348,10 @@ func (f *File) inspect(ctx context.Context) error {
 	return nil
 }
 
-// create makes the tables of a new file, and marks it, in one transaction.
+// create makes the tables of a new file, and marks it, in one transaction
+// (under mu, or before Open returns).
 func (f *File) create(ctx context.Context) error {
-	return f.Tx(ctx, func(tx *sql.Tx) error {
+	return f.tx(ctx, func(tx *sql.Tx) error {
 		for _, s := range append([]string{MetaDDL}, f.o.Schema...) {
 			if _, err := tx.ExecContext(ctx, s); err != nil {
 				return err
@@ -379,6 +381,11 @@ func (f *File) Replaced() bool {
 func (f *File) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.tx(ctx, fn)
+}
+
+// tx is Tx under mu.
+func (f *File) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if f.conn == nil {
 		return fmt.Errorf("%s %s: closed", f.o.Kind, f.path)
 	}
