@@ -263,8 +263,7 @@ func Headless(path string) bool {
 // statements; a bbolt journal of an older addrclean is refused, hint
 // saying what to do.
 func openFile(ctx context.Context, path, hint string, o sqlitefile.Options) (*Journal, error) {
-	s, _ := sqlitefile.SniffFile(path)
-	if s == sqlitefile.Bbolt {
+	if s, _ := sqlitefile.SniffFile(path); s == sqlitefile.Bbolt {
 		return nil, fmt.Errorf("journal %s: %w (%w: the bbolt format of versions before SQLite%s)", path, ErrOldFormat, ErrCorrupt, hint)
 	}
 	f, err := sqlitefile.Open(ctx, path, o)
@@ -273,24 +272,6 @@ func openFile(ctx context.Context, path, hint string, o sqlitefile.Options) (*Jo
 	}
 	j := &Journal{path: path, f: f}
 	j.ready.Store(!o.ReadOnly)
-	if o.ReadOnly && s != sqlitefile.Empty {
-		// A look holds the lock a write would, writing nothing: exclusive
-		// locking mode keeps it. Only a file in WAL mode is held from its
-		// first read; another (switched by hand, or one without tables)
-		// would be opened by a second run too, refused at its first row.
-		// Not an empty file: SQLite would write its first page.
-		err = f.Do(ctx, func(c *sql.Conn) error {
-			if _, err := c.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
-				return err
-			}
-			_, err := c.ExecContext(ctx, "COMMIT")
-			return err
-		})
-		if err != nil {
-			_ = f.Close()
-			return nil, err
-		}
-	}
 	if f.Fresh && o.ReadOnly {
 		return j, nil // no tables to prepare on: write does, once it made them
 	}

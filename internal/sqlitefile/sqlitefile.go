@@ -210,6 +210,11 @@ func (f *File) open(ctx context.Context) error {
 	if f.Fresh && f.o.ReadOnly && f.o.Absent != nil {
 		return fmt.Errorf("%s %s holds no tables: %w", f.o.Kind, f.path, f.o.Absent)
 	}
+	if f.o.ReadOnly {
+		if err := f.hold(ctx); err != nil {
+			return err
+		}
+	}
 	if !f.o.ReadOnly {
 		if err := f.ready(ctx); err != nil {
 			return err
@@ -254,6 +259,24 @@ func (f *File) Write(ctx context.Context) error {
 		return err
 	}
 	f.o.ReadOnly = false
+	return nil
+}
+
+// hold takes, for a look, the lock a write would, writing nothing (exclusive
+// locking mode keeps it): only a file in WAL mode is held from its first
+// read, and a second process would look at another one (switched out of
+// WAL by hand, or without tables) too, to be refused late, at its first
+// write. Not an empty file: SQLite would write its first page.
+func (f *File) hold(ctx context.Context) error {
+	if fi, err := os.Stat(f.path); err != nil || fi.Size() == 0 {
+		return nil
+	}
+	if _, err := f.conn.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
+		return f.classify(err)
+	}
+	if _, err := f.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return f.classify(err)
+	}
 	return nil
 }
 

@@ -51,6 +51,14 @@ func TestOpenReadOnlyChangesNothing(t *testing.T) {
 				t.Fatalf("Open: %v, want %v", err, tc.wantErr)
 			}
 			if f != nil {
+				// Held as a write would hold it: a second look (another
+				// run) is refused at once, not at its first write.
+				if g, err := Open(ctx, at(tc.name), o); !errors.Is(err, o.Locked) {
+					t.Errorf("a second look: %v, want %v", err, o.Locked)
+					if g != nil {
+						_ = g.Close()
+					}
+				}
 				if err := f.Close(); err != nil {
 					t.Fatal(err)
 				}
