@@ -266,15 +266,19 @@ func (f *File) Write(ctx context.Context) error {
 // locking mode keeps it): only a file in WAL mode is held from its first
 // read, and a second process would look at another one (switched out of
 // WAL by hand, or without tables) too, to be refused late, at its first
-// write. Not an empty file: SQLite would write its first page.
+// write. An empty file's transaction is rolled back: a COMMIT would write
+// its first page, and the lock is kept either way.
 func (f *File) hold(ctx context.Context) error {
-	if fi, err := os.Stat(f.path); err != nil || fi.Size() == 0 {
-		return nil
+	end := "COMMIT"
+	if fi, err := os.Stat(f.path); err != nil {
+		return fmt.Errorf("%s %s: %w", f.o.Kind, f.path, err)
+	} else if fi.Size() == 0 {
+		end = "ROLLBACK"
 	}
 	if _, err := f.conn.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
 		return f.classify(err)
 	}
-	if _, err := f.conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if _, err := f.conn.ExecContext(ctx, end); err != nil {
 		return f.classify(err)
 	}
 	return nil
