@@ -333,6 +333,7 @@ type Run struct {
 	// it, and a run that ends before (refused) leaves it so.
 	begin    func() error
 	afresh   bool
+	refused  bool // ended by Abandon
 	once     sync.Once
 	beginErr error
 }
@@ -384,6 +385,7 @@ func (r *Run) Abandon() {
 		return
 	}
 	path := r.j.Path()
+	r.refused = true
 	r.finish(runstats.Stats{}, false)
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		r.made.remove() // the journal was removed: leave nothing of it
@@ -492,6 +494,9 @@ func (r *Run) finish(st runstats.Stats, keep bool) (kept bool) {
 		}
 		if r.afresh || j.Info().Rows == 0 {
 			return false
+		}
+		if r.refused { // the same command would be refused again
+			return true
 		}
 		r.log.Info().Str("journal", path).Int64("rows", j.Info().Rows).
 			Msg("the journal keeps the finished rows: run the same command with --resume to continue")

@@ -232,6 +232,7 @@ func TestSettleBeforeFirstRow(t *testing.T) {
 		{name: "--restart, interrupted", policy: Policy{Restart: true}, rows: -1},
 		{name: "--resume, interrupted", policy: Policy{Resume: true}, resumable: true, rows: 1},
 		{name: "--restart, refused", policy: Policy{Restart: true}, refused: true, rows: 1},
+		{name: "--resume, refused", policy: Policy{Resume: true}, refused: true, rows: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -246,6 +247,9 @@ func TestSettleBeforeFirstRow(t *testing.T) {
 			}
 			if tt.refused {
 				r.Abandon()
+				if strings.Contains(logs.String(), "run the same command") {
+					t.Errorf("a refused run is told to run the same command again:\n%s", &logs)
+				}
 			} else {
 				st := runstats.Stats{}
 				got := r.Settle(nil, &st, context.Canceled)
