@@ -215,9 +215,10 @@ func (j *Journal) Broken() error {
 // missing file is an error wrapping fs.ErrNotExist; a file that cannot be
 // read wraps ErrCorrupt (and ErrOldFormat for a journal of an older
 // addrclean); a file another run has open wraps ErrLocked. Nothing is
-// written to the file, not even its journal mode, until Start, Continue
-// or Record (an older addrclean's torn first line, which holds no row, is
-// removed). ctx bounds the opening and the reading (a cancelled one stops
+// written to the file, not even its journal mode, until Start, Continue,
+// Record or Complete (an older addrclean's torn first line, which holds no
+// row, is removed; the -wal of a killed run is folded in at Close, as by
+// any open). ctx bounds the opening and the reading (a cancelled one stops
 // them with its error).
 func Open(ctx context.Context, path string) (*Journal, error) {
 	fi, err := os.Stat(path)
