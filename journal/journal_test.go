@@ -342,7 +342,7 @@ func TestOpenWritesNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "j")
 			tc.make(t, p)
-			if m := journalMode(t, p); m != "delete" {
+			if m := filetest.JournalMode(t, p); m != "delete" {
 				t.Fatalf("journal mode %q before, want delete", m)
 			}
 			before := filetest.Sums(t, p)
@@ -375,7 +375,7 @@ func TestOpenWritesNothing(t *testing.T) {
 			if side, _ := filepath.Glob(p + "-*"); len(side) > 0 {
 				t.Fatalf("Open left %q", side)
 			}
-			if m := journalMode(t, p); m != "delete" {
+			if m := filetest.JournalMode(t, p); m != "delete" {
 				t.Fatalf("journal mode %q after Open, want delete", m)
 			}
 
@@ -386,7 +386,7 @@ func TestOpenWritesNothing(t *testing.T) {
 			if err := errors.Join(tc.begin(j), j.Close()); err != nil {
 				t.Fatal(err)
 			}
-			if m := journalMode(t, p); m != "wal" {
+			if m := filetest.JournalMode(t, p); m != "wal" {
 				t.Fatalf("journal mode %q after the first write, want wal", m)
 			}
 			if info := reopen(t, p).Info(); info.Headless {
@@ -394,22 +394,6 @@ func TestOpenWritesNothing(t *testing.T) {
 			}
 		})
 	}
-}
-
-// journalMode is the journal mode of the SQLite file at path, read the way
-// sqlite3 would (a read: it leaves a file in DELETE mode as it is).
-func journalMode(t *testing.T, path string) string {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var m string
-	if err := db.QueryRow("PRAGMA journal_mode").Scan(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // TestOpenCancelled: Open and Create stop at a cancelled ctx with its

@@ -3,7 +3,6 @@ package sqlitefile
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -68,7 +67,7 @@ func TestOpenReadOnlyChangesNothing(t *testing.T) {
 			}
 		})
 	}
-	if m := journalMode(t, at("delete")); m != "delete" {
+	if m := filetest.JournalMode(t, at("delete")); m != "delete" {
 		t.Fatalf("journal mode %q after the looks, want delete", m)
 	}
 	f, err = Open(ctx, at("delete"), o)
@@ -78,7 +77,7 @@ func TestOpenReadOnlyChangesNothing(t *testing.T) {
 	if err := errors.Join(f.Write(ctx), f.Close()); err != nil {
 		t.Fatal(err)
 	}
-	if m := journalMode(t, at("delete")); m != "wal" {
+	if m := filetest.JournalMode(t, at("delete")); m != "wal" {
 		t.Fatalf("journal mode %q after Write, want wal", m)
 	}
 }
@@ -99,18 +98,4 @@ func dirSums(t *testing.T, dir string) string {
 		s += fmt.Sprintf("%s=%x ", e.Name(), sha256.Sum256(b))
 	}
 	return s
-}
-
-func journalMode(t *testing.T, path string) string {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var m string
-	if err := db.QueryRow("PRAGMA journal_mode").Scan(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }

@@ -77,3 +77,19 @@ func Sums(t testing.TB, path string) [2]string {
 	}
 	return sums
 }
+
+// JournalMode is the journal mode of the SQLite file at path, read the way
+// sqlite3 would (a read: it leaves a file in DELETE mode as it is).
+func JournalMode(t testing.TB, path string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var m string
+	if err := db.QueryRow("PRAGMA journal_mode").Scan(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
