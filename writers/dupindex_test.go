@@ -1,0 +1,155 @@
+package writers
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// checkDupIndex adds ids (row rows[i] for ids[i]) to an index capped at
+// limit and checks it against a map after every add, and at the end the
+// counts in memory (those since the last spill) and, through lookup, the
+// merged ones. It returns how many times the index spilled.
+func checkDupIndex(t *testing.T, limit int, ids []string, rows []int) int {
+	t.Helper()
+	x := newDupIndex(t.TempDir(), "p", limit)
+	defer x.close()
+	all := map[string]dupCount{}   // every row
+	inMem := map[string]dupCount{} // rows since the last spill
+	count := func(m map[string]dupCount, id string, row int) {
+		c := m[id]
+		if c.n == 0 {
+			c.first = int64(row)
+		}
+		c.n++
+		m[id] = c
+	}
+	spills, longest := 0, 0
+	for i, id := range ids {
+		fresh, before := x.get(id).n == 0, x.ids
+		if err := x.add(id, rows[i]); err != nil {
+			t.Fatal(err)
+		}
+		// A fresh id either joins the records or, past the cap, is the
+		// first record after a spill.
+		if fresh && x.ids != before+1 {
+			if x.ids != 1 || x.f == nil {
+				t.Fatalf("add %d (%d bytes): %d ids in memory after %d", i, len(id), x.ids, before)
+			}
+			spills++
+			clear(inMem)
+		}
+		count(all, id, rows[i])
+		count(inMem, id, rows[i])
+		longest = max(longest, len(id))
+		if len(x.arena) > limit && x.ids != 1 {
+			t.Fatalf("add %d: the arena holds %d bytes and %d ids, past its cap of %d", i, len(x.arena), x.ids, limit)
+		}
+		if c := cap(x.arena); c > max(limit, dupHead+binary.MaxVarintLen64+longest) {
+			t.Fatalf("add %d: the arena's capacity is %d, past its cap of %d", i, c, limit)
+		}
+		if 4*x.ids > 3*len(x.slots) || len(x.slots)&(len(x.slots)-1) != 0 {
+			t.Fatalf("add %d: %d ids in a table of %d", i, x.ids, len(x.slots))
+		}
+	}
+	if x.ids != len(inMem) {
+		t.Fatalf("%d ids in memory, want %d", x.ids, len(inMem))
+	}
+	for id, want := range inMem {
+		if got := x.get(id); got != want {
+			t.Fatalf("in memory %q: %+v, want %+v", id, got, want)
+		}
+	}
+	err := x.lookup(func(get func(string) (dupCount, error)) error {
+		check := func(id string, want dupCount) error {
+			got, err := get(id)
+			if err != nil {
+				return err
+			}
+			if got != want {
+				return fmt.Errorf("%q (%d bytes): %+v, want %+v", id[:min(len(id), 40)], len(id), got, want)
+			}
+			return nil
+		}
+		for id, want := range all {
+			if err := check(id, want); err != nil {
+				return err
+			}
+			// One byte more or less is another id.
+			for _, other := range []string{id + "\x00", id[:max(0, len(id)-1)]} {
+				if _, ok := all[other]; !ok {
+					if err := check(other, dupCount{}); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spills
+}
+
+// dupStream makes n ids with rows rising by 1 to 3: a fresh id of up to
+// maxLen bytes from alphabet, the start of a shared base (ids that are
+// prefixes of one another), a repeat of one of the last 8 ids, or of any
+// id seen.
+func dupStream(rnd *rand.Rand, n, maxLen int, alphabet string) (ids []string, rows []int) {
+	base := make([]byte, maxLen)
+	for i := range base {
+		base[i] = alphabet[rnd.IntN(len(alphabet))]
+	}
+	row := 0
+	for range n {
+		var id string
+		switch k := rnd.IntN(10); {
+		case k < 3 || len(ids) == 0:
+			b := make([]byte, rnd.IntN(maxLen+1))
+			for i := range b {
+				b[i] = alphabet[rnd.IntN(len(alphabet))]
+			}
+			id = string(b)
+		case k < 5:
+			id = string(base[:rnd.IntN(maxLen+1)])
+		case k < 8:
+			id = ids[len(ids)-1-rnd.IntN(min(8, len(ids)))]
+		default:
+			id = ids[rnd.IntN(len(ids))]
+		}
+		row += 1 + rnd.IntN(3)
+		ids, rows = append(ids, id), append(rows, row)
+	}
+	return ids, rows
+}
+
+// TestDupIndexProperty checks random streams of ids (empty, short, long,
+// sharing prefixes, repeated near and far) against a map, with caps small
+// enough to spill many times and one that never spills.
+func TestDupIndexProperty(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 11))
+	for _, tc := range []struct {
+		name      string
+		maxLen    int
+		alphabet  string
+		limit     int
+		minSpills int
+	}{
+		{"short", 3, "ab\x00", 64, 10},
+		{"short/memory", 3, "ab\x00", dupMemBytes, 0},
+		{"medium", 40, "AB\xff", 300, 50},
+		{"long", 2000, "xy", 4 << 10, 50},
+		{"mixed", 300, "0123456789", 1 << 10, 50},
+		{"mixed/memory", 300, "0123456789", dupMemBytes, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ids, rows := dupStream(rnd, 1500, tc.maxLen, tc.alphabet)
+			spills := checkDupIndex(t, tc.limit, ids, rows)
+			if spills < tc.minSpills || (tc.minSpills == 0) != (spills == 0) {
+				t.Fatalf("%d spills, want at least %d", spills, tc.minSpills)
+			}
+		})
+	}
+}
