@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -151,5 +152,120 @@ func TestDupIndexProperty(t *testing.T) {
 				t.Fatalf("%d spills, want at least %d", spills, tc.minSpills)
 			}
 		})
+	}
+}
+
+// TestDupIndexCap: a fresh id spills the records when its record, with room
+// for the longest length prefix, would take the arena past the cap; at the
+// cap or under it, it joins them. A single id longer than the cap is kept
+// alone, and a repeat costs nothing.
+func TestDupIndexCap(t *testing.T) {
+	reserve := dupHead + binary.MaxVarintLen64 // a record's bytes besides its id, at most
+	rec := func(n int) int { return dupHead + len(binary.AppendUvarint(nil, uint64(n))) + n }
+	for _, tc := range []struct {
+		name         string
+		limit, first int // the cap, the first id's length
+		over         int // how far past the cap the second id's record would go
+		spill        bool
+	}{
+		{"under", 200, 1, -1, false},
+		{"at", 200, 1, 0, false},
+		{"over", 200, 1, 1, true},
+		{"at/long prefix", 400, 130, 0, false},
+		{"over/long prefix", 400, 130, 1, true},
+		{"at/grown", 10_000, 1, 0, false},
+		{"over/grown", 10_000, 1, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := strings.Repeat("a", tc.first)
+			b := strings.Repeat("b", tc.limit-rec(tc.first)-reserve+tc.over)
+			x := newDupIndex(t.TempDir(), "p", tc.limit)
+			defer x.close()
+			for i, id := range []string{a, b, a, b} {
+				if err := x.add(id, i+1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if spilled := x.f != nil; spilled != tc.spill {
+				t.Fatalf("spilled: %v, want %v", spilled, tc.spill)
+			}
+			if !tc.spill && cap(x.arena) > tc.limit {
+				t.Fatalf("the arena's capacity is %d, past its cap of %d", cap(x.arena), tc.limit)
+			}
+			err := x.lookup(func(get func(string) (dupCount, error)) error {
+				for id, want := range map[string]dupCount{a: {2, 1}, b: {2, 2}} {
+					if got, err := get(id); err != nil || got != want {
+						t.Errorf("%d bytes: %+v %v, want %+v", len(id), got, err, want)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	t.Run("larger than the cap", func(t *testing.T) {
+		big := strings.Repeat("L", 1000)
+		x := newDupIndex(t.TempDir(), "p", 100)
+		defer x.close()
+		for i, id := range []string{big, big, "s", big, "s"} {
+			if err := x.add(id, i+1); err != nil {
+				t.Fatal(err)
+			}
+			if i == 1 && (x.f != nil || x.get(big) != dupCount{2, 1}) {
+				t.Fatalf("a lone id past the cap: spilled %v, counts %+v", x.f != nil, x.get(big))
+			}
+		}
+		if cap(x.arena) > reserve+len(big) {
+			t.Fatalf("the arena's capacity is %d, more than its longest record", cap(x.arena))
+		}
+		err := x.lookup(func(get func(string) (dupCount, error)) error {
+			for id, want := range map[string]dupCount{big: {3, 1}, "s": {2, 3}} {
+				if got, err := get(id); err != nil || got != want {
+					t.Errorf("%d bytes: %+v %v, want %+v", len(id), got, err, want)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestDupIndexGrowth: the table doubles when a fresh id would fill more
+// than three quarters of it, not before, and not for repeats.
+func TestDupIndexGrowth(t *testing.T) {
+	x := newDupIndex(t.TempDir(), "p", dupMemBytes)
+	defer x.close()
+	id := func(i int) string { return fmt.Sprintf("ID-%d", i) }
+	n := 0
+	for _, tc := range []struct{ ids, slots int }{
+		{dupSlots * 3 / 4, dupSlots},
+		{dupSlots*3/4 + 1, 2 * dupSlots},
+		{dupSlots * 3 / 2, 2 * dupSlots},
+		{dupSlots*3/2 + 1, 4 * dupSlots},
+	} {
+		for ; n < tc.ids; n++ {
+			if err := x.add(id(n), n+1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := x.add(id(0), n+1); err != nil { // a repeat
+			t.Fatal(err)
+		}
+		if len(x.slots) != tc.slots {
+			t.Fatalf("%d ids: a table of %d, want %d", tc.ids, len(x.slots), tc.slots)
+		}
+	}
+	for i := range n {
+		want := dupCount{1, int64(i + 1)}
+		if i == 0 {
+			want.n = 5
+		}
+		if got := x.get(id(i)); got != want {
+			t.Fatalf("%s: %+v, want %+v", id(i), got, want)
+		}
 	}
 }
