@@ -1,6 +1,7 @@
 package writers
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -268,4 +269,21 @@ func TestDupIndexGrowth(t *testing.T) {
 			t.Fatalf("%s: %+v, want %+v", id(i), got, want)
 		}
 	}
+}
+
+// FuzzDupIndex checks the index against a map on ids split from data at
+// newlines (so some are empty), capped at 1 to 1024 bytes.
+func FuzzDupIndex(f *testing.F) {
+	f.Add([]byte("a\nb\na\n\n\nab\na\nb"), uint16(0))
+	f.Add([]byte("ID-1\nID-2\nID-1\nID-10\nID-1\n\xff\x00\n\xff"), uint16(40))
+	f.Add([]byte(strings.Repeat("x", 700)+"\n"+strings.Repeat("x", 699)+"\nx\n"+strings.Repeat("x", 700)), uint16(200))
+	f.Add(bytes.Repeat([]byte("p\npq\npqr\n"), 50), uint16(1023))
+	f.Fuzz(func(t *testing.T, data []byte, limit uint16) {
+		var ids []string
+		var rows []int
+		for i, id := range bytes.Split(data, []byte("\n")) {
+			ids, rows = append(ids, string(id)), append(rows, i+1)
+		}
+		checkDupIndex(t, 1+int(limit)%1024, ids, rows)
+	})
 }
