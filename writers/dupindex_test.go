@@ -3,10 +3,15 @@ package writers
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/csv"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/addrclean/addrclean/api"
 )
 
 // checkDupIndex adds ids (row rows[i] for ids[i]) to an index capped at
@@ -286,4 +291,61 @@ func FuzzDupIndex(f *testing.F) {
 		}
 		checkDupIndex(t, 1+int(limit)%1024, ids, rows)
 	})
+}
+
+// TestDupPassHugeID writes an enriched CSV whose address ids are 1 MiB
+// (two of them alike but for the last byte) and one of whose rows has a
+// 1 MiB cell, with the counts in memory and with a cap below one id.
+func TestDupPassHugeID(t *testing.T) {
+	huge := strings.Repeat("I", 1<<20)
+	h1, h2, long := huge+"1", huge+"2", strings.Repeat("c", 1<<20)
+	ids := []string{h1, "S", h2, h1, "", "S", h1}
+	want := map[string][2]string{h1: {"3", "1"}, h2: {"1", "3"}, "S": {"2", "2"}, "": {"", ""}}
+	rs := make([]Result, len(ids))
+	for i, id := range ids {
+		rs[i] = Result{Row: i + 1, Cells: []string{fmt.Sprint(i + 1), "addr"}}
+		if i == 1 {
+			rs[i].Cells[1] = long
+		}
+		if id == "" {
+			rs[i].Err = "no address"
+			continue
+		}
+		rs[i].Response = response(api.ActionAccept, []string{"1 Main St"}, []string{"1 Main St"}, nil)
+		rs[i].Response.Address.ID = id
+	}
+	for _, limit := range []int{dupMemBytes, 64 << 10} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			dupMemLimit = limit
+			defer func() { dupMemLimit = dupMemBytes }()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "out.csv")
+			d := writeDups(t, path, rs)
+			if d.Groups != 2 || d.Rows != 5 || d.Largest != 3 || d.LargestID != h1 {
+				t.Errorf("Duplicates: %d groups of %d rows, largest %d (id of %d bytes)", d.Groups, d.Rows, d.Largest, len(d.LargestID))
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			recs, err := csv.NewReader(f).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			idCol, dupCol := 2+4, 2+len(EnrichedColumns)
+			if len(recs) != 1+len(ids) || recs[0][idCol] != "av_address_id" || recs[0][dupCol] != "av_duplicates" {
+				t.Fatalf("%d records, header %q", len(recs), recs[0])
+			}
+			for i, rec := range recs[1:] {
+				got := [2]string{rec[dupCol], rec[dupCol+1]}
+				if rec[idCol] != ids[i] || got != want[ids[i]] || rec[1] != rs[i].Cells[1] {
+					t.Errorf("row %d: id of %d bytes, duplicates %q, want %q", i+1, len(rec[idCol]), got, want[ids[i]])
+				}
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Errorf("directory holds %d files, want the output and no scratch file", len(ents))
+			}
+		})
+	}
 }
