@@ -2,10 +2,10 @@ package sqlite_test
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"testing"
 
+	"github.com/addrclean/addrclean/internal/sqlitefile/filetest"
 	"github.com/addrclean/addrclean/table"
 )
 
@@ -16,27 +16,7 @@ import (
 func TestWALOnFirstWrite(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "crm.db")
-	mode := func() string {
-		t.Helper()
-		c, err := sql.Open("sqlite", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		var m string
-		if err := c.QueryRow("PRAGMA journal_mode").Scan(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	c, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Exec("CREATE TABLE cust (id TEXT PRIMARY KEY, street TEXT)"); err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
+	filetest.Exec(t, path, "CREATE TABLE cust (id TEXT PRIMARY KEY, street TEXT)")
 	u, _ := table.ParseURL("sqlite:" + path)
 	db, err := table.Open(ctx, u, table.Options{})
 	if err != nil {
@@ -48,13 +28,13 @@ func TestWALOnFirstWrite(t *testing.T) {
 	if err != nil || len(stmts) == 0 {
 		t.Fatalf("plan: %d statements, %v", len(stmts), err)
 	}
-	if m := mode(); m != "delete" {
+	if m := filetest.JournalMode(t, path); m != "delete" {
 		t.Fatalf("after the checks the journal mode is %s, want delete as it was", m)
 	}
 	if err := table.Apply(ctx, db, []table.Output{out}, stmts); err != nil {
 		t.Fatal(err)
 	}
-	if m := mode(); m != "wal" {
+	if m := filetest.JournalMode(t, path); m != "wal" {
 		t.Fatalf("after the set-up the journal mode is %s, want wal", m)
 	}
 }
