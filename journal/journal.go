@@ -139,6 +139,10 @@ type Entry struct {
 	Err, Kind string
 	// FromCache is true when the answer came from the persistent cache.
 	FromCache bool
+	// Free is true when the row cost no call although the service answered
+	// it (the embedded service): Record queues it, as one from the cache.
+	// It is not stored.
+	Free bool
 }
 
 // Info describes a journal found by Open.
@@ -525,11 +529,11 @@ func (j *Journal) Continue() error {
 // returned keeps it. The error of a failed commit is returned by this and
 // every later Record.
 //
-// A row the cache answered (FromCache) stands for no call: it is queued and
-// committed with the next commit (a paid row's, or a batch's:
+// A row the cache answered (FromCache), or that cost no call (Free), is
+// queued and committed with the next commit (a paid row's, or a batch's:
 // sqlitefile.DefaultBatchRows rows or DefaultBatchEvery), and Record
 // returns at once. A kill may lose it; the resumed run finds its answer in
-// the cache again. Waiting for a commit of its own made a run over a warm
+// the cache again, or asks the free service. Waiting for a commit of its own made a run over a warm
 // cache, whose cache stage records its rows one after another, commit once
 // a row: twice the wall time of the same run without a journal.
 //
@@ -547,7 +551,7 @@ func (j *Journal) Record(e Entry) error {
 	}
 	j.raiseMax(int64(e.Row)) // before the record can be seen
 	add := j.batch.AddWait
-	if e.FromCache {
+	if e.FromCache || e.Free {
 		add = j.batch.Add
 	}
 	if err := add(encodeRecord(e)); err != nil {
@@ -617,6 +621,15 @@ func (j *Journal) Lookup(row int, key uint64) (Entry, bool, error) {
 		return Entry{}, false, nil
 	}
 	return e, true, nil
+}
+
+// Commits returns the number of commits the journal made (for tests and
+// benchmarks).
+func (j *Journal) Commits() int64 {
+	if j.batch == nil {
+		return 0
+	}
+	return j.batch.Commits()
 }
 
 // raiseMax makes maxRow at least row.

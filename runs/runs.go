@@ -200,7 +200,7 @@ func (p Policy) Open(ctx context.Context, path, dir string, id func() (Identity,
 			made.remove() // no Run to Abandon: the directories made go here
 			return nil, journalError(err)
 		}
-		return &Run{j: j, keep: p.Keep, log: log, made: made}, nil
+		return &Run{j: j, keep: p.Keep, log: log, made: made, free: !p.Live}, nil
 	}
 	var afresh bool
 	if err == nil {
@@ -209,7 +209,7 @@ func (p Policy) Open(ctx context.Context, path, dir string, id func() (Identity,
 	if err != nil {
 		return nil, journalError(err)
 	}
-	r := &Run{j: j, keep: p.Keep, log: log, afresh: afresh, begin: j.Continue}
+	r := &Run{j: j, keep: p.Keep, log: log, afresh: afresh, begin: j.Continue, free: !p.Live}
 	if afresh {
 		r.begin = func() error { return j.Start(meta) }
 	}
@@ -331,9 +331,12 @@ type Run struct {
 	// Continue), at the run's first Record: nil once done, and for a
 	// journal this run created. Until then the file is as that run left
 	// it, and a run that ends before (refused) leaves it so.
-	begin    func() error
-	afresh   bool
-	refused  bool // ended by Abandon
+	begin   func() error
+	afresh  bool
+	refused bool // ended by Abandon
+	// free is set against the embedded service: its answers cost no call,
+	// so a row's record need not be committed before the row goes on.
+	free     bool
 	once     sync.Once
 	beginErr error
 }
@@ -355,11 +358,13 @@ func (r *Run) Lookup(row int, key uint64) (journal.Entry, bool, error) {
 	return r.j.Lookup(row, key)
 }
 
-// Record records e, the first one after taking over the journal.
+// Record records e, the first one after taking over the journal. Against
+// the embedded service it does not wait for the commit (journal.Entry.Free).
 func (r *Run) Record(e journal.Entry) error {
 	if err := r.takeOver(); err != nil {
 		return err
 	}
+	e.Free = e.Free || r.free
 	return r.j.Record(e)
 }
 

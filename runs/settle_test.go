@@ -280,3 +280,52 @@ func TestSettleBeforeFirstRow(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordFree: against the embedded service a row's record is queued
+// (its answer cost no call), so rows recorded one after another do not
+// commit once each as a live service's must; an interrupted run keeps
+// them all.
+func TestRecordFree(t *testing.T) {
+	const rows = 300
+	for _, tt := range []struct {
+		name     string
+		live     bool
+		min, max int64 // commits
+		baseURL  string
+	}{
+		{name: "live", live: true, min: rows, max: rows, baseURL: "https://api.example.com"},
+		{name: "embedded", min: 1, max: rows/256 + 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.csv.journal")
+			id := Identity{Input: journal.Input{Path: "/in.csv", Size: 1, SHA256: "ab"}, BaseURL: tt.baseURL}
+			r, err := Policy{Mode: "on", Live: tt.live}.Open(context.Background(), path, "",
+				func() (Identity, error) { return id, nil }, nil, zerolog.Nop())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Abandon()
+			for row := 1; row <= rows; row++ {
+				err := r.Journal().Record(journal.Entry{Row: row, Key: uint64(row), Err: "service answered 400", Kind: "permanent"})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c := r.j.Commits(); c < tt.min || c > tt.max {
+				t.Errorf("%d rows recorded one after another took %d commits, want %d to %d", rows, c, tt.min, tt.max)
+			}
+			st := runstats.Stats{Interrupted: true}
+			if got := r.Settle([]writers.Writer{&output{}}, &st, context.Canceled); got.End != Interrupted {
+				t.Fatalf("Settle = %+v", got)
+			}
+			j, err := journal.Open(context.Background(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			if info := j.Info(); info.Rows != rows || info.Damaged != 0 {
+				t.Fatalf("the journal kept %+v, want %d rows", info, rows)
+			}
+		})
+	}
+}
