@@ -550,11 +550,11 @@ func (j *Journal) Record(e Entry) error {
 		return err
 	}
 	j.raiseMax(int64(e.Row)) // before the record can be seen
-	add := j.batch.AddWait
+	r, add := encodeRecord(e), j.batch.AddWait
 	if e.FromCache || e.Free {
-		add = j.batch.Add
+		r.queued, add = true, j.batch.Add
 	}
-	if err := add(encodeRecord(e)); err != nil {
+	if err := add(r); err != nil {
 		j.failed.Store(true)
 		return j.note(err)
 	}
@@ -663,6 +663,16 @@ func (j *Journal) Close() error {
 	}
 	if err != nil {
 		j.failed.Store(true)
+		// Record counted the queued rows the failed commit lost (once: a
+		// second Close finds them uncounted).
+		j.batch.Pending(func(rs []record) {
+			for i := range rs {
+				if rs[i].queued {
+					rs[i].queued = false
+					j.rows.Add(-1)
+				}
+			}
+		})
 	}
 	if j.lookup != nil {
 		_ = j.lookup.Close()
@@ -705,6 +715,7 @@ type record struct {
 	row, key, flags      int64
 	answer, kind, reason sql.NullString
 	crc                  int64
+	queued               bool // not stored: Record returned before its commit
 }
 
 const (

@@ -1122,3 +1122,43 @@ func BenchmarkRecordAnswers(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/float64(j.batch.Commits()), "rows/commit")
 }
+
+// TestInfoAfterFailedCommit: the rows queued (from the cache) that a
+// failed commit lost are not counted in Info().Rows, which the run reports
+// as the rows the journal keeps for --resume.
+func TestInfoAfterFailedCommit(t *testing.T) {
+	j, err := Create(context.Background(), filepath.Join(t.TempDir(), "j"), testMeta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid := func(n int) Entry { e := entry(n); e.FromCache = false; return e }
+	for n := 1; n <= 10; n++ {
+		if err := j.Record(paid(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The file full: no page can be added (a full disk, as SQLite sees it).
+	err = j.f.Do(context.Background(), func(c *sql.Conn) error {
+		_, err := c.ExecContext(context.Background(), "PRAGMA max_page_count = 1")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 11; n <= 60; n++ {
+		e := paid(n)
+		e.FromCache = true
+		if err := j.Record(e); err != nil {
+			break // a queue filled, and its commit failed
+		}
+	}
+	if err := j.Close(); err == nil {
+		t.Fatal("Close committed rows into a full file")
+	}
+	for range 2 { // a second Close changes nothing
+		if got := j.Info().Rows; got != 10 {
+			t.Fatalf("Info().Rows = %d after the queued rows' commit failed, want the 10 committed", got)
+		}
+		_ = j.Close()
+	}
+}

@@ -35,10 +35,10 @@ func usagef(format string, args ...any) error { return &UsageError{fmt.Errorf(fo
 // Policy is what the command line says about the journal: --journal (Mode:
 // auto, on or off), --resume, --restart, --keep-journal, and whether the
 // run reads stdin (which cannot be read twice) or a live service (where
-// every call is paid for).
+// every call is paid for), and whether it writes a cache (--cache).
 type Policy struct {
 	Mode                  string
-	Stdin, Live           bool
+	Stdin, Live, Cache    bool
 	Resume, Restart, Keep bool
 }
 
@@ -200,7 +200,7 @@ func (p Policy) Open(ctx context.Context, path, dir string, id func() (Identity,
 			made.remove() // no Run to Abandon: the directories made go here
 			return nil, journalError(err)
 		}
-		return &Run{j: j, keep: p.Keep, log: log, made: made, free: !p.Live}, nil
+		return &Run{j: j, keep: p.Keep, log: log, made: made, free: p.free()}, nil
 	}
 	var afresh bool
 	if err == nil {
@@ -209,12 +209,20 @@ func (p Policy) Open(ctx context.Context, path, dir string, id func() (Identity,
 	if err != nil {
 		return nil, journalError(err)
 	}
-	r := &Run{j: j, keep: p.Keep, log: log, afresh: afresh, begin: j.Continue, free: !p.Live}
+	r := &Run{j: j, keep: p.Keep, log: log, afresh: afresh, begin: j.Continue, free: p.free()}
 	if afresh {
 		r.begin = func() error { return j.Start(meta) }
 	}
 	return r, nil
 }
+
+// free reports that a row's record need not be committed before the row
+// goes on: against the embedded service its answer cost no call. Not with
+// a cache, which the pipeline writes after the journal so that a row a
+// kill catches in between is verified again, not answered from the cache
+// (its av_cached and the cache hits would differ from an uninterrupted
+// run's): a queued record let the cache's commit come first.
+func (p Policy) free() bool { return !p.Live && !p.Cache }
 
 // journalDir is the directories a run made for its journal: dir and its
 // parents up to root, the outermost of those that did not exist.
@@ -331,12 +339,10 @@ type Run struct {
 	// Continue), at the run's first Record: nil once done, and for a
 	// journal this run created. Until then the file is as that run left
 	// it, and a run that ends before (refused) leaves it so.
-	begin   func() error
-	afresh  bool
-	refused bool // ended by Abandon
-	// free is set against the embedded service: its answers cost no call,
-	// so a row's record need not be committed before the row goes on.
-	free     bool
+	begin    func() error
+	afresh   bool
+	refused  bool // ended by Abandon
+	free     bool // records need not wait for their commit: Policy.free
 	once     sync.Once
 	beginErr error
 }
@@ -359,7 +365,8 @@ func (r *Run) Lookup(row int, key uint64) (journal.Entry, bool, error) {
 }
 
 // Record records e, the first one after taking over the journal. Against
-// the embedded service it does not wait for the commit (journal.Entry.Free).
+// the embedded service without a cache it does not wait for the commit
+// (journal.Entry.Free).
 func (r *Run) Record(e journal.Entry) error {
 	if err := r.takeOver(); err != nil {
 		return err

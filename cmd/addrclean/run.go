@@ -160,7 +160,7 @@ func parseRun(args []string, s streams) (*runOptions, error) {
 		return nil, err
 	}
 	o.policy = runs.Policy{Mode: o.journal, Stdin: o.plan.Info().Stdin, Live: o.baseURL != "",
-		Resume: o.resume, Restart: o.restart, Keep: o.keepJournal}
+		Cache: o.cache != "", Resume: o.resume, Restart: o.restart, Keep: o.keepJournal}
 	if err := o.policy.Check(); err != nil {
 		return nil, err
 	}
