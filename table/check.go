@@ -259,8 +259,15 @@ func plan(ctx context.Context, db Database, o Output) ([]Statement, error) {
 	for _, c := range info.Columns {
 		have[c.Name] = c
 	}
-	if _, ok := have[o.Key]; !ok {
+	key, ok := have[o.Key]
+	if !ok {
 		return nil, fmt.Errorf("%w: table %s has no column %q to key the rows by", ErrNoColumn, o.Name, o.Key)
+	}
+	if key.Class != Text && key.Class != o.KeyType {
+		// Text ids (C01001) in an integer key fail only when a batch is
+		// written, after its calls were paid for.
+		refuse("the key column %q is %s, which cannot hold the input's %s ids (make it %s)",
+			o.Key, key.Decl, o.KeyType, db.SQLType(o.KeyType))
 	}
 	var missing []Column
 	for _, c := range o.Cols {

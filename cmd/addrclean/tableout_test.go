@@ -145,6 +145,7 @@ func TestRunTableChecksBeforeChanges(t *testing.T) {
 		`CREATE TABLE nokey ("Customer ID" text, av_action text)`,
 		`CREATE TABLE stray ("Customer ID" text PRIMARY KEY, av_score text)`,
 		`CREATE TABLE required ("Customer ID" text PRIMARY KEY, note text NOT NULL)`,
+		`CREATE TABLE intkey ("Customer ID" bigint PRIMARY KEY)`,
 		`CREATE VIEW aview AS SELECT "Customer ID" FROM customers`)
 	// A table this user may read but not write, owned by the superuser.
 	su, err := pgx.Connect(ctx, pg.URL("postgres", name))
@@ -161,7 +162,8 @@ func TestRunTableChecksBeforeChanges(t *testing.T) {
 	liteURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
 	loadSample(t, liteURL, "customers")
 	dbExec(t, liteURL, `CREATE TABLE nokey ("Customer ID" TEXT, av_action TEXT)`,
-		`CREATE TABLE numeric ("Customer ID" TEXT PRIMARY KEY, av_postcode NUMERIC)`)
+		`CREATE TABLE numeric ("Customer ID" TEXT PRIMARY KEY, av_postcode NUMERIC)`,
+		`CREATE TABLE intkey ("Customer ID" INTEGER PRIMARY KEY)`)
 
 	for _, c := range []struct {
 		db, out string
@@ -173,6 +175,9 @@ func TestRunTableChecksBeforeChanges(t *testing.T) {
 		{pgURL, "nokey", []string{"nokey", "not unique"}},
 		{pgURL, "stray", []string{"av_score"}},
 		{pgURL, "required", []string{"note", "NOT NULL"}},
+		// The ids are text (C01001): refused when the batch was written,
+		// after the calls, with the run stopped.
+		{pgURL, "intkey", []string{"--out-table intkey", `"Customer ID"`, "bigint"}},
 		{pgURL, "aview", []string{"not a table"}},
 		{pgURL, "locked", []string{"--out-table locked", "INSERT"}},
 		{pgURL, "closed.av", []string{"--out-table closed.av", "schema closed"}},
@@ -180,6 +185,7 @@ func TestRunTableChecksBeforeChanges(t *testing.T) {
 		{pgURL, "readonly.av", []string{"--out-table readonly.av", "may not create it"}},
 		{liteURL, "nokey", []string{"nokey", "not unique"}},
 		{liteURL, "numeric", []string{"av_postcode", "NUMERIC"}},
+		{liteURL, "intkey", []string{"--out-table intkey", `"Customer ID"`, "INTEGER"}},
 	} {
 		t.Run(strings.SplitN(c.db, ":", 2)[0]+" "+c.out, func(t *testing.T) {
 			wantRefused(t, vc, c.db, "customers", []string{"--base-url", srv.URL, "--country", "IE", "--table", "customers",
