@@ -320,6 +320,37 @@ func TestRunTableLockTimeout(t *testing.T) {
 			t.Errorf("no %q in the message:\n%s", w, tail(msg, 2000))
 		}
 	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// An input locked by a migration (ALTER TABLE) stops the read the same
+	// way, before any call; it used to wait as long as the lock was held.
+	tx, err = holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "LOCK TABLE customers IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	vc.reset()
+	// The bound only keeps a failing test from hanging while the lock is held.
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	r = runDBContext(t, rctx, t.TempDir(), append([]string{"--base-url", srv.URL}, args...)...)
+	msg = messages(r.stderr)
+	if r.code != exitFatal {
+		t.Fatalf("read under a held lock: exit %d, want %d:\n%s", r.code, exitFatal, tail(msg, 2000))
+	}
+	for _, w := range []string{"table customers", "reading the input", "waited more than 200ms for a lock"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("no %q in the message:\n%s", w, tail(msg, 2000))
+		}
+	}
+	if n := vc.calls.Load(); n != 0 {
+		t.Errorf("%d calls made", n)
+	}
 }
 
 // TestRunTableSecrets: a password with an unescaped '@' is refused showing

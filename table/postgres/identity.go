@@ -68,7 +68,7 @@ func (d *DB) Reads(ctx context.Context, query string) ([]table.Relation, error) 
 	var plan []byte
 	q := "EXPLAIN (VERBOSE, FORMAT JSON) " + strings.TrimRight(strings.TrimSpace(query), "; \t\n")
 	if err := tx.QueryRow(ctx, q, pgx.QueryExecModeExec).Scan(&plan); err != nil {
-		return nil, d.wrap(err)
+		return nil, d.lockOr(err, "planning the input", "EXPLAIN")
 	}
 	var tree any
 	if err := json.Unmarshal(plan, &tree); err != nil {
@@ -249,4 +249,12 @@ func (d *DB) lockError(err error, what, stmt string) error {
 			"see pg_stat_activity and pg_locks): %w", table.ErrLock, what, stmt, d.lockWait, d.wrap(err))
 	}
 	return fmt.Errorf("%s: %w", what, d.wrap(err))
+}
+
+// lockOr is lockError for a lock not granted in time, else wrap.
+func (d *DB) lockOr(err error, what, stmt string) error {
+	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "55P03" {
+		return d.lockError(err, what, stmt)
+	}
+	return d.wrap(err)
 }

@@ -50,7 +50,7 @@ func (d *DB) readErr(ctx context.Context, conn *pgx.Conn, err error) error {
 	case conn.IsClosed():
 		return fmt.Errorf("%w: %w", table.ErrConnLost, redact.Scrub(err, d.secrets...))
 	}
-	return d.wrap(err)
+	return d.lockOr(err, "reading the input", "SELECT")
 }
 
 // Pages reads a table in keyset pages on a connection of its own.
