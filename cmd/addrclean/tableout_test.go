@@ -183,6 +183,11 @@ func TestRunTableChecksBeforeChanges(t *testing.T) {
 		{pgURL, "closed.av", []string{"--out-table closed.av", "schema closed"}},
 		{pgURL, "nowhere.av", []string{"no schema nowhere"}},
 		{pgURL, "readonly.av", []string{"--out-table readonly.av", "may not create it"}},
+		// PostgreSQL cuts a name to 63 bytes: two spellings (av…x and
+		// av…y; the out-table and its runs table av…_runs) would be one
+		// table, and the review's deletes would empty the enriched rows.
+		{pgURL, strings.Repeat("a", 64), []string{"--out-table " + strings.Repeat("a", 64), "63 bytes"}},
+		{pgURL, strings.Repeat("a", 60), []string{"runs table " + strings.Repeat("a", 60) + "_runs", "63 bytes"}},
 		{liteURL, "nokey", []string{"nokey", "not unique"}},
 		{liteURL, "numeric", []string{"av_postcode", "NUMERIC"}},
 		{liteURL, "intkey", []string{"--out-table intkey", `"Customer ID"`, "INTEGER"}},

@@ -128,6 +128,13 @@ func walkPlan(v any, f func(schema, rel string)) {
 // privileges on it; for a missing table, whether it can be created.
 func (d *DB) Describe(ctx context.Context, n table.Name) (table.TableInfo, error) {
 	var info table.TableInfo
+	// The server cuts longer names without an error, so that two spellings
+	// (an out-table and its review table, or its runs table) could be one
+	// table, each run writing over the other's rows.
+	if len(n.Schema) > maxName || len(n.Table) > maxName {
+		info.NoPlace = fmt.Sprintf("PostgreSQL cuts names to %d bytes, and another name may be cut to the same: use a shorter one", maxName)
+		return info, nil
+	}
 	var kind string
 	err := d.meta.QueryRow(ctx, `SELECT quote_ident(s.nspname) || '.' || quote_ident(c.relname), c.oid::text, c.relkind::text,
 		has_table_privilege(c.oid, 'INSERT'), has_table_privilege(c.oid, 'UPDATE'), has_table_privilege(c.oid, 'DELETE'),
@@ -250,6 +257,10 @@ func (d *DB) lockError(err error, what, stmt string) error {
 	}
 	return fmt.Errorf("%s: %w", what, d.wrap(err))
 }
+
+// maxName is the longest name PostgreSQL keeps whole, in bytes
+// (NAMEDATALEN - 1).
+const maxName = 63
 
 // lockOr is lockError for a lock not granted in time, else wrap.
 func (d *DB) lockOr(err error, what, stmt string) error {
