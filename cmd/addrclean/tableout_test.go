@@ -124,6 +124,39 @@ func TestRunTableNeverWritesInput(t *testing.T) {
 	}
 }
 
+// TestRunTableOutputsOneTable: an --out-table and a --review-table that
+// are one table under two spellings (a schema, the case SQLite ignores)
+// are refused before any change, whether the table exists or not: the
+// review's upserts and deletes used to go into the enriched rows.
+func TestRunTableOutputsOneTable(t *testing.T) {
+	isolateJournals(t)
+	srv, vc := countingService(t)
+	for _, kind := range []string{"postgres", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			var dbURL, schema string
+			if kind == "postgres" {
+				dbURL, schema = pgtest.RequireDB(t), "public"
+			} else {
+				dbURL, schema = "sqlite:"+filepath.Join(t.TempDir(), "crm.db"), "main"
+			}
+			loadSample(t, dbURL, "cc")
+			dbExec(t, dbURL, `CREATE TABLE old ("Customer ID" text PRIMARY KEY)`)
+			for _, c := range [][2]string{{"av", schema + ".av"}, {"old", schema + ".old"}, {"av", "av_runs"}} {
+				args := []string{"--base-url", srv.URL, "--country", "IE", "--id-col", "Customer ID", "--table", "cc",
+					"--out-table", c[0], "--review-table", c[1], dbURL}
+				t.Run(c[0]+" "+c[1], func(t *testing.T) {
+					wantRefused(t, vc, dbURL, "cc", args, []string{"--review-table " + c[1], "same table"})
+				})
+			}
+			if kind == "sqlite" {
+				args := []string{"--base-url", srv.URL, "--country", "IE", "--id-col", "Customer ID", "--table", "cc",
+					"--out-table", "av", "--review-table", "AV", dbURL}
+				wantRefused(t, vc, dbURL, "cc", args, []string{"--review-table AV", "same table"})
+			}
+		})
+	}
+}
+
 // TestRunTableChecksBeforeChanges: an output table that cannot take what
 // the run writes is refused before the first call and the first DDL, the
 // refusal naming the table and column; the database is as it was.

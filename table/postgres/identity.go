@@ -207,6 +207,9 @@ func (d *DB) describeMissing(ctx context.Context, n table.Name) (table.TableInfo
 		return info, nil
 	}
 	info.Priv.Create = *create
+	// Not an OID: another spelling of the same table to create has it too.
+	info.Relation = table.Relation{ID: "new " + pgx.Identifier{*schema, n.Table}.Sanitize(),
+		Name: table.Name{Schema: *schema, Table: n.Table}.String()}
 	err = d.meta.QueryRow(ctx, `SELECT quote_ident(s.nspname) || '.' || quote_ident(c.relname)
 		FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
 		WHERE s.nspname = $1 AND lower(c.relname) = lower($2) AND c.relname <> $2 LIMIT 1`, *schema, n.Table).Scan(&info.Similar)

@@ -138,6 +138,7 @@ func (d *DB) Describe(ctx context.Context, n table.Name) (table.TableInfo, error
 		return info, err
 	}
 	if !ok {
+		info.Relation = relation(schemaOf(n), n.Table) // what it will be
 		switch s := schemaOf(n); {
 		case strings.EqualFold(s, "temp"):
 			// A temp table lives as long as the connection that made it:
