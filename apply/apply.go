@@ -461,7 +461,9 @@ func (j *joiner) sameRow(e runfile.EnrichedRow, rv *runfile.ReviewRow) bool {
 	}
 	same := true
 	for i, c := range e.Input() {
-		if !ok[i] || cells[i] == c {
+		// The id matched the row already, its padding aside (char(n) ids
+		// come padded from the input only).
+		if !ok[i] || cells[i] == c || i == j.fileID || i == j.id {
 			continue
 		}
 		if j.address == nil || j.address[i] {

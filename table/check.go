@@ -59,7 +59,8 @@ type Privileges struct {
 // TableInfo is what the checks need to know of an output table.
 type TableInfo struct {
 	// Exists is false for a table to create; then only Privileges.Create,
-	// Schema and Similar are set.
+	// Similar, NoPlace and Relation (the table it would be, when known)
+	// are set.
 	Exists bool
 	// Relation is the existing relation; Writable is false for a view or
 	// anything else that cannot take rows.
@@ -183,8 +184,21 @@ func CheckNotInput(ctx context.Context, in Input, outDB Database, outs []Output)
 func Plan(ctx context.Context, db Database, outs []Output) ([]Statement, error) {
 	var stmts []Statement
 	var errs []error
+	seen := map[string]Output{}
 	for _, o := range outs {
-		s, err := plan(ctx, db, o)
+		info, err := db.Describe(ctx, o.Name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", o.shown(), err))
+			continue
+		}
+		// Two spellings of one table would each write, and the review
+		// delete, the other's rows.
+		if p, ok := seen[info.Relation.ID]; ok && info.Relation.ID != "" {
+			errs = append(errs, fmt.Errorf("%w: %s and %s are the same table %s", ErrRefused, p.shown(), o.shown(), info.Relation.Name))
+			continue
+		}
+		seen[info.Relation.ID] = o
+		s, err := plan(ctx, db, o, info)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -222,12 +236,8 @@ func Apply(ctx context.Context, db Database, outs []Output, stmts []Statement) e
 	return nil
 }
 
-// plan is Plan for one table.
-func plan(ctx context.Context, db Database, o Output) ([]Statement, error) {
-	info, err := db.Describe(ctx, o.Name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", o.shown(), err)
-	}
+// plan is Plan for one table, described by info.
+func plan(ctx context.Context, db Database, o Output, info TableInfo) ([]Statement, error) {
 	if !info.Exists {
 		switch {
 		case info.NoPlace != "":
@@ -259,8 +269,15 @@ func plan(ctx context.Context, db Database, o Output) ([]Statement, error) {
 	for _, c := range info.Columns {
 		have[c.Name] = c
 	}
-	if _, ok := have[o.Key]; !ok {
+	key, ok := have[o.Key]
+	if !ok {
 		return nil, fmt.Errorf("%w: table %s has no column %q to key the rows by", ErrNoColumn, o.Name, o.Key)
+	}
+	if key.Class != Text && key.Class != o.KeyType {
+		// Text ids (C01001) in an integer key fail only when a batch is
+		// written, after its calls were paid for.
+		refuse("the key column %q is %s, which cannot hold the input's %s ids (make it %s)",
+			o.Key, key.Decl, o.KeyType, db.SQLType(o.KeyType))
 	}
 	var missing []Column
 	for _, c := range o.Cols {

@@ -114,6 +114,9 @@ type Sink struct {
 	ops    []op
 	pend   map[string]int
 	oldest time.Time
+	// first and last are the rows of the batch filling, to name a batch
+	// the database refuses.
+	first, last int
 	// answered is set by the first row with an answer: until then only a
 	// full batch is written, so that a run that never reaches the service
 	// (every row Error) leaves the table as the last run left it.
@@ -217,11 +220,12 @@ func (s *Sink) Write(ctx context.Context, r writers.Result) error {
 		s.ops[i].rec = rec // the last row of an id wins
 	} else {
 		if len(s.ops) == 0 {
-			s.oldest = time.Now()
+			s.oldest, s.first = time.Now(), r.Row
 		}
 		s.pend[key] = len(s.ops)
 		s.ops = append(s.ops, op{key: key, rec: rec})
 	}
+	s.last = r.Row
 	if r.Response != nil {
 		s.answered = true
 	}
@@ -260,9 +264,14 @@ func (s *Sink) flush(ctx context.Context, wait bool) error {
 	// The rows are results already paid for: the write goes on after an
 	// interrupt.
 	wctx := context.WithoutCancel(ctx)
+	first, last := s.first, s.last
 	go func() {
 		n, err := s.t.Write(wctx, recs, del)
 		s.counts.Add(n) // read only after wait, which orders it
+		if err != nil {
+			// Reported by the write of a later row, or by Close.
+			err = fmt.Errorf("the batch of rows %d to %d: %w", first, last, err)
+		}
 		done <- err
 	}()
 	s.inflight = done

@@ -354,6 +354,25 @@ func TestApplyTableNightly(t *testing.T) {
 	}
 }
 
+// TestApplyTableCharID: ids of a char(n) column come padded from the input
+// and without the padding from the review table; apply matches them, and
+// does not report every reviewed row's id as a cell edited by a person.
+func TestApplyTableCharID(t *testing.T) {
+	isolateJournals(t)
+	dbURL := pgtest.RequireDB(t)
+	loadSample(t, dbURL, "customers")
+	dbExec(t, dbURL, `ALTER TABLE customers ALTER COLUMN "Customer ID" TYPE char(12)`)
+	r := runDB(t, t.TempDir(), "--country", "IE", "--table", "customers", "--id-col", "Customer ID",
+		"--out-table", "av", "--review-table", "rv", dbURL)
+	wantExit(t, r, exitOK, exitRowErrors)
+	dbExec(t, dbURL, `UPDATE rv SET decision = 'keep'`)
+	code, _, stderr := cli("apply", dbURL, "--table", "customers", "--id-col", "Customer ID", "--country", "IE",
+		"--out-table", "av", "--review-table", "rv", "--final-table", "final")
+	if code != exitOK || strings.Contains(stderr, "WARNING") {
+		t.Fatalf("apply over char(12) ids: exit %d, want 0 without warnings\n%s", code, stderr)
+	}
+}
+
 // TestApplyTableRefuses: review rows that do not belong, and decisions
 // that cannot be applied, are refused with exit 2, naming the ids (and
 // the column), and the final table is not written.

@@ -124,6 +124,39 @@ func TestRunTableNeverWritesInput(t *testing.T) {
 	}
 }
 
+// TestRunTableOutputsOneTable: an --out-table and a --review-table that
+// are one table under two spellings (a schema, the case SQLite ignores)
+// are refused before any change, whether the table exists or not: the
+// review's upserts and deletes used to go into the enriched rows.
+func TestRunTableOutputsOneTable(t *testing.T) {
+	isolateJournals(t)
+	srv, vc := countingService(t)
+	for _, kind := range []string{"postgres", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			var dbURL, schema string
+			if kind == "postgres" {
+				dbURL, schema = pgtest.RequireDB(t), "public"
+			} else {
+				dbURL, schema = "sqlite:"+filepath.Join(t.TempDir(), "crm.db"), "main"
+			}
+			loadSample(t, dbURL, "cc")
+			dbExec(t, dbURL, `CREATE TABLE old ("Customer ID" text PRIMARY KEY)`)
+			for _, c := range [][2]string{{"av", schema + ".av"}, {"old", schema + ".old"}, {"av", "av_runs"}} {
+				args := []string{"--base-url", srv.URL, "--country", "IE", "--id-col", "Customer ID", "--table", "cc",
+					"--out-table", c[0], "--review-table", c[1], dbURL}
+				t.Run(c[0]+" "+c[1], func(t *testing.T) {
+					wantRefused(t, vc, dbURL, "cc", args, []string{"--review-table " + c[1], "same table"})
+				})
+			}
+			if kind == "sqlite" {
+				args := []string{"--base-url", srv.URL, "--country", "IE", "--id-col", "Customer ID", "--table", "cc",
+					"--out-table", "av", "--review-table", "AV", dbURL}
+				wantRefused(t, vc, dbURL, "cc", args, []string{"--review-table AV", "same table"})
+			}
+		})
+	}
+}
+
 // TestRunTableChecksBeforeChanges: an output table that cannot take what
 // the run writes is refused before the first call and the first DDL, the
 // refusal naming the table and column; the database is as it was.
@@ -145,6 +178,7 @@ func TestRunTableChecksBeforeChanges(t *testing.T) {
 		`CREATE TABLE nokey ("Customer ID" text, av_action text)`,
 		`CREATE TABLE stray ("Customer ID" text PRIMARY KEY, av_score text)`,
 		`CREATE TABLE required ("Customer ID" text PRIMARY KEY, note text NOT NULL)`,
+		`CREATE TABLE intkey ("Customer ID" bigint PRIMARY KEY)`,
 		`CREATE VIEW aview AS SELECT "Customer ID" FROM customers`)
 	// A table this user may read but not write, owned by the superuser.
 	su, err := pgx.Connect(ctx, pg.URL("postgres", name))
@@ -161,7 +195,8 @@ func TestRunTableChecksBeforeChanges(t *testing.T) {
 	liteURL := "sqlite:" + filepath.Join(t.TempDir(), "crm.db")
 	loadSample(t, liteURL, "customers")
 	dbExec(t, liteURL, `CREATE TABLE nokey ("Customer ID" TEXT, av_action TEXT)`,
-		`CREATE TABLE numeric ("Customer ID" TEXT PRIMARY KEY, av_postcode NUMERIC)`)
+		`CREATE TABLE numeric ("Customer ID" TEXT PRIMARY KEY, av_postcode NUMERIC)`,
+		`CREATE TABLE intkey ("Customer ID" INTEGER PRIMARY KEY)`)
 
 	for _, c := range []struct {
 		db, out string
@@ -173,13 +208,22 @@ func TestRunTableChecksBeforeChanges(t *testing.T) {
 		{pgURL, "nokey", []string{"nokey", "not unique"}},
 		{pgURL, "stray", []string{"av_score"}},
 		{pgURL, "required", []string{"note", "NOT NULL"}},
+		// The ids are text (C01001): refused when the batch was written,
+		// after the calls, with the run stopped.
+		{pgURL, "intkey", []string{"--out-table intkey", `"Customer ID"`, "bigint"}},
 		{pgURL, "aview", []string{"not a table"}},
 		{pgURL, "locked", []string{"--out-table locked", "INSERT"}},
 		{pgURL, "closed.av", []string{"--out-table closed.av", "schema closed"}},
 		{pgURL, "nowhere.av", []string{"no schema nowhere"}},
 		{pgURL, "readonly.av", []string{"--out-table readonly.av", "may not create it"}},
+		// PostgreSQL cuts a name to 63 bytes: two spellings (av…x and
+		// av…y; the out-table and its runs table av…_runs) would be one
+		// table, and the review's deletes would empty the enriched rows.
+		{pgURL, strings.Repeat("a", 64), []string{"--out-table " + strings.Repeat("a", 64), "63 bytes"}},
+		{pgURL, strings.Repeat("a", 60), []string{"runs table " + strings.Repeat("a", 60) + "_runs", "63 bytes"}},
 		{liteURL, "nokey", []string{"nokey", "not unique"}},
 		{liteURL, "numeric", []string{"av_postcode", "NUMERIC"}},
+		{liteURL, "intkey", []string{"--out-table intkey", `"Customer ID"`, "INTEGER"}},
 	} {
 		t.Run(strings.SplitN(c.db, ":", 2)[0]+" "+c.out, func(t *testing.T) {
 			wantRefused(t, vc, c.db, "customers", []string{"--base-url", srv.URL, "--country", "IE", "--table", "customers",
@@ -313,6 +357,37 @@ func TestRunTableLockTimeout(t *testing.T) {
 		if !strings.Contains(msg, w) {
 			t.Errorf("no %q in the message:\n%s", w, tail(msg, 2000))
 		}
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// An input locked by a migration (ALTER TABLE) stops the read the same
+	// way, before any call; it used to wait as long as the lock was held.
+	tx, err = holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "LOCK TABLE customers IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	vc.reset()
+	// The bound only keeps a failing test from hanging while the lock is held.
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	r = runDBContext(t, rctx, t.TempDir(), append([]string{"--base-url", srv.URL}, args...)...)
+	msg = messages(r.stderr)
+	if r.code != exitFatal {
+		t.Fatalf("read under a held lock: exit %d, want %d:\n%s", r.code, exitFatal, tail(msg, 2000))
+	}
+	for _, w := range []string{"table customers", "reading the input", "waited more than 200ms for a lock"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("no %q in the message:\n%s", w, tail(msg, 2000))
+		}
+	}
+	if n := vc.calls.Load(); n != 0 {
+		t.Errorf("%d calls made", n)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -29,6 +30,7 @@ type tableSource struct {
 	shown    string     // the input as shown: its URL without password, and the table
 	identity string     // the input for the journal: shown, and what is read
 	opts     table.SourceOptions
+	lockWait time.Duration // --lock-timeout, for reads too
 
 	db  table.Database
 	src *table.Source
@@ -52,7 +54,8 @@ func planTable(s Spec) (Source, error) {
 	if err != nil {
 		return nil, fatal(err)
 	}
-	t := &tableSource{u: u, query: s.Query, where: s.Where, opts: table.SourceOptions{PageRows: s.PageRows, Retry: s.Retry}}
+	t := &tableSource{u: u, query: s.Query, where: s.Where, opts: table.SourceOptions{PageRows: s.PageRows, Retry: s.Retry},
+		lockWait: s.LockTimeout}
 	switch {
 	case (s.Table == "") == (s.Query == ""):
 		return nil, usagef("a database INPUT needs --table NAME or --query \"SELECT ...\" (one of them)")
@@ -98,7 +101,7 @@ func (t *tableSource) Identity(context.Context) (journal.Input, map[string]strin
 
 // Connect opens the input's database, read only.
 func (t *tableSource) Connect(ctx context.Context) error {
-	db, err := table.Open(ctx, t.u, table.Options{ReadOnly: true})
+	db, err := table.Open(ctx, t.u, table.Options{ReadOnly: true, LockTimeout: t.lockWait})
 	if err != nil {
 		return readError(ctx, err)
 	}

@@ -68,7 +68,7 @@ func (d *DB) Reads(ctx context.Context, query string) ([]table.Relation, error) 
 	var plan []byte
 	q := "EXPLAIN (VERBOSE, FORMAT JSON) " + strings.TrimRight(strings.TrimSpace(query), "; \t\n")
 	if err := tx.QueryRow(ctx, q, pgx.QueryExecModeExec).Scan(&plan); err != nil {
-		return nil, d.wrap(err)
+		return nil, d.lockOr(err, "planning the input", "EXPLAIN")
 	}
 	var tree any
 	if err := json.Unmarshal(plan, &tree); err != nil {
@@ -128,6 +128,13 @@ func walkPlan(v any, f func(schema, rel string)) {
 // privileges on it; for a missing table, whether it can be created.
 func (d *DB) Describe(ctx context.Context, n table.Name) (table.TableInfo, error) {
 	var info table.TableInfo
+	// The server cuts longer names without an error, so that two spellings
+	// (an out-table and its review table, or its runs table) could be one
+	// table, each run writing over the other's rows.
+	if len(n.Schema) > maxName || len(n.Table) > maxName {
+		info.NoPlace = fmt.Sprintf("PostgreSQL cuts names to %d bytes, and another name may be cut to the same: use a shorter one", maxName)
+		return info, nil
+	}
 	var kind string
 	err := d.meta.QueryRow(ctx, `SELECT quote_ident(s.nspname) || '.' || quote_ident(c.relname), c.oid::text, c.relkind::text,
 		has_table_privilege(c.oid, 'INSERT'), has_table_privilege(c.oid, 'UPDATE'), has_table_privilege(c.oid, 'DELETE'),
@@ -200,6 +207,9 @@ func (d *DB) describeMissing(ctx context.Context, n table.Name) (table.TableInfo
 		return info, nil
 	}
 	info.Priv.Create = *create
+	// Not an OID: another spelling of the same table to create has it too.
+	info.Relation = table.Relation{ID: "new " + pgx.Identifier{*schema, n.Table}.Sanitize(),
+		Name: table.Name{Schema: *schema, Table: n.Table}.String()}
 	err = d.meta.QueryRow(ctx, `SELECT quote_ident(s.nspname) || '.' || quote_ident(c.relname)
 		FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
 		WHERE s.nspname = $1 AND lower(c.relname) = lower($2) AND c.relname <> $2 LIMIT 1`, *schema, n.Table).Scan(&info.Similar)
@@ -249,4 +259,16 @@ func (d *DB) lockError(err error, what, stmt string) error {
 			"see pg_stat_activity and pg_locks): %w", table.ErrLock, what, stmt, d.lockWait, d.wrap(err))
 	}
 	return fmt.Errorf("%s: %w", what, d.wrap(err))
+}
+
+// maxName is the longest name PostgreSQL keeps whole, in bytes
+// (NAMEDATALEN - 1).
+const maxName = 63
+
+// lockOr is lockError for a lock not granted in time, else wrap.
+func (d *DB) lockOr(err error, what, stmt string) error {
+	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "55P03" {
+		return d.lockError(err, what, stmt)
+	}
+	return d.wrap(err)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,6 +56,12 @@ func Open(ctx context.Context, u *table.URL, opts table.Options) (table.Database
 		}
 	}
 	d := &DB{cfg: cfg, display: u.Display, secrets: secrets, lockWait: cmp.Or(opts.LockTimeout, table.DefaultLockTimeout)}
+	// Reads wait for locks too: behind an ALTER TABLE or a VACUUM FULL of
+	// the input, reading it (or planning a query of it) would hold the
+	// run, without a word, for as long as the lock is held.
+	if _, set := cfg.RuntimeParams["lock_timeout"]; !set {
+		cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(max(d.lockWait.Milliseconds(), 1), 10)
+	}
 	if d.meta, err = d.connect(ctx); err != nil {
 		return nil, err
 	}

@@ -50,7 +50,12 @@ func (d *DB) readErr(ctx context.Context, conn *pgx.Conn, err error) error {
 	case conn.IsClosed():
 		return fmt.Errorf("%w: %w", table.ErrConnLost, redact.Scrub(err, d.secrets...))
 	}
-	return d.wrap(err)
+	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && (pe.Code == "25006" || pe.Code == "0A000") {
+		// A read-only transaction or a cursor refused it (FOR UPDATE, a
+		// DELETE in WITH): the query is the user's to fix.
+		return fmt.Errorf("%w: %w", table.ErrBadQuery, d.wrap(err))
+	}
+	return d.lockOr(err, "reading the input", "SELECT")
 }
 
 // Pages reads a table in keyset pages on a connection of its own.

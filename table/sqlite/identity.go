@@ -138,7 +138,13 @@ func (d *DB) Describe(ctx context.Context, n table.Name) (table.TableInfo, error
 		return info, err
 	}
 	if !ok {
-		if s := schemaOf(n); !strings.EqualFold(s, "main") && !strings.EqualFold(s, "temp") {
+		info.Relation = relation(schemaOf(n), n.Table) // what it will be
+		switch s := schemaOf(n); {
+		case strings.EqualFold(s, "temp"):
+			// A temp table lives as long as the connection that made it:
+			// the run's rows would be gone when it ends.
+			info.NoPlace = "a table in temp is dropped when the run ends: results tables go in main"
+		case !strings.EqualFold(s, "main"):
 			info.NoPlace = fmt.Sprintf("%s has no database %s: results tables go in main", d.display, table.Name{Table: n.Schema})
 		}
 		return info, nil

@@ -29,6 +29,7 @@ func runSuite(t *testing.T, h Harness) {
 	t.Run("SinkDuplicates", func(t *testing.T) { testSinkDuplicates(t, h) })
 	t.Run("SinkExisting", func(t *testing.T) { testSinkExisting(t, h) })
 	t.Run("SinkAbort", func(t *testing.T) { testSinkAbort(t, h) })
+	t.Run("SinkBatchRefused", func(t *testing.T) { testSinkBatchRefused(t, h) })
 }
 
 func customers(t *testing.T, h Harness, url string) {
@@ -421,5 +422,33 @@ func testSinkAbort(t *testing.T, h Harness) {
 	_, rows := ReadAll(t, db, "SELECT id FROM av ORDER BY id")
 	if fmt.Sprint(rows) != "[[1] [2]]" {
 		t.Fatalf("after Abort: %q, want the committed batch only", rows)
+	}
+}
+
+// testSinkBatchRefused: a batch the database refuses (here a CHECK of the
+// table's own) is named by its rows: the write that reports it is of a
+// later row, since one batch is written while the next fills.
+func testSinkBatchRefused(t *testing.T, h Harness) {
+	url := h.NewDB(t)
+	Exec(t, url, fmt.Sprintf("CREATE TABLE av (id %s PRIMARY KEY, av_action %s CHECK (av_action <> 'Reject'))",
+		h.Types["int"], h.Types["text"]))
+	db := Open(t, url, false)
+	var log bytes.Buffer
+	s := sink(t, db, "av", table.Enriched, time.Now(), &log, 2)
+	err := s.Write(context.Background(), result(3, "3", api.ActionAccept, "x"))
+	for i := 4; err == nil && i <= 9; i++ {
+		action := api.ActionAccept
+		if i == 5 {
+			action = api.ActionReject
+		}
+		err = s.Write(context.Background(), result(i, fmt.Sprint(i), action, "x"))
+	}
+	if err == nil {
+		err = s.Close()
+	} else {
+		_ = s.Abort()
+	}
+	if err == nil || !strings.Contains(err.Error(), "rows 5 to 6") {
+		t.Fatalf("a refused batch: %v; want the error naming its rows 5 to 6", err)
 	}
 }

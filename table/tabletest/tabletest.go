@@ -82,6 +82,7 @@ func Attacks(dir string) (wheres, queries []string) {
 		"1); ATTACH DATABASE '" + evil + "' AS e; CREATE TABLE e.t(a); SELECT * FROM customers WHERE (1",
 		"1); VACUUM INTO '" + cp + "'; SELECT * FROM customers WHERE (1",
 		"1) AND id IN (SELECT 1 FROM canary); DELETE FROM canary; SELECT * FROM customers WHERE (1",
+		"id IN (SELECT id FROM canary FOR UPDATE)",
 	}
 	queries = []string{
 		"SELECT * FROM customers; COMMIT; DROP TABLE canary; SELECT 1",
@@ -89,6 +90,7 @@ func Attacks(dir string) (wheres, queries []string) {
 		"DROP TABLE canary",
 		"DELETE FROM canary RETURNING *",
 		"WITH d AS (DELETE FROM canary RETURNING *) SELECT * FROM d",
+		"SELECT * FROM customers FOR UPDATE",
 		"ATTACH DATABASE '" + evil + "' AS e",
 		"VACUUM INTO '" + cp + "'",
 		"COMMIT",
