@@ -421,6 +421,22 @@ func (m *Mapper) Columns() map[string]string {
 	return c
 }
 
+// Indexes returns the header index of each column Columns names, under
+// the same keys: where the header repeats a name ("Address", "Address"),
+// each field keeps its own column.
+func (m *Mapper) Indexes() map[string]int {
+	c := make(map[string]int)
+	for n, i := range m.lines {
+		c["line"+strconv.Itoa(n+1)] = i
+	}
+	for f := fieldCity; f < numFields; f++ {
+		if i := m.single[f]; i >= 0 {
+			c[fieldNames[f]] = i
+		}
+	}
+	return c
+}
+
 // MarshalZerologObject logs the mapping as the fields of Columns, so that
 // logger.Info().Object("mapping", m) records it.
 func (m *Mapper) MarshalZerologObject(e *zerolog.Event) {
