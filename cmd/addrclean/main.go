@@ -83,6 +83,9 @@ type streams struct {
 }
 
 func main() {
+	// A reader that goes away (-o - | head) must not kill the process
+	// before it removes its temporary files: the write fails instead.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The first signal cancels ctx (a run then finishes what is in flight);
