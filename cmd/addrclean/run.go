@@ -70,6 +70,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	}
 	job := o.job(ropts, spec, s, log)
 	defer o.plan.Close()
+	if err := checkDirs(job.Writes...); err != nil {
+		return err
+	}
 	if o.dryRun {
 		return o.estimateRun(ctx, job, s, log)
 	}
