@@ -263,6 +263,11 @@ func MapperFor(r Reader, spec MappingSpec) (*Mapper, error) {
 		return nil, err
 	}
 	info := d.Info()
+	if h := r.Header(); info.Format == FormatCSV && len(h) == 1 {
+		if i := strings.IndexAny(h[0], ",;\t|"); i >= 0 {
+			me.Problems = append(me.Problems, fmt.Sprintf("the header is one column holding %q: pass --delimiter with the file's delimiter", h[0][i]))
+		}
+	}
 	if info.Format == FormatXLSX && len(info.Sheets) > 1 {
 		others := slices.DeleteFunc(slices.Clone(info.Sheets), func(s string) bool { return s == info.Sheet })
 		me.Problems = append(me.Problems, fmt.Sprintf("sheet %q was read; the workbook also has %s: pass --sheet NAME if the addresses are there",
