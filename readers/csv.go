@@ -262,6 +262,12 @@ func (r *CSVReader) readError(what string, err error) error {
 		return fmt.Errorf("%s: %s%s is longer than %d bytes; is a quote left open? (%w)",
 			r.name, what, where, r.guard.limit, err)
 	}
+	if errors.Is(err, csv.ErrBareQuote) {
+		// Excel quotes such cells; a database's text export or a script
+		// may not.
+		return fmt.Errorf("%s: %s%w: a cell that holds a quote must be quoted, its own quotes doubled "+
+			`("Unit 5 ""The Mill"""): export the file with quoting`, r.name, what, err)
+	}
 	return fmt.Errorf("%s: %s%w", r.name, what, err)
 }
 

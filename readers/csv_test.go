@@ -252,7 +252,7 @@ func TestCSV(t *testing.T) {
 		{name: "invalid utf-8 names the line", in: "a,b\n1,2\n3,Caf\xe9\n", wantErr: "line 3, cell 2: not valid utf-8 text"},
 		{name: "invalid utf-8 in header", in: "a,\xff\n", wantErr: "line 1, cell 2"},
 		{name: "invalid utf-8 in a multi-line field names its line", in: "a,b\n1,\"x\ny\"\n2,\"p\nq\xff\"\n", wantErr: "line 4"},
-		{name: "bare quote names the line", in: "a,b\n1,2\n3,4 \"x\n", wantErr: "line 3"},
+		{name: "bare quote names the line and the fix", in: "a,b\n1,2\n3,4 \"x\n", wantErr: `line 3, column 5: bare " in non-quoted-field: a cell that holds a quote must be quoted`},
 		{name: "empty input", in: "", wantErr: "empty: no header row"},
 		{name: "only a bom", in: "\xEF\xBB\xBF", wantErr: "empty: no header row"},
 		{name: "utf-16", in: "\xFF\xFEa\x00", wantErr: "UTF-16"},
