@@ -243,7 +243,7 @@ func Apply(ctx context.Context, en *runfile.Enriched, rv *runfile.Review, review
 	idCol := opts.IDColumn
 	if m, err := readers.NewMapper(en.InputHeader(), opts.Mapping); err == nil {
 		j.address = addressColumns(en.InputHeader(), m)
-		j.keep = newKeeper(en.InputHeader(), m)
+		j.keep = newKeeper(m)
 		idCol = cmp.Or(idCol, m.Columns()["id"])
 		if opts.CheckLabels {
 			j.mapper = m
@@ -291,13 +291,8 @@ func Apply(ctx context.Context, en *runfile.Enriched, rv *runfile.Review, review
 // address.
 func addressColumns(header []string, m *readers.Mapper) []bool {
 	is := make([]bool, len(header))
-	for field, name := range m.Columns() {
-		switch {
-		case strings.HasPrefix(field, "line"), field == "city", field == "region", field == "postcode", field == "country":
-		default:
-			continue // the id, and values that are not columns
-		}
-		if i := index(header, name); i >= 0 {
+	for field, i := range m.Indexes() {
+		if field != "id" && i < len(is) {
 			is[i] = true
 		}
 	}
@@ -639,20 +634,19 @@ type keeper struct {
 	defCountry                      string
 }
 
-func newKeeper(header []string, m *readers.Mapper) *keeper {
-	cols := m.Columns()
-	k := &keeper{city: -1, region: -1, postcode: -1, country: -1, defCountry: cols["default_country"]}
-	for n := 1; ; n++ {
-		name, ok := cols["line"+strconv.Itoa(n)]
-		if !ok {
-			break
+func newKeeper(m *readers.Mapper) *keeper {
+	ix := m.Indexes()
+	col := func(field string) int {
+		if i, ok := ix[field]; ok {
+			return i
 		}
-		k.lines = append(k.lines, index(header, name))
+		return -1
 	}
-	k.city = index(header, cols["city"])
-	k.region = index(header, cols["region"])
-	k.postcode = index(header, cols["postcode"])
-	k.country = index(header, cols["country"])
+	k := &keeper{city: col("city"), region: col("region"), postcode: col("postcode"), country: col("country"),
+		defCountry: m.Columns()["default_country"]}
+	for n := 1; col("line"+strconv.Itoa(n)) >= 0; n++ {
+		k.lines = append(k.lines, col("line"+strconv.Itoa(n)))
+	}
 	return k
 }
 

@@ -140,7 +140,14 @@ func NewCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 	}
 
 	delim, detected := opts.Delimiter, false
-	if delim == 0 {
+	// Excel writes, and reads, a first line "sep=;" that names the
+	// delimiter; the header is the line after it.
+	sepLine := opts.HeaderRow == 0 && len(sample) > 5 && bytes.HasPrefix(sample, []byte("sep=")) &&
+		(sample[5] == '\n' || sample[5] == '\r') && record.ValidDelimiter(rune(sample[4]))
+	switch {
+	case sepLine && delim == 0:
+		delim = rune(sample[4])
+	case delim == 0:
 		delim, detected = detectDelimiter(sample, complete), true
 	}
 
@@ -173,10 +180,14 @@ func NewCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 		},
 	}
 	// --header-row passes over title records above the header.
+	headerRow := max(opts.HeaderRow, 1)
+	if sepLine {
+		headerRow = 2
+	}
 	var rec []string
-	for n := 1; n <= max(opts.HeaderRow, 1); n++ {
+	for n := 1; n <= headerRow; n++ {
 		rec, err = cr.Read()
-		if errors.Is(err, io.EOF) && n > 1 {
+		if errors.Is(err, io.EOF) && n > 1 && !sepLine {
 			return nil, fmt.Errorf("%s: --header-row %d: the input has only %d record(s)", name, opts.HeaderRow, n-1)
 		}
 		if errors.Is(err, io.EOF) {
@@ -190,7 +201,7 @@ func NewCSV(ctx context.Context, name string, src io.Reader, size int64, opts Op
 		}
 		r.recordDone(rec)
 	}
-	r.info.HeaderRow = max(opts.HeaderRow, 1)
+	r.info.HeaderRow = headerRow
 	r.header = append([]string(nil), rec...)
 	return r, nil
 }
@@ -261,6 +272,12 @@ func (r *CSVReader) readError(what string, err error) error {
 		}
 		return fmt.Errorf("%s: %s%s is longer than %d bytes; is a quote left open? (%w)",
 			r.name, what, where, r.guard.limit, err)
+	}
+	if errors.Is(err, csv.ErrBareQuote) {
+		// Excel quotes such cells; a database's text export or a script
+		// may not.
+		return fmt.Errorf("%s: %s%w: a cell that holds a quote must be quoted, its own quotes doubled "+
+			`("Unit 5 ""The Mill"""): export the file with quoting`, r.name, what, err)
 	}
 	return fmt.Errorf("%s: %s%w", r.name, what, err)
 }

@@ -171,6 +171,19 @@ func TestMapperForNamesOtherSheets(t *testing.T) {
 	}
 }
 
+// TestMapperForNamesTheDelimiter: a --delimiter that is not the file's
+// reads each header as one column; the error says so.
+func TestMapperForNamesTheDelimiter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.csv")
+	if err := os.WriteFile(path, []byte("Address 1,Town,Country\n1 Main St,Cork,IE\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Inspect(context.Background(), path, Options{Delimiter: ';'}, MappingSpec{}, 1)
+	if want := `the header is one column holding ',': pass --delimiter`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error = %v, want it to hold %q", err, want)
+	}
+}
+
 func TestCheckPath(t *testing.T) {
 	dir := t.TempDir()
 	csvPath := filepath.Join(dir, "in.csv")

@@ -88,15 +88,15 @@ var fieldFlags = [numFields]string{"--line-cols", "--city-col", "--region-col", 
 // Mapper turns rows into the parameters of a verify request. Its methods are
 // safe for concurrent use.
 type Mapper struct {
-	header                    []string
-	lines                     []int
-	single                    [numFields]int // column index per single-column field, -1 when none
-	detected                  [numFields]bool
-	notes                     []string
-	prefix                    string // the prefix set chosen among several, "" when none was needed
-	trailingCountry           bool   // no country column: a country name ending the address is used
-	defCountry, defCountryRaw string
-	language                  string
+	header          []string
+	lines           []int
+	single          [numFields]int // column index per single-column field, -1 when none
+	detected        [numFields]bool
+	notes           []string
+	prefix          string // the prefix set chosen among several, "" when none was needed
+	trailingCountry bool   // no country column: a country name ending the address is used
+	defCountry      string
+	language        string
 
 	// countries caches country cells already resolved: a file holds few
 	// distinct values, and Map may be called from several goroutines.
@@ -227,10 +227,10 @@ func NewMapper(header []string, spec MappingSpec) (*Mapper, error) {
 	}
 
 	if def := strings.TrimSpace(spec.DefaultCountry); def != "" {
-		m.defCountryRaw = def
-		m.defCountry = def
 		if iso, ok := countries.ISO(def); ok {
 			m.defCountry = iso
+		} else {
+			problems = append(problems, fmt.Sprintf("--country %q: not a country addrclean knows: give its ISO code (IE, GB, FR ...) or English name", def))
 		}
 	}
 	if len(m.lines) == 0 && m.single[fieldPostcode] < 0 && len(spec.LineCols) == 0 {
@@ -239,7 +239,7 @@ func NewMapper(header []string, spec MappingSpec) (*Mapper, error) {
 	// Without a country column, a country name ending the address ("...,
 	// LS1 0QP, UK") says more than the default for every row.
 	m.trailingCountry = m.single[fieldCountry] < 0 && strings.TrimSpace(spec.Country) == ""
-	if m.single[fieldCountry] < 0 && m.defCountry == "" && strings.TrimSpace(spec.Country) == "" && !ambiguous[fieldCountry] {
+	if m.single[fieldCountry] < 0 && strings.TrimSpace(spec.DefaultCountry) == "" && strings.TrimSpace(spec.Country) == "" && !ambiguous[fieldCountry] {
 		problems = append(problems, "no country column found: pass --country-col with the column that holds it, or --country with the country of every row"+
 			" (a country name ending the address is used where there is one)")
 	}
@@ -263,6 +263,11 @@ func MapperFor(r Reader, spec MappingSpec) (*Mapper, error) {
 		return nil, err
 	}
 	info := d.Info()
+	if h := r.Header(); info.Format == FormatCSV && len(h) == 1 {
+		if i := strings.IndexAny(h[0], ",;\t|"); i >= 0 {
+			me.Problems = append(me.Problems, fmt.Sprintf("the header is one column holding %q: pass --delimiter with the file's delimiter", h[0][i]))
+		}
+	}
 	if info.Format == FormatXLSX && len(info.Sheets) > 1 {
 		others := slices.DeleteFunc(slices.Clone(info.Sheets), func(s string) bool { return s == info.Sheet })
 		me.Problems = append(me.Problems, fmt.Sprintf("sheet %q was read; the workbook also has %s: pass --sheet NAME if the addresses are there",
@@ -417,6 +422,22 @@ func (m *Mapper) Columns() map[string]string {
 	}
 	if m.language != "" {
 		c["language"] = m.language
+	}
+	return c
+}
+
+// Indexes returns the header index of each column Columns names, under
+// the same keys: where the header repeats a name ("Address", "Address"),
+// each field keeps its own column.
+func (m *Mapper) Indexes() map[string]int {
+	c := make(map[string]int)
+	for n, i := range m.lines {
+		c["line"+strconv.Itoa(n+1)] = i
+	}
+	for f := fieldCity; f < numFields; f++ {
+		if i := m.single[f]; i >= 0 {
+			c[fieldNames[f]] = i
+		}
 	}
 	return c
 }

@@ -143,6 +143,14 @@ func TestNewMapper(t *testing.T) {
 			wantErr: []string{"no address columns", "no country column"},
 		},
 		{
+			// Every row without a country would be sent with it and refused
+			// by the service, one paid call each.
+			name:    "a --country that is not a country",
+			header:  []string{"Street", "Country"},
+			spec:    MappingSpec{DefaultCountry: "Irland"},
+			wantErr: []string{`--country "Irland": not a country addrclean knows`},
+		},
+		{
 			name:    "email and ip address are not address lines",
 			header:  []string{"Email Address", "IP Address", "Country"},
 			wantErr: []string{"no address columns"},

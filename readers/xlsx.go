@@ -221,7 +221,11 @@ func (r *XLSXReader) findHeader(ctx context.Context, want int) ([]string, error)
 		rows = append(rows, pendingRow{line: r.line, cells: cells, types: r.types})
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("%s: sheet %q is empty: no header row", r.name, sheet)
+		hint := ""
+		if others := slices.DeleteFunc(slices.Clone(r.info.Sheets), func(s string) bool { return s == sheet }); len(others) > 0 {
+			hint = fmt.Sprintf("; the workbook also has %s: pass --sheet NAME", quoteList(others))
+		}
+		return nil, fmt.Errorf("%s: sheet %q is empty: no header row%s", r.name, sheet, hint)
 	}
 	h := pickHeader(rows)
 	r.info.HeaderRow = rows[h].line

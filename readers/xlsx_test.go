@@ -340,16 +340,41 @@ func TestXLSXDamaged(t *testing.T) {
 	}
 }
 
+// TestXLSXEmptySheet: an empty first sheet is an error, and when the
+// workbook has other sheets it says so and how to read one.
 func TestXLSXEmptySheet(t *testing.T) {
-	f := excelize.NewFile()
-	p := filepath.Join(t.TempDir(), "empty.xlsx")
-	if err := f.SaveAs(p); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	_, err := Open(context.Background(), p, Options{})
-	if err == nil || !strings.Contains(err.Error(), "is empty") {
-		t.Fatalf("error = %v", err)
+	for _, tt := range []struct {
+		name     string
+		other    bool
+		want     string
+		wantNote bool
+	}{
+		{name: "the only sheet", want: `sheet "Sheet1" is empty`},
+		{name: "data on another sheet", other: true, want: `sheet "Sheet1" is empty`, wantNote: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := excelize.NewFile()
+			if tt.other {
+				if _, err := f.NewSheet("Data"); err != nil {
+					t.Fatal(err)
+				}
+				if err := f.SetSheetRow("Data", "A1", &[]any{"Street", "Country"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := filepath.Join(t.TempDir(), "empty.xlsx")
+			if err := f.SaveAs(p); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			_, err := Open(context.Background(), p, Options{})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want %q", err, tt.want)
+			}
+			if note := `the workbook also has "Data": pass --sheet NAME`; strings.Contains(err.Error(), note) != tt.wantNote {
+				t.Errorf("error = %v; want the note %q: %v", err, note, tt.wantNote)
+			}
+		})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/addrclean/addrclean/pipeline"
 	"github.com/addrclean/addrclean/readers"
 	"github.com/addrclean/addrclean/record"
+	"github.com/addrclean/addrclean/runfile"
 	"github.com/addrclean/addrclean/runs/endpoint"
 	"github.com/addrclean/addrclean/runstats"
 	"github.com/addrclean/addrclean/writers"
@@ -88,6 +90,9 @@ func (j *Job) Run(ctx context.Context) (res Result, err error) {
 		return res, err
 	}
 	if err := samefile.Check(j.uses(out, review)...); err != nil {
+		return res, &UsageError{err}
+	}
+	if err := keepDecisions(ctx, review); err != nil {
 		return res, &UsageError{err}
 	}
 	// The cache is looked at first, creating nothing: a locked one, one
@@ -339,4 +344,31 @@ func (j *Job) peekJournal(ctx context.Context, src readers.Reader, mapper *reade
 	return j.Policy.Peek(ctx, j.journalPath(out, review), func() (Identity, error) {
 		return j.identity(ctx, src, mapper)
 	})
+}
+
+// keepDecisions refuses to write the review over one in which a person has
+// recorded decisions: the same command run again would lose their work.
+// A file that is not a review, or cannot be read as one, holds none.
+func keepDecisions(ctx context.Context, review string) error {
+	if review == "" || review == writers.Stdout {
+		return nil
+	}
+	if _, err := os.Stat(review); err != nil {
+		return nil
+	}
+	v, err := runfile.OpenReview(ctx, review, readers.Options{})
+	if err != nil {
+		return nil
+	}
+	defer v.Close()
+	for {
+		r, err := v.Next(ctx)
+		if err != nil {
+			return nil
+		}
+		if d := strings.TrimSpace(r.Get(writers.DecisionColumn)); d != "" {
+			return fmt.Errorf("--review %s holds decisions a person made (row %d: %q): apply them first (addrclean apply), "+
+				"or move the file away or name another --review; this run would overwrite it", review, r.Row, d)
+		}
+	}
 }

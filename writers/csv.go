@@ -124,7 +124,7 @@ func (w *csvWriter) dupCols() (int, int) {
 
 func (w *csvWriter) finish() error {
 	if w.lost > 0 {
-		w.log.Warn().Str("output", w.out.path).Int("characters", w.lost).Int("first_row", w.firstLost).
+		w.log.Warn().Str("path", w.out.path).Int("characters", w.lost).Int("first_row", w.firstLost).
 			Msg("characters that windows-1252 lacks were written as '?'; write UTF-8 (with --bom for Excel) to keep them")
 	}
 	w.cw.Flush()

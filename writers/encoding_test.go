@@ -58,6 +58,11 @@ func TestCSVBOMAndEncoding(t *testing.T) {
 			if tt.warn != "" && !strings.Contains(logs.String(), tt.warn) {
 				t.Errorf("logs %q lack %q", logs.String(), tt.warn)
 			}
+			for line := range strings.Lines(logs.String()) {
+				if strings.Count(line, `"output":`) > 1 { // a JSON reader keeps one of the two
+					t.Errorf("a log line has the key output twice: %s", line)
+				}
+			}
 		})
 	}
 	if _, err := NewEnriched(filepath.Join(t.TempDir(), "x.csv"), header, Options{Encoding: "latin-9"}); err == nil {

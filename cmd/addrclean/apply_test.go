@@ -447,6 +447,8 @@ func TestApplyTableUsage(t *testing.T) {
 		{append(slices.Clone(base), "--final-table", "av"), "same table"},
 		{append(slices.Clone(base), "--final-table", "f", "--enriched", "x.csv"), "not --enriched and --review"},
 		{[]string{"apply", "--enriched", "a.csv", "--review", "b.csv", "-o", "c.csv", "--final-table", "f"}, "--final-table goes with a DBURL"},
+		{[]string{"apply", "--enriched", "a.csv", "--review", "-", "-o", "c.csv"}, "--review -: apply reads files; give a path"},
+		{[]string{"apply", "--enriched", "-", "--review", "b.csv", "-o", "c.csv"}, "--enriched -: apply reads files; give a path"},
 	} {
 		code, _, stderr := cli(tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

@@ -57,6 +57,9 @@ func TestHelpCommands(t *testing.T) {
 	}{
 		{[]string{"help"}, exitOK, "addrclean help COMMAND", ""},
 		{[]string{"help", "version"}, exitOK, "Usage: addrclean version", ""},
+		{[]string{"help", "--help"}, exitOK, "addrclean help COMMAND", ""},
+		{[]string{"help", "-h"}, exitOK, "addrclean help COMMAND", ""},
+		{[]string{"version", "--help"}, exitOK, "Usage: addrclean version", ""},
 		{[]string{"rnu"}, exitUsage, "", "did you mean 'addrclean run'?"},
 		{[]string{"reprot", "x"}, exitUsage, "", "did you mean 'addrclean report'?"},
 		{[]string{"serv"}, exitUsage, "", "did you mean 'addrclean serve'?"},

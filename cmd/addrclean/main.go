@@ -83,6 +83,9 @@ type streams struct {
 }
 
 func main() {
+	// A reader that goes away (-o - | head) must not kill the process
+	// before it removes its temporary files: the write fails instead.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The first signal cancels ctx (a run then finishes what is in flight);
@@ -113,6 +116,9 @@ func runMain(ctx context.Context, args []string, s streams) int {
 	var err error
 	switch args[0] {
 	case "version", "--version", "-version":
+		if len(args) > 1 && isHelp(args[1]) {
+			return help(ctx, []string{"version"}, s)
+		}
 		fmt.Fprintf(s.out, "addrclean %s\n", version)
 	case "help", "-h", "--help", "-help":
 		return help(ctx, args[1:], s)
@@ -141,7 +147,8 @@ func help(ctx context.Context, args []string, s streams) int {
 	case "version":
 		fmt.Fprint(s.out, "Usage: addrclean version\n\nPrint the version of addrclean.\n")
 		return exitOK
-	case "help":
+	}
+	if isHelp(args[0]) {
 		fmt.Fprint(s.out, usageText)
 		return exitOK
 	}
@@ -152,6 +159,11 @@ func help(ctx context.Context, args []string, s streams) int {
 	// Every command prints its help and returns before doing anything
 	// else; the help goes where the command's errors would.
 	return exitCode(cmd(ctx, []string{"--help"}, streams{in: s.in, out: s.out, err: s.out}))
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return slices.Contains([]string{"help", "-h", "--help", "-help"}, arg)
 }
 
 // unknownCommand reports a command that is not one, with the nearest one

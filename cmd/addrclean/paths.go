@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+
 	"github.com/addrclean/addrclean/internal/samefile"
 )
 
@@ -11,6 +14,20 @@ import (
 func checkPaths(uses ...samefile.Use) error {
 	if err := samefile.Check(uses...); err != nil {
 		return withCode(exitUsage, err)
+	}
+	return checkDirs(uses...)
+}
+
+// checkDirs refuses a file to write in a directory that does not exist:
+// its write would fail only at the end, after the run was paid for.
+func checkDirs(uses ...samefile.Use) error {
+	for _, u := range uses {
+		if u.Role != samefile.Write || u.Path == "" || u.Path == "-" {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Dir(u.Path)); err != nil || !fi.IsDir() {
+			return usageErrorf("%s %s: the directory %s does not exist", u.Name, u.Path, filepath.Dir(u.Path))
+		}
 	}
 	return nil
 }

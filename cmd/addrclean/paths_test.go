@@ -155,6 +155,14 @@ func TestRunRefusesOutputOverInput(t *testing.T) {
 			mustMkdir(t, d+"/s.json")
 			return []string{"--summary", d + "/s.json", d + "/in.csv"}
 		}, "--summary dir/s.json is a directory"},
+		// Before, these failed at the end of the run (exit 1), after every
+		// call was paid.
+		{"--report in a directory that does not exist", func(t *testing.T, d string) []string {
+			return []string{"-o", d + "/o.csv", "--report", d + "/missing/page.html", d + "/in.csv"}
+		}, "--report dir/missing/page.html: the directory dir/missing does not exist"},
+		{"--summary in a directory that does not exist", func(t *testing.T, d string) []string {
+			return []string{"--summary", d + "/missing/s.json", d + "/in.csv"}
+		}, "--summary dir/missing/s.json: the directory dir/missing does not exist"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,6 +222,9 @@ func TestAfterRunCommandsRefuseOutputOverInput(t *testing.T) {
 		{"report -o over --summary", func(t *testing.T, d string) []string {
 			return []string{"report", "--summary", d + "/s.html", "-o", d + "/s.html", d + "/cleaned.csv"}
 		}, "--out dir/s.html would overwrite --summary dir/s.html"},
+		{"report -o in a directory that does not exist", func(t *testing.T, d string) []string {
+			return []string{"report", "-o", d + "/missing/page.html", d + "/cleaned.csv"}
+		}, "--out dir/missing/page.html: the directory dir/missing does not exist"},
 		{"reference import OUT = IN", func(t *testing.T, d string) []string {
 			return []string{"reference", "import", "--from", "paf", d + "/cleaned.csv", d + "/./cleaned.csv"}
 		}, "OUT dir/./cleaned.csv would overwrite IN dir/cleaned.csv"},

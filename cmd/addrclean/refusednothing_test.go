@@ -287,8 +287,8 @@ func TestRunRefusedCreatesNoDatabaseFile(t *testing.T) {
 }
 
 // TestApplyRefusedCreatesNoFinalTable: apply --final-table with a -o that
-// cannot be written stops (exit 1) before the final table is created: the
-// database's catalogue is as it was.
+// cannot be written (its directory is missing) stops (exit 2) before the
+// final table is created: the database's catalogue is as it was.
 func TestApplyRefusedCreatesNoFinalTable(t *testing.T) {
 	isolateJournals(t)
 	for name, newDB := range applyDBs(t) {
@@ -298,8 +298,8 @@ func TestApplyRefusedCreatesNoFinalTable(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "missing", "final.csv")
 			code, _, stderr := cli("apply", dbURL, "--table", "customers", "--id-col", "Customer ID", "--country", "IE",
 				"--out-table", "av", "--review-table", "rv", "--final-table", `"Final Set"`, "-o", out)
-			if code != exitFatal || !strings.Contains(stderr, out) {
-				t.Fatalf("exit %d, want 1 naming %s:\n%s", code, out, tail(stderr, 1500))
+			if code != exitUsage || !strings.Contains(stderr, out) {
+				t.Fatalf("exit %d, want 2 naming %s:\n%s", code, out, tail(stderr, 1500))
 			}
 			_, after := dbRows(t, dbURL, catalogQuery(dbURL))
 			if fmt.Sprint(after) != fmt.Sprint(before) {

@@ -70,6 +70,9 @@ func cmdRun(ctx context.Context, args []string, s streams) (err error) {
 	}
 	job := o.job(ropts, spec, s, log)
 	defer o.plan.Close()
+	if err := checkDirs(job.Writes...); err != nil {
+		return err
+	}
 	if o.dryRun {
 		return o.estimateRun(ctx, job, s, log)
 	}
@@ -234,6 +237,8 @@ func (o *runOptions) validate() error {
 		return usageErrorf("--limit %d: want 0 (all rows) or more", o.limit)
 	case o.headerRow < 0:
 		return usageErrorf("--header-row %d: want the row number of the header, 1 or more", o.headerRow)
+	case o.summary == "-": // not a file named "-"
+		return usageErrorf("--summary cannot be stdout; give it a path")
 	}
 	var err error
 	if o.price, err = o.parsePrice(); err != nil {

@@ -289,6 +289,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"missing output directory", []string{"run", "-o", filepath.Join(dir, "nodir", "out.csv"), in}, "the directory " + filepath.Join(dir, "nodir") + " does not exist"},
 		{"missing review directory", []string{"run", "--review", filepath.Join(dir, "nodir", "r.csv"), in}, "the directory " + filepath.Join(dir, "nodir") + " does not exist"},
 		{"negative header row", []string{"run", "--header-row", "-1", in}, "--header-row -1"},
+		{"summary to stdout", []string{"run", "--summary", "-", in}, "--summary cannot be stdout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

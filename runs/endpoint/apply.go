@@ -77,6 +77,12 @@ func planFileApply(s ApplySpec) (Applier, error) {
 	case s.Enriched == "" || s.Review == "" || s.Out == "":
 		return nil, &Error{Class: Usage, Help: true, Err: errors.New("apply needs --enriched, --review and -o")}
 	}
+	// Said here, not as the reader's "no standard input given".
+	for _, f := range []struct{ name, v string }{{"--enriched", s.Enriched}, {"--review", s.Review}} {
+		if f.v == "-" {
+			return nil, usagef("%s -: apply reads files; give a path", f.name)
+		}
+	}
 	if _, err := writers.FormatFromPath(s.Out); err != nil {
 		return nil, usagef("-o %s: %w", s.Out, err)
 	}
