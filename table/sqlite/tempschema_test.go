@@ -3,11 +3,9 @@ package sqlite_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/addrclean/addrclean/internal/sqlitefile/filetest"
 	"github.com/addrclean/addrclean/table"
 )
 
@@ -17,14 +15,7 @@ import (
 // created, as any other place results cannot stay.
 func TestTempSchemaRefused(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "crm.db")
-	filetest.Exec(t, path, "CREATE TABLE cust (id TEXT PRIMARY KEY, street TEXT)")
-	u, _ := table.ParseURL("sqlite:" + path)
-	db, err := table.Open(ctx, u, table.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	_, db := openCustomers(t)
 	for _, schema := range []string{"temp", "TEMP"} {
 		out := table.Output{Flag: "--out-table", Name: table.Name{Schema: schema, Table: "av"}, Key: "id", Cols: table.Columns(table.Enriched, false)}
 		stmts, err := table.Plan(ctx, db, []table.Output{out})
