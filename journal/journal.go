@@ -586,8 +586,11 @@ func (j *Journal) Lookup(row int, key uint64) (Entry, bool, error) {
 		r      record
 		queued bool
 	)
-	if j.batch == nil {
-		return Entry{}, false, nil // a file without tables: no row
+	if j.batch == nil || int64(row) > j.maxRow.Load() {
+		// A file without tables, or a row above any recorded (Record
+		// raises maxRow before it queues the row): no row, and no scan of
+		// the queued rows for each row of a new journal.
+		return Entry{}, false, nil
 	}
 	j.batch.Pending(func(rs []record) {
 		for i := len(rs) - 1; i >= 0; i-- {
@@ -597,9 +600,6 @@ func (j *Journal) Lookup(row int, key uint64) (Entry, bool, error) {
 			}
 		}
 	})
-	if !queued && int64(row) > j.maxRow.Load() {
-		return Entry{}, false, nil
-	}
 	if !queued {
 		r.row = int64(row)
 		err := j.f.Do(context.Background(), func(*sql.Conn) error {
